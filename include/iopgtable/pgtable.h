@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * IOMMU page tables: the Arm LPAE and ARMv7 short-descriptor formats.
+ *
+ * A page table translates an input address (IOVA, "VA" in the glossary)
+ * to an output address (physical or intermediate physical, "OA"). Create
+ * one with iopt_alloc(), then map and unmap ranges of pages of one size
+ * each (a size from the table's page-size bitmap), translate addresses,
+ * and free it with iopt_free().
+ *
+ * Concurrency (full contract in docs/pgtable.md):
+ * - iopt_map_pages(), iopt_unmap_pages(), iopt_iova_to_phys(), iopt_walk(),
+ *   iopt_read_and_clear_dirty() and iopt_tlb_sync() may run concurrently
+ *   from any number of threads on one table. Callers that never overlap
+ *   the ranges of concurrent map/unmap calls get exactly the mappings they
+ *   asked for. Callers that do overlap get unspecified mappings, but the
+ *   library never reads or writes freed memory and never leaks.
+ * - iopt_free() must not run concurrently with any other call on the table.
+ * - No call needs the thread to register with RCU or hold any lock.
+ */
+#ifndef IOPGTABLE_PGTABLE_H
+#define IOPGTABLE_PGTABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <iopgtable/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The page-table formats. */
+enum iopt_fmt {
+	IOPT_ARM_64_LPAE_S1,	/* VMSAv8-64 stage 1 */
+	IOPT_ARM_64_LPAE_S2,	/* VMSAv8-64 stage 2 */
+	IOPT_ARM_32_LPAE_S1,	/* VMSAv7 long-descriptor stage 1 */
+	IOPT_ARM_32_LPAE_S2,	/* VMSAv7 long-descriptor stage 2 */
+	IOPT_ARM_V7S,		/* VMSAv7 short-descriptor */
+	IOPT_FMT_COUNT
+};
+
+/* Permissions and memory type of a mapping (iopt_map_pages' prot). */
+#define IOPT_READ	(1u << 0)	/* device may read */
+#define IOPT_WRITE	(1u << 1)	/* device may write */
+#define IOPT_CACHE	(1u << 2)	/* normal write-back cacheable memory */
+#define IOPT_NOEXEC	(1u << 3)	/* never executable */
+#define IOPT_MMIO	(1u << 4)	/* device memory (nGnRE) */
+#define IOPT_PRIV	(1u << 5)	/* privileged accesses only */
+#define IOPT_PROT_MASK	0x3fu
+
+/* Quirks (iopt_cfg.quirks): behaviour some IOMMUs need. */
+#define IOPT_QUIRK_NS		(1u << 0) /* non-secure leaves, NSTable tables */
+#define IOPT_QUIRK_NO_PERMS	(1u << 1) /* v7s: AP bits not used as perms */
+#define IOPT_QUIRK_TTBR1	(1u << 2) /* 64-bit S1: upper (TTBR1) VA range */
+#define IOPT_QUIRK_OUTER_WBWA	(1u << 3) /* non-coherent walk, outer WBWA */
+#define IOPT_QUIRK_HD		(1u << 4) /* 64-bit S1: hardware dirty (DBM) */
+#define IOPT_QUIRK_S2FWB	(1u << 5) /* 64-bit S2: forced write-back */
+#define IOPT_QUIRK_MTK_EXT	(1u << 6) /* v7s: MediaTek PA bits 32-34 */
+#define IOPT_QUIRK_MTK_TTBR_EXT	(1u << 7) /* v7s: MediaTek TTBR PA extension */
+
+/*
+ * A gather collects the range of leaf entries an unmap removed so that the
+ * caller can invalidate it in one go. [start, last] is inclusive (so that
+ * the top of the address space fits); empty when start > last. pgsize is
+ * the smallest leaf size added (0 when empty).
+ */
+struct iopt_gather {
+	uint64_t start;
+	uint64_t last;
+	uint64_t pgsize;
+};
+
+/*
+ * TLB maintenance: how the page table asks the IOMMU driver to invalidate.
+ * Every callback may be NULL (no TLB to maintain). Callbacks may be called
+ * concurrently from every thread that uses the table.
+ *
+ * flush_all:  invalidate every translation of this table and wait.
+ * flush_walk: table entries covering [iova, iova + size) were removed:
+ *             invalidate leaf and walk-cache entries there (granule is the
+ *             leaf size); completion is awaited through sync.
+ * add_page:   one leaf of size granule at iova was removed; queue its
+ *             invalidation (gather is the unmap caller's).
+ * sync:       wait until every invalidation issued so far has completed.
+ */
+struct iopt_tlb_ops {
+	void (*flush_all)(void *cookie);
+	void (*flush_walk)(uint64_t iova, uint64_t size, uint64_t granule,
+			   void *cookie);
+	void (*add_page)(struct iopt_gather *gather, uint64_t iova,
+			 uint64_t granule, void *cookie);
+	void (*sync)(void *cookie);
+};
+
+/*
+ * Table memory. Tables live where the IOMMU's walker reads them by
+ * physical address. NULL ops select the default: zeroed, naturally aligned
+ * host memory whose physical address is its host address.
+ *
+ * alloc:        return zeroed memory of size bytes (a power of two),
+ *               aligned to size, and its physical address in *pa; NULL on
+ *               failure.
+ * free:         release memory from alloc.
+ * phys_to_virt: host address of physical address pa inside a table.
+ * sync:         make [va, va + size) visible to a non-coherent walker
+ *               (cache clean). Called only when coherent_walk is false.
+ */
+struct iopt_mem_ops {
+	void *(*alloc)(size_t size, uint64_t *pa, void *ctx);
+	void (*free)(void *va, uint64_t pa, size_t size, void *ctx);
+	void *(*phys_to_virt)(uint64_t pa, void *ctx);
+	void (*sync)(void *va, size_t size, void *ctx);
+};
+
+/* Configuration given to iopt_alloc(). */
+struct iopt_cfg {
+	enum iopt_fmt fmt;
+	/* LPAE translation granule in bytes: 4096, 16384 or 65536 (0: 4096).
+	 * 32-bit LPAE and v7s support only 4096. */
+	uint32_t granule;
+	/* Page sizes to allow; 0 allows every size the format supports. */
+	uint64_t pgsize_bitmap;
+	unsigned ias;		/* input address bits */
+	unsigned oas;		/* output address bits */
+	uint32_t quirks;	/* IOPT_QUIRK_* */
+	bool coherent_walk;	/* walker snoops CPU caches */
+	bool serialised;	/* one lock around every operation (baseline) */
+	const struct iopt_tlb_ops *tlb;
+	void *tlb_cookie;
+	const struct iopt_mem_ops *mem;	/* NULL: default host allocator */
+	void *mem_ctx;
+};
+
+/*
+ * What a driver programs into the IOMMU for this table.
+ * LPAE stage 1: ttbr = TTBR0 (TTBR1 with IOPT_QUIRK_TTBR1), tcr = TCR
+ *   (AArch64 TCR_EL1 layout; 32-bit: TTBCR with EAE), mair = MAIR.
+ * LPAE stage 2: ttbr = VTTBR, tcr = VTCR.
+ * v7s: ttbr = TTBR0, tcr = TTBCR, nmrr/prrr = TEX-remap registers.
+ */
+struct iopt_regs {
+	uint64_t ttbr;
+	uint64_t tcr;
+	uint64_t mair;
+	uint32_t nmrr;
+	uint32_t prrr;
+};
+
+/* Geometry and registers of a created table (iopt_get_info()). */
+struct iopt_info {
+	enum iopt_fmt fmt;
+	uint64_t pgsize_bitmap;		/* every page size map accepts */
+	uint32_t granule;
+	unsigned ias, oas;
+	unsigned levels;		/* lookup levels */
+	unsigned start_level;		/* architectural number of the top */
+	unsigned concat;		/* concatenated top tables (1 if none) */
+	struct iopt_regs regs;
+};
+
+/* One step of a walk: the descriptor read at one level. */
+struct iopt_walk_level {
+	unsigned level;		/* architectural level */
+	uint64_t table_pa;	/* physical address of the table read */
+	unsigned index;		/* entry index in that table */
+	uint64_t desc;		/* the descriptor value loaded */
+};
+
+/* What iopt_walk() saw. */
+struct iopt_walk {
+	unsigned nr_levels;		/* entries filled in level[] */
+	struct iopt_walk_level level[4];
+	bool mapped;			/* a leaf was found */
+	uint64_t oa;			/* output address of the input address */
+	uint64_t leaf_size;		/* size of the leaf's page or run */
+	unsigned prot;			/* decoded IOPT_* permissions */
+	bool dirty;			/* HD: writable-dirty */
+};
+
+struct iopt_pgtable;
+
+/*
+ * Create a page table. Returns 0 and *out, or:
+ *   -EINVAL  unknown format, unsupported granule/ias/oas/quirk combination,
+ *            or a page-size bitmap with no size of the format;
+ *   -ENOMEM  out of memory.
+ * On failure nothing is allocated.
+ */
+IOPT_API int iopt_alloc(const struct iopt_cfg *cfg, struct iopt_pgtable **out);
+
+/*
+ * Free the table and every table under it. No other call on pt may be in
+ * progress. Waits for deferred frees (RCU callbacks) of this table.
+ */
+IOPT_API void iopt_free(struct iopt_pgtable *pt);
+
+/* Geometry, page sizes and register values. Never fails. */
+IOPT_API void iopt_get_info(const struct iopt_pgtable *pt,
+			    struct iopt_info *info);
+
+/*
+ * Map pgcount pages of pgsize bytes at iova to paddr with prot.
+ * All or nothing: on success *mapped (if not NULL) = pgsize * pgcount and
+ * 0 is returned; on failure *mapped = 0, no translation has changed, and:
+ *   -EINVAL  pgsize not in the bitmap, pgcount 0, iova or paddr not
+ *            aligned to pgsize, prot without IOPT_READ/IOPT_WRITE or with
+ *            unknown bits;
+ *   -ERANGE  the range wraps, or leaves the input range (ias, or the
+ *            TTBR1 upper range) or the output range (oas);
+ *   -EEXIST  part of the range is already mapped;
+ *   -ENOMEM  a table could not be allocated.
+ * Tables allocated before a failure may stay (empty); they are valid.
+ */
+IOPT_API int iopt_map_pages(struct iopt_pgtable *pt, uint64_t iova,
+			    uint64_t paddr, uint64_t pgsize, size_t pgcount,
+			    unsigned prot, uint64_t *mapped);
+
+/*
+ * Unmap pgcount pages of pgsize bytes at iova. Larger mappings that the
+ * range covers only in part are split; smaller mappings inside the range
+ * are removed with it. Removed leaves are added to gather (may be NULL)
+ * and the TLB ops' add_page; the caller then calls iopt_tlb_sync().
+ * Returns the bytes unmapped from iova on: it stops early at the first
+ * address that is not mapped, or when a split cannot get memory. Returns
+ * -EINVAL or -ERANGE (as for map) for invalid arguments, changing nothing.
+ */
+IOPT_API int64_t iopt_unmap_pages(struct iopt_pgtable *pt, uint64_t iova,
+				  uint64_t pgsize, size_t pgcount,
+				  struct iopt_gather *gather);
+
+/*
+ * Translate iova. Returns 0 and *pa, -ENOENT if not mapped, -ERANGE if
+ * iova is outside the input range.
+ */
+IOPT_API int iopt_iova_to_phys(struct iopt_pgtable *pt, uint64_t iova,
+			       uint64_t *pa);
+
+/* Walk iova, reporting every descriptor read. 0, or -ERANGE. */
+IOPT_API int iopt_walk(struct iopt_pgtable *pt, uint64_t iova,
+		       struct iopt_walk *walk);
+
+/* Do not clear dirty state in iopt_read_and_clear_dirty(). */
+#define IOPT_DIRTY_NO_CLEAR (1u << 0)
+
+/*
+ * For every leaf in [iova, iova + size) that is writable-dirty, call
+ * record(leaf_iova, leaf_size, arg) and, unless IOPT_DIRTY_NO_CLEAR, make
+ * it writable-clean again. Needs IOPT_QUIRK_HD. Returns 0, -EINVAL (no HD,
+ * unknown flags, size 0) or -ERANGE.
+ */
+IOPT_API int iopt_read_and_clear_dirty(struct iopt_pgtable *pt,
+				       uint64_t iova, uint64_t size,
+				       unsigned flags,
+				       void (*record)(uint64_t iova,
+						      uint64_t size,
+						      void *arg),
+				       void *arg);
+
+/*
+ * Wait until every TLB invalidation this table issued before the call has
+ * completed: calls the sync op if invalidations are pending, or waits for
+ * a sync another thread started. Back-to-back calls with nothing pending
+ * do not call sync.
+ */
+IOPT_API void iopt_tlb_sync(struct iopt_pgtable *pt);
+
+/* Make a gather empty. */
+IOPT_API void iopt_gather_init(struct iopt_gather *gather);
+
+/* Statistics: tables allocated and freed over the table's life. */
+struct iopt_stats {
+	uint64_t tables_allocated;
+	uint64_t tables_freed;
+	uint64_t splits;	/* blocks split into a table */
+	uint64_t run_breaks;	/* contiguous runs broken */
+};
+
+IOPT_API void iopt_get_stats(const struct iopt_pgtable *pt,
+			     struct iopt_stats *stats);
+
+/* Human-readable name of a format ("arm64-lpae-s1", ...). */
+IOPT_API const char *iopt_fmt_name(enum iopt_fmt fmt);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* IOPGTABLE_PGTABLE_H */

@@ -1,0 +1,794 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The page-table algorithm, written once over the format primitives of
+ * struct pt_fmt and compiled per format: a format file includes this
+ * header and instantiates PT_DEFINE_IMPL(name, &fmt), so that every
+ * primitive call through the constant fmt inlines.
+ *
+ * Lock-free design (docs/pgtable.md, "Concurrency contract"):
+ *
+ *  1. Tables are published with one release compare-and-swap on the parent
+ *     entry, from the value read (empty for a new table, the block for a
+ *     split). Walkers load entries with acquire, which pairs with that CAS,
+ *     so a walker that sees a table entry sees the table's contents. The
+ *     loser of a race frees its own (never published) table and continues
+ *     in the winner's.
+ *  2. Items at the last level can only hold a page or nothing, so they are
+ *     written with plain (relaxed, single-copy-atomic) stores: no write
+ *     there can drop a table. Items above the last level may hold a table,
+ *     so every write there is a compare-and-swap against the value read,
+ *     and an unexpected table is never overwritten (never leaked).
+ *  3. A block that an unmap covers only in part is replaced, by CAS, with
+ *     ONE table of items covering the whole block with the block's
+ *     attributes; the unmap then continues in it (and splits again one
+ *     level down if it is smaller still).
+ *  4. A run (contiguous hint, v7s large page or supersection) cannot be
+ *     rewritten atomically. Breaking it is serialised by pt->split_lock,
+ *     which no other path takes: the breaker writes PT_BUSY_MARKER into
+ *     every item (break), syncs and invalidates the TLB, then writes the
+ *     single items (make). Anyone who reads the marker takes and drops the
+ *     lock and reads again.
+ *  5. Unlinked tables are freed after an RCU grace period; every operation
+ *     runs inside a read-side section, so no thread ever touches freed
+ *     table memory, even when callers overlap their requests.
+ *  6. Non-coherent walkers: a table's contents are synced before the entry
+ *     that publishes it; the entry is synced after, and then marked with the
+ *     format's software sync bit. Whoever finds the bit clear syncs the
+ *     entry itself before relying on it (formats without a spare bit always
+ *     sync). Runs of leaves and cleared leaves are synced once per run.
+ */
+#ifndef IOPT_PT_ALGO_H
+#define IOPT_PT_ALGO_H
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "pt_internal.h"
+
+#define PT_ALGO static inline __attribute__((always_inline))
+
+/* ---- entry access ----------------------------------------------------- */
+
+PT_ALGO void *pt_entry(const struct pt_fmt *F, void *tbl, unsigned idx)
+{
+	return (char *)tbl + ((size_t)idx << F->entry_lg2);
+}
+
+PT_ALGO uint64_t pt_load_acq(const struct pt_fmt *F, void *tbl, unsigned idx)
+{
+	if (F->entry_lg2 == 3)
+		return plat_load_acq64(pt_entry(F, tbl, idx));
+	return plat_load_acq32(pt_entry(F, tbl, idx));
+}
+
+PT_ALGO uint64_t pt_load_rlx(const struct pt_fmt *F, void *tbl, unsigned idx)
+{
+	if (F->entry_lg2 == 3)
+		return plat_load_rlx64(pt_entry(F, tbl, idx));
+	return plat_load_rlx32(pt_entry(F, tbl, idx));
+}
+
+PT_ALGO void pt_store_rlx(const struct pt_fmt *F, void *tbl, unsigned idx,
+			  uint64_t v)
+{
+	if (F->entry_lg2 == 3)
+		plat_store_rlx64(pt_entry(F, tbl, idx), v);
+	else
+		plat_store_rlx32(pt_entry(F, tbl, idx), (uint32_t)v);
+}
+
+PT_ALGO void pt_store_rel(const struct pt_fmt *F, void *tbl, unsigned idx,
+			  uint64_t v)
+{
+	if (F->entry_lg2 == 3)
+		plat_store_rel64(pt_entry(F, tbl, idx), v);
+	else
+		plat_store_rel32(pt_entry(F, tbl, idx), (uint32_t)v);
+}
+
+/* Release CAS; on failure *old is the current value (acquired). */
+PT_ALGO bool pt_cas(const struct pt_fmt *F, void *tbl, unsigned idx,
+		    uint64_t *old, uint64_t v)
+{
+	if (F->entry_lg2 == 3)
+		return plat_cas_rel64(pt_entry(F, tbl, idx), old, v);
+	uint32_t o = (uint32_t)*old;
+	bool ok = plat_cas_rel32(pt_entry(F, tbl, idx), &o, (uint32_t)v);
+	*old = o;
+	return ok;
+}
+
+PT_ALGO uint64_t pt_xchg(const struct pt_fmt *F, void *tbl, unsigned idx,
+			 uint64_t v)
+{
+	if (F->entry_lg2 == 3)
+		return plat_xchg_acq_rel64(pt_entry(F, tbl, idx), v);
+	return plat_xchg_acq_rel32(pt_entry(F, tbl, idx), (uint32_t)v);
+}
+
+PT_ALGO void pt_sync_entries(const struct pt_fmt *F, struct iopt_pgtable *pt,
+			     void *tbl, unsigned idx, unsigned n)
+{
+	pt_sync(pt, pt_entry(F, tbl, idx), (size_t)n << F->entry_lg2);
+}
+
+/* ---- geometry --------------------------------------------------------- */
+
+PT_ALGO unsigned pt_index(const struct iopt_pgtable *pt, uint64_t va,
+			  unsigned d)
+{
+	return (unsigned)(va >> pt->shift[d]) & ((1u << pt->bits[d]) - 1);
+}
+
+PT_ALGO unsigned pt_lvl(const struct iopt_pgtable *pt, unsigned d)
+{
+	return pt->start_level + d;
+}
+
+PT_ALGO bool pt_last(const struct iopt_pgtable *pt, unsigned d)
+{
+	return d + 1 == pt->levels;
+}
+
+PT_ALGO enum pt_kind pt_kind_of(const struct pt_fmt *F,
+				const struct iopt_pgtable *pt, uint64_t pte,
+				unsigned d)
+{
+	if (plat_unlikely(pte == PT_BUSY_MARKER))
+		return PT_BUSY;
+	return F->kind(pt, pte, pt_lvl(pt, d));
+}
+
+/*
+ * Follow a table entry read from tbl[idx] at depth d. In a non-coherent
+ * configuration the entry is synced first unless it carries the sync bit
+ * (item 6): "even if it's not ours, there's no point waiting; just kick it".
+ */
+PT_ALGO void *pt_follow(const struct pt_fmt *F, struct iopt_pgtable *pt,
+			void *tbl, unsigned idx, uint64_t pte, unsigned d)
+{
+	if (!pt->cfg.coherent_walk && !(pte & F->sync_bit)) {
+		pt_sync_entries(F, pt, tbl, idx, 1);
+		if (F->sync_bit) {
+			uint64_t old = pte;
+
+			/* Failure means the entry changed: its new owner
+			 * syncs it. */
+			pt_cas(F, tbl, idx, &old, pte | F->sync_bit);
+		}
+	}
+	return pt_virt(pt, F->table_pa(pt, pte, pt_lvl(pt, d)));
+}
+
+/* Wait for a run break in progress (item 4). */
+static inline void pt_wait_busy(struct iopt_pgtable *pt)
+{
+	plat_mutex_lock(&pt->split_lock);
+	plat_mutex_unlock(&pt->split_lock);
+}
+
+/*
+ * Publish child (already filled and synced) in tbl[idx] if it still holds
+ * *pte. Returns true if published; otherwise frees child and sets *pte to
+ * the entry's current value (item 1).
+ */
+PT_ALGO bool pt_publish(const struct pt_fmt *F, struct iopt_pgtable *pt,
+			void *tbl, unsigned idx, uint64_t *pte, void *child,
+			uint64_t child_pa, unsigned d)
+{
+	uint64_t tpte = F->make_table(pt, child_pa, pt_lvl(pt, d));
+	uint64_t old = *pte;
+
+	/* Release: publishes the child's contents; pairs with the acquire
+	 * loads of every walker that reads this entry. */
+	if (pt_cas(F, tbl, idx, &old, tpte)) {
+		*pte = tpte;
+		return true;
+	}
+	pt_table_free_now(pt, child, child_pa, d + 1);
+	*pte = old;
+	return false;
+}
+
+/* Install an empty table below the empty entry tbl[idx] at depth d. */
+PT_ALGO int pt_install_table(const struct pt_fmt *F, struct iopt_pgtable *pt,
+			     void *tbl, unsigned idx, unsigned d,
+			     uint64_t *pte)
+{
+	uint64_t pa;
+	void *child = pt_table_alloc(pt, d + 1, &pa);
+
+	if (!child)
+		return -ENOMEM;
+	pt_sync(pt, child, pt->table_bytes[d + 1]);
+	pt_publish(F, pt, tbl, idx, pte, child, pa, d);
+	return 0;
+}
+
+/*
+ * Replace the block *pte in tbl[idx] (depth d) with one table of items at
+ * depth d + 1 that map the whole block with its attributes (item 3).
+ * Returns 0 whether this thread or a racing one split it, -ENOMEM.
+ */
+PT_ALGO int pt_split_block(const struct pt_fmt *F, struct iopt_pgtable *pt,
+			   void *tbl, unsigned idx, uint64_t pte, unsigned d)
+{
+	unsigned lvl = pt_lvl(pt, d), size_lg2;
+	uint64_t oa = F->leaf_oa(pt, pte, lvl, &size_lg2);
+	unsigned n = 1u << pt->bits[d + 1];
+	uint64_t step = 1ull << pt->shift[d + 1];
+	uint64_t pa;
+	void *child = pt_table_alloc(pt, d + 1, &pa);
+
+	if (!child)
+		return -ENOMEM;
+	for (unsigned i = 0; i < n; i++)
+		pt_store_rlx(F, child, i,
+			     F->relevel_leaf(pt, pte, lvl, lvl + 1,
+					     oa + i * step));
+	pt_sync(pt, child, pt->table_bytes[d + 1]);
+	if (pt_publish(F, pt, tbl, idx, &pte, child, pa, d))
+		plat_fetch_add_acq_rel64(&pt->n_split, 1);
+	return 0;
+}
+
+/*
+ * Break the run containing item idx of tbl (depth d) into single items
+ * (item 4). va is the input address of item idx.
+ */
+PT_ALGO void pt_break_run(const struct pt_fmt *F, struct iopt_pgtable *pt,
+			  void *tbl, unsigned idx, unsigned d, uint64_t va)
+{
+	unsigned lvl = pt_lvl(pt, d);
+	unsigned n = F->run_items(pt, lvl);
+	unsigned base = idx & ~(n - 1);
+	uint64_t item = 1ull << pt->shift[d];
+	uint64_t base_va = va - (uint64_t)(idx - base) * item;
+	uint64_t old[128];
+
+	plat_mutex_lock(&pt->split_lock);
+	uint64_t pte = pt_load_acq(F, tbl, idx);
+
+	if (pt_kind_of(F, pt, pte, d) != PT_LEAF || !F->is_run(pt, pte, lvl)) {
+		/* Someone broke (or removed) it first. */
+		plat_mutex_unlock(&pt->split_lock);
+		return;
+	}
+	/* Break: exchange keeps any hardware dirty update to the items. */
+	for (unsigned j = 0; j < n; j++)
+		old[j] = pt_xchg(F, tbl, base + j, PT_BUSY_MARKER);
+	pt_sync_entries(F, pt, tbl, base, n);
+	if (pt->cfg.tlb && pt->cfg.tlb->flush_walk) {
+		pt->cfg.tlb->flush_walk(base_va, n * item, item,
+					pt->cfg.tlb_cookie);
+		pt_tlb_mark_pending(pt);
+	}
+	pt_tlb_sync(pt);
+	/* Make: single items with the run's attributes. */
+	for (unsigned j = 0; j < n; j++) {
+		uint64_t v = old[j];
+
+		if (pt_kind_of(F, pt, v, d) == PT_LEAF && F->is_run(pt, v, lvl)) {
+			unsigned size_lg2;
+			uint64_t oa = F->leaf_oa(pt, v, lvl, &size_lg2);
+
+			oa += ((uint64_t)j * item) & ((1ull << size_lg2) - 1);
+			v = F->relevel_leaf(pt, v, lvl, lvl, oa);
+		}
+		/* Release: pairs with the acquire reload after pt_wait_busy(). */
+		pt_store_rel(F, tbl, base + j, v);
+	}
+	pt_sync_entries(F, pt, tbl, base, n);
+	plat_fetch_add_acq_rel64(&pt->n_run_break, 1);
+	plat_mutex_unlock(&pt->split_lock);
+}
+
+/* ---- unmap ------------------------------------------------------------ */
+
+PT_ALGO void pt_gather_add(struct iopt_pgtable *pt, struct iopt_gather *g,
+			   uint64_t va, uint64_t size)
+{
+	if (pt->cfg.tlb && pt->cfg.tlb->add_page)
+		pt->cfg.tlb->add_page(g, va, size, pt->cfg.tlb_cookie);
+	if (g) {
+		if (va < g->start)
+			g->start = va;
+		if (va + (size - 1) > g->last)
+			g->last = va + (size - 1);
+		if (!g->pgsize || size < g->pgsize)
+			g->pgsize = size;
+	}
+}
+
+/*
+ * Remove the table entry tbl[idx] (depth d, covering [va, va + item)) and
+ * free its subtree after the TLB no longer holds walks through it and a
+ * grace period has passed. Returns false if the entry changed (reload).
+ */
+PT_ALGO bool pt_remove_table(const struct pt_fmt *F, struct iopt_pgtable *pt,
+			     void *tbl, unsigned idx, uint64_t pte, unsigned d,
+			     uint64_t va, bool *nomem)
+{
+	struct pt_deferred *rec = pt_defer_prepare();
+	uint64_t old = pte;
+
+	if (!rec) {
+		*nomem = true;
+		return true;
+	}
+	if (!pt_cas(F, tbl, idx, &old, 0)) {
+		pt_defer_cancel(rec);
+		return false;
+	}
+	pt_sync_entries(F, pt, tbl, idx, 1);
+	if (pt->cfg.tlb && pt->cfg.tlb->flush_walk) {
+		pt->cfg.tlb->flush_walk(va, 1ull << pt->shift[d],
+					1ull << pt->shift[pt->levels - 1],
+					pt->cfg.tlb_cookie);
+		pt_tlb_mark_pending(pt);
+	}
+	pt_tlb_sync(pt);
+	pt_defer_free(pt, rec, pt_virt(pt, F->table_pa(pt, pte, pt_lvl(pt, d))),
+		      F->table_pa(pt, pte, pt_lvl(pt, d)), d + 1);
+	return true;
+}
+
+PT_ALGO int64_t pt_unmap_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
+			      uint64_t va, const struct pt_size *sz,
+			      size_t count, struct iopt_gather *gather)
+{
+	const unsigned D = sz->depth;
+	const unsigned run_lg2 = sz->run_lg2;
+	const uint64_t item = 1ull << pt->shift[D];
+	const uint64_t entries = 1ull << pt->bits[D];
+	uint64_t left = (uint64_t)count << run_lg2;	/* items to unmap */
+	uint64_t unmapped = 0;
+	bool cleared_leaf = false, nomem = false;
+
+	while (left) {
+		void *tbl = pt->top;
+		unsigned d = 0, idx;
+		uint64_t pte;
+		enum pt_kind kind;
+
+		/* Descend to depth D, splitting larger leaves on the way. */
+		for (;;) {
+			idx = pt_index(pt, va, d);
+			pte = pt_load_acq(F, tbl, idx);
+			kind = pt_kind_of(F, pt, pte, d);
+			if (kind == PT_BUSY) {
+				pt_wait_busy(pt);
+				continue;
+			}
+			if (kind == PT_EMPTY || d == D)
+				break;
+			if (kind == PT_TABLE) {
+				tbl = pt_follow(F, pt, tbl, idx, pte, d);
+				d++;
+				continue;
+			}
+			/* A leaf larger than the request: split it. */
+			if (F->is_run(pt, pte, pt_lvl(pt, d))) {
+				pt_break_run(F, pt, tbl, idx, d, va);
+				continue;
+			}
+			if (pt_split_block(F, pt, tbl, idx, pte, d)) {
+				nomem = true;
+				break;
+			}
+		}
+		if (kind == PT_EMPTY || nomem)
+			break;
+
+		/* Clear items [idx, end) of this table at depth D. */
+		unsigned first = idx;
+		uint64_t end = idx + (left < entries - idx ? left : entries - idx);
+		unsigned lvl = pt_lvl(pt, D);
+		bool hole = false;
+
+		while (idx < end) {
+			pte = pt_load_acq(F, tbl, idx);
+			kind = pt_kind_of(F, pt, pte, D);
+			if (kind == PT_EMPTY) {
+				hole = true;
+				break;
+			}
+			if (kind == PT_BUSY) {
+				pt_wait_busy(pt);
+				continue;
+			}
+			if (kind == PT_TABLE) {
+				if (!pt_remove_table(F, pt, tbl, idx, pte, D, va,
+						     &nomem))
+					continue;
+				if (nomem)
+					break;
+			} else {
+				if (F->is_run(pt, pte, lvl)) {
+					unsigned n = F->run_items(pt, lvl);
+					unsigned base = idx & ~(n - 1);
+
+					if (base < first || base + n > end) {
+						pt_break_run(F, pt, tbl, idx, D, va);
+						continue;
+					}
+				}
+				if (pt_last(pt, D)) {
+					pt_store_rlx(F, tbl, idx, 0);
+				} else {
+					uint64_t old = pte;
+
+					if (!pt_cas(F, tbl, idx, &old, 0))
+						continue;
+				}
+				pt_gather_add(pt, gather, va, item);
+				cleared_leaf = true;
+			}
+			unmapped += item;
+			left--;
+			idx++;
+			va += item;
+		}
+		pt_sync_entries(F, pt, tbl, first, idx - first);
+		if (hole || nomem)
+			break;
+	}
+	if (cleared_leaf)
+		pt_tlb_mark_pending(pt);
+	return (int64_t)unmapped;
+}
+
+/* ---- map -------------------------------------------------------------- */
+
+/* Undo the leaves this call wrote in tbl[first, idx) after a failure. */
+PT_ALGO void pt_unwrite(const struct pt_fmt *F, struct iopt_pgtable *pt,
+			void *tbl, unsigned first, unsigned idx, unsigned d)
+{
+	for (unsigned i = first; i < idx; i++) {
+		if (pt_last(pt, d)) {
+			pt_store_rlx(F, tbl, i, 0);
+		} else {
+			uint64_t old = pt_load_rlx(F, tbl, i);
+
+			if (pt_kind_of(F, pt, old, d) == PT_LEAF)
+				pt_cas(F, tbl, i, &old, 0);
+		}
+	}
+	pt_sync_entries(F, pt, tbl, first, idx - first);
+}
+
+/* Does the subtree under tbl (depth d) map nothing? */
+static bool pt_subtree_empty(const struct pt_fmt *F, struct iopt_pgtable *pt,
+			     void *tbl, unsigned d)
+{
+	for (unsigned i = 0, n = 1u << pt->bits[d]; i < n; i++) {
+		uint64_t pte = pt_load_acq(F, tbl, i);
+
+		switch (pt_kind_of(F, pt, pte, d)) {
+		case PT_EMPTY:
+			break;
+		case PT_TABLE:
+			if (!pt_subtree_empty(F, pt,
+					      pt_virt(pt, F->table_pa(pt, pte,
+								      pt_lvl(pt, d))),
+					      d + 1))
+				return false;
+			break;
+		default:
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Write leaf into tbl[idx] above the last level. The entry must be empty,
+ * or hold a table that maps nothing (left behind by earlier unmaps): that
+ * table is replaced, its walks invalidated, and it is freed after a grace
+ * period. Returns 0, -EEXIST or -ENOMEM.
+ */
+PT_ALGO int pt_write_upper_leaf(const struct pt_fmt *F, struct iopt_pgtable *pt,
+				void *tbl, unsigned idx, unsigned d,
+				uint64_t leaf, uint64_t va)
+{
+	uint64_t old = 0;
+
+	if (pt_cas(F, tbl, idx, &old, leaf))
+		return 0;
+	if (pt_kind_of(F, pt, old, d) != PT_TABLE)
+		return -EEXIST;
+
+	uint64_t cpa = F->table_pa(pt, old, pt_lvl(pt, d));
+	void *child = pt_virt(pt, cpa);
+
+	if (!pt_subtree_empty(F, pt, child, d + 1))
+		return -EEXIST;
+
+	struct pt_deferred *rec = pt_defer_prepare();
+
+	if (!rec)
+		return -ENOMEM;
+	/* Release: as in pt_publish(); the old table stays readable (RCU). */
+	if (!pt_cas(F, tbl, idx, &old, leaf)) {
+		pt_defer_cancel(rec);
+		return -EEXIST;
+	}
+	if (pt->cfg.tlb && pt->cfg.tlb->flush_walk) {
+		pt->cfg.tlb->flush_walk(va, 1ull << pt->shift[d],
+					1ull << pt->shift[pt->levels - 1],
+					pt->cfg.tlb_cookie);
+		pt_tlb_mark_pending(pt);
+	}
+	pt_tlb_sync(pt);
+	pt_defer_free(pt, rec, child, cpa, d + 1);
+	return 0;
+}
+
+PT_ALGO int pt_map_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
+			uint64_t va, uint64_t pa, const struct pt_size *sz,
+			size_t count, unsigned prot)
+{
+	const unsigned D = sz->depth;
+	const unsigned lvl = pt_lvl(pt, D);
+	const unsigned run_lg2 = sz->run_lg2;
+	const bool run = run_lg2 != 0;
+	const uint64_t item = 1ull << pt->shift[D];
+	const uint64_t entries = 1ull << pt->bits[D];
+	const uint64_t va0 = va;
+	uint64_t left = (uint64_t)count << run_lg2;	/* items to map */
+	int ret = 0;
+
+	while (left) {
+		void *tbl = pt->top;
+		unsigned idx;
+		uint64_t pte;
+
+		for (unsigned d = 0; d < D; d++) {
+			idx = pt_index(pt, va, d);
+			/* Acquire: pairs with the release CAS in pt_publish(). */
+			pte = pt_load_acq(F, tbl, idx);
+			enum pt_kind kind = pt_kind_of(F, pt, pte, d);
+
+			if (kind == PT_EMPTY) {
+				ret = pt_install_table(F, pt, tbl, idx, d, &pte);
+				if (ret)
+					goto undo;
+				kind = pt_kind_of(F, pt, pte, d);
+			}
+			if (kind != PT_TABLE) {
+				ret = -EEXIST;
+				goto undo;
+			}
+			tbl = pt_follow(F, pt, tbl, idx, pte, d);
+		}
+
+		idx = pt_index(pt, va, D);
+		unsigned first = idx;
+		uint64_t n = left < entries - idx ? left : entries - idx;
+		unsigned end = idx + (unsigned)n;
+
+		if (pt_last(pt, D)) {
+			/* Item 2: plain stores, nothing here can be a table. */
+			for (; idx < end; idx++, pa += item) {
+				if (pt_load_rlx(F, tbl, idx)) {
+					pt_unwrite(F, pt, tbl, first, idx, D);
+					ret = -EEXIST;
+					goto undo;
+				}
+				pt_store_rlx(F, tbl, idx,
+					     F->make_leaf(pt, pa, lvl, prot, run));
+			}
+		} else {
+			for (; idx < end; idx++, pa += item) {
+				uint64_t leaf = F->make_leaf(pt, pa, lvl, prot, run);
+
+				ret = pt_write_upper_leaf(F, pt, tbl, idx, D, leaf,
+							  va + (idx - first) * item);
+				if (ret) {
+					pt_unwrite(F, pt, tbl, first, idx, D);
+					goto undo;
+				}
+			}
+		}
+		pt_sync_entries(F, pt, tbl, first, (unsigned)n);
+		left -= n;
+		va += n * item;
+	}
+	return 0;
+
+undo:
+	/* All or nothing: remove what this call mapped in earlier tables. */
+	if (va != va0) {
+		struct iopt_gather g;
+		struct pt_size item_sz = { pt->shift[D], (uint8_t)D, 0 };
+
+		iopt_gather_init(&g);
+		pt_unmap_algo(F, pt, va0, &item_sz, (va - va0) >> pt->shift[D],
+			      &g);
+		pt_tlb_sync(pt);
+	}
+	return ret;
+}
+
+/* ---- translation and walk --------------------------------------------- */
+
+PT_ALGO int pt_iova_to_phys_algo(const struct pt_fmt *F,
+				 struct iopt_pgtable *pt, uint64_t va,
+				 uint64_t *pa)
+{
+	void *tbl = pt->top;
+
+	for (unsigned d = 0; d < pt->levels; d++) {
+		unsigned idx = pt_index(pt, va, d);
+		uint64_t pte = pt_load_acq(F, tbl, idx);
+
+		switch (pt_kind_of(F, pt, pte, d)) {
+		case PT_TABLE:
+			tbl = pt_virt(pt, F->table_pa(pt, pte, pt_lvl(pt, d)));
+			break;
+		case PT_LEAF: {
+			unsigned size_lg2;
+			uint64_t oa = F->leaf_oa(pt, pte, pt_lvl(pt, d), &size_lg2);
+
+			*pa = oa + (va & ((1ull << size_lg2) - 1));
+			return 0;
+		}
+		default:
+			return -ENOENT;
+		}
+	}
+	return -ENOENT;
+}
+
+PT_ALGO void pt_walk_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
+			  uint64_t va, struct iopt_walk *w)
+{
+	void *tbl = pt->top;
+	uint64_t tpa = pt->top_pa;
+
+	for (unsigned d = 0; d < pt->levels; d++) {
+		unsigned idx = pt_index(pt, va, d), lvl = pt_lvl(pt, d);
+		uint64_t pte = pt_load_acq(F, tbl, idx);
+		struct iopt_walk_level *wl = &w->level[w->nr_levels++];
+
+		wl->level = lvl;
+		wl->table_pa = tpa;
+		wl->index = idx;
+		wl->desc = pte;
+		switch (pt_kind_of(F, pt, pte, d)) {
+		case PT_TABLE:
+			tpa = F->table_pa(pt, pte, lvl);
+			tbl = pt_virt(pt, tpa);
+			break;
+		case PT_LEAF: {
+			unsigned size_lg2;
+			uint64_t oa = F->leaf_oa(pt, pte, lvl, &size_lg2);
+
+			w->mapped = true;
+			w->oa = oa + (va & ((1ull << size_lg2) - 1));
+			w->leaf_size = 1ull << size_lg2;
+			w->prot = F->leaf_prot(pt, pte, lvl);
+			return;
+		}
+		default:
+			return;
+		}
+	}
+}
+
+/*
+ * Report and clean writable-dirty leaves in [va, va + size). Hardware sets
+ * dirty state with its own atomic update; cleaning is an atomic OR, so no
+ * update is lost: a leaf dirtied again after it was read stays dirty.
+ */
+PT_ALGO int pt_dirty_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
+			  uint64_t va, uint64_t size, unsigned flags,
+			  void (*record)(uint64_t, uint64_t, void *),
+			  void *arg)
+{
+	uint64_t left = size;
+
+	if (!F->leaf_dirty || F->entry_lg2 != 3)
+		return -EINVAL;
+	while (left) {
+		void *tbl = pt->top;
+		unsigned d = 0;
+
+		for (;;) {
+			unsigned idx = pt_index(pt, va, d), lvl = pt_lvl(pt, d);
+			uint64_t pte = pt_load_acq(F, tbl, idx);
+			enum pt_kind kind = pt_kind_of(F, pt, pte, d);
+
+			if (kind == PT_TABLE) {
+				tbl = pt_virt(pt, F->table_pa(pt, pte, lvl));
+				d++;
+				continue;
+			}
+			uint64_t item = 1ull << pt->shift[d];
+			uint64_t skip = item - (va & (item - 1));
+
+			if (kind == PT_LEAF && F->leaf_dirty(pt, pte, lvl)) {
+				if (record)
+					record(va & ~(item - 1), item, arg);
+				if (!(flags & IOPT_DIRTY_NO_CLEAR)) {
+					plat_fetch_or_rlx64(pt_entry(F, tbl, idx),
+							    F->dirty_clean_bits);
+					pt_sync_entries(F, pt, tbl, idx, 1);
+				}
+			}
+			if (skip > left)
+				skip = left;
+			va += skip;
+			left -= skip;
+			break;
+		}
+	}
+	return 0;
+}
+
+/* Free every table below tbl (depth d); no walker can reach them any more.
+ * The caller frees tbl itself. */
+static void pt_free_children(const struct pt_fmt *F, struct iopt_pgtable *pt,
+			     void *tbl, unsigned d)
+{
+	if (pt_last(pt, d))
+		return;
+	for (unsigned i = 0, n = 1u << pt->bits[d]; i < n; i++) {
+		uint64_t pte = pt_load_acq(F, tbl, i);
+
+		if (pt_kind_of(F, pt, pte, d) == PT_TABLE) {
+			uint64_t cpa = F->table_pa(pt, pte, pt_lvl(pt, d));
+			void *child = pt_virt(pt, cpa);
+
+			pt_free_children(F, pt, child, d + 1);
+			pt_table_free_now(pt, child, cpa, d + 1);
+		}
+	}
+}
+
+#define PT_DEFINE_IMPL(name, fmtp)					\
+	static __attribute__((flatten)) int name##_map(				\
+		struct iopt_pgtable *pt, uint64_t va, uint64_t pa,		\
+		const struct pt_size *sz, size_t count, unsigned prot)		\
+	{									\
+		return pt_map_algo(fmtp, pt, va, pa, sz, count, prot);		\
+	}									\
+	static __attribute__((flatten)) int64_t name##_unmap(			\
+		struct iopt_pgtable *pt, uint64_t va,				\
+		const struct pt_size *sz, size_t count,				\
+		struct iopt_gather *g)						\
+	{									\
+		return pt_unmap_algo(fmtp, pt, va, sz, count, g);		\
+	}									\
+	static __attribute__((flatten)) int name##_iova_to_phys(		\
+		struct iopt_pgtable *pt, uint64_t va, uint64_t *pa)		\
+	{									\
+		return pt_iova_to_phys_algo(fmtp, pt, va, pa);			\
+	}									\
+	static void name##_walk(struct iopt_pgtable *pt, uint64_t va,		\
+				struct iopt_walk *w)				\
+	{									\
+		pt_walk_algo(fmtp, pt, va, w);					\
+	}									\
+	static int name##_dirty(struct iopt_pgtable *pt, uint64_t va,		\
+				uint64_t size, unsigned flags,			\
+				void (*rec)(uint64_t, uint64_t, void *),	\
+				void *arg)					\
+	{									\
+		return pt_dirty_algo(fmtp, pt, va, size, flags, rec, arg);	\
+	}									\
+	static void name##_free_subtree(struct iopt_pgtable *pt, void *t,	\
+					unsigned d)				\
+	{									\
+		pt_free_children(fmtp, pt, t, d);				\
+	}									\
+	static const struct pt_impl name##_impl = {					\
+		.map = name##_map,						\
+		.unmap = name##_unmap,						\
+		.iova_to_phys = name##_iova_to_phys,				\
+		.walk = name##_walk,						\
+		.dirty = name##_dirty,						\
+		.free_subtree = name##_free_subtree,				\
+	}
+
+#endif /* IOPT_PT_ALGO_H */

@@ -1,0 +1,322 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Public page-table entry points: argument checks shared by every format,
+ * the serialised-mode lock, RCU read-side sections, TLB sync, and
+ * creation/destruction. The per-format work is in pt->impl (pt_algo.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pt_internal.h"
+
+const char *iopt_fmt_name(enum iopt_fmt fmt)
+{
+	switch (fmt) {
+	case IOPT_ARM_64_LPAE_S1: return "arm64-lpae-s1";
+	case IOPT_ARM_64_LPAE_S2: return "arm64-lpae-s2";
+	case IOPT_ARM_32_LPAE_S1: return "arm32-lpae-s1";
+	case IOPT_ARM_32_LPAE_S2: return "arm32-lpae-s2";
+	case IOPT_ARM_V7S: return "v7s";
+	default: return "unknown";
+	}
+}
+
+void iopt_gather_init(struct iopt_gather *g)
+{
+	g->start = UINT64_MAX;
+	g->last = 0;
+	g->pgsize = 0;
+}
+
+/*
+ * Wait for every invalidation issued before the call. The state word holds
+ * the pending bit and the number of syncs begun, so that claiming the
+ * pending invalidations and taking a sync ticket are one atomic step: a
+ * thread that finds the bit clear knows that whoever cleared it has a
+ * ticket it can wait for.
+ */
+void pt_tlb_sync(struct iopt_pgtable *pt)
+{
+	if (!pt->cfg.tlb || !pt->cfg.tlb->sync)
+		return;
+	/* Acquire: pairs with the release OR in pt_tlb_mark_pending(). */
+	uint64_t s = plat_load_acq64(&pt->sync_state);
+
+	for (;;) {
+		if (!(s & 1)) {
+			uint64_t begun = s >> 1;
+
+			/* Acquire: pairs with the release CAS below. */
+			while (plat_load_acq64(&pt->sync_done) < begun)
+				plat_cpu_relax();
+			return;
+		}
+		if (plat_cas_acq_rel64(&pt->sync_state, &s, (s & ~1ull) + 2))
+			break;
+	}
+	uint64_t ticket = (s >> 1) + 1;
+
+	pt->cfg.tlb->sync(pt->cfg.tlb_cookie);
+	uint64_t done = plat_load_acq64(&pt->sync_done);
+
+	/* A later sync also covers every earlier one: keep the maximum. */
+	while (done < ticket && !plat_cas_rel64(&pt->sync_done, &done, ticket))
+		;
+}
+
+void iopt_tlb_sync(struct iopt_pgtable *pt)
+{
+	pt_tlb_sync(pt);
+}
+
+static inline void pt_enter(struct iopt_pgtable *pt)
+{
+	if (pt->cfg.serialised)
+		plat_spin_lock(&pt->lock);
+	plat_rcu_read_lock();
+}
+
+static inline void pt_leave(struct iopt_pgtable *pt)
+{
+	plat_rcu_read_unlock();
+	if (pt->cfg.serialised)
+		plat_spin_unlock(&pt->lock);
+}
+
+static const struct pt_size *pt_size_of(const struct iopt_pgtable *pt,
+					uint64_t pgsize)
+{
+	if (!pgsize || (pgsize & (pgsize - 1)))
+		return NULL;
+	unsigned idx = pt->size_idx[__builtin_ctzll(pgsize)];
+
+	return idx ? &pt->sizes[idx - 1] : NULL;
+}
+
+/* Is [va, va + bytes) inside the input range? bytes >= 1. */
+static int pt_check_va(const struct iopt_pgtable *pt, uint64_t va,
+		       uint64_t bytes)
+{
+	uint64_t last = va + (bytes - 1);
+
+	if (last < va || va < pt->va_first || last > pt->va_last)
+		return -ERANGE;
+	return 0;
+}
+
+/* pgsize * pgcount, or 0 if it overflows. */
+static uint64_t pt_bytes(uint64_t pgsize, size_t pgcount)
+{
+	uint64_t bytes;
+
+	if (__builtin_mul_overflow(pgsize, (uint64_t)pgcount, &bytes))
+		return 0;
+	return bytes;
+}
+
+int iopt_map_pages(struct iopt_pgtable *pt, uint64_t iova, uint64_t paddr,
+		   uint64_t pgsize, size_t pgcount, unsigned prot,
+		   uint64_t *mapped)
+{
+	const struct pt_size *sz = pt_size_of(pt, pgsize);
+	uint64_t bytes, last;
+	int ret;
+
+	if (mapped)
+		*mapped = 0;
+	if (!sz || !pgcount || (prot & ~IOPT_PROT_MASK) ||
+	    !(prot & (IOPT_READ | IOPT_WRITE)) || (iova & (pgsize - 1)) ||
+	    (paddr & (pgsize - 1)))
+		return -EINVAL;
+	bytes = pt_bytes(pgsize, pgcount);
+	if (!bytes || pt_check_va(pt, iova, bytes))
+		return -ERANGE;
+	last = paddr + (bytes - 1);
+	if (last < paddr || last > pt->oa_last)
+		return -ERANGE;
+
+	pt_enter(pt);
+	ret = pt->impl->map(pt, iova, paddr, sz, pgcount, prot);
+	pt_leave(pt);
+	if (!ret && mapped)
+		*mapped = bytes;
+	return ret;
+}
+
+int64_t iopt_unmap_pages(struct iopt_pgtable *pt, uint64_t iova,
+			 uint64_t pgsize, size_t pgcount,
+			 struct iopt_gather *gather)
+{
+	const struct pt_size *sz = pt_size_of(pt, pgsize);
+	uint64_t bytes;
+	int64_t ret;
+
+	if (!sz || !pgcount || (iova & (pgsize - 1)))
+		return -EINVAL;
+	bytes = pt_bytes(pgsize, pgcount);
+	if (!bytes || pt_check_va(pt, iova, bytes))
+		return -ERANGE;
+
+	pt_enter(pt);
+	ret = pt->impl->unmap(pt, iova, sz, pgcount, gather);
+	pt_leave(pt);
+	return ret;
+}
+
+int iopt_iova_to_phys(struct iopt_pgtable *pt, uint64_t iova, uint64_t *pa)
+{
+	int ret;
+
+	if (pt_check_va(pt, iova, 1))
+		return -ERANGE;
+	pt_enter(pt);
+	ret = pt->impl->iova_to_phys(pt, iova, pa);
+	pt_leave(pt);
+	return ret;
+}
+
+int iopt_walk(struct iopt_pgtable *pt, uint64_t iova, struct iopt_walk *walk)
+{
+	memset(walk, 0, sizeof(*walk));
+	if (pt_check_va(pt, iova, 1))
+		return -ERANGE;
+	pt_enter(pt);
+	pt->impl->walk(pt, iova, walk);
+	pt_leave(pt);
+	if (walk->mapped && (pt->cfg.quirks & IOPT_QUIRK_HD)) {
+		uint64_t d = walk->level[walk->nr_levels - 1].desc;
+
+		/* Writable-dirty: DBM set and AP[2] (read-only) clear. */
+		walk->dirty = (d & ((1ull << 51) | (1ull << 7))) == (1ull << 51);
+	}
+	return 0;
+}
+
+int iopt_read_and_clear_dirty(struct iopt_pgtable *pt, uint64_t iova,
+			      uint64_t size, unsigned flags,
+			      void (*record)(uint64_t, uint64_t, void *),
+			      void *arg)
+{
+	int ret;
+
+	if (!(pt->cfg.quirks & IOPT_QUIRK_HD) || (flags & ~IOPT_DIRTY_NO_CLEAR) ||
+	    !size)
+		return -EINVAL;
+	if (pt_check_va(pt, iova, size))
+		return -ERANGE;
+	pt_enter(pt);
+	ret = pt->impl->dirty(pt, iova, size, flags, record, arg);
+	pt_leave(pt);
+	return ret;
+}
+
+void iopt_get_info(const struct iopt_pgtable *pt, struct iopt_info *info)
+{
+	*info = pt->info;
+}
+
+void iopt_get_stats(const struct iopt_pgtable *pt, struct iopt_stats *st)
+{
+	struct iopt_pgtable *p = (struct iopt_pgtable *)pt;
+
+	st->tables_allocated = plat_load_acq64(&p->n_alloc);
+	st->tables_freed = plat_load_acq64(&p->n_free);
+	st->splits = plat_load_acq64(&p->n_split);
+	st->run_breaks = plat_load_acq64(&p->n_run_break);
+}
+
+static int pt_check_mem(const struct iopt_cfg *cfg)
+{
+	const struct iopt_mem_ops *m = cfg->mem;
+
+	if (!m)
+		return 0;
+	if (!m->alloc || !m->free || !m->phys_to_virt)
+		return -EINVAL;
+	if (!cfg->coherent_walk && !m->sync)
+		return -EINVAL;
+	return 0;
+}
+
+int iopt_alloc(const struct iopt_cfg *cfg, struct iopt_pgtable **out)
+{
+	struct iopt_pgtable *pt;
+	int ret;
+
+	if (!cfg || !out || (unsigned)cfg->fmt >= IOPT_FMT_COUNT)
+		return -EINVAL;
+	ret = pt_check_mem(cfg);
+	if (ret)
+		return ret;
+	pt = calloc(1, sizeof(*pt));
+	if (!pt)
+		return -ENOMEM;
+	pt->cfg = *cfg;
+	if (!pt->cfg.granule)
+		pt->cfg.granule = 4096;
+	if (!pt->cfg.mem) {
+		pt->cfg.mem = &pt_default_mem;
+		pt->cfg.mem_ctx = NULL;
+		pt->identity = true;
+	}
+	ret = cfg->fmt == IOPT_ARM_V7S ? pt_v7s_setup(pt) : pt_lpae_setup(pt);
+	if (ret)
+		goto fail;
+
+	for (unsigned i = 0; i < pt->nr_sizes; i++) {
+		pt->size_idx[pt->sizes[i].lg2] = (uint8_t)(i + 1);
+		pt->info.pgsize_bitmap |= 1ull << pt->sizes[i].lg2;
+	}
+	if ((pt->cfg.quirks & IOPT_QUIRK_TTBR1)) {
+		pt->va_first = ~0ull << pt->cfg.ias;
+		pt->va_last = UINT64_MAX;
+	} else {
+		pt->va_first = 0;
+		pt->va_last = (1ull << pt->cfg.ias) - 1;
+	}
+	pt->oa_last = pt->cfg.oas >= 64 ? UINT64_MAX : (1ull << pt->cfg.oas) - 1;
+
+	ret = plat_mutex_init(&pt->split_lock);
+	if (ret)
+		goto fail;
+	plat_spin_init(&pt->lock);
+	pt->top = pt_table_alloc(pt, 0, &pt->top_pa);
+	if (!pt->top) {
+		plat_mutex_destroy(&pt->split_lock);
+		ret = -ENOMEM;
+		goto fail;
+	}
+	pt_sync(pt, pt->top, pt->table_bytes[0]);
+
+	pt->info.fmt = pt->cfg.fmt;
+	pt->info.granule = pt->cfg.granule;
+	pt->info.ias = pt->cfg.ias;
+	pt->info.oas = pt->cfg.oas;
+	pt->info.levels = pt->levels;
+	pt->info.start_level = pt->start_level;
+	if (!pt->info.concat)
+		pt->info.concat = 1;
+	if (pt->cfg.fmt == IOPT_ARM_V7S)
+		pt_v7s_regs(pt);
+	else
+		pt_lpae_regs(pt);
+	*out = pt;
+	return 0;
+fail:
+	free(pt);
+	return ret;
+}
+
+void iopt_free(struct iopt_pgtable *pt)
+{
+	if (!pt)
+		return;
+	/* Acquire: pairs with the release decrement in each RCU callback. */
+	if (plat_load_acq64(&pt->deferred))
+		plat_rcu_barrier();
+	pt->impl->free_subtree(pt, pt->top, 0);
+	pt_table_free_now(pt, pt->top, pt->top_pa, 0);
+	plat_mutex_destroy(&pt->split_lock);
+	free(pt);
+}

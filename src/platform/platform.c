@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Host implementation of the platform layer: POSIX threads, the monotonic
+ * clock, sched_getcpu() and liburcu's bulletproof flavour.
+ */
+#define _GNU_SOURCE
+#define _LGPL_SOURCE
+#include "platform.h"
+
+#include <sched.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <urcu-bp.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+_Static_assert(sizeof(((struct plat_rcu_head *)0)->urcu) >=
+		       sizeof(struct rcu_head),
+	       "plat_rcu_head too small for liburcu's rcu_head");
+
+void plat_cpu_relax(void)
+{
+	PLAT_YIELD();
+#if defined(__x86_64__) || defined(__i386__)
+	_mm_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield" ::: "memory");
+#else
+	__asm__ volatile("" ::: "memory");
+#endif
+}
+
+int plat_mutex_init(struct plat_mutex *m)
+{
+	return -pthread_mutex_init(&m->m, NULL);
+}
+
+void plat_mutex_destroy(struct plat_mutex *m)
+{
+	pthread_mutex_destroy(&m->m);
+}
+
+void plat_mutex_lock(struct plat_mutex *m)
+{
+	PLAT_YIELD();
+	pthread_mutex_lock(&m->m);
+}
+
+void plat_mutex_unlock(struct plat_mutex *m)
+{
+	pthread_mutex_unlock(&m->m);
+	PLAT_YIELD();
+}
+
+uint64_t plat_clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+unsigned plat_cpu_id(void)
+{
+	int cpu = sched_getcpu();
+
+	return cpu < 0 ? 0u : (unsigned)cpu;
+}
+
+unsigned plat_cpu_count(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1u : (unsigned)n;
+}
+
+#ifdef IOPT_DEBUG_YIELD
+void plat_debug_yield(void)
+{
+	static _Thread_local uint64_t state;
+
+	if (!state)
+		state = (uint64_t)(uintptr_t)&state | 1;
+	/* xorshift64: about one access in 64 yields. */
+	state ^= state << 13;
+	state ^= state >> 7;
+	state ^= state << 17;
+	if ((state & 63) == 0)
+		sched_yield();
+}
+#endif
+
+/*
+ * ThreadSanitizer cannot see liburcu's grace periods (the library is not
+ * instrumented). A grace period orders every read-side section that ended
+ * before a callback runs ahead of that callback; we tell TSan exactly that:
+ * each unlock releases a token that each callback acquires, and queueing a
+ * callback releases its head, which the callback acquires.
+ */
+#ifdef PLAT_TSAN
+static char rcu_tsan_token;
+#endif
+
+void plat_rcu_read_lock(void)
+{
+	urcu_bp_read_lock();
+}
+
+void plat_rcu_read_unlock(void)
+{
+#ifdef PLAT_TSAN
+	__tsan_release(&rcu_tsan_token);
+#endif
+	urcu_bp_read_unlock();
+}
+
+static void plat_rcu_trampoline(struct rcu_head *urcu_head)
+{
+	struct plat_rcu_head *head = (struct plat_rcu_head *)(void *)urcu_head;
+
+#ifdef PLAT_TSAN
+	__tsan_acquire(head);
+	__tsan_acquire(&rcu_tsan_token);
+#endif
+	head->fn(head);
+}
+
+void plat_call_rcu(struct plat_rcu_head *head, plat_rcu_fn fn)
+{
+	head->fn = fn;
+#ifdef PLAT_TSAN
+	__tsan_release(head);
+#endif
+	urcu_bp_call_rcu((struct rcu_head *)(void *)head->urcu,
+			 plat_rcu_trampoline);
+}
+
+void plat_rcu_barrier(void)
+{
+	urcu_bp_barrier();
+}

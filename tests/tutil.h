@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Test helpers. Everything here is written from the architecture, not
+ * from the library's code, so that tests compare the library against an
+ * independent expectation:
+ *  - ref_walk(): a reference table walker that starts from the register
+ *    values the library reports (TTBR, TCR/VTCR, MAIR) and decodes
+ *    descriptors by the Arm ARM's field definitions;
+ *  - struct tmem: table memory at non-host physical addresses, counting
+ *    allocations, with failure injection and a "device view" that only
+ *    changes when the sync callback covers it;
+ *  - struct shadow: a sorted list of the mappings a test made.
+ */
+#ifndef IOPT_TUTIL_H
+#define IOPT_TUTIL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <iopgtable/pgtable.h>
+
+/* ---- configuration matrix --------------------------------------------- */
+
+struct tcfg {
+	char name[64];
+	struct iopt_cfg cfg;
+};
+
+/* Fill out[] with the LPAE matrix; returns the count. */
+size_t tu_lpae_matrix(struct tcfg *out, size_t max);
+/* A handful of representative LPAE configurations (one per format and
+ * granule) for the longer suites. */
+size_t tu_lpae_sample(struct tcfg *out, size_t max);
+
+/* ---- reference walker ------------------------------------------------- */
+
+struct ref_walk {
+	bool mapped;
+	int fault_level;	/* level of the fault when !mapped */
+	unsigned level;		/* level of the leaf */
+	uint64_t oa;		/* output address of va */
+	uint64_t size;		/* leaf size */
+	unsigned prot;		/* IOPT_* decoded from the descriptor */
+	bool cont;		/* contiguous hint (LPAE) / run (v7s) */
+	bool dirty;		/* HD writable-dirty */
+	bool ns;		/* NS bit (leaf) */
+	bool nstable_all;	/* every table descriptor had NSTable */
+	uint64_t desc;		/* the leaf descriptor */
+	unsigned tables;	/* table descriptors followed */
+};
+
+typedef void *(*tu_p2v_fn)(uint64_t pa, void *ctx);
+
+/* Walk va from the registers of info, reading memory through p2v. */
+void ref_walk(const struct iopt_info *info, uint32_t quirks, tu_p2v_fn p2v,
+	      void *ctx, uint64_t va, struct ref_walk *w);
+
+/* p2v for the default (identity) allocator. */
+void *tu_identity_p2v(uint64_t pa, void *ctx);
+
+/* ---- table memory ----------------------------------------------------- */
+
+struct tmem {
+	pthread_mutex_t lock;
+	uint8_t *host;		/* what the CPU writes */
+	uint8_t *dev;		/* what a non-coherent walker sees */
+	uint64_t base_pa;
+	size_t bytes;
+	size_t brk;
+	void *free_lists[32];	/* by size lg2 */
+	long allocs, frees, live, syncs;
+	uint64_t synced_bytes;
+	long fail_at;		/* fail the fail_at-th alloc from now (1-based); 0: never */
+	bool strict_free;	/* abort on freeing unknown memory */
+};
+
+extern const struct iopt_mem_ops tmem_ops;
+
+/* bytes of arena at physical base_pa. */
+void tmem_init(struct tmem *m, uint64_t base_pa, size_t bytes);
+void tmem_destroy(struct tmem *m);
+void *tmem_host_p2v(uint64_t pa, void *ctx);
+void *tmem_dev_p2v(uint64_t pa, void *ctx);
+
+/* ---- shadow of mappings ----------------------------------------------- */
+
+struct smap {
+	uint64_t va, size, pa;
+	unsigned prot;
+};
+
+struct shadow {
+	struct smap *m;
+	size_t n, cap;
+};
+
+void shadow_init(struct shadow *s);
+void shadow_free(struct shadow *s);
+/* Does [va, va + size) overlap any mapping? */
+bool shadow_overlaps(const struct shadow *s, uint64_t va, uint64_t size);
+void shadow_add(struct shadow *s, uint64_t va, uint64_t size, uint64_t pa,
+		unsigned prot);
+/* Remove [va, va + size), splitting mappings it covers in part. */
+void shadow_remove(struct shadow *s, uint64_t va, uint64_t size);
+/* Mapping containing va, or NULL. */
+const struct smap *shadow_find(const struct shadow *s, uint64_t va);
+/* Bytes from va that are mapped without a hole (up to max). */
+uint64_t shadow_mapped_prefix(const struct shadow *s, uint64_t va,
+			      uint64_t max);
+
+/* ---- misc ------------------------------------------------------------- */
+
+static inline uint64_t tu_rand(uint64_t *state)
+{
+	uint64_t x = *state;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	*state = x;
+	return x;
+}
+
+/* Expected prot after encoding: what a format can express of prot. */
+unsigned tu_expect_prot(enum iopt_fmt fmt, uint32_t quirks, unsigned prot);
+
+#endif
