@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Register values and descriptor bits, field by field against the Arm
+ * ARM's definitions (TCR_EL1, VTCR_EL2, TTBCR, VTCR, MAIR; descriptor
+ * attribute fields), including the quirks that change them.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "tutil.h"
+
+static uint64_t f(uint64_t v, unsigned hi, unsigned lo)
+{
+	return (v >> lo) & ((1ull << (hi - lo + 1)) - 1);
+}
+
+static struct iopt_pgtable *make(enum iopt_fmt fmt, uint32_t granule,
+				 unsigned ias, unsigned oas, uint32_t quirks,
+				 bool coherent, struct iopt_info *info)
+{
+	struct iopt_cfg cfg = {
+		.fmt = fmt, .granule = granule, .ias = ias, .oas = oas,
+		.quirks = quirks, .coherent_walk = coherent,
+	};
+	struct iopt_pgtable *pt = NULL;
+
+	assert_int_equal(iopt_alloc(&cfg, &pt), 0);
+	iopt_get_info(pt, info);
+	return pt;
+}
+
+static uint64_t top_pa(struct iopt_pgtable *pt)
+{
+	struct iopt_walk w;
+
+	iopt_walk(pt, 0, &w);
+	return w.level[0].table_pa;
+}
+
+static void test_s1_tcr_mair(void **state)
+{
+	struct iopt_info i;
+	struct iopt_pgtable *pt;
+
+	(void)state;
+	pt = make(IOPT_ARM_64_LPAE_S1, 4096, 48, 48, 0, true, &i);
+	assert_int_equal(f(i.regs.tcr, 5, 0), 16);	/* T0SZ */
+	assert_int_equal(f(i.regs.tcr, 7, 7), 0);	/* EPD0 */
+	assert_int_equal(f(i.regs.tcr, 9, 8), 1);	/* IRGN0 WBWA */
+	assert_int_equal(f(i.regs.tcr, 11, 10), 1);	/* ORGN0 WBWA */
+	assert_int_equal(f(i.regs.tcr, 13, 12), 3);	/* SH0 inner */
+	assert_int_equal(f(i.regs.tcr, 15, 14), 0);	/* TG0 4K */
+	assert_int_equal(f(i.regs.tcr, 23, 23), 1);	/* EPD1 */
+	assert_int_equal(f(i.regs.tcr, 34, 32), 5);	/* IPS 48 */
+	assert_int_equal(i.regs.ttbr, top_pa(pt));
+	assert_int_equal(i.levels, 4);
+	assert_int_equal(i.start_level, 0);
+	/* MAIR: indices 0 NC, 1 WB RWA, 2 Device-nGnRE, 3 inner NC outer WB. */
+	assert_int_equal(f(i.regs.mair, 7, 0), 0x44);
+	assert_int_equal(f(i.regs.mair, 15, 8), 0xff);
+	assert_int_equal(f(i.regs.mair, 23, 16), 0x04);
+	assert_int_equal(f(i.regs.mair, 31, 24), 0xf4);
+	iopt_free(pt);
+
+	pt = make(IOPT_ARM_64_LPAE_S1, 16384, 36, 42, 0, false, &i);
+	assert_int_equal(f(i.regs.tcr, 5, 0), 28);
+	assert_int_equal(f(i.regs.tcr, 15, 14), 2);	/* TG0 16K */
+	assert_int_equal(f(i.regs.tcr, 9, 8), 0);	/* non-coherent: NC */
+	assert_int_equal(f(i.regs.tcr, 11, 10), 0);
+	assert_int_equal(f(i.regs.tcr, 13, 12), 2);	/* outer shareable */
+	assert_int_equal(f(i.regs.tcr, 34, 32), 3);	/* IPS 42 */
+	iopt_free(pt);
+
+	pt = make(IOPT_ARM_64_LPAE_S1, 65536, 48, 48,
+		  IOPT_QUIRK_OUTER_WBWA, false, &i);
+	assert_int_equal(f(i.regs.tcr, 15, 14), 1);	/* TG0 64K */
+	assert_int_equal(f(i.regs.tcr, 9, 8), 0);
+	assert_int_equal(f(i.regs.tcr, 11, 10), 1);	/* outer WBWA */
+	iopt_free(pt);
+
+	pt = make(IOPT_ARM_64_LPAE_S1, 4096, 39, 40,
+		  IOPT_QUIRK_TTBR1 | IOPT_QUIRK_HD, true, &i);
+	assert_int_equal(f(i.regs.tcr, 7, 7), 1);	/* EPD0 */
+	assert_int_equal(f(i.regs.tcr, 21, 16), 25);	/* T1SZ */
+	assert_int_equal(f(i.regs.tcr, 23, 23), 0);	/* EPD1 clear */
+	assert_int_equal(f(i.regs.tcr, 25, 24), 1);	/* IRGN1 */
+	assert_int_equal(f(i.regs.tcr, 27, 26), 1);	/* ORGN1 */
+	assert_int_equal(f(i.regs.tcr, 29, 28), 3);	/* SH1 */
+	assert_int_equal(f(i.regs.tcr, 31, 30), 2);	/* TG1 4K */
+	assert_int_equal(f(i.regs.tcr, 34, 32), 2);	/* IPS 40 */
+	assert_int_equal(f(i.regs.tcr, 39, 39), 1);	/* HA */
+	assert_int_equal(f(i.regs.tcr, 40, 40), 1);	/* HD */
+	assert_int_equal(i.start_level, 1);
+	iopt_free(pt);
+}
+
+static void test_s2_vtcr_concat(void **state)
+{
+	static const struct {
+		uint32_t granule;
+		unsigned ias, oas, sl0, start, concat, ps;
+	} c[] = {
+		/* 4K, 40-bit output: level 0 start is not allowed below 44
+		 * bits, so two level-1 tables are concatenated. */
+		{ 4096, 40, 40, 1, 1, 2, 2 },
+		{ 4096, 42, 42, 1, 1, 8, 3 },
+		{ 4096, 44, 44, 2, 0, 1, 4 },
+		{ 4096, 48, 48, 2, 0, 1, 5 },
+		{ 4096, 32, 48, 0, 2, 4, 5 },	/* 4 entries -> 4 x level 2 */
+		{ 4096, 36, 36, 1, 1, 1, 1 },
+		{ 16384, 48, 48, 2, 1, 2, 5 },	/* no 16K level-0 start */
+		{ 16384, 40, 40, 1, 2, 16, 2 },
+		{ 16384, 36, 40, 1, 2, 1, 2 },
+		{ 65536, 48, 48, 2, 1, 1, 5 },
+		{ 65536, 32, 32, 0, 3, 8, 0 },
+		{ 65536, 52, 52, 2, 1, 1, 6 },
+	};
+
+	(void)state;
+	for (unsigned k = 0; k < sizeof(c) / sizeof(c[0]); k++) {
+		struct iopt_info i;
+		struct iopt_pgtable *pt = make(IOPT_ARM_64_LPAE_S2, c[k].granule,
+					       c[k].ias, c[k].oas, 0, true, &i);
+
+		assert_int_equal(f(i.regs.tcr, 5, 0), 64 - c[k].ias);
+		assert_int_equal(f(i.regs.tcr, 7, 6), c[k].sl0);
+		assert_int_equal(f(i.regs.tcr, 18, 16), c[k].ps);
+		assert_int_equal(f(i.regs.tcr, 15, 14),
+				 c[k].granule == 4096 ? 0 :
+				 c[k].granule == 65536 ? 1 : 2);
+		assert_int_equal(i.start_level, c[k].start);
+		assert_int_equal(i.concat, c[k].concat);
+		assert_int_equal(i.regs.ttbr & ((1ull << 48) - 1),
+				 top_pa(pt) & ((1ull << 48) - 1));
+		iopt_free(pt);
+	}
+}
+
+static void test_32bit_regs(void **state)
+{
+	struct iopt_info i;
+	struct iopt_pgtable *pt;
+
+	(void)state;
+	pt = make(IOPT_ARM_32_LPAE_S1, 4096, 32, 40, 0, true, &i);
+	assert_int_equal(f(i.regs.tcr, 2, 0), 0);	/* T0SZ */
+	assert_int_equal(f(i.regs.tcr, 31, 31), 1);	/* EAE */
+	assert_int_equal(f(i.regs.tcr, 23, 23), 1);	/* EPD1 */
+	assert_int_equal(f(i.regs.tcr, 13, 12), 3);
+	assert_int_equal(i.start_level, 1);
+	iopt_free(pt);
+
+	pt = make(IOPT_ARM_32_LPAE_S2, 4096, 40, 40, 0, true, &i);
+	assert_int_equal(f(i.regs.tcr, 3, 0), 8);	/* T0SZ = -8 */
+	assert_int_equal(f(i.regs.tcr, 4, 4), 1);	/* S: sign */
+	assert_int_equal(f(i.regs.tcr, 7, 6), 1);	/* SL0: level 1 */
+	assert_int_equal(i.concat, 2);
+	iopt_free(pt);
+
+	pt = make(IOPT_ARM_32_LPAE_S2, 4096, 32, 40, 0, true, &i);
+	assert_int_equal(f(i.regs.tcr, 3, 0), 0);
+	assert_int_equal(f(i.regs.tcr, 4, 4), 0);
+	assert_int_equal(f(i.regs.tcr, 7, 6), 0);	/* 4 entries: level 2 */
+	assert_int_equal(i.concat, 4);
+	iopt_free(pt);
+}
+
+static uint64_t leaf_desc(struct iopt_pgtable *pt, uint64_t va,
+			  uint64_t *table_desc)
+{
+	struct iopt_walk w;
+
+	assert_int_equal(iopt_walk(pt, va, &w), 0);
+	assert_true(w.mapped);
+	*table_desc = w.level[0].desc;
+	return w.level[w.nr_levels - 1].desc;
+}
+
+static void test_descriptor_bits(void **state)
+{
+	struct iopt_info i;
+	struct iopt_pgtable *pt;
+	uint64_t d, t;
+
+	(void)state;
+	/* Stage 1, NS quirk. */
+	pt = make(IOPT_ARM_64_LPAE_S1, 4096, 48, 48, IOPT_QUIRK_NS, true, &i);
+	assert_int_equal(iopt_map_pages(pt, 0x1000, 0x5000, 0x1000, 1,
+					IOPT_READ | IOPT_CACHE, NULL), 0);
+	d = leaf_desc(pt, 0x1000, &t);
+	assert_int_equal(f(d, 1, 0), 3);	/* page */
+	assert_int_equal(f(d, 4, 2), 1);	/* AttrIndx: cacheable */
+	assert_int_equal(f(d, 5, 5), 1);	/* NS */
+	assert_int_equal(f(d, 6, 6), 1);	/* AP[1]: unprivileged too */
+	assert_int_equal(f(d, 7, 7), 1);	/* AP[2]: read-only */
+	assert_int_equal(f(d, 9, 8), 3);	/* inner shareable */
+	assert_int_equal(f(d, 10, 10), 1);	/* AF */
+	assert_int_equal(f(d, 11, 11), 1);	/* nG */
+	assert_int_equal(f(d, 47, 12), 5);
+	assert_int_equal(f(d, 54, 53), 0);
+	assert_int_equal(f(t, 1, 0), 3);	/* table */
+	assert_int_equal(f(t, 63, 63), 1);	/* NSTable */
+	iopt_free(pt);
+
+	pt = make(IOPT_ARM_64_LPAE_S1, 4096, 48, 48, 0, true, &i);
+	assert_int_equal(iopt_map_pages(pt, 0x200000, 0x400000, 0x200000, 1,
+					IOPT_WRITE | IOPT_MMIO | IOPT_PRIV |
+						IOPT_NOEXEC, NULL), 0);
+	d = leaf_desc(pt, 0x200000, &t);
+	assert_int_equal(f(d, 1, 0), 1);	/* block */
+	assert_int_equal(f(d, 4, 2), 2);	/* device */
+	assert_int_equal(f(d, 5, 5), 0);
+	assert_int_equal(f(d, 7, 6), 0);	/* RW, privileged only */
+	assert_int_equal(f(d, 9, 8), 2);	/* outer shareable */
+	assert_int_equal(f(d, 54, 53), 3);	/* UXN and PXN */
+	assert_int_equal(f(t, 63, 63), 0);
+	iopt_free(pt);
+
+	/* Stage 2, plain and with S2FWB. */
+	pt = make(IOPT_ARM_64_LPAE_S2, 4096, 48, 48, 0, true, &i);
+	assert_int_equal(iopt_map_pages(pt, 0x1000, 0x1000, 0x1000, 1,
+					IOPT_READ | IOPT_CACHE, NULL), 0);
+	assert_int_equal(iopt_map_pages(pt, 0x2000, 0x1000, 0x1000, 1,
+					IOPT_WRITE | IOPT_NOEXEC, NULL), 0);
+	assert_int_equal(iopt_map_pages(pt, 0x3000, 0x1000, 0x1000, 1,
+					IOPT_READ | IOPT_MMIO, NULL), 0);
+	d = leaf_desc(pt, 0x1000, &t);
+	assert_int_equal(f(d, 5, 2), 0xf);	/* MemAttr outer/inner WB */
+	assert_int_equal(f(d, 7, 6), 1);	/* S2AP read */
+	assert_int_equal(f(d, 10, 10), 1);
+	d = leaf_desc(pt, 0x2000, &t);
+	assert_int_equal(f(d, 5, 2), 0x5);	/* normal non-cacheable */
+	assert_int_equal(f(d, 7, 6), 2);	/* S2AP write */
+	assert_int_equal(f(d, 54, 54), 1);	/* XN */
+	d = leaf_desc(pt, 0x3000, &t);
+	assert_int_equal(f(d, 5, 2), 0x1);	/* Device-nGnRE */
+	iopt_free(pt);
+
+	pt = make(IOPT_ARM_64_LPAE_S2, 4096, 48, 48, IOPT_QUIRK_S2FWB, true, &i);
+	assert_int_equal(iopt_map_pages(pt, 0x1000, 0x1000, 0x1000, 1,
+					IOPT_READ | IOPT_CACHE, NULL), 0);
+	d = leaf_desc(pt, 0x1000, &t);
+	assert_int_equal(f(d, 5, 2), 0x6);	/* FWB: stage 1 type, WB */
+	iopt_free(pt);
+}
+
+/* 52-bit output: PA[51:48] in bits 15:12 of leaves, tables and TTBR. */
+static void test_52bit_output(void **state)
+{
+	struct tmem m;
+	struct iopt_cfg cfg = {
+		.fmt = IOPT_ARM_64_LPAE_S1, .granule = 65536, .ias = 48,
+		.oas = 52, .coherent_walk = true, .mem = &tmem_ops, .mem_ctx = &m,
+	};
+	struct iopt_pgtable *pt;
+	struct iopt_info i;
+	struct ref_walk w;
+	const uint64_t base = 0xa000000000000ull;	/* tables above 2^48 */
+	const uint64_t pa = 0xfedc000010000ull;
+
+	(void)state;
+	tmem_init(&m, base, 16u << 20);
+	assert_int_equal(iopt_alloc(&cfg, &pt), 0);
+	iopt_get_info(pt, &i);
+	assert_int_equal(f(i.regs.tcr, 34, 32), 6);	/* IPS 52 */
+	assert_int_equal(f(i.regs.ttbr, 5, 2), 0xa);	/* BADDR[51:48] */
+	assert_int_equal(iopt_map_pages(pt, 0x10000, pa, 0x10000, 1, IOPT_READ,
+					NULL), 0);
+	assert_int_equal(iopt_map_pages(pt, 1ull << 42, 0xf000000000000ull,
+					4ull << 40, 1, IOPT_READ, NULL), 0);
+	ref_walk(&i, 0, tmem_host_p2v, &m, 0x10000 + 0x1234, &w);
+	assert_true(w.mapped);
+	assert_int_equal(w.oa, pa + 0x1234);
+	assert_int_equal(f(w.desc, 15, 12), 0xf);
+	ref_walk(&i, 0, tmem_host_p2v, &m, (1ull << 42) + 5, &w);
+	assert_true(w.mapped);
+	assert_int_equal(w.level, 1);		/* 4T block */
+	assert_int_equal(w.oa, 0xf000000000005ull);
+	uint64_t got;
+
+	assert_int_equal(iopt_iova_to_phys(pt, 0x10000 + 0x1234, &got), 0);
+	assert_int_equal(got, pa + 0x1234);
+	iopt_free(pt);
+	assert_int_equal(m.live, 0);
+	tmem_destroy(&m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_s1_tcr_mair),
+		cmocka_unit_test(test_s2_vtcr_concat),
+		cmocka_unit_test(test_32bit_regs),
+		cmocka_unit_test(test_descriptor_bits),
+		cmocka_unit_test(test_52bit_output),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Splitting blocks (counting the tables allocated), contiguous runs and
+ * their break-up, unmapping tables under a block-sized unmap, and hardware
+ * dirty tracking.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "tutil.h"
+
+#define SZ_4K 0x1000ull
+#define SZ_16K 0x4000ull
+#define SZ_64K 0x10000ull
+#define SZ_2M 0x200000ull
+#define SZ_32M 0x2000000ull
+#define SZ_512M 0x20000000ull
+#define SZ_1G 0x40000000ull
+
+static struct iopt_pgtable *make(enum iopt_fmt fmt, uint32_t granule,
+				 uint32_t quirks)
+{
+	struct iopt_cfg cfg = {
+		.fmt = fmt, .granule = granule, .ias = 48, .oas = 48,
+		.quirks = quirks, .coherent_walk = true,
+	};
+	struct iopt_pgtable *pt = NULL;
+
+	assert_int_equal(iopt_alloc(&cfg, &pt), 0);
+	return pt;
+}
+
+static void expect_pa(struct iopt_pgtable *pt, uint64_t va, uint64_t pa)
+{
+	uint64_t got = 0;
+
+	assert_int_equal(iopt_iova_to_phys(pt, va, &got), 0);
+	assert_int_equal(got, pa);
+}
+
+static void expect_none(struct iopt_pgtable *pt, uint64_t va)
+{
+	uint64_t got;
+
+	assert_int_equal(iopt_iova_to_phys(pt, va, &got), -ENOENT);
+}
+
+static uint64_t tables(struct iopt_pgtable *pt)
+{
+	struct iopt_stats st;
+
+	iopt_get_stats(pt, &st);
+	return st.tables_allocated;
+}
+
+/* 4K out of a 1G block allocates exactly two tables (brief 3.3). */
+static void test_split_1g_block(void **state)
+{
+	struct iopt_pgtable *pt = make(IOPT_ARM_64_LPAE_S1, 4096, 0);
+	const uint64_t va = 5 * SZ_1G, pa = 7 * SZ_1G, hole = va + 300 * SZ_2M +
+							      17 * SZ_4K;
+	struct iopt_info info;
+	struct iopt_stats st;
+	struct ref_walk w;
+
+	(void)state;
+	iopt_get_info(pt, &info);
+	assert_int_equal(iopt_map_pages(pt, va, pa, SZ_1G, 1,
+					IOPT_READ | IOPT_WRITE | IOPT_CACHE,
+					NULL), 0);
+	uint64_t before = tables(pt);
+
+	assert_int_equal(iopt_unmap_pages(pt, hole, SZ_4K, 1, NULL), SZ_4K);
+	assert_int_equal(tables(pt) - before, 2);
+	iopt_get_stats(pt, &st);
+	assert_int_equal(st.splits, 2);
+	expect_none(pt, hole);
+	expect_none(pt, hole + SZ_4K - 1);
+	/* Every other 2M of the block, and every other 4K of the split 2M. */
+	for (uint64_t off = 0; off < SZ_1G; off += SZ_2M)
+		if (off != 300 * SZ_2M)
+			expect_pa(pt, va + off + 0x123, pa + off + 0x123);
+	for (uint64_t off = 300 * SZ_2M; off < 301 * SZ_2M; off += SZ_4K)
+		if (va + off != hole)
+			expect_pa(pt, va + off, pa + off);
+	/* The pieces keep the block's attributes, at the right levels. */
+	ref_walk(&info, 0, tu_identity_p2v, NULL, va, &w);
+	assert_true(w.mapped);
+	assert_int_equal(w.level, 2);
+	assert_int_equal(w.prot, IOPT_READ | IOPT_WRITE | IOPT_CACHE);
+	ref_walk(&info, 0, tu_identity_p2v, NULL, hole + SZ_4K, &w);
+	assert_int_equal(w.level, 3);
+	assert_int_equal(w.prot, IOPT_READ | IOPT_WRITE | IOPT_CACHE);
+	/* Unmapping the rest piecewise, then the hole is gone too. */
+	assert_int_equal(iopt_unmap_pages(pt, va, SZ_1G, 1, NULL), SZ_1G);
+	for (uint64_t off = 0; off < SZ_1G; off += SZ_2M)
+		expect_none(pt, va + off);
+	iopt_free(pt);
+}
+
+/* Splits in the 16K and 64K granules, and a multi-page partial unmap. */
+static void test_split_other_granules(void **state)
+{
+	static const struct {
+		uint32_t granule;
+		uint64_t block;
+	} c[] = { { 4096, SZ_2M }, { 16384, SZ_32M }, { 65536, SZ_512M } };
+
+	(void)state;
+	for (unsigned i = 0; i < 3; i++) {
+		struct iopt_pgtable *pt = make(IOPT_ARM_64_LPAE_S2, c[i].granule, 0);
+		uint64_t g = c[i].granule, blk = c[i].block;
+		uint64_t va = 4 * blk, pa = 9 * blk;
+
+		assert_int_equal(iopt_map_pages(pt, va, pa, blk, 2, IOPT_READ,
+						NULL), 0);
+		uint64_t before = tables(pt);
+
+		/* Three granules straddling the two blocks. */
+		assert_int_equal(iopt_unmap_pages(pt, va + blk - g, g, 3, NULL),
+				 3 * g);
+		assert_int_equal(tables(pt) - before, 2);
+		expect_none(pt, va + blk - g);
+		expect_none(pt, va + blk + g);
+		expect_pa(pt, va + blk - 2 * g, pa + blk - 2 * g);
+		expect_pa(pt, va + blk + 2 * g, pa + blk + 2 * g);
+		expect_pa(pt, va, pa);
+		expect_pa(pt, va + 2 * blk - 1, pa + 2 * blk - 1);
+		iopt_free(pt);
+	}
+}
+
+/* Contiguous runs: all items carry the hint; unmapping part of a run
+ * breaks it, at the first, a middle and the last item. */
+static void test_contiguous_runs(void **state)
+{
+	static const struct {
+		uint32_t granule;
+		uint64_t run, item;
+	} c[] = {
+		{ 4096, SZ_64K, SZ_4K }, { 4096, SZ_32M, SZ_2M },
+		{ 16384, SZ_2M, SZ_16K }, { 16384, SZ_1G, SZ_32M },
+		{ 65536, SZ_2M, SZ_64K },
+	};
+
+	(void)state;
+	for (unsigned i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		uint64_t n = c[i].run / c[i].item;
+		uint64_t pos[3] = { 0, n / 2, n - 1 };
+
+		for (unsigned p = 0; p < 3; p++) {
+			struct iopt_pgtable *pt = make(IOPT_ARM_64_LPAE_S1,
+						       c[i].granule, 0);
+			struct iopt_info info;
+			struct iopt_stats st;
+			struct ref_walk w;
+			uint64_t va = 3 * c[i].run, pa = 11 * c[i].run;
+			uint64_t g = c[i].granule;
+
+			iopt_get_info(pt, &info);
+			assert_true(info.pgsize_bitmap & c[i].run);
+			assert_int_equal(iopt_map_pages(pt, va, pa, c[i].run, 1,
+							IOPT_READ | IOPT_NOEXEC,
+							NULL), 0);
+			for (uint64_t k = 0; k < n; k++) {
+				ref_walk(&info, 0, tu_identity_p2v, NULL,
+					 va + k * c[i].item, &w);
+				assert_true(w.mapped && w.cont);
+				assert_int_equal(w.size, c[i].item);
+			}
+			uint64_t hole = va + pos[p] * c[i].item;
+
+			assert_int_equal(iopt_unmap_pages(pt, hole, g, 1, NULL), g);
+			iopt_get_stats(pt, &st);
+			assert_int_equal(st.run_breaks, 1);
+			expect_none(pt, hole);
+			for (uint64_t off = 0; off < c[i].run; off += g) {
+				if (va + off == hole)
+					continue;
+				ref_walk(&info, 0, tu_identity_p2v, NULL, va + off,
+					 &w);
+				assert_true(w.mapped);
+				assert_false(w.cont);
+				assert_int_equal(w.oa, pa + off);
+				assert_int_equal(w.prot, IOPT_READ | IOPT_NOEXEC);
+			}
+			/* Unmapping a whole run needs no break. */
+			assert_int_equal(iopt_map_pages(pt, va + 2 * c[i].run, pa,
+							c[i].run, 1, IOPT_READ,
+							NULL), 0);
+			assert_int_equal(iopt_unmap_pages(pt, va + 2 * c[i].run,
+							  c[i].run, 1, NULL),
+					 c[i].run);
+			iopt_get_stats(pt, &st);
+			assert_int_equal(st.run_breaks, 1);
+			iopt_free(pt);
+		}
+	}
+}
+
+/* A block-sized unmap over smaller mappings removes the table under it;
+ * a block then maps where only an empty table was left. */
+static void test_unmap_table_and_replace_empty(void **state)
+{
+	struct iopt_pgtable *pt = make(IOPT_ARM_64_LPAE_S1, 4096, 0);
+	uint64_t va = 8 * SZ_2M;
+
+	(void)state;
+	assert_int_equal(iopt_map_pages(pt, va + SZ_4K, 0, SZ_4K, 5, IOPT_READ,
+					NULL), 0);
+	assert_int_equal(iopt_map_pages(pt, va, 0, SZ_2M, 1, IOPT_READ, NULL),
+			 -EEXIST);
+	assert_int_equal(iopt_unmap_pages(pt, va, SZ_2M, 1, NULL), SZ_2M);
+	for (int i = 0; i < 6; i++)
+		expect_none(pt, va + i * SZ_4K);
+	/* Empty table left by page unmaps: a block replaces it. */
+	assert_int_equal(iopt_map_pages(pt, va + SZ_2M, 0, SZ_4K, 1, IOPT_READ,
+					NULL), 0);
+	assert_int_equal(iopt_unmap_pages(pt, va + SZ_2M, SZ_4K, 1, NULL), SZ_4K);
+	assert_int_equal(iopt_map_pages(pt, va + SZ_2M, SZ_2M, SZ_2M, 1,
+					IOPT_READ, NULL), 0);
+	expect_pa(pt, va + 2 * SZ_2M - 1, 2 * SZ_2M - 1);
+	iopt_free(pt);
+}
+
+struct dirty_log {
+	uint64_t va[64];
+	uint64_t size[64];
+	unsigned n;
+};
+
+static void record(uint64_t va, uint64_t size, void *arg)
+{
+	struct dirty_log *l = arg;
+
+	if (l->n < 64) {
+		l->va[l->n] = va;
+		l->size[l->n] = size;
+	}
+	l->n++;
+}
+
+/* What the SMMU does on a write to a writable-clean page: clear AP[2]. */
+static void hw_dirty(struct iopt_pgtable *pt, uint64_t va)
+{
+	struct iopt_walk w;
+
+	assert_int_equal(iopt_walk(pt, va, &w), 0);
+	assert_true(w.mapped);
+	struct iopt_walk_level *l = &w.level[w.nr_levels - 1];
+	uint64_t *d = (uint64_t *)(uintptr_t)l->table_pa + l->index;
+
+	__atomic_fetch_and(d, ~(1ull << 7), __ATOMIC_RELAXED);
+}
+
+static void test_dirty_tracking(void **state)
+{
+	struct iopt_pgtable *pt = make(IOPT_ARM_64_LPAE_S1, 4096, IOPT_QUIRK_HD);
+	struct iopt_info info;
+	struct dirty_log log = { 0 };
+	struct ref_walk w;
+	uint64_t va = 0x40000000;
+
+	(void)state;
+	iopt_get_info(pt, &info);
+	assert_int_equal(iopt_map_pages(pt, va, 0, SZ_4K, 16,
+					IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_map_pages(pt, va + SZ_2M, 0, SZ_2M, 1,
+					IOPT_READ | IOPT_WRITE, NULL), 0);
+	ref_walk(&info, IOPT_QUIRK_HD, tu_identity_p2v, NULL, va, &w);
+	assert_true(w.mapped);
+	assert_true(w.prot & IOPT_WRITE);	/* writable-clean */
+	assert_false(w.dirty);
+	assert_int_equal(iopt_read_and_clear_dirty(pt, va, 2 * SZ_2M, 0, record,
+						   &log), 0);
+	assert_int_equal(log.n, 0);
+
+	hw_dirty(pt, va + 3 * SZ_4K);
+	hw_dirty(pt, va + 9 * SZ_4K);
+	hw_dirty(pt, va + SZ_2M);
+	/* NO_CLEAR reports and keeps. */
+	assert_int_equal(iopt_read_and_clear_dirty(pt, va, 2 * SZ_2M,
+						   IOPT_DIRTY_NO_CLEAR, record,
+						   &log), 0);
+	assert_int_equal(log.n, 3);
+	log.n = 0;
+	assert_int_equal(iopt_read_and_clear_dirty(pt, va, 2 * SZ_2M, 0, record,
+						   &log), 0);
+	assert_int_equal(log.n, 3);
+	assert_int_equal(log.va[0], va + 3 * SZ_4K);
+	assert_int_equal(log.size[0], SZ_4K);
+	assert_int_equal(log.va[1], va + 9 * SZ_4K);
+	assert_int_equal(log.va[2], va + SZ_2M);
+	assert_int_equal(log.size[2], SZ_2M);
+	log.n = 0;
+	assert_int_equal(iopt_read_and_clear_dirty(pt, va, 2 * SZ_2M, 0, record,
+						   &log), 0);
+	assert_int_equal(log.n, 0);
+	/* Splitting a dirty block keeps every piece dirty. */
+	hw_dirty(pt, va + SZ_2M);
+	assert_int_equal(iopt_unmap_pages(pt, va + SZ_2M, SZ_4K, 1, NULL), SZ_4K);
+	log.n = 0;
+	assert_int_equal(iopt_read_and_clear_dirty(pt, va + SZ_2M, SZ_2M, 0,
+						   record, &log), 0);
+	assert_int_equal(log.n, 511);
+	/* A read-only page is never dirty. */
+	ref_walk(&info, IOPT_QUIRK_HD, tu_identity_p2v, NULL, va + SZ_2M + SZ_4K,
+		 &w);
+	assert_false(w.dirty);
+	iopt_free(pt);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_split_1g_block),
+		cmocka_unit_test(test_split_other_granules),
+		cmocka_unit_test(test_contiguous_runs),
+		cmocka_unit_test(test_unmap_table_and_replace_empty),
+		cmocka_unit_test(test_dirty_tracking),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
