@@ -312,8 +312,9 @@ void iopt_free(struct iopt_pgtable *pt)
 {
 	if (!pt)
 		return;
-	/* Acquire: pairs with the release decrement in each RCU callback. */
-	if (plat_load_acq64(&pt->deferred))
+	/* Acquire: pairs with the release decrement in each RCU callback, so
+	 * that everything the callbacks did happens before the frees below. */
+	while (plat_load_acq64(&pt->deferred))
 		plat_rcu_barrier();
 	pt->impl->free_subtree(pt, pt->top, 0);
 	pt_table_free_now(pt, pt->top, pt->top_pa, 0);
