@@ -98,14 +98,13 @@ static inline unsigned lpae_g(const struct iopt_pgtable *pt)
 
 static inline bool lpae_oa52(const struct iopt_pgtable *pt)
 {
-	return pt->cfg.oas > 48;
+	return pt->oa52;
 }
 
+/* Output-address field: bits 47:g, and 15:12 with a 52-bit OA. */
 static inline uint64_t lpae_addr_mask(const struct iopt_pgtable *pt)
 {
-	uint64_t m = ((1ull << 48) - 1) & ~((1ull << lpae_g(pt)) - 1);
-
-	return lpae_oa52(pt) ? m | 0xf000ull : m;
+	return pt->addr_mask;
 }
 
 static inline uint64_t lpae_pa_to_field(const struct iopt_pgtable *pt,
@@ -121,10 +120,10 @@ static inline uint64_t lpae_pa_to_field(const struct iopt_pgtable *pt,
 static inline uint64_t lpae_field_to_pa(const struct iopt_pgtable *pt,
 					uint64_t pte)
 {
-	uint64_t pa = pte & ((1ull << 48) - 1) & ~((1ull << lpae_g(pt)) - 1);
+	uint64_t pa = pte & pt->addr_mask;
 
 	if (lpae_oa52(pt))
-		pa |= (pte & 0xf000ull) << 36;
+		pa = (pa & ~0xf000ull) | (pte & 0xf000ull) << 36;
 	return pa;
 }
 
@@ -135,11 +134,12 @@ static inline unsigned lpae_shift_of(const struct iopt_pgtable *pt,
 }
 
 static enum pt_kind lpae_kind(const struct iopt_pgtable *pt, uint64_t pte,
-			      unsigned lvl)
+			      bool last)
 {
+	(void)pt;
 	if (!(pte & LPAE_VALID))
 		return PT_EMPTY;
-	if (lvl == 3)
+	if (last)
 		return (pte & LPAE_TYPE_MASK) == LPAE_TYPE_PAGE ? PT_LEAF :
 								  PT_EMPTY;
 	return (pte & LPAE_TYPE_MASK) == LPAE_TYPE_TABLE ? PT_TABLE : PT_LEAF;
@@ -522,6 +522,10 @@ int pt_lpae_setup(struct iopt_pgtable *pt)
 	}
 	pt->start_level = start;
 	pt->levels = 4 - start;
+	pt->oa52 = cfg->oas > 48;
+	pt->addr_mask = ((1ull << 48) - 1) & ~((1ull << g) - 1);
+	if (pt->oa52)
+		pt->addr_mask |= 0xf000ull;
 	for (unsigned d = 0; d < pt->levels; d++) {
 		pt->shift[d] = (uint8_t)shift[start + d];
 		pt->bits[d] = (uint8_t)(d ? bpl : top_bits);

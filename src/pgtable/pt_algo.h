@@ -36,6 +36,8 @@
  *     format's software sync bit. Whoever finds the bit clear syncs the
  *     entry itself before relying on it (formats without a spare bit always
  *     sync). Runs of leaves and cleared leaves are synced once per run.
+ *  7. A per-thread leaf-table cache lets consecutive calls into one leaf
+ *     table skip the descent; unlinking any table invalidates it.
  */
 #ifndef IOPT_PT_ALGO_H
 #define IOPT_PT_ALGO_H
@@ -46,6 +48,8 @@
 #include "pt_internal.h"
 
 #define PT_ALGO static inline __attribute__((always_inline))
+/* Rare paths (allocation, splits, run breaks) stay out of the hot loops. */
+#define PT_COLD static __attribute__((noinline, cold))
 
 /* ---- entry access ----------------------------------------------------- */
 
@@ -117,7 +121,7 @@ PT_ALGO void pt_sync_entries(const struct pt_fmt *F, struct iopt_pgtable *pt,
 PT_ALGO unsigned pt_index(const struct iopt_pgtable *pt, uint64_t va,
 			  unsigned d)
 {
-	return (unsigned)(va >> pt->shift[d]) & ((1u << pt->bits[d]) - 1);
+	return (unsigned)(va >> pt->shift[d]) & pt->idx_mask[d];
 }
 
 PT_ALGO unsigned pt_lvl(const struct iopt_pgtable *pt, unsigned d)
@@ -134,9 +138,22 @@ PT_ALGO enum pt_kind pt_kind_of(const struct pt_fmt *F,
 				const struct iopt_pgtable *pt, uint64_t pte,
 				unsigned d)
 {
-	if (plat_unlikely(pte == PT_BUSY_MARKER))
+	enum pt_kind k = F->kind(pt, pte, pt_last(pt, d));
+
+	if (plat_unlikely(k == PT_EMPTY && pte == PT_BUSY_MARKER))
 		return PT_BUSY;
-	return F->kind(pt, pte, pt_lvl(pt, d));
+	return k;
+}
+
+/* Kind of an entry known not to be at the last level (descents). */
+PT_ALGO enum pt_kind pt_kind_upper(const struct pt_fmt *F,
+				   const struct iopt_pgtable *pt, uint64_t pte)
+{
+	enum pt_kind k = F->kind(pt, pte, false);
+
+	if (plat_unlikely(k == PT_EMPTY && pte == PT_BUSY_MARKER))
+		return PT_BUSY;
+	return k;
 }
 
 /*
@@ -158,6 +175,59 @@ PT_ALGO void *pt_follow(const struct pt_fmt *F, struct iopt_pgtable *pt,
 		}
 	}
 	return pt_virt(pt, F->table_pa(pt, pte, pt_lvl(pt, d)));
+}
+
+/*
+ * Leaf-table cache (item 7): each thread remembers the last leaf table it
+ * reached, so that runs of calls into one table skip the descent. An entry
+ * is valid while the table's unlink generation is unchanged: every path
+ * that unlinks a table bumps it (release) before returning, and a lookup
+ * reads it (acquire) before using the entry. Using a stale entry is only
+ * possible for a request that overlaps a concurrent unlinking one, which
+ * the contract leaves unspecified; the table itself stays readable (RCU).
+ */
+struct pt_leaf_cache {
+	uint64_t pt_id;
+	uint64_t gen;
+	uint64_t tag;
+	void *tbl;
+};
+
+static _Thread_local struct pt_leaf_cache pt_lc;
+
+PT_ALGO uint64_t pt_lc_tag(const struct iopt_pgtable *pt, uint64_t va)
+{
+	return va >> pt->leaf_tag_shift;
+}
+
+/* Returns the cached leaf table for va, or NULL and the generation to
+ * fill with after a walk. */
+PT_ALGO void *pt_lc_lookup(const struct iopt_pgtable *pt, uint64_t va,
+			   uint64_t *gen)
+{
+	/* Acquire: pairs with the release increment in pt_unlinked(). */
+	uint64_t g = plat_load_acq64(&pt->unlink_gen);
+
+	*gen = g;
+	if (pt_lc.pt_id == pt->id && pt_lc.tag == pt_lc_tag(pt, va) &&
+	    pt_lc.gen == g)
+		return pt_lc.tbl;
+	return NULL;
+}
+
+PT_ALGO void pt_lc_fill(const struct iopt_pgtable *pt, uint64_t va, void *tbl,
+			uint64_t gen)
+{
+	pt_lc.pt_id = pt->id;
+	pt_lc.gen = gen;
+	pt_lc.tag = pt_lc_tag(pt, va);
+	pt_lc.tbl = tbl;
+}
+
+/* A table was unlinked: invalidate every thread's cached leaf tables. */
+static inline void pt_unlinked(struct iopt_pgtable *pt)
+{
+	plat_fetch_add_acq_rel64(&pt->unlink_gen, 1);
 }
 
 /* Wait for a run break in progress (item 4). */
@@ -191,7 +261,7 @@ PT_ALGO bool pt_publish(const struct pt_fmt *F, struct iopt_pgtable *pt,
 }
 
 /* Install an empty table below the empty entry tbl[idx] at depth d. */
-PT_ALGO int pt_install_table(const struct pt_fmt *F, struct iopt_pgtable *pt,
+PT_COLD int pt_install_table(const struct pt_fmt *F, struct iopt_pgtable *pt,
 			     void *tbl, unsigned idx, unsigned d,
 			     uint64_t *pte)
 {
@@ -210,7 +280,7 @@ PT_ALGO int pt_install_table(const struct pt_fmt *F, struct iopt_pgtable *pt,
  * depth d + 1 that map the whole block with its attributes (item 3).
  * Returns 0 whether this thread or a racing one split it, -ENOMEM.
  */
-PT_ALGO int pt_split_block(const struct pt_fmt *F, struct iopt_pgtable *pt,
+PT_COLD int pt_split_block(const struct pt_fmt *F, struct iopt_pgtable *pt,
 			   void *tbl, unsigned idx, uint64_t pte, unsigned d)
 {
 	unsigned lvl = pt_lvl(pt, d), size_lg2;
@@ -236,7 +306,7 @@ PT_ALGO int pt_split_block(const struct pt_fmt *F, struct iopt_pgtable *pt,
  * Break the run containing item idx of tbl (depth d) into single items
  * (item 4). va is the input address of item idx.
  */
-PT_ALGO void pt_break_run(const struct pt_fmt *F, struct iopt_pgtable *pt,
+PT_COLD void pt_break_run(const struct pt_fmt *F, struct iopt_pgtable *pt,
 			  void *tbl, unsigned idx, unsigned d, uint64_t va)
 {
 	unsigned lvl = pt_lvl(pt, d);
@@ -285,16 +355,29 @@ PT_ALGO void pt_break_run(const struct pt_fmt *F, struct iopt_pgtable *pt,
 
 /* ---- unmap ------------------------------------------------------------ */
 
-PT_ALGO void pt_gather_add(struct iopt_pgtable *pt, struct iopt_gather *g,
-			   uint64_t va, uint64_t size)
+/* n removed leaves of size bytes from va: one add_page each, one gather
+ * update for all. */
+PT_ALGO void pt_gather_range(struct iopt_pgtable *pt, struct iopt_gather *g,
+			     uint64_t va, uint64_t n, uint64_t size)
 {
-	if (pt->cfg.tlb && pt->cfg.tlb->add_page)
-		pt->cfg.tlb->add_page(g, va, size, pt->cfg.tlb_cookie);
+	const struct iopt_tlb_ops *tlb = pt->cfg.tlb;
+
+	if (tlb && tlb->add_page) {
+		void (*add)(struct iopt_gather *, uint64_t, uint64_t, void *) =
+			tlb->add_page;
+		void *cookie = pt->cfg.tlb_cookie;
+
+		for (uint64_t i = 0; i < n; i++, va += size)
+			add(g, va, size, cookie);
+		va -= n * size;
+	}
 	if (g) {
+		uint64_t last = va + (n * size - 1);
+
 		if (va < g->start)
 			g->start = va;
-		if (va + (size - 1) > g->last)
-			g->last = va + (size - 1);
+		if (last > g->last)
+			g->last = last;
 		if (!g->pgsize || size < g->pgsize)
 			g->pgsize = size;
 	}
@@ -305,7 +388,7 @@ PT_ALGO void pt_gather_add(struct iopt_pgtable *pt, struct iopt_gather *g,
  * free its subtree after the TLB no longer holds walks through it and a
  * grace period has passed. Returns false if the entry changed (reload).
  */
-PT_ALGO bool pt_remove_table(const struct pt_fmt *F, struct iopt_pgtable *pt,
+PT_COLD bool pt_remove_table(const struct pt_fmt *F, struct iopt_pgtable *pt,
 			     void *tbl, unsigned idx, uint64_t pte, unsigned d,
 			     uint64_t va, bool *nomem)
 {
@@ -320,6 +403,7 @@ PT_ALGO bool pt_remove_table(const struct pt_fmt *F, struct iopt_pgtable *pt,
 		pt_defer_cancel(rec);
 		return false;
 	}
+	pt_unlinked(pt);
 	pt_sync_entries(F, pt, tbl, idx, 1);
 	if (pt->cfg.tlb && pt->cfg.tlb->flush_walk) {
 		pt->cfg.tlb->flush_walk(va, 1ull << pt->shift[d],
@@ -348,9 +432,14 @@ PT_ALGO int64_t pt_unmap_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 	while (left) {
 		void *tbl = pt->top;
 		unsigned d = 0, idx;
-		uint64_t pte;
+		uint64_t pte, gen = 0;
 		enum pt_kind kind;
+		void *leaf_tbl = pt_last(pt, D) ? pt_lc_lookup(pt, va, &gen) : NULL;
 
+		if (leaf_tbl) {
+			tbl = leaf_tbl;
+			d = D;
+		}
 		/* Descend to depth D, splitting larger leaves on the way. */
 		for (;;) {
 			idx = pt_index(pt, va, d);
@@ -379,6 +468,8 @@ PT_ALGO int64_t pt_unmap_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 		}
 		if (kind == PT_EMPTY || nomem)
 			break;
+		if (!leaf_tbl && pt_last(pt, D))
+			pt_lc_fill(pt, va, tbl, gen);
 
 		/* Clear items [idx, end) of this table at depth D. */
 		unsigned first = idx;
@@ -386,6 +477,29 @@ PT_ALGO int64_t pt_unmap_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 		unsigned lvl = pt_lvl(pt, D);
 		bool hole = false;
 
+		if (pt_last(pt, D)) {
+			/* Item 2, fast path: a run of plain leaves is cleared
+			 * with plain stores and gathered once. */
+			unsigned i = idx;
+
+			for (; i < end; i++) {
+				pte = pt_load_rlx(F, tbl, i);
+				if (F->kind(pt, pte, true) != PT_LEAF ||
+				    F->is_run(pt, pte, lvl))
+					break;
+				pt_store_rlx(F, tbl, i, 0);
+			}
+			if (i > idx) {
+				uint64_t n = i - idx;
+
+				pt_gather_range(pt, gather, va, n, item);
+				cleared_leaf = true;
+				unmapped += n * item;
+				left -= n;
+				va += n * item;
+				idx = i;
+			}
+		}
 		while (idx < end) {
 			pte = pt_load_acq(F, tbl, idx);
 			kind = pt_kind_of(F, pt, pte, D);
@@ -421,7 +535,7 @@ PT_ALGO int64_t pt_unmap_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 					if (!pt_cas(F, tbl, idx, &old, 0))
 						continue;
 				}
-				pt_gather_add(pt, gather, va, item);
+				pt_gather_range(pt, gather, va, 1, item);
 				cleared_leaf = true;
 			}
 			unmapped += item;
@@ -441,7 +555,7 @@ PT_ALGO int64_t pt_unmap_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 /* ---- map -------------------------------------------------------------- */
 
 /* Undo the leaves this call wrote in tbl[first, idx) after a failure. */
-PT_ALGO void pt_unwrite(const struct pt_fmt *F, struct iopt_pgtable *pt,
+PT_COLD void pt_unwrite(const struct pt_fmt *F, struct iopt_pgtable *pt,
 			void *tbl, unsigned first, unsigned idx, unsigned d)
 {
 	for (unsigned i = first; i < idx; i++) {
@@ -487,7 +601,7 @@ static bool pt_subtree_empty(const struct pt_fmt *F, struct iopt_pgtable *pt,
  * table is replaced, its walks invalidated, and it is freed after a grace
  * period. Returns 0, -EEXIST or -ENOMEM.
  */
-PT_ALGO int pt_write_upper_leaf(const struct pt_fmt *F, struct iopt_pgtable *pt,
+PT_COLD int pt_write_upper_leaf(const struct pt_fmt *F, struct iopt_pgtable *pt,
 				void *tbl, unsigned idx, unsigned d,
 				uint64_t leaf, uint64_t va)
 {
@@ -513,6 +627,7 @@ PT_ALGO int pt_write_upper_leaf(const struct pt_fmt *F, struct iopt_pgtable *pt,
 		pt_defer_cancel(rec);
 		return -EEXIST;
 	}
+	pt_unlinked(pt);
 	if (pt->cfg.tlb && pt->cfg.tlb->flush_walk) {
 		pt->cfg.tlb->flush_walk(va, 1ull << pt->shift[d],
 					1ull << pt->shift[pt->levels - 1],
@@ -541,19 +656,20 @@ PT_ALGO int pt_map_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 	while (left) {
 		void *tbl = pt->top;
 		unsigned idx;
-		uint64_t pte;
+		uint64_t pte, gen = 0;
+		void *leaf_tbl = pt_last(pt, D) ? pt_lc_lookup(pt, va, &gen) : NULL;
 
-		for (unsigned d = 0; d < D; d++) {
+		for (unsigned d = 0; d < D && !leaf_tbl; d++) {
 			idx = pt_index(pt, va, d);
 			/* Acquire: pairs with the release CAS in pt_publish(). */
 			pte = pt_load_acq(F, tbl, idx);
-			enum pt_kind kind = pt_kind_of(F, pt, pte, d);
+			enum pt_kind kind = pt_kind_upper(F, pt, pte);
 
 			if (kind == PT_EMPTY) {
 				ret = pt_install_table(F, pt, tbl, idx, d, &pte);
 				if (ret)
 					goto undo;
-				kind = pt_kind_of(F, pt, pte, d);
+				kind = pt_kind_upper(F, pt, pte);
 			}
 			if (kind != PT_TABLE) {
 				ret = -EEXIST;
@@ -561,6 +677,10 @@ PT_ALGO int pt_map_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 			}
 			tbl = pt_follow(F, pt, tbl, idx, pte, d);
 		}
+		if (leaf_tbl)
+			tbl = leaf_tbl;
+		else if (pt_last(pt, D))
+			pt_lc_fill(pt, va, tbl, gen);
 
 		idx = pt_index(pt, va, D);
 		unsigned first = idx;

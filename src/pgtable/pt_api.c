@@ -10,6 +10,9 @@
 
 #include "pt_internal.h"
 
+/* Identifies tables for the per-thread leaf-table caches. */
+static uint64_t pt_next_id;
+
 const char *iopt_fmt_name(enum iopt_fmt fmt)
 {
 	switch (fmt) {
@@ -264,6 +267,10 @@ int iopt_alloc(const struct iopt_cfg *cfg, struct iopt_pgtable **out)
 	if (ret)
 		goto fail;
 
+	for (unsigned d = 0; d < pt->levels; d++)
+		pt->idx_mask[d] = (1u << pt->bits[d]) - 1;
+	pt->leaf_tag_shift = pt->shift[pt->levels - 1] + pt->bits[pt->levels - 1];
+	pt->id = plat_fetch_add_acq_rel64(&pt_next_id, 1) + 1;
 	for (unsigned i = 0; i < pt->nr_sizes; i++) {
 		pt->size_idx[pt->sizes[i].lg2] = (uint8_t)(i + 1);
 		pt->info.pgsize_bitmap |= 1ull << pt->sizes[i].lg2;

@@ -58,8 +58,9 @@ struct iopt_pgtable;
 struct pt_fmt {
 	unsigned entry_lg2;	/* 3: 64-bit descriptors, 2: 32-bit */
 	uint64_t sync_bit;	/* software "table entry synced" bit, or 0 */
+	/* last: the descriptor is at the last level (no tables there). */
 	enum pt_kind (*kind)(const struct iopt_pgtable *pt, uint64_t pte,
-			     unsigned lvl);
+			     bool last);
 	/* The leaf is an item of a run (contiguous hint, large page, ...). */
 	bool (*is_run)(const struct iopt_pgtable *pt, uint64_t pte,
 		       unsigned lvl);
@@ -118,6 +119,7 @@ struct iopt_pgtable {
 	unsigned start_level;
 	uint8_t shift[PT_MAX_DEPTH];	/* item size lg2 */
 	uint8_t bits[PT_MAX_DEPTH];	/* index bits */
+	uint32_t idx_mask[PT_MAX_DEPTH];	/* (1 << bits) - 1 */
 	size_t table_bytes[PT_MAX_DEPTH];
 	struct pt_size sizes[PT_MAX_SIZES];
 	unsigned nr_sizes;
@@ -130,6 +132,8 @@ struct iopt_pgtable {
 	/* Format data set by the format's setup. */
 	uint64_t prot_bits[IOPT_PROT_MASK + 1];	/* leaf attributes by prot */
 	uint64_t table_attr_base;	/* bits every table entry carries */
+	uint64_t addr_mask;		/* LPAE: output address field */
+	bool oa52;			/* LPAE: OA[51:48] in bits 15:12 */
 	uint8_t size_idx[64];		/* page size lg2 -> sizes[] + 1 */
 
 	void *top;
@@ -143,6 +147,10 @@ struct iopt_pgtable {
 	 * bits 63:1 = syncs begun; sync_done = highest completed sync. */
 	uint64_t sync_state;
 	uint64_t sync_done;
+
+	uint64_t id;			/* unique per table ever created */
+	unsigned leaf_tag_shift;	/* va bits above one leaf table */
+	uint64_t unlink_gen;		/* bumped when any table is unlinked */
 
 	/* Counters, updated atomically. */
 	uint64_t deferred;		/* RCU frees not yet run */

@@ -4,14 +4,11 @@
  * clock, sched_getcpu() and liburcu's bulletproof flavour.
  */
 #define _GNU_SOURCE
-#define _LGPL_SOURCE
 #include "platform.h"
 
 #include <sched.h>
 #include <time.h>
 #include <unistd.h>
-
-#include <urcu-bp.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -101,21 +98,8 @@ void plat_debug_yield(void)
  * callback releases its head, which the callback acquires.
  */
 #ifdef PLAT_TSAN
-static char rcu_tsan_token;
+char plat_rcu_tsan_token;
 #endif
-
-void plat_rcu_read_lock(void)
-{
-	urcu_bp_read_lock();
-}
-
-void plat_rcu_read_unlock(void)
-{
-#ifdef PLAT_TSAN
-	__tsan_release(&rcu_tsan_token);
-#endif
-	urcu_bp_read_unlock();
-}
 
 static void plat_rcu_trampoline(struct rcu_head *urcu_head)
 {
@@ -123,7 +107,7 @@ static void plat_rcu_trampoline(struct rcu_head *urcu_head)
 
 #ifdef PLAT_TSAN
 	__tsan_acquire(head);
-	__tsan_acquire(&rcu_tsan_token);
+	__tsan_acquire(&plat_rcu_tsan_token);
 #endif
 	head->fn(head);
 }

@@ -230,8 +230,32 @@ struct plat_rcu_head {
 	plat_rcu_fn fn;
 };
 
-void plat_rcu_read_lock(void);
-void plat_rcu_read_unlock(void);
+/*
+ * Read-side sections are inline: they sit on every map/unmap call. They
+ * may nest and may block; no registration is needed (urcu-bp).
+ */
+#ifndef _LGPL_SOURCE
+#define _LGPL_SOURCE
+#endif
+#include <urcu-bp.h>
+
+#ifdef PLAT_TSAN
+extern char plat_rcu_tsan_token;
+#endif
+
+static inline void plat_rcu_read_lock(void)
+{
+	urcu_bp_read_lock();
+}
+
+static inline void plat_rcu_read_unlock(void)
+{
+#ifdef PLAT_TSAN
+	/* Pairs with the acquire in every RCU callback (platform.c). */
+	__tsan_release(&plat_rcu_tsan_token);
+#endif
+	urcu_bp_read_unlock();
+}
 
 /*
  * Queue fn(head) to run after every read-side section that has begun
