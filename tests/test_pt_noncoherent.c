@@ -175,8 +175,16 @@ static void test_one_sync_per_run(void **state)
 	tmem_destroy(&m);
 }
 
-/* An entry installed but not yet marked synced (its installer is slow):
- * the next user syncs it himself, and marks it. */
+static void *map_one(void *arg)
+{
+	struct iopt_pgtable *pt = arg;
+
+	return (void *)(intptr_t)iopt_map_pages(pt, SZ_2M + SZ_4K, 0, SZ_4K, 1,
+						IOPT_READ, NULL);
+}
+
+/* An entry installed by another thread but not yet marked synced (its
+ * installer is slow): the next user syncs it himself, and marks it. */
 static void test_unsynced_entry_is_kicked(void **state)
 {
 	struct tmem m;
@@ -199,8 +207,13 @@ static void test_unsynced_entry_is_kicked(void **state)
 	__atomic_fetch_and(&host[idx], ~(1ull << 55), __ATOMIC_RELAXED);
 	dev[idx] = 0;
 	expect_dev(pt, &m, SZ_2M, false, 0);
-	assert_int_equal(iopt_map_pages(pt, SZ_2M + SZ_4K, 0, SZ_4K, 1, IOPT_READ,
-					NULL), 0);
+	/* A thread that has never walked there (no cached leaf table). */
+	pthread_t th;
+	void *ret;
+
+	pthread_create(&th, NULL, map_one, pt);
+	pthread_join(th, &ret);
+	assert_int_equal((intptr_t)ret, 0);
 	assert_true(host[idx] >> 55 & 1);
 	expect_dev(pt, &m, SZ_2M, true, 0);
 	expect_dev(pt, &m, SZ_2M + SZ_4K, true, 0);
