@@ -234,8 +234,8 @@ struct plat_rcu_head {
  * Read-side sections are inline: they sit on every map/unmap call. They
  * may nest and may block; no registration is needed (urcu-bp).
  */
-#ifndef _LGPL_SOURCE
-#define _LGPL_SOURCE
+#if !defined(IOPT_URCU_OUT_OF_LINE) && !defined(_LGPL_SOURCE)
+#define _LGPL_SOURCE	/* inline read side; see CMakeLists.txt for when not */
 #endif
 #include <urcu-bp.h>
 
