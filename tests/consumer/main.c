@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/* A program built against the installed library only. */
+#include <stdio.h>
+
+#include <iopgtable/pgtable.h>
+
+int main(void)
+{
+	struct iopt_cfg cfg = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
+				.ias = 48, .oas = 48, .coherent_walk = true };
+	struct iopt_pgtable *pt;
+	uint64_t pa = 0;
+
+	if (iopt_alloc(&cfg, &pt))
+		return 1;
+	if (iopt_map_pages(pt, 0x200000, 0x40000000, 0x200000, 1, IOPT_READ,
+			   NULL) ||
+	    iopt_iova_to_phys(pt, 0x212345, &pa) || pa != 0x40012345) {
+		iopt_free(pt);
+		return 1;
+	}
+	iopt_free(pt);
+	printf("consumer: ok (%s)\n", iopt_fmt_name(IOPT_ARM_64_LPAE_S1));
+	return 0;
+}
