@@ -119,8 +119,8 @@ static long run(const struct tcfg *t, const struct op *setup, size_t nsetup,
 
 static void test_every_allocation_point(void **state)
 {
-	struct tcfg t[8];
-	size_t nt = tu_lpae_sample(t, 8);
+	struct tcfg t[16];
+	size_t nt = tu_sample(t, 16);
 
 	(void)state;
 	for (size_t i = 0; i < nt; i++) {

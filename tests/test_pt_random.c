@@ -180,8 +180,8 @@ static void stress_one(const struct tcfg *t, long ops, uint64_t seed)
 
 static void test_random_differential(void **state)
 {
-	struct tcfg t[8];
-	size_t n = tu_lpae_sample(t, 8);
+	struct tcfg t[16];
+	size_t n = tu_sample(t, 16);
 
 	(void)state;
 	for (size_t i = 0; i < n; i++)

@@ -51,7 +51,7 @@ size_t tu_lpae_matrix(struct tcfg *out, size_t max)
 	return n;
 }
 
-size_t tu_lpae_sample(struct tcfg *out, size_t max)
+size_t tu_sample(struct tcfg *out, size_t max)
 {
 	size_t n = 0;
 
@@ -61,6 +61,10 @@ size_t tu_lpae_sample(struct tcfg *out, size_t max)
 	tu_add(out, &n, max, IOPT_ARM_64_LPAE_S2, 65536, 48, 52);
 	tu_add(out, &n, max, IOPT_ARM_32_LPAE_S1, 4096, 32, 40);
 	tu_add(out, &n, max, IOPT_ARM_32_LPAE_S2, 4096, 40, 40);
+	tu_add(out, &n, max, IOPT_ARM_V7S, 4096, 32, 32);
+	tu_add(out, &n, max, IOPT_ARM_V7S, 4096, 32, 35);
+	out[n - 1].cfg.quirks = IOPT_QUIRK_MTK_EXT | IOPT_QUIRK_NO_PERMS;
+	snprintf(out[n - 1].name, sizeof(out[n - 1].name), "v7s/mtk/oas35");
 	return n;
 }
 
@@ -259,7 +263,7 @@ unsigned tu_expect_prot(enum iopt_fmt fmt, uint32_t quirks, unsigned prot)
 		break;
 	case IOPT_ARM_V7S:
 		if (quirks & IOPT_QUIRK_NO_PERMS)
-			e = (e & ~(IOPT_WRITE | IOPT_PRIV)) | IOPT_READ |
+			e = (e & ~(IOPT_PRIV | IOPT_NOEXEC)) | IOPT_READ |
 			    IOPT_WRITE;
 		else
 			e |= IOPT_READ | (prot & IOPT_PRIV);

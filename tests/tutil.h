@@ -30,9 +30,10 @@ struct tcfg {
 
 /* Fill out[] with the LPAE matrix; returns the count. */
 size_t tu_lpae_matrix(struct tcfg *out, size_t max);
-/* A handful of representative LPAE configurations (one per format and
- * granule) for the longer suites. */
-size_t tu_lpae_sample(struct tcfg *out, size_t max);
+/* A handful of representative configurations (every format, every LPAE
+ * granule, v7s with and without the MediaTek extension) for the longer
+ * suites. */
+size_t tu_sample(struct tcfg *out, size_t max);
 
 /* ---- reference walker ------------------------------------------------- */
 

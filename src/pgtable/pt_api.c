@@ -10,6 +10,9 @@
 
 #include "pt_internal.h"
 
+#define PT_V7S_MEM_BASE 0x80000000ull
+#define PT_V7S_MEM_SIZE 0x80000000ull
+
 /* Identifies tables for the per-thread leaf-table caches. */
 static uint64_t pt_next_id;
 
@@ -258,7 +261,16 @@ int iopt_alloc(const struct iopt_cfg *cfg, struct iopt_pgtable **out)
 	pt->cfg = *cfg;
 	if (!pt->cfg.granule)
 		pt->cfg.granule = 4096;
-	if (!pt->cfg.mem) {
+	if (!pt->cfg.mem && cfg->fmt == IOPT_ARM_V7S) {
+		/* v7s tables need 32-bit physical addresses, which host memory
+		 * does not have: a private simulated window at 2-4 GiB. */
+		ret = iopt_physmem_create(PT_V7S_MEM_BASE, PT_V7S_MEM_SIZE,
+					  &pt->own_mem);
+		if (ret)
+			goto fail;
+		pt->cfg.mem = iopt_physmem_mem_ops();
+		pt->cfg.mem_ctx = pt->own_mem;
+	} else if (!pt->cfg.mem) {
 		pt->cfg.mem = &pt_default_mem;
 		pt->cfg.mem_ctx = NULL;
 		pt->identity = true;
@@ -311,6 +323,7 @@ int iopt_alloc(const struct iopt_cfg *cfg, struct iopt_pgtable **out)
 	*out = pt;
 	return 0;
 fail:
+	iopt_physmem_destroy(pt->own_mem);
 	free(pt);
 	return ret;
 }
@@ -326,5 +339,6 @@ void iopt_free(struct iopt_pgtable *pt)
 	pt->impl->free_subtree(pt, pt->top, 0);
 	pt_table_free_now(pt, pt->top, pt->top_pa, 0);
 	plat_mutex_destroy(&pt->split_lock);
+	iopt_physmem_destroy(pt->own_mem);
 	free(pt);
 }

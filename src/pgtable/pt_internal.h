@@ -21,6 +21,8 @@
 
 #include <iopgtable/pgtable.h>
 
+#include <iopgtable/physmem.h>
+
 #include "../platform/platform.h"
 
 #define PT_MAX_DEPTH 4
@@ -139,6 +141,7 @@ struct iopt_pgtable {
 	void *top;
 	uint64_t top_pa;
 	bool identity;			/* default allocator: pa == va */
+	struct iopt_physmem *own_mem;	/* default v7s table memory */
 
 	struct plat_spinlock lock;	/* serialised mode only */
 	struct plat_mutex split_lock;	/* breaking runs only */

@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Simulated physical memory (include/iopgtable/physmem.h).
+ *
+ * Frames (2 MiB of host memory each) hang off a two-level radix: a top
+ * array of leaves of 4096 frame pointers. Leaves and frames are created on
+ * first use and published with a release compare-and-swap; lookups load
+ * them with acquire, which pairs with it, so translation takes no lock. The
+ * allocator (bump pointer plus one free list per size) and its record of
+ * live blocks (an open-addressing hash) are under a mutex.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <iopgtable/physmem.h>
+
+#include "../platform/platform.h"
+
+#define FRAME_LG2 21
+#define LEAF_LG2 12
+#define LEAF_FRAMES (1u << LEAF_LG2)
+#define MIN_LG2 6
+#define MAX_LG2 FRAME_LG2
+
+struct pm_block {		/* a live allocation, in the hash */
+	uint64_t pa;		/* UINT64_MAX: empty slot */
+	uint64_t size;
+};
+
+struct iopt_physmem {
+	uint64_t base, size;
+	uint64_t nleaves;
+	uint64_t *leaves;	/* uint64_t holding a pointer to uint64_t[4096] */
+
+	struct plat_mutex lock;
+	uint64_t brk;		/* offset of never-allocated space */
+	uint64_t free_head[MAX_LG2 + 1];	/* pa + 1 of a free block, 0: none */
+	struct pm_block *live;
+	uint64_t live_cap, live_n;
+	uint64_t used;
+};
+
+int iopt_physmem_create(uint64_t base, uint64_t size, struct iopt_physmem **out)
+{
+	struct iopt_physmem *pm;
+
+	if (!out || !size || (base | size) & (IOPT_PHYSMEM_FRAME - 1) ||
+	    base + size < base || (size >> FRAME_LG2) > (1ull << 32))
+		return -EINVAL;
+	pm = calloc(1, sizeof(*pm));
+	if (!pm)
+		return -ENOMEM;
+	pm->base = base;
+	pm->size = size;
+	pm->nleaves = ((size >> FRAME_LG2) + LEAF_FRAMES - 1) >> LEAF_LG2;
+	pm->leaves = calloc(pm->nleaves, sizeof(uint64_t));
+	pm->live_cap = 64;
+	pm->live = malloc(pm->live_cap * sizeof(*pm->live));
+	if (!pm->leaves || !pm->live || plat_mutex_init(&pm->lock)) {
+		free(pm->leaves);
+		free(pm->live);
+		free(pm);
+		return -ENOMEM;
+	}
+	memset(pm->live, 0xff, pm->live_cap * sizeof(*pm->live));
+	*out = pm;
+	return 0;
+}
+
+void iopt_physmem_destroy(struct iopt_physmem *pm)
+{
+	if (!pm)
+		return;
+	for (uint64_t l = 0; l < pm->nleaves; l++) {
+		uint64_t *leaf = (uint64_t *)(uintptr_t)pm->leaves[l];
+
+		if (!leaf)
+			continue;
+		for (unsigned f = 0; f < LEAF_FRAMES; f++)
+			free((void *)(uintptr_t)leaf[f]);
+		free(leaf);
+	}
+	plat_mutex_destroy(&pm->lock);
+	free(pm->leaves);
+	free(pm->live);
+	free(pm);
+}
+
+/* Load *slot, or create it with mk(bytes) and publish it. */
+static void *pm_slot(uint64_t *slot, size_t bytes)
+{
+	/* Acquire: pairs with the release CAS below. */
+	uint64_t v = plat_load_acq64(slot);
+
+	if (plat_likely(v))
+		return (void *)(uintptr_t)v;
+	void *p = calloc(1, bytes);
+
+	if (!p)
+		return NULL;
+	uint64_t old = 0;
+
+	if (plat_cas_rel64(slot, &old, (uint64_t)(uintptr_t)p))
+		return p;
+	free(p);		/* lost the race: use the winner's */
+	return (void *)(uintptr_t)old;
+}
+
+void *iopt_physmem_ptr(struct iopt_physmem *pm, uint64_t pa, size_t len)
+{
+	uint64_t off = pa - pm->base;
+
+	if (pa < pm->base || off >= pm->size || !len || len > pm->size - off ||
+	    (off >> FRAME_LG2) != ((off + len - 1) >> FRAME_LG2))
+		return NULL;
+	uint64_t frame = off >> FRAME_LG2;
+	uint64_t *leaf = pm_slot(&pm->leaves[frame >> LEAF_LG2],
+				 LEAF_FRAMES * sizeof(uint64_t));
+
+	if (!leaf)
+		return NULL;
+	uint8_t *f = pm_slot(&leaf[frame & (LEAF_FRAMES - 1)], IOPT_PHYSMEM_FRAME);
+
+	return f ? f + (off & (IOPT_PHYSMEM_FRAME - 1)) : NULL;
+}
+
+/* ---- live-block hash (under pm->lock) ------------------------------------ */
+
+static uint64_t pm_hash(uint64_t pa, uint64_t cap)
+{
+	return (pa * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
+}
+
+static struct pm_block *pm_find(struct iopt_physmem *pm, uint64_t pa)
+{
+	for (uint64_t i = pm_hash(pa, pm->live_cap);; i = (i + 1) & (pm->live_cap - 1)) {
+		if (pm->live[i].pa == pa || pm->live[i].pa == UINT64_MAX)
+			return &pm->live[i];
+	}
+}
+
+static int pm_grow(struct iopt_physmem *pm)
+{
+	struct pm_block *old = pm->live;
+	uint64_t cap = pm->live_cap;
+	struct pm_block *n = malloc(2 * cap * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	memset(n, 0xff, 2 * cap * sizeof(*n));
+	pm->live = n;
+	pm->live_cap = 2 * cap;
+	for (uint64_t i = 0; i < cap; i++)
+		if (old[i].pa != UINT64_MAX)
+			*pm_find(pm, old[i].pa) = old[i];
+	free(old);
+	return 0;
+}
+
+/* Remove the entry at b, re-inserting the rest of its probe chain. */
+static void pm_erase(struct iopt_physmem *pm, struct pm_block *b)
+{
+	uint64_t i = (uint64_t)(b - pm->live), mask = pm->live_cap - 1;
+
+	pm->live[i].pa = UINT64_MAX;
+	for (i = (i + 1) & mask; pm->live[i].pa != UINT64_MAX; i = (i + 1) & mask) {
+		struct pm_block e = pm->live[i];
+
+		pm->live[i].pa = UINT64_MAX;
+		*pm_find(pm, e.pa) = e;
+	}
+}
+
+int iopt_physmem_alloc(struct iopt_physmem *pm, size_t size, uint64_t *pa)
+{
+	unsigned lg2;
+	uint64_t p = 0;
+	int ret = 0;
+
+	if (size < (1u << MIN_LG2) || size > IOPT_PHYSMEM_FRAME ||
+	    (size & (size - 1)))
+		return -EINVAL;
+	lg2 = (unsigned)__builtin_ctzll(size);
+	plat_mutex_lock(&pm->lock);
+	if ((pm->live_n + 1) * 2 > pm->live_cap && pm_grow(pm)) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (pm->free_head[lg2]) {
+		p = pm->free_head[lg2] - 1;
+		uint64_t *node = iopt_physmem_ptr(pm, p, sizeof(uint64_t));
+
+		pm->free_head[lg2] = *node;
+	} else {
+		uint64_t off = (pm->brk + size - 1) & ~((uint64_t)size - 1);
+
+		if (off > pm->size || size > pm->size - off) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		p = pm->base + off;
+		pm->brk = off + size;
+	}
+	void *host = iopt_physmem_ptr(pm, p, size);
+
+	if (!host) {
+		/* No host memory for the frame: the block is lost to the
+		 * window (bump space) but nothing else changes. */
+		ret = -ENOMEM;
+		goto out;
+	}
+	memset(host, 0, size);
+	*pm_find(pm, p) = (struct pm_block){ p, size };
+	pm->live_n++;
+	pm->used += size;
+	*pa = p;
+out:
+	plat_mutex_unlock(&pm->lock);
+	return ret;
+}
+
+int iopt_physmem_free(struct iopt_physmem *pm, uint64_t pa, size_t size)
+{
+	int ret = 0;
+
+	plat_mutex_lock(&pm->lock);
+	struct pm_block *b = pm_find(pm, pa);
+
+	if (b->pa != pa || b->size != size) {
+		ret = -EINVAL;
+		goto out;
+	}
+	pm_erase(pm, b);
+	pm->live_n--;
+	pm->used -= size;
+	unsigned lg2 = (unsigned)__builtin_ctzll(size);
+	uint64_t *node = iopt_physmem_ptr(pm, pa, sizeof(uint64_t));
+
+	*node = pm->free_head[lg2];
+	pm->free_head[lg2] = pa + 1;
+out:
+	plat_mutex_unlock(&pm->lock);
+	return ret;
+}
+
+uint64_t iopt_physmem_used(const struct iopt_physmem *pm)
+{
+	struct iopt_physmem *p = (struct iopt_physmem *)pm;
+	uint64_t u;
+
+	plat_mutex_lock(&p->lock);
+	u = p->used;
+	plat_mutex_unlock(&p->lock);
+	return u;
+}
+
+static void *pm_ops_alloc(size_t size, uint64_t *pa, void *ctx)
+{
+	struct iopt_physmem *pm = ctx;
+
+	if (iopt_physmem_alloc(pm, size < 64 ? 64 : size, pa))
+		return NULL;
+	return iopt_physmem_ptr(pm, *pa, size);
+}
+
+static void pm_ops_free(void *va, uint64_t pa, size_t size, void *ctx)
+{
+	(void)va;
+	iopt_physmem_free(ctx, pa, size < 64 ? 64 : size);
+}
+
+static void *pm_ops_p2v(uint64_t pa, void *ctx)
+{
+	return iopt_physmem_ptr(ctx, pa, 1);
+}
+
+static void pm_ops_sync(void *va, size_t size, void *ctx)
+{
+	(void)va;
+	(void)size;
+	(void)ctx;
+}
+
+static const struct iopt_mem_ops pm_ops = {
+	.alloc = pm_ops_alloc,
+	.free = pm_ops_free,
+	.phys_to_virt = pm_ops_p2v,
+	.sync = pm_ops_sync,
+};
+
+const struct iopt_mem_ops *iopt_physmem_mem_ops(void)
+{
+	return &pm_ops;
+}
