@@ -52,6 +52,24 @@ void plat_mutex_unlock(struct plat_mutex *m)
 	PLAT_YIELD();
 }
 
+int plat_thread_start(struct plat_thread *t, void *(*fn)(void *), void *arg)
+{
+	return -pthread_create(&t->t, NULL, fn, arg);
+}
+
+void plat_thread_join(struct plat_thread *t)
+{
+	pthread_join(t->t, NULL);
+}
+
+void plat_sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
+
+	while (nanosleep(&ts, &ts))
+		;
+}
+
 uint64_t plat_clock_ns(void)
 {
 	struct timespec ts;

@@ -209,6 +209,18 @@ void plat_mutex_destroy(struct plat_mutex *m);
 void plat_mutex_lock(struct plat_mutex *m);
 void plat_mutex_unlock(struct plat_mutex *m);
 
+/* ---- threads ---------------------------------------------------------- */
+
+struct plat_thread {
+	pthread_t t;
+};
+
+/* Start fn(arg) on a new thread. 0 or a negative errno. */
+int plat_thread_start(struct plat_thread *t, void *(*fn)(void *), void *arg);
+void plat_thread_join(struct plat_thread *t);
+/* Sleep the calling thread (timer threads only). */
+void plat_sleep_ns(uint64_t ns);
+
 /* ---- time and CPU ----------------------------------------------------- */
 
 /* Monotonic nanoseconds. */

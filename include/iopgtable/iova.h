@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * IOVA allocation: a striped range allocator with per-CPU caches, and the
+ * invalidation policies that decide when a freed range may be reused.
+ *
+ * Addresses are in pages ("pfn") of the domain's granule. Ranges are
+ * [pfn, pfn + size). Limits are inclusive: limit_pfn is the highest page
+ * an allocation may include (for a 32-bit DMA mask, 2^32 / granule - 1).
+ *
+ * Allocator (iopt_iova_*): allocation is top-down below a limit; every
+ * range is aligned to the power of two at or above its size. Worst case
+ * O(log space) per allocation and free for sizes up to a stripe chunk,
+ * whatever the fragmentation (a buddy system over 64-ary radix bitmaps).
+ * The space is interleaved in chunks among stripes, each with its own lock,
+ * so that CPUs rarely share one and every stripe has space below every
+ * limit. Larger requests lock every stripe and scan chunks.
+ *
+ * Per-CPU caches: freed ranges of 1 to 2^max_cached_order pages (sizes
+ * rounded up to powers of two) go to a per-CPU magazine (127 entries by
+ * default) with a spare; full magazines go to a per-size depot that is
+ * trimmed back over time. "cpu" arguments name the CPU whose cache is used:
+ * IOPT_IOVA_CPU_SELF for the caller's, or any number below nr_cpus, so
+ * that one thread can act as any of many CPUs.
+ *
+ * Concurrency: every function except create/destroy may be called from any
+ * thread at any time. Each stripe, each CPU cache and each depot has a
+ * lock; none is held across calls. See docs/iova.md.
+ */
+#ifndef IOPGTABLE_IOVA_H
+#define IOPGTABLE_IOVA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <iopgtable/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define IOPT_IOVA_CPU_SELF (~0u)
+
+/* When a cached allocation fails in the tree, flush the CPU caches. */
+enum iopt_iova_flush {
+	IOPT_IOVA_FLUSH_LAST_RETRY,	/* only before the last try (default) */
+	IOPT_IOVA_FLUSH_NEVER,
+	IOPT_IOVA_FLUSH_EVERY_RETRY,	/* before every retry (old Linux) */
+};
+
+struct iopt_iova_cfg {
+	uint64_t granule;	/* bytes per page, a power of two (0: 4096) */
+	uint64_t start_pfn;	/* first usable page, >= 1 (0: 1) */
+	uint64_t end_pfn;	/* one past the last usable page */
+	unsigned nr_stripes;	/* power of two; 0: from nr_cpus, at most 16 */
+	unsigned nr_cpus;	/* CPU caches; 0: the machine's CPUs */
+	unsigned mag_size;	/* entries per magazine; 0: 127 */
+	unsigned max_cached_order; /* cache sizes 1..2^order pages; 0: 5 */
+	unsigned depot_max;	/* full magazines per size in the depot; 0: 32 */
+	uint64_t trim_ns;	/* depot trim interval; 0: 100 ms */
+	enum iopt_iova_flush flush;
+	/* Check cached frees against the record of live allocations (double
+	 * frees, never-allocated ranges), at the cost of the stripe lock on
+	 * every cached free and cache hit. Off: cached frees check bounds and
+	 * alignment only, as the kernel's do; iopt_iova_free always checks. */
+	bool check_cached_frees;
+	/* Time for depot trimming; NULL: the monotonic host clock. */
+	uint64_t (*clock)(void *ctx);
+	void *clock_ctx;
+};
+
+struct iopt_iova;
+
+/* Create. 0, -EINVAL (bad geometry: granule, start >= end, ...), -ENOMEM. */
+IOPT_API int iopt_iova_create(const struct iopt_iova_cfg *cfg,
+			      struct iopt_iova **out);
+/* Destroy; no other call may be running. Live ranges are simply dropped. */
+IOPT_API void iopt_iova_destroy(struct iopt_iova *d);
+
+/*
+ * Reserve [pfn, pfn + size): never handed out (MSI windows and such).
+ * 0; -EINVAL (size 0, outside the domain); -EBUSY (part of it is
+ * allocated or reserved: nothing is reserved then); -ENOMEM.
+ */
+IOPT_API int iopt_iova_reserve(struct iopt_iova *d, uint64_t pfn,
+			       uint64_t size);
+
+/*
+ * Allocate size pages below limit_pfn from the range allocator alone (no
+ * caches). 0 and *pfn; -EINVAL (size 0, or limit_pfn below start_pfn);
+ * -ENOMEM (no room below the limit, or no host memory).
+ */
+IOPT_API int iopt_iova_alloc(struct iopt_iova *d, uint64_t size,
+			     uint64_t limit_pfn, uint64_t *pfn);
+
+/* Free an allocation exactly as it was made: 0, or -EINVAL (not an
+ * allocation of this size: double free, wrong size or address; nothing
+ * changes). */
+IOPT_API int iopt_iova_free(struct iopt_iova *d, uint64_t pfn, uint64_t size);
+
+/* The allocation containing pfn: 0 and its start and size, or -ENOENT. */
+IOPT_API int iopt_iova_find(struct iopt_iova *d, uint64_t pfn,
+			    uint64_t *start, uint64_t *size);
+
+/*
+ * Cached allocation: sizes up to 2^max_cached_order are rounded up to a
+ * power of two and taken from cpu's cache when it has one below the limit;
+ * otherwise from the allocator, and on failure the caches are flushed per
+ * cfg.flush (when flush_ok) and the allocator tried again. Errors as
+ * iopt_iova_alloc(). Free with iopt_iova_free_cached() and the same size.
+ */
+IOPT_API int iopt_iova_alloc_cached(struct iopt_iova *d, uint64_t size,
+				    uint64_t limit_pfn, unsigned cpu,
+				    bool flush_ok, uint64_t *pfn);
+IOPT_API int iopt_iova_free_cached(struct iopt_iova *d, uint64_t pfn,
+				   uint64_t size, unsigned cpu);
+
+/* Device kinds for iopt_iova_alloc_dma(). */
+#define IOPT_IOVA_DEV_PCI	(1u << 0) /* try below 32 bits first */
+#define IOPT_IOVA_FORCE_64	(1u << 1) /* skip that first try */
+
+/*
+ * The DMA layer's allocation: a PCI-like device first tries below 32 bits
+ * without flushing caches (unless cfg.flush is EVERY_RETRY), then the whole
+ * dma_limit_pfn, flushing before that last try unless cfg.flush is NEVER.
+ */
+IOPT_API int iopt_iova_alloc_dma(struct iopt_iova *d, uint64_t size,
+				 uint64_t dma_limit_pfn, unsigned flags,
+				 unsigned cpu, uint64_t *pfn);
+
+/* Return every cached range to the allocator. */
+IOPT_API void iopt_iova_flush_caches(struct iopt_iova *d);
+
+/* Give one depot magazine per size class back if the trim interval has
+ * passed since the last trim (called from the free path too). */
+IOPT_API void iopt_iova_trim(struct iopt_iova *d);
+
+struct iopt_iova_stats {
+	uint64_t allocated_pages;	/* live in the allocator, cached too */
+	uint64_t free_pages;		/* free in the allocator */
+	uint64_t cached_ranges;		/* in CPU magazines and depots */
+	uint64_t cache_hits, cache_misses;
+	uint64_t cache_flushes;		/* whole-cache flushes */
+	uint64_t global_allocs;		/* requests that locked every stripe */
+};
+
+IOPT_API void iopt_iova_get_stats(struct iopt_iova *d,
+				  struct iopt_iova_stats *st);
+
+/* ---- invalidation policies ------------------------------------------- */
+
+enum iopt_inval {
+	IOPT_INVAL_STRICT,	/* invalidate + sync before the range returns */
+	IOPT_INVAL_LAZY,	/* per-CPU flush queues, one flush-all a batch */
+	IOPT_INVAL_SINGLE,	/* one shared queue (expensive invalidation) */
+	IOPT_INVAL_EXHAUST,	/* hold everything until allocation fails */
+};
+
+struct iopt_fq_cfg {
+	enum iopt_inval policy;
+	unsigned entries;	/* ring size; 0: 256 (LAZY), 32768 (SINGLE) */
+	uint64_t timeout_ns;	/* 0: 10 ms (LAZY), 1000 ms (SINGLE) */
+	/* Invalidate [iova, iova + size) and wait (STRICT). */
+	void (*flush_range)(uint64_t iova, uint64_t size, void *ctx);
+	/* Invalidate everything and wait (LAZY, SINGLE, EXHAUST). */
+	void (*flush_all)(void *ctx);
+	void *ctx;
+	/* Time; NULL: the monotonic host clock. */
+	uint64_t (*clock)(void *ctx);
+	void *clock_ctx;
+	/* Start a thread that flushes expired queues (needs the host clock). */
+	bool timer_thread;
+};
+
+struct iopt_fq;
+
+/* Create a policy over domain d (which must outlive it). 0, -EINVAL,
+ * -ENOMEM. */
+IOPT_API int iopt_fq_create(struct iopt_iova *d, const struct iopt_fq_cfg *cfg,
+			    struct iopt_fq **out);
+/* Flush and release everything queued, stop the timer, free. */
+IOPT_API void iopt_fq_destroy(struct iopt_fq *q);
+
+/*
+ * The range [pfn, pfn + size) (from iopt_iova_alloc_cached/_dma) was just
+ * unmapped from the page tables: give it back according to the policy. A
+ * range is never handed out again while an IOTLB may still hold a
+ * translation for it. 0 or -EINVAL (as iopt_iova_free_cached).
+ */
+IOPT_API int iopt_fq_free(struct iopt_fq *q, uint64_t pfn, uint64_t size,
+			  unsigned cpu);
+
+/*
+ * Allocate as iopt_iova_alloc_dma(); under IOPT_INVAL_EXHAUST a failure
+ * triggers one flush-all that releases everything held, and a retry.
+ */
+IOPT_API int iopt_fq_alloc(struct iopt_fq *q, uint64_t size,
+			   uint64_t dma_limit_pfn, unsigned flags, unsigned cpu,
+			   uint64_t *pfn);
+
+/* Release queued ranges whose timeout has expired (flushing first). The
+ * timer thread calls it; callers with their own clock call it. */
+IOPT_API void iopt_fq_poll(struct iopt_fq *q);
+
+/* Flush now and release everything queued. */
+IOPT_API void iopt_fq_flush(struct iopt_fq *q);
+
+struct iopt_fq_stats {
+	uint64_t flush_alls;	/* flush_all calls */
+	uint64_t flush_ranges;	/* flush_range calls */
+	uint64_t frees;		/* iopt_fq_free calls */
+	uint64_t held;		/* ranges waiting now */
+};
+
+IOPT_API void iopt_fq_get_stats(struct iopt_fq *q, struct iopt_fq_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* IOPGTABLE_IOVA_H */

@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Invalidation policies: when may an unmapped range be allocated again?
+ *
+ *  STRICT:  invalidate the range and wait, then free it.
+ *  LAZY:    queue it on the freeing CPU's ring; one flush-all releases a
+ *           whole ring (when it is full, or its oldest entry is older than
+ *           the timeout).
+ *  SINGLE:  the same with one ring for everyone (expensive invalidation).
+ *  EXHAUST: hold every range, never invalidate, until an allocation fails;
+ *           then one flush-all releases them all.
+ * Whatever the policy, an allocation that fails releases what is held
+ * (after a flush) and tries once more.
+ *
+ * Safety: every queued entry records the flush generation begun when it
+ * was queued (flush_start); it is released only once flush_finish has
+ * passed it, i.e. after a flush that began after the entry was queued has
+ * completed. flush_start is incremented (acq_rel) before flush_all is
+ * called; flush_finish after it returns (release), and read with acquire
+ * when releasing: it pairs with that release.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "iova_internal.h"
+
+struct fq_entry {
+	uint64_t pfn, size, gen, time;
+	unsigned cpu;
+};
+
+struct fq_ring {
+	struct plat_spinlock lock;
+	struct fq_entry *e;
+	unsigned cap;		/* 0: unbounded (EXHAUST) */
+	unsigned head, n;	/* circular when bounded */
+	unsigned alloc;		/* allocated entries (EXHAUST grows) */
+} __attribute__((aligned(64)));
+
+struct iopt_fq {
+	struct iopt_iova *d;
+	struct iopt_fq_cfg cfg;
+	unsigned nrings;
+	struct fq_ring *rings;
+	uint64_t flush_start, flush_finish;
+	uint64_t n_flush_all, n_flush_range, n_frees;
+	struct plat_thread timer;
+	bool timer_running;
+	uint64_t stop;
+};
+
+static uint64_t fq_now(const struct iopt_fq *q)
+{
+	return q->cfg.clock ? q->cfg.clock(q->cfg.clock_ctx) : plat_clock_ns();
+}
+
+static void fq_flush_all(struct iopt_fq *q)
+{
+	plat_fetch_add_acq_rel64(&q->flush_start, 1);
+	if (q->cfg.flush_all)
+		q->cfg.flush_all(q->cfg.ctx);
+	plat_fetch_add_acq_rel64(&q->n_flush_all, 1);
+	/* Release: pairs with the acquire load in fq_release(). */
+	plat_fetch_add_acq_rel64(&q->flush_finish, 1);
+}
+
+/* Free the ring's entries from its head that a completed flush covers.
+ * Ring lock held. */
+static void fq_release(struct iopt_fq *q, struct fq_ring *r)
+{
+	uint64_t done = plat_load_acq64(&q->flush_finish);
+
+	while (r->n) {
+		struct fq_entry *e = &r->e[r->head];
+
+		if (e->gen >= done)
+			break;
+		iopt_iova_free_cached(q->d, e->pfn, e->size, e->cpu);
+		r->head = r->cap ? (r->head + 1) % r->cap : r->head + 1;
+		r->n--;
+	}
+	if (!r->cap && !r->n)
+		r->head = 0;
+}
+
+static void *fq_timer_main(void *arg);
+
+int iopt_fq_create(struct iopt_iova *d, const struct iopt_fq_cfg *cfg,
+		   struct iopt_fq **out)
+{
+	struct iopt_fq *q;
+
+	if (!d || !cfg || (unsigned)cfg->policy > IOPT_INVAL_EXHAUST)
+		return -EINVAL;
+	if (cfg->policy == IOPT_INVAL_STRICT ? !cfg->flush_range : !cfg->flush_all)
+		return -EINVAL;
+	if (cfg->timer_thread && cfg->clock)
+		return -EINVAL;
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	q->d = d;
+	q->cfg = *cfg;
+	switch (cfg->policy) {
+	case IOPT_INVAL_LAZY:
+		q->nrings = d->cfg.nr_cpus;
+		if (!q->cfg.entries)
+			q->cfg.entries = 256;
+		if (!q->cfg.timeout_ns)
+			q->cfg.timeout_ns = 10000000ull;
+		break;
+	case IOPT_INVAL_SINGLE:
+		q->nrings = 1;
+		if (!q->cfg.entries)
+			q->cfg.entries = 32768;
+		if (!q->cfg.timeout_ns)
+			q->cfg.timeout_ns = 1000000000ull;
+		break;
+	case IOPT_INVAL_EXHAUST:
+		q->nrings = 1;
+		q->cfg.entries = 0;
+		q->cfg.timeout_ns = 0;
+		break;
+	default:
+		q->nrings = 0;
+		break;
+	}
+	if (q->nrings) {
+		q->rings = aligned_alloc(64, sizeof(*q->rings) * q->nrings);
+		if (!q->rings)
+			goto nomem;
+		memset(q->rings, 0, sizeof(*q->rings) * q->nrings);
+		for (unsigned i = 0; i < q->nrings; i++) {
+			struct fq_ring *r = &q->rings[i];
+
+			plat_spin_init(&r->lock);
+			r->cap = q->cfg.entries;
+			r->alloc = r->cap ? r->cap : 1024;
+			r->e = malloc(sizeof(*r->e) * r->alloc);
+			if (!r->e)
+				goto nomem;
+		}
+	}
+	if (cfg->timer_thread && q->cfg.timeout_ns) {
+		if (plat_thread_start(&q->timer, fq_timer_main, q))
+			goto nomem;
+		q->timer_running = true;
+	}
+	*out = q;
+	return 0;
+nomem:
+	iopt_fq_destroy(q);
+	return -ENOMEM;
+}
+
+void iopt_fq_destroy(struct iopt_fq *q)
+{
+	if (!q)
+		return;
+	if (q->timer_running) {
+		plat_store_rel64(&q->stop, 1);
+		plat_thread_join(&q->timer);
+	}
+	if (q->rings) {
+		bool any = false;
+
+		for (unsigned i = 0; i < q->nrings; i++)
+			any |= q->rings[i].e && q->rings[i].n;
+		if (any)
+			iopt_fq_flush(q);
+		for (unsigned i = 0; i < q->nrings; i++)
+			free(q->rings[i].e);
+		free(q->rings);
+	}
+	free(q);
+}
+
+/* Append to a ring (lock held); false if full and cannot grow. */
+static bool fq_push(struct fq_ring *r, const struct fq_entry *e)
+{
+	if (r->cap) {
+		if (r->n == r->cap)
+			return false;
+		r->e[(r->head + r->n) % r->cap] = *e;
+		r->n++;
+		return true;
+	}
+	if (r->head + r->n == r->alloc) {
+		struct fq_entry *ne = realloc(r->e, sizeof(*ne) * r->alloc * 2);
+
+		if (!ne)
+			return false;
+		r->e = ne;
+		r->alloc *= 2;
+	}
+	r->e[r->head + r->n++] = *e;
+	return true;
+}
+
+int iopt_fq_free(struct iopt_fq *q, uint64_t pfn, uint64_t size, unsigned cpu)
+{
+	struct iopt_iova *d = q->d;
+	unsigned c = iova_cpu(d, cpu);
+
+	if (!size || pfn < d->cfg.start_pfn || pfn >= d->cfg.end_pfn ||
+	    size > d->cfg.end_pfn - pfn)
+		return -EINVAL;
+	plat_fetch_add_acq_rel64(&q->n_frees, 1);
+	if (q->cfg.policy == IOPT_INVAL_STRICT) {
+		q->cfg.flush_range(pfn * d->cfg.granule, size * d->cfg.granule,
+				   q->cfg.ctx);
+		plat_fetch_add_acq_rel64(&q->n_flush_range, 1);
+		return iopt_iova_free_cached(d, pfn, size, c);
+	}
+	struct fq_ring *r = &q->rings[q->nrings == 1 ? 0 : c];
+	struct fq_entry e = {
+		.pfn = pfn, .size = size, .cpu = c,
+		/* Acquire: the flush that covers this entry begins after it. */
+		.gen = plat_load_acq64(&q->flush_start),
+		.time = q->cfg.timeout_ns ? fq_now(q) : 0,
+	};
+
+	plat_spin_lock(&r->lock);
+	fq_release(q, r);
+	if (!fq_push(r, &e)) {
+		/* Full: one flush-all covers the whole ring. */
+		fq_flush_all(q);
+		fq_release(q, r);
+		e.gen = plat_load_acq64(&q->flush_start);
+		if (!fq_push(r, &e)) {
+			plat_spin_unlock(&r->lock);
+			/* Cannot queue (no memory): be strict about it. */
+			fq_flush_all(q);
+			return iopt_iova_free_cached(d, pfn, size, c);
+		}
+	}
+	plat_spin_unlock(&r->lock);
+	return 0;
+}
+
+void iopt_fq_flush(struct iopt_fq *q)
+{
+	if (!q->nrings)
+		return;
+	fq_flush_all(q);
+	for (unsigned i = 0; i < q->nrings; i++) {
+		plat_spin_lock(&q->rings[i].lock);
+		fq_release(q, &q->rings[i]);
+		plat_spin_unlock(&q->rings[i].lock);
+	}
+}
+
+void iopt_fq_poll(struct iopt_fq *q)
+{
+	bool expired = false;
+
+	if (!q->nrings || !q->cfg.timeout_ns)
+		return;
+	uint64_t now = fq_now(q);
+
+	for (unsigned i = 0; i < q->nrings && !expired; i++) {
+		struct fq_ring *r = &q->rings[i];
+
+		plat_spin_lock(&r->lock);
+		expired = r->n && now - r->e[r->head].time >= q->cfg.timeout_ns;
+		plat_spin_unlock(&r->lock);
+	}
+	if (expired)
+		iopt_fq_flush(q);
+	iopt_iova_trim(q->d);
+}
+
+static void *fq_timer_main(void *arg)
+{
+	struct iopt_fq *q = arg;
+	uint64_t tick = q->cfg.timeout_ns / 2 ? q->cfg.timeout_ns / 2 : 1;
+
+	while (!plat_load_acq64(&q->stop)) {
+		plat_sleep_ns(tick < 5000000u ? tick : 5000000u);
+		iopt_fq_poll(q);
+	}
+	return NULL;
+}
+
+int iopt_fq_alloc(struct iopt_fq *q, uint64_t size, uint64_t dma_limit_pfn,
+		  unsigned flags, unsigned cpu, uint64_t *pfn)
+{
+	int ret = iopt_iova_alloc_dma(q->d, size, dma_limit_pfn, flags, cpu, pfn);
+	bool held = false;
+
+	if (ret != -ENOMEM || !q->nrings)
+		return ret;
+	for (unsigned i = 0; i < q->nrings; i++) {
+		plat_spin_lock(&q->rings[i].lock);
+		held |= q->rings[i].n != 0;
+		plat_spin_unlock(&q->rings[i].lock);
+	}
+	if (!held)
+		return ret;
+	iopt_fq_flush(q);
+	return iopt_iova_alloc_dma(q->d, size, dma_limit_pfn, flags, cpu, pfn);
+}
+
+void iopt_fq_get_stats(struct iopt_fq *q, struct iopt_fq_stats *st)
+{
+	st->flush_alls = plat_load_acq64(&q->n_flush_all);
+	st->flush_ranges = plat_load_acq64(&q->n_flush_range);
+	st->frees = plat_load_acq64(&q->n_frees);
+	st->held = 0;
+	for (unsigned i = 0; i < q->nrings; i++) {
+		plat_spin_lock(&q->rings[i].lock);
+		st->held += q->rings[i].n;
+		plat_spin_unlock(&q->rings[i].lock);
+	}
+}

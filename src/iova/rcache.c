@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Per-CPU range caches (magazines), after Bonwick's magazines as used by
+ * Linux's IOVA rcaches (ATC 2015): each CPU and size class has a loaded
+ * and a spare magazine of cfg.mag_size ranges; a full pair spills one full
+ * magazine into the class's depot (at most cfg.depot_max); the depot gives
+ * one back to a CPU whose magazines are empty; and the depot is trimmed by
+ * one magazine per class each cfg.trim_ns, returning its ranges to the
+ * allocator. Ranges in a class are exactly 2^class pages.
+ *
+ * Locks: a CPU cache's lock, then its class's depot lock, then stripe
+ * locks (through iova_free_from_cache) — never the other way round.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "iova_internal.h"
+
+static struct iova_mag *mag_new(const struct iopt_iova *d)
+{
+	struct iova_mag *m = malloc(sizeof(*m) + d->cfg.mag_size * sizeof(uint64_t));
+
+	if (m)
+		m->n = 0;
+	return m;
+}
+
+/* Return every range of m to the allocator and empty it. */
+static void mag_drain(struct iopt_iova *d, struct iova_mag *m, unsigned cls)
+{
+	for (unsigned i = 0; i < m->n; i++)
+		iova_free_from_cache(d, m->pfn[i], 1ull << cls);
+	m->n = 0;
+}
+
+/* Pop a range at or below limit: the last one if it fits, else the
+ * highest-indexed one that does (a bounded scan of one magazine). */
+static bool mag_pop(struct iova_mag *m, uint64_t limit, uint64_t *pfn)
+{
+	for (unsigned i = m->n; i-- > 0;) {
+		if (m->pfn[i] <= limit) {
+			*pfn = m->pfn[i];
+			m->pfn[i] = m->pfn[--m->n];
+			return true;
+		}
+	}
+	return false;
+}
+
+int iova_rcache_init(struct iopt_iova *d)
+{
+	unsigned ncpu = d->cfg.nr_cpus;
+
+	d->nr_classes = d->cfg.max_cached_order + 1;
+	d->cpu = aligned_alloc(64, sizeof(*d->cpu) * d->nr_classes * ncpu);
+	d->depot = aligned_alloc(64, sizeof(*d->depot) * d->nr_classes);
+	if (!d->cpu || !d->depot)
+		return -ENOMEM;
+	for (unsigned i = 0; i < d->nr_classes * ncpu; i++) {
+		plat_spin_init(&d->cpu[i].lock);
+		d->cpu[i].loaded = mag_new(d);
+		d->cpu[i].prev = mag_new(d);
+		d->cpu[i].hits = d->cpu[i].misses = 0;
+		if (!d->cpu[i].loaded || !d->cpu[i].prev) {
+			/* Leave a consistent state for iova_rcache_fini. */
+			for (unsigned k = i + 1; k < d->nr_classes * ncpu; k++)
+				d->cpu[k].loaded = d->cpu[k].prev = NULL;
+			for (unsigned c = 0; c < d->nr_classes; c++)
+				d->depot[c].mags = NULL;
+			return -ENOMEM;
+		}
+	}
+	for (unsigned c = 0; c < d->nr_classes; c++) {
+		plat_spin_init(&d->depot[c].lock);
+		d->depot[c].n = 0;
+		d->depot[c].last_trim = iova_now(d);
+		d->depot[c].mags = calloc(d->cfg.depot_max, sizeof(struct iova_mag *));
+		if (!d->depot[c].mags) {
+			for (unsigned k = c + 1; k < d->nr_classes; k++)
+				d->depot[k].mags = NULL;
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+void iova_rcache_fini(struct iopt_iova *d)
+{
+	if (d->cpu) {
+		for (unsigned i = 0; i < d->nr_classes * d->cfg.nr_cpus; i++) {
+			free(d->cpu[i].loaded);
+			free(d->cpu[i].prev);
+		}
+		free(d->cpu);
+	}
+	if (d->depot) {
+		for (unsigned c = 0; c < d->nr_classes; c++) {
+			if (!d->depot[c].mags)
+				continue;
+			for (unsigned k = 0; k < d->depot[c].n; k++)
+				free(d->depot[c].mags[k]);
+			free(d->depot[c].mags);
+		}
+		free(d->depot);
+	}
+}
+
+bool iova_rcache_get(struct iopt_iova *d, unsigned cls, uint64_t limit_pfn,
+		     unsigned cpu, uint64_t *pfn)
+{
+	struct iova_cpu_cache *cc = &d->cpu[cls * d->cfg.nr_cpus + cpu];
+	bool hit = false;
+
+	plat_spin_lock(&cc->lock);
+	if (mag_pop(cc->loaded, limit_pfn, pfn)) {
+		hit = true;
+	} else if (mag_pop(cc->prev, limit_pfn, pfn)) {
+		struct iova_mag *t = cc->loaded;
+
+		cc->loaded = cc->prev;
+		cc->prev = t;
+		hit = true;
+	} else if (cc->loaded->n == 0) {
+		struct iova_depot *dp = &d->depot[cls];
+		struct iova_mag *full = NULL;
+
+		plat_spin_lock(&dp->lock);
+		if (dp->n)
+			full = dp->mags[--dp->n];
+		plat_spin_unlock(&dp->lock);
+		if (full) {
+			free(cc->loaded);
+			cc->loaded = full;
+			hit = mag_pop(cc->loaded, limit_pfn, pfn);
+		}
+	}
+	if (hit)
+		cc->hits++;
+	else
+		cc->misses++;
+	plat_spin_unlock(&cc->lock);
+	return hit;
+}
+
+bool iova_rcache_put(struct iopt_iova *d, unsigned cls, uint64_t pfn,
+		     unsigned cpu)
+{
+	struct iova_cpu_cache *cc = &d->cpu[cls * d->cfg.nr_cpus + cpu];
+	bool cached = true, spilled = false;
+
+	plat_spin_lock(&cc->lock);
+	if (cc->loaded->n == d->cfg.mag_size) {
+		if (cc->prev->n < d->cfg.mag_size) {
+			struct iova_mag *t = cc->loaded;
+
+			cc->loaded = cc->prev;
+			cc->prev = t;
+		} else {
+			/* Both full: one goes to the depot, or back to the
+			 * allocator when the depot is full. */
+			struct iova_depot *dp = &d->depot[cls];
+			struct iova_mag *fresh = mag_new(d);
+			bool stored = false;
+
+			if (fresh) {
+				plat_spin_lock(&dp->lock);
+				if (dp->n < d->cfg.depot_max) {
+					dp->mags[dp->n++] = cc->loaded;
+					stored = true;
+				}
+				plat_spin_unlock(&dp->lock);
+			}
+			spilled = true;
+			if (stored) {
+				cc->loaded = fresh;
+			} else {
+				free(fresh);
+				mag_drain(d, cc->loaded, cls);
+			}
+		}
+	}
+	if (cc->loaded->n < d->cfg.mag_size)
+		cc->loaded->pfn[cc->loaded->n++] = pfn;
+	else
+		cached = false;
+	plat_spin_unlock(&cc->lock);
+	/* The depot is trimmed as it is used (and by iopt_iova_trim() callers
+	 * such as the flush-queue timer): reading the clock on every free
+	 * would cost more than the cache saves. */
+	if (spilled)
+		iopt_iova_trim(d);
+	return cached;
+}
+
+void iopt_iova_trim(struct iopt_iova *d)
+{
+	uint64_t now = iova_now(d);
+
+	for (unsigned c = 0; c < d->nr_classes; c++) {
+		struct iova_depot *dp = &d->depot[c];
+		struct iova_mag *m = NULL;
+
+		/* Unlocked peek: a stale value only delays or repeats a
+		 * check; the decision is made under the lock. */
+		if (now - plat_load_rlx64(&dp->last_trim) < d->cfg.trim_ns)
+			continue;
+		plat_spin_lock(&dp->lock);
+		if (now - dp->last_trim >= d->cfg.trim_ns) {
+			plat_store_rlx64(&dp->last_trim, now);
+			if (dp->n)
+				m = dp->mags[--dp->n];
+		}
+		plat_spin_unlock(&dp->lock);
+		if (m) {
+			mag_drain(d, m, c);
+			free(m);
+		}
+	}
+}
+
+void iopt_iova_flush_caches(struct iopt_iova *d)
+{
+	plat_fetch_add_acq_rel64(&d->st_flushes, 1);
+	for (unsigned c = 0; c < d->nr_classes; c++) {
+		for (unsigned cpu = 0; cpu < d->cfg.nr_cpus; cpu++) {
+			struct iova_cpu_cache *cc = &d->cpu[c * d->cfg.nr_cpus + cpu];
+
+			plat_spin_lock(&cc->lock);
+			mag_drain(d, cc->loaded, c);
+			mag_drain(d, cc->prev, c);
+			plat_spin_unlock(&cc->lock);
+		}
+		struct iova_depot *dp = &d->depot[c];
+
+		plat_spin_lock(&dp->lock);
+		while (dp->n) {
+			struct iova_mag *m = dp->mags[--dp->n];
+
+			mag_drain(d, m, c);
+			free(m);
+		}
+		plat_spin_unlock(&dp->lock);
+	}
+}
+
+uint64_t iova_rcache_count(struct iopt_iova *d)
+{
+	uint64_t n = 0;
+
+	for (unsigned c = 0; c < d->nr_classes; c++) {
+		for (unsigned cpu = 0; cpu < d->cfg.nr_cpus; cpu++) {
+			struct iova_cpu_cache *cc = &d->cpu[c * d->cfg.nr_cpus + cpu];
+
+			plat_spin_lock(&cc->lock);
+			n += cc->loaded->n + cc->prev->n;
+			plat_spin_unlock(&cc->lock);
+		}
+		plat_spin_lock(&d->depot[c].lock);
+		for (unsigned k = 0; k < d->depot[c].n; k++)
+			n += d->depot[c].mags[k]->n;
+		plat_spin_unlock(&d->depot[c].lock);
+	}
+	return n;
+}

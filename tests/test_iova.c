@@ -1,0 +1,445 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The IOVA allocator: the radix set against a brute-force reference; the
+ * range allocator against a shadow (no overlap, alignment, limits,
+ * reserved ranges untouched, every page accounted for) through a random
+ * stress; bad input; the per-CPU caches, depot and trimming; the cache-
+ * flush policies; striping; allocations larger than a chunk.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <iopgtable/iova.h>
+
+#include "../src/iova/rset.h"
+#include "tutil.h"
+
+/* ---- the radix set ---------------------------------------------------- */
+
+static void test_rset_against_bruteforce(void **state)
+{
+	static const unsigned bits_list[] = { 6, 12, 13, 20, 36 };
+
+	(void)state;
+	for (unsigned b = 0; b < 5; b++) {
+		unsigned bits = bits_list[b];
+		uint64_t universe = 1ull << bits;
+		/* Members live in a window so that the reference stays small. */
+		uint64_t win = universe < 8192 ? universe : 8192;
+		uint64_t off = universe > win ? universe - win - 77 : 0;
+		uint8_t *ref = calloc(win, 1);
+		struct rset s;
+		uint64_t rng = 99 + b;
+
+		rset_init(&s, bits);
+		for (int i = 0; i < 40000; i++) {
+			uint64_t k = tu_rand(&rng) % win;
+
+			if (tu_rand(&rng) % 3) {
+				assert_int_equal(rset_add(&s, off + k), 0);
+				ref[k] = 1;
+			} else {
+				rset_del(&s, off + k);
+				ref[k] = 0;
+			}
+			uint64_t q = tu_rand(&rng) % win, got;
+			bool want = false;
+			uint64_t wv = 0;
+
+			for (uint64_t j = q + 1; j-- > 0;)
+				if (ref[j]) {
+					want = true;
+					wv = j;
+					break;
+				}
+			assert_int_equal(rset_pred(&s, off + q, &got), want);
+			if (want)
+				assert_int_equal(got, off + wv);
+			assert_int_equal(rset_test(&s, off + q), ref[q]);
+		}
+		/* Queries past the window and past the universe. */
+		uint64_t got;
+
+		if (rset_pred(&s, universe - 1, &got)) {
+			for (uint64_t j = win; j-- > 0;)
+				if (ref[j]) {
+					assert_int_equal(got, off + j);
+					break;
+				}
+		}
+		uint64_t n = 0;
+
+		for (uint64_t j = 0; j < win; j++)
+			n += ref[j];
+		assert_int_equal(s.count, n);
+		for (uint64_t j = 0; j < win; j++)
+			rset_del(&s, off + j);
+		assert_null(s.root);	/* every node freed */
+		rset_destroy(&s);
+		free(ref);
+	}
+}
+
+/* ---- the range allocator ---------------------------------------------- */
+
+static struct iopt_iova *make(uint64_t end, unsigned stripes, unsigned cpus)
+{
+	struct iopt_iova_cfg cfg = { .end_pfn = end, .nr_stripes = stripes,
+				     .nr_cpus = cpus, .check_cached_frees = true };
+	struct iopt_iova *d = NULL;
+
+	assert_int_equal(iopt_iova_create(&cfg, &d), 0);
+	return d;
+}
+
+static void test_basic_and_bad_input(void **state)
+{
+	struct iopt_iova *d = make(1u << 20, 4, 4);
+	struct iopt_iova_stats st;
+	uint64_t p, q, s, n;
+
+	(void)state;
+	/* Top-down below the limit, aligned to the size's power of two. */
+	assert_int_equal(iopt_iova_alloc(d, 1, (1u << 20) - 1, &p), 0);
+	assert_true(p > (1u << 19));
+	assert_int_equal(iopt_iova_alloc(d, 5, 0xfffff, &q), 0);
+	assert_int_equal(q & 7, 0);
+	assert_int_equal(iopt_iova_alloc(d, 3, 1000, &q), 0);
+	assert_true(q + 3 - 1 <= 1000 && q >= 1);
+	assert_int_equal(iopt_iova_find(d, q + 2, &s, &n), 0);
+	assert_int_equal(s, q);
+	assert_int_equal(n, 3);
+	assert_int_equal(iopt_iova_find(d, q + 3, &s, &n) == 0 && s == q, 0);
+
+	iopt_iova_get_stats(d, &st);
+	uint64_t before_free = st.free_pages, before_alloc = st.allocated_pages;
+
+	/* Bad input changes nothing. */
+	assert_int_equal(iopt_iova_alloc(d, 0, 1000, &p), -EINVAL);
+	assert_int_equal(iopt_iova_alloc(d, 1, 0, &p), -EINVAL); /* below start */
+	assert_int_equal(iopt_iova_free(d, q, 4), -EINVAL);	/* wrong size */
+	assert_int_equal(iopt_iova_free(d, q + 1, 3), -EINVAL); /* not a start */
+	assert_int_equal(iopt_iova_free(d, 0, 1), -EINVAL);	/* page 0 */
+	assert_int_equal(iopt_iova_free(d, 1u << 20, 1), -EINVAL);
+	assert_int_equal(iopt_iova_free(d, 12345, 1), -EINVAL); /* never */
+	assert_int_equal(iopt_iova_free(d, q, 0), -EINVAL);
+	assert_int_equal(iopt_iova_reserve(d, 0, 5), -EINVAL);
+	assert_int_equal(iopt_iova_reserve(d, q, 2), -EBUSY);	/* allocated */
+	assert_int_equal(iopt_iova_free_cached(d, 3, 2, 0), -EINVAL); /* align */
+	assert_int_equal(iopt_iova_free_cached(d, 4, 4, 0), -EINVAL); /* never */
+	iopt_iova_get_stats(d, &st);
+	assert_int_equal(st.free_pages, before_free);
+	assert_int_equal(st.allocated_pages, before_alloc);
+
+	assert_int_equal(iopt_iova_free(d, q, 3), 0);
+	assert_int_equal(iopt_iova_free(d, q, 3), -EINVAL);	/* double */
+	assert_int_equal(iopt_iova_find(d, q, &s, &n), -ENOENT);
+
+	/* Cached: double free and freeing a cached range are refused. */
+	assert_int_equal(iopt_iova_alloc_cached(d, 4, 0xfffff, 1, true, &p), 0);
+	assert_int_equal(iopt_iova_free_cached(d, p, 4, 1), 0);
+	assert_int_equal(iopt_iova_free_cached(d, p, 4, 2), -EINVAL);
+	assert_int_equal(iopt_iova_free(d, p, 4), -EINVAL);
+	iopt_iova_destroy(d);
+
+	struct iopt_iova_cfg bad = { .end_pfn = 10, .start_pfn = 10 };
+
+	assert_int_equal(iopt_iova_create(&bad, &d), -EINVAL);
+	bad = (struct iopt_iova_cfg){ .end_pfn = 100, .granule = 3000 };
+	assert_int_equal(iopt_iova_create(&bad, &d), -EINVAL);
+	bad = (struct iopt_iova_cfg){ .end_pfn = 100, .nr_stripes = 3 };
+	assert_int_equal(iopt_iova_create(&bad, &d), -EINVAL);
+}
+
+/* Random stress against a shadow, invariants after every operation. */
+static void test_random_against_shadow(void **state)
+{
+	const uint64_t end = 1u << 16;
+	struct iopt_iova *d = make(end, 4, 4);
+	uint8_t *owner = calloc(end, 1);	/* 0 free, 1 allocated, 2 reserved */
+	struct {
+		uint64_t pfn, size;
+	} *live = calloc(end, sizeof(*live));
+	size_t nlive = 0;
+	uint64_t rng = 7, reserved = 0, allocated = 0;
+
+	(void)state;
+	/* Holes that must never be handed out. */
+	assert_int_equal(iopt_iova_reserve(d, 0x8000, 0x100), 0);
+	assert_int_equal(iopt_iova_reserve(d, 0xfff0, 0x10), 0);
+	memset(owner + 0x8000, 2, 0x100);
+	memset(owner + 0xfff0, 2, 0x10);
+	reserved = 0x110;
+	assert_int_equal(iopt_iova_reserve(d, 0x80ff, 2), -EBUSY);
+
+	for (int op = 0; op < 60000; op++) {
+		if (nlive && (tu_rand(&rng) % 100 < 45 || nlive > 3000)) {
+			size_t k = tu_rand(&rng) % nlive;
+
+			assert_int_equal(iopt_iova_free(d, live[k].pfn, live[k].size), 0);
+			memset(owner + live[k].pfn, 0, live[k].size);
+			allocated -= live[k].size;
+			live[k] = live[--nlive];
+		} else {
+			uint64_t size = 1 + tu_rand(&rng) % (tu_rand(&rng) % 8 ? 16 : 700);
+			uint64_t limit = tu_rand(&rng) % 4 ? end - 1 : tu_rand(&rng) % end;
+			uint64_t p;
+			int r = iopt_iova_alloc(d, size, limit, &p);
+			unsigned align = 1;
+
+			while (align < size)
+				align <<= 1;
+			if (r) {
+				assert_int_equal(r, limit < 1 ? -EINVAL : -ENOMEM);
+				continue;
+			}
+			assert_true(p >= 1 && p + size - 1 <= limit);
+			assert_int_equal(p & (align - 1), 0);
+			for (uint64_t i = 0; i < size; i++) {
+				assert_int_equal(owner[p + i], 0);
+				owner[p + i] = 1;
+			}
+			live[nlive].pfn = p;
+			live[nlive++].size = size;
+			allocated += size;
+		}
+		struct iopt_iova_stats st;
+
+		iopt_iova_get_stats(d, &st);
+		assert_int_equal(st.allocated_pages, allocated);
+		assert_int_equal(st.free_pages + st.allocated_pages + reserved,
+				 end - 1);
+		if (op % 5000 == 0) {
+			for (uint64_t pfn = 1; pfn < end; pfn += 7) {
+				uint64_t s, n;
+				int r = iopt_iova_find(d, pfn, &s, &n);
+
+				assert_int_equal(r == 0, owner[pfn] == 1);
+			}
+		}
+	}
+	/* Reserved space was never handed out (checked above); all frees
+	 * give every page back. */
+	while (nlive) {
+		nlive--;
+		assert_int_equal(iopt_iova_free(d, live[nlive].pfn, live[nlive].size), 0);
+	}
+	struct iopt_iova_stats st;
+
+	iopt_iova_get_stats(d, &st);
+	assert_int_equal(st.free_pages, end - 1 - reserved);
+	/* Whole space allocatable again: the buddies merged back. */
+	uint64_t p;
+
+	assert_int_equal(iopt_iova_alloc(d, 0x4000, end - 1, &p), 0);
+	iopt_iova_destroy(d);
+	free(owner);
+	free(live);
+}
+
+/* Larger than a chunk: the global path, and a request no stripe can
+ * satisfy alone. */
+static void test_larger_than_chunk(void **state)
+{
+	struct iopt_iova *d = make(1u << 22, 8, 8);
+	struct iopt_iova_stats st;
+	uint64_t p, q;
+
+	(void)state;
+	assert_int_equal(iopt_iova_alloc(d, 1u << 20, (1u << 22) - 1, &p), 0);
+	assert_int_equal(p & ((1u << 20) - 1), 0);
+	iopt_iova_get_stats(d, &st);
+	assert_int_equal(st.global_allocs, 1);
+	assert_int_equal(st.allocated_pages, 1u << 20);
+	/* Small allocations cannot land inside it. */
+	uint64_t small[1000];
+
+	for (int i = 0; i < 1000; i++) {
+		assert_int_equal(iopt_iova_alloc(d, 1, (1u << 22) - 1, &q), 0);
+		assert_true(q < p || q >= p + (1u << 20));
+		small[i] = q;
+	}
+	/* With them in the top half, 2^21 aligned pages no longer fit: the
+	 * bottom half holds page 0, which is never handed out. */
+	assert_int_equal(iopt_iova_alloc(d, 3u << 19, (1u << 22) - 1, &q), -ENOMEM);
+	for (int i = 0; i < 1000; i++)
+		assert_int_equal(iopt_iova_free(d, small[i], 1), 0);
+	assert_int_equal(iopt_iova_free(d, p, 1u << 20), 0);
+	assert_int_equal(iopt_iova_free(d, p, 1u << 20), -EINVAL);
+	/* 3M pages: not a power of two, above a chunk. */
+	assert_int_equal(iopt_iova_alloc(d, 3u << 19, (1u << 22) - 1, &p), 0);
+	assert_int_equal(iopt_iova_free(d, p, 3u << 19), 0);
+	iopt_iova_destroy(d);
+}
+
+/* Every stripe has space below a 32-bit limit: CPUs spread out. */
+static void test_stripes_below_32bit(void **state)
+{
+	struct iopt_iova *d = make(1ull << 36, 8, 8);	/* 48-bit, 4K pages */
+	uint64_t limit32 = (1ull << 20) - 1, chunk_seen[8] = { 0 };
+
+	(void)state;
+	for (unsigned cpu = 0; cpu < 8; cpu++) {
+		uint64_t p;
+
+		assert_int_equal(iopt_iova_alloc_cached(d, 1, limit32, cpu, false, &p),
+				 0);
+		assert_true(p <= limit32);
+		chunk_seen[cpu] = p;
+	}
+	/* Different CPUs got different stripes' chunks. */
+	for (unsigned a = 0; a < 8; a++)
+		for (unsigned b = a + 1; b < 8; b++)
+			assert_true(chunk_seen[a] >> 15 != chunk_seen[b] >> 15);
+	iopt_iova_destroy(d);
+}
+
+/* ---- caches ----------------------------------------------------------- */
+
+static uint64_t fake_now;
+
+static uint64_t fake_clock(void *ctx)
+{
+	(void)ctx;
+	return fake_now;
+}
+
+static void test_magazines_depot_trim(void **state)
+{
+	struct iopt_iova_cfg cfg = { .end_pfn = 1u << 16, .nr_cpus = 2,
+				     .nr_stripes = 2, .mag_size = 4,
+				     .depot_max = 2, .trim_ns = 1000,
+				     .clock = fake_clock, .check_cached_frees = true };
+	struct iopt_iova *d;
+	struct iopt_iova_stats st;
+	uint64_t p[64];
+
+	(void)state;
+	fake_now = 0;
+	assert_int_equal(iopt_iova_create(&cfg, &d), 0);
+	for (int i = 0; i < 20; i++)
+		assert_int_equal(iopt_iova_alloc_cached(d, 2, 0xffff, 0, false, &p[i]),
+				 0);
+	/* 20 frees: 4 loaded + 4 spare + 2 depot magazines of 4 = 16 cached;
+	 * with the depot full, a further full pair drains to the allocator. */
+	for (int i = 0; i < 20; i++)
+		assert_int_equal(iopt_iova_free_cached(d, p[i], 2, 0), 0);
+	iopt_iova_get_stats(d, &st);
+	assert_true(st.cached_ranges >= 12 && st.cached_ranges <= 16);
+	uint64_t cached = st.cached_ranges;
+
+	/* CPU 1 sees nothing in its magazines but takes a depot magazine. */
+	assert_int_equal(iopt_iova_alloc_cached(d, 2, 0xffff, 1, false, &p[30]), 0);
+	iopt_iova_get_stats(d, &st);
+	assert_int_equal(st.cached_ranges, cached - 1);
+	assert_int_equal(st.cache_hits, 1);
+	/* A limit below every cached range misses, and allocates below it. */
+	assert_int_equal(iopt_iova_alloc_cached(d, 2, 100, 0, false, &p[31]), 0);
+	assert_true(p[31] + 1 <= 100);
+	/* Trimming: one depot magazine per interval. */
+	iopt_iova_get_stats(d, &st);
+	cached = st.cached_ranges;
+	fake_now = 500;
+	iopt_iova_trim(d);
+	iopt_iova_get_stats(d, &st);
+	assert_int_equal(st.cached_ranges, cached);
+	fake_now = 5000;
+	iopt_iova_trim(d);
+	iopt_iova_get_stats(d, &st);
+	assert_true(st.cached_ranges < cached);
+	/* Flushing returns every cached range to the allocator. */
+	iopt_iova_flush_caches(d);
+	iopt_iova_get_stats(d, &st);
+	assert_int_equal(st.cached_ranges, 0);
+	assert_int_equal(st.allocated_pages, 4);	/* p[30], p[31] */
+	iopt_iova_destroy(d);
+}
+
+/* Fill everything below limit with single pages; *last: one of them. */
+static void fill(struct iopt_iova *d, uint64_t limit, uint64_t *last)
+{
+	uint64_t p, blk = 0;
+
+	while (iopt_iova_alloc(d, 1024, limit, &p) == 0)
+		blk = p;
+	if (blk)
+		assert_int_equal(iopt_iova_free(d, blk, 1024), 0);
+	while (iopt_iova_alloc(d, 1, limit, &p) == 0)
+		*last = p;
+}
+
+/* The cache-flush policies on 32-bit exhaustion of a PCI-like device. */
+static void test_flush_policies(void **state)
+{
+	static const enum iopt_iova_flush pol[] = {
+		IOPT_IOVA_FLUSH_NEVER, IOPT_IOVA_FLUSH_LAST_RETRY,
+		IOPT_IOVA_FLUSH_EVERY_RETRY };
+	/* Everything full: the 32-bit try of EVERY_RETRY flushes, which
+	 * releases the cached range for the full-limit try. */
+	static const uint64_t want_flushes[] = { 0, 1, 1 };
+
+	(void)state;
+	for (unsigned k = 0; k < 3; k++) {
+		struct iopt_iova_cfg cfg = { .end_pfn = 1u << 22, .nr_cpus = 4,
+					     .flush = pol[k] };
+		struct iopt_iova *d;
+		struct iopt_iova_stats st;
+		uint64_t limit32 = (1u << 20) - 1, p;
+
+		assert_int_equal(iopt_iova_create(&cfg, &d), 0);
+		/* Fill the 32-bit space, and leave one range in CPU 3's cache. */
+		fill(d, limit32, &p);
+		assert_int_equal(iopt_iova_free_cached(d, p, 1, 3), 0);
+		/* CPU 0 allocates: below 32 bits fails, then above. */
+		assert_int_equal(iopt_iova_alloc_dma(d, 1, (1u << 22) - 1,
+						     IOPT_IOVA_DEV_PCI, 0, &p), 0);
+		iopt_iova_get_stats(d, &st);
+		/* Every-retry flushed after the 32-bit failure (and the range
+		 * from CPU 3 then satisfied it); last-retry flushed only once
+		 * the full-limit try failed: it did not. */
+		if (pol[k] == IOPT_IOVA_FLUSH_EVERY_RETRY) {
+			assert_int_equal(st.cache_flushes, 1);
+			assert_true(p <= limit32);
+		} else {
+			assert_int_equal(st.cache_flushes, 0);
+			assert_true(p > limit32);
+		}
+		/* Fill everything: the last retry flushes per policy. */
+		uint64_t hi, junk = 0;
+
+		assert_int_equal(iopt_iova_alloc(d, 1, (1u << 22) - 1, &hi), 0);
+		assert_true(hi > limit32);
+		fill(d, (1u << 22) - 1, &junk);
+		assert_int_equal(iopt_iova_free_cached(d, hi, 1, 3), 0);
+		uint64_t before = st.cache_flushes;
+		int r = iopt_iova_alloc_dma(d, 1, (1u << 22) - 1, IOPT_IOVA_DEV_PCI,
+					    0, &p);
+
+		iopt_iova_get_stats(d, &st);
+		assert_int_equal(st.cache_flushes - before, want_flushes[k]);
+		assert_int_equal(r, pol[k] == IOPT_IOVA_FLUSH_NEVER ? -ENOMEM : 0);
+		/* FORCE_64 skips the 32-bit try. */
+		iopt_iova_destroy(d);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rset_against_bruteforce),
+		cmocka_unit_test(test_basic_and_bad_input),
+		cmocka_unit_test(test_random_against_shadow),
+		cmocka_unit_test(test_larger_than_chunk),
+		cmocka_unit_test(test_stripes_below_32bit),
+		cmocka_unit_test(test_magazines_depot_trim),
+		cmocka_unit_test(test_flush_policies),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
