@@ -1,0 +1,423 @@
+/* SPDX-License-Identifier: MIT */
+#define _POSIX_C_SOURCE 200809L
+/*
+ * Invalidation policies against a shadow IOTLB: every allocated range is
+ * assumed cached by the device's TLB as soon as it is handed out, and
+ * stays there after unmap until a flush covers it. The safety property —
+ * no range is handed out again while the TLB may hold its old translation —
+ * is checked on every allocation, single-threaded and with threads acting
+ * as many CPUs. Also: ring sizes, timeouts (fake clock and timer thread),
+ * flush-on-exhaustion, and bad input.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <cmocka.h>
+
+#include <iopgtable/iova.h>
+
+#include "tutil.h"
+
+#define SPACE (1u << 16)
+
+struct tlb {
+	pthread_mutex_t lock;
+	uint8_t stale[SPACE];	/* page may still be in the IOTLB */
+	uint64_t flush_alls, flush_ranges, violations;
+};
+
+static struct tlb tlb;
+static uint64_t now_ns;
+
+static uint64_t fake_clock(void *ctx)
+{
+	(void)ctx;
+	return __atomic_load_n(&now_ns, __ATOMIC_RELAXED);
+}
+
+static void tlb_flush_all(void *ctx)
+{
+	(void)ctx;
+	pthread_mutex_lock(&tlb.lock);
+	memset(tlb.stale, 0, sizeof(tlb.stale));
+	tlb.flush_alls++;
+	pthread_mutex_unlock(&tlb.lock);
+}
+
+static void tlb_flush_range(uint64_t iova, uint64_t size, void *ctx)
+{
+	(void)ctx;
+	pthread_mutex_lock(&tlb.lock);
+	memset(tlb.stale + iova / 4096, 0, size / 4096);
+	tlb.flush_ranges++;
+	pthread_mutex_unlock(&tlb.lock);
+}
+
+/* [pfn, pfn + size) was handed out: none of it may be stale. The device
+ * maps its first 'mapped' pages and its TLB caches them at once. */
+static void tlb_use(uint64_t pfn, uint64_t size, uint64_t mapped)
+{
+	pthread_mutex_lock(&tlb.lock);
+	for (uint64_t i = 0; i < size; i++)
+		if (tlb.stale[pfn + i])
+			tlb.violations++;
+	memset(tlb.stale + pfn, 1, mapped);
+	pthread_mutex_unlock(&tlb.lock);
+}
+
+static void setup_tlb(void)
+{
+	pthread_mutex_init(&tlb.lock, NULL);
+	memset(tlb.stale, 0, sizeof(tlb.stale));
+	tlb.flush_alls = tlb.flush_ranges = tlb.violations = 0;
+	now_ns = 0;
+}
+
+static struct iopt_iova *make_domain(unsigned cpus)
+{
+	struct iopt_iova_cfg cfg = { .end_pfn = SPACE, .nr_cpus = cpus,
+				     .clock = fake_clock };
+	struct iopt_iova *d;
+
+	assert_int_equal(iopt_iova_create(&cfg, &d), 0);
+	return d;
+}
+
+static struct iopt_fq *make_fq(struct iopt_iova *d, enum iopt_inval pol,
+			       unsigned entries, uint64_t timeout)
+{
+	struct iopt_fq_cfg cfg = { .policy = pol, .entries = entries,
+				   .timeout_ns = timeout,
+				   .flush_all = tlb_flush_all,
+				   .flush_range = tlb_flush_range,
+				   .clock = fake_clock };
+	struct iopt_fq *q;
+
+	assert_int_equal(iopt_fq_create(d, &cfg, &q), 0);
+	return q;
+}
+
+/* Random alloc/free through a policy; the safety property throughout. */
+static void run_random(enum iopt_inval pol, unsigned entries)
+{
+	setup_tlb();
+	struct iopt_iova *d = make_domain(4);
+	struct iopt_fq *q = make_fq(d, pol, entries, 1000000);
+	struct {
+		uint64_t pfn, size;
+	} live[4096];
+	size_t n = 0;
+	uint64_t rng = 5 + (uint64_t)pol, failed = 0;
+
+	for (int op = 0; op < 30000; op++) {
+		unsigned cpu = (unsigned)(tu_rand(&rng) % 4);
+
+		now_ns += tu_rand(&rng) % 20000;
+		if (n && (tu_rand(&rng) % 2 || n == 4096)) {
+			size_t k = tu_rand(&rng) % n;
+
+			assert_int_equal(iopt_fq_free(q, live[k].pfn, live[k].size, cpu),
+					 0);
+			live[k] = live[--n];
+		} else {
+			uint64_t size = 1 + tu_rand(&rng) % 32, pfn;
+
+			if (iopt_fq_alloc(q, size, SPACE - 1, 0, cpu, &pfn)) {
+				failed++;
+				continue;
+			}
+			uint64_t sz = size;
+
+			if (sz <= 32)	/* cached sizes are powers of two */
+				while (sz & (sz - 1))
+					sz++;
+			tlb_use(pfn, sz, size);
+			live[n].pfn = pfn;
+			live[n++].size = size;
+		}
+		if (op % 97 == 0)
+			iopt_fq_poll(q);
+	}
+	assert_int_equal(tlb.violations, 0);
+	struct iopt_fq_stats st;
+
+	iopt_fq_get_stats(q, &st);
+	if (pol == IOPT_INVAL_STRICT)
+		assert_int_equal(st.flush_ranges, st.frees);
+	else
+		assert_int_equal(st.flush_ranges, 0);
+	print_message("  policy %d: %lu frees, %lu flush-alls, %lu flush-ranges, "
+		      "%lu failed allocations\n", (int)pol, (unsigned long)st.frees,
+		      (unsigned long)st.flush_alls, (unsigned long)st.flush_ranges,
+		      (unsigned long)failed);
+	iopt_fq_destroy(q);
+	iopt_iova_destroy(d);
+}
+
+static void test_random_all_policies(void **state)
+{
+	(void)state;
+	run_random(IOPT_INVAL_STRICT, 0);
+	run_random(IOPT_INVAL_LAZY, 0);
+	run_random(IOPT_INVAL_LAZY, 16);
+	run_random(IOPT_INVAL_SINGLE, 0);
+	run_random(IOPT_INVAL_SINGLE, 64);
+	run_random(IOPT_INVAL_EXHAUST, 0);
+}
+
+/* A full ring costs one flush-all; ranges wait for it. */
+static void test_lazy_ring_and_timeout(void **state)
+{
+	setup_tlb();
+	struct iopt_iova *d = make_domain(2);
+	struct iopt_fq *q = make_fq(d, IOPT_INVAL_LAZY, 0, 0);
+	struct iopt_fq_stats st;
+	struct iopt_iova_stats is;
+	uint64_t p[600];
+
+	(void)state;
+	setup_tlb();
+	for (int i = 0; i < 600; i++)
+		assert_int_equal(iopt_fq_alloc(q, 1, SPACE - 1, 0, 0, &p[i]), 0);
+	for (int i = 0; i < 256; i++)
+		assert_int_equal(iopt_fq_free(q, p[i], 1, 0), 0);
+	iopt_fq_get_stats(q, &st);
+	assert_int_equal(st.flush_alls, 0);	/* 256 fit the default ring */
+	assert_int_equal(st.held, 256);
+	assert_int_equal(iopt_fq_free(q, p[256], 1, 0), 0);
+	iopt_fq_get_stats(q, &st);
+	assert_int_equal(st.flush_alls, 1);	/* full: one flush for all */
+	assert_int_equal(st.held, 1);
+	/* Another CPU has its own ring. */
+	assert_int_equal(iopt_fq_free(q, p[257], 1, 1), 0);
+	iopt_fq_get_stats(q, &st);
+	assert_int_equal(st.held, 2);
+	/* Timeout (10 ms default): not yet at 5 ms, flushed at 11 ms. */
+	now_ns += 5000000;
+	iopt_fq_poll(q);
+	iopt_fq_get_stats(q, &st);
+	assert_int_equal(st.flush_alls, 1);
+	now_ns += 6000000;
+	iopt_fq_poll(q);
+	iopt_fq_get_stats(q, &st);
+	assert_int_equal(st.flush_alls, 2);
+	assert_int_equal(st.held, 0);
+	iopt_iova_get_stats(d, &is);
+	assert_int_equal(is.cached_ranges, 258);	/* back in the caches */
+	iopt_fq_destroy(q);
+	iopt_iova_destroy(d);
+}
+
+static void test_single_queue_defaults(void **state)
+{
+	setup_tlb();
+	struct iopt_iova *d = make_domain(4);
+	struct iopt_fq *q = make_fq(d, IOPT_INVAL_SINGLE, 0, 0);
+	struct iopt_fq_stats st;
+	uint64_t p;
+
+	(void)state;
+	setup_tlb();
+	for (int i = 0; i < 2000; i++) {
+		assert_int_equal(iopt_fq_alloc(q, 1, SPACE - 1, 0, (unsigned)i % 4, &p),
+				 0);
+		assert_int_equal(iopt_fq_free(q, p, 1, (unsigned)i % 4), 0);
+	}
+	iopt_fq_get_stats(q, &st);
+	assert_int_equal(st.flush_alls, 0);	/* 32768 entries */
+	assert_int_equal(st.held, 2000);
+	now_ns += 999000000;
+	iopt_fq_poll(q);
+	iopt_fq_get_stats(q, &st);
+	assert_int_equal(st.flush_alls, 0);	/* 1000 ms */
+	now_ns += 2000000;
+	iopt_fq_poll(q);
+	iopt_fq_get_stats(q, &st);
+	assert_int_equal(st.flush_alls, 1);
+	assert_int_equal(st.held, 0);
+	iopt_fq_destroy(q);
+	iopt_iova_destroy(d);
+}
+
+/* Flush on exhaustion: nothing until an allocation fails, then one flush
+ * recycles everything. */
+static void test_exhaustion(void **state)
+{
+	setup_tlb();
+	struct iopt_iova *d = make_domain(2);
+	struct iopt_fq *q = make_fq(d, IOPT_INVAL_EXHAUST, 0, 0);
+	struct iopt_fq_stats st;
+	uint64_t p, got = 0;
+
+	(void)state;
+	setup_tlb();
+	for (unsigned i = 0; i < 3 * SPACE; i++) {
+		assert_int_equal(iopt_fq_alloc(q, 1, SPACE - 1, 0, 0, &p), 0);
+		tlb_use(p, 1, 1);
+		assert_int_equal(iopt_fq_free(q, p, 1, 0), 0);
+		got++;
+	}
+	iopt_fq_get_stats(q, &st);
+	assert_int_equal(tlb.violations, 0);
+	/* About one flush per pass over the space. */
+	assert_true(st.flush_alls >= 2 && st.flush_alls <= 4);
+	print_message("  exhaustion: %lu allocations, %lu flush-alls\n",
+		      (unsigned long)got, (unsigned long)st.flush_alls);
+	iopt_fq_destroy(q);
+	iopt_iova_destroy(d);
+}
+
+static void test_bad_input_and_timer(void **state)
+{
+	struct iopt_iova *d = make_domain(2);
+	struct iopt_fq_cfg cfg = { .policy = IOPT_INVAL_LAZY };
+	struct iopt_fq *q;
+
+	(void)state;
+	assert_int_equal(iopt_fq_create(d, &cfg, &q), -EINVAL);	/* no flush_all */
+	cfg.policy = IOPT_INVAL_STRICT;
+	cfg.flush_all = tlb_flush_all;
+	assert_int_equal(iopt_fq_create(d, &cfg, &q), -EINVAL);	/* no range op */
+	cfg = (struct iopt_fq_cfg){ .policy = 9, .flush_all = tlb_flush_all };
+	assert_int_equal(iopt_fq_create(d, &cfg, &q), -EINVAL);
+	iopt_iova_destroy(d);
+
+	/* The timer thread, on the host clock. */
+	struct iopt_iova_cfg icfg = { .end_pfn = SPACE, .nr_cpus = 2 };
+
+	assert_int_equal(iopt_iova_create(&icfg, &d), 0);
+	cfg = (struct iopt_fq_cfg){ .policy = IOPT_INVAL_LAZY,
+				    .timeout_ns = 2000000,
+				    .flush_all = tlb_flush_all,
+				    .timer_thread = true };
+	setup_tlb();
+	assert_int_equal(iopt_fq_create(d, &cfg, &q), 0);
+	uint64_t p;
+
+	assert_int_equal(iopt_fq_alloc(q, 1, SPACE - 1, 0, 0, &p), 0);
+	assert_int_equal(iopt_fq_free(q, 0, 1, 0), -EINVAL);
+	assert_int_equal(iopt_fq_free(q, p, 0, 0), -EINVAL);
+	assert_int_equal(iopt_fq_free(q, p, 1, 0), 0);
+	struct iopt_fq_stats st;
+
+	for (int i = 0; i < 500; i++) {
+		struct timespec ts = { 0, 2000000 };
+
+		iopt_fq_get_stats(q, &st);
+		if (!st.held)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	assert_int_equal(st.held, 0);
+	assert_true(st.flush_alls >= 1);
+	iopt_fq_destroy(q);
+	iopt_iova_destroy(d);
+}
+
+/* Threads acting as 8 CPUs, lazy queues, the safety property, no range
+ * handed out twice. */
+struct cctx {
+	struct iopt_fq *q;
+	int id;
+	long ops;
+	uint8_t *owner;
+	long errors;
+};
+
+static void *worker(void *arg)
+{
+	struct cctx *c = arg;
+	uint64_t rng = 0x1234 + (uint64_t)c->id, mine[256], sizes[256];
+	int n = 0;
+
+	for (long i = 0; i < c->ops; i++) {
+		unsigned cpu = (unsigned)(c->id + 4 * (int)(i & 1));
+
+		if (n && (tu_rand(&rng) % 2 || n == 256)) {
+			int k = (int)(tu_rand(&rng) % (uint64_t)n);
+
+			for (uint64_t j = 0; j < sizes[k]; j++)
+				__atomic_store_n(&c->owner[mine[k] + j], 0, __ATOMIC_RELEASE);
+			if (iopt_fq_free(c->q, mine[k], sizes[k], cpu))
+				c->errors++;
+			mine[k] = mine[--n];
+			sizes[k] = sizes[n];
+		} else {
+			uint64_t size = 1u << (tu_rand(&rng) % 4), p;
+
+			if (iopt_fq_alloc(c->q, size, SPACE - 1, 0, cpu, &p))
+				continue;
+			tlb_use(p, size, size);
+			for (uint64_t j = 0; j < size; j++)
+				if (__atomic_exchange_n(&c->owner[p + j], 1, __ATOMIC_ACQ_REL))
+					c->errors++;
+			mine[n] = p;
+			sizes[n++] = size;
+		}
+	}
+	while (n--) {
+		for (uint64_t j = 0; j < sizes[n]; j++)
+			__atomic_store_n(&c->owner[mine[n] + j], 0, __ATOMIC_RELEASE);
+		iopt_fq_free(c->q, mine[n], sizes[n], (unsigned)c->id);
+	}
+	return NULL;
+}
+
+static void test_concurrent_cpus(void **state)
+{
+	static const enum iopt_inval pols[] = { IOPT_INVAL_LAZY, IOPT_INVAL_SINGLE,
+						IOPT_INVAL_EXHAUST, IOPT_INVAL_STRICT };
+	const char *e = getenv("IOPT_STRESS_OPS");
+	long ops = e ? atol(e) / 4 : 25000;
+
+	(void)state;
+	for (unsigned k = 0; k < 4; k++) {
+		setup_tlb();
+		struct iopt_iova *d = make_domain(8);
+		struct iopt_fq *q = make_fq(d, pols[k], 64, 0);
+		uint8_t *owner = calloc(SPACE, 1);
+		struct cctx c[4];
+		pthread_t th[4];
+
+		setup_tlb();
+		for (int i = 0; i < 4; i++) {
+			c[i] = (struct cctx){ q, i, ops, owner, 0 };
+			pthread_create(&th[i], NULL, worker, &c[i]);
+		}
+		for (int i = 0; i < 4; i++)
+			pthread_join(th[i], NULL);
+		for (int i = 0; i < 4; i++)
+			assert_int_equal(c[i].errors, 0);
+		assert_int_equal(tlb.violations, 0);
+		iopt_fq_destroy(q);
+		/* Everything came back: the whole space allocates again. */
+		iopt_iova_flush_caches(d);
+		struct iopt_iova_stats st;
+
+		iopt_iova_get_stats(d, &st);
+		assert_int_equal(st.allocated_pages, 0);
+		assert_int_equal(st.free_pages, SPACE - 1);
+		iopt_iova_destroy(d);
+		free(owner);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_random_all_policies),
+		cmocka_unit_test(test_lazy_ring_and_timeout),
+		cmocka_unit_test(test_single_queue_defaults),
+		cmocka_unit_test(test_exhaustion),
+		cmocka_unit_test(test_bad_input_and_timer),
+		cmocka_unit_test(test_concurrent_cpus),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
