@@ -14,6 +14,7 @@ static void usage(void)
 		"usage: iopt-bench SUITE [options]\n"
 		"suites:\n"
 		"  pgtable   multithreaded map/unmap of the page tables\n"
+		"  iova      the IOVA allocator, caches and invalidation policies\n"
 		"run 'iopt-bench SUITE --help' for a suite's options\n");
 }
 
@@ -25,6 +26,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "pgtable"))
 		return bench_pgtable_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "iova"))
+		return bench_iova_main(argc - 1, argv + 1);
 	usage();
 	return 2;
 }

@@ -17,6 +17,7 @@
 
 #include <iopgtable/iova.h>
 
+#include "../src/iova/live.h"
 #include "../src/iova/rset.h"
 #include "tutil.h"
 
@@ -80,10 +81,55 @@ static void test_rset_against_bruteforce(void **state)
 		assert_int_equal(s.count, n);
 		for (uint64_t j = 0; j < win; j++)
 			rset_del(&s, off + j);
-		assert_null(s.root);	/* every node freed */
+		assert_int_equal(s.count, 0);
+		assert_false(rset_pred(&s, universe - 1, &got));
+		assert_int_equal(rset_add(&s, off + 5), 0);	/* nodes reused */
+		assert_true(rset_pred(&s, universe - 1, &got) && got == off + 5);
 		rset_destroy(&s);
 		free(ref);
 	}
+}
+
+/* The live record resizes incrementally: check it against a plain array
+ * through many growths, with deletions from the old and new tables. */
+static void test_live_record_against_reference(void **state)
+{
+	const uint64_t universe = 1u << 18;
+	uint64_t *ref = calloc(universe, sizeof(uint64_t));	/* 0: absent */
+	struct iova_live l;
+	uint64_t rng = 3, n = 0;
+
+	(void)state;
+	assert_int_equal(live_init(&l, 18, ~0ull), 0);
+	for (int i = 0; i < 400000; i++) {
+		uint64_t k = tu_rand(&rng) % universe;
+
+		if (tu_rand(&rng) % 3 && !ref[k]) {
+			uint64_t v = 1 + tu_rand(&rng) % 7;
+
+			assert_int_equal(live_reserve(&l), 0);
+			assert_int_equal(live_add(&l, k, v), 0);
+			ref[k] = v;
+			n++;
+		} else if (ref[k]) {
+			live_del(&l, k);
+			ref[k] = 0;
+			n--;
+		}
+		uint64_t q = tu_rand(&rng) % universe;
+
+		assert_int_equal(live_get(&l, q), ref[q]);
+	}
+	uint64_t pages = 0;
+
+	for (uint64_t k = 0; k < universe; k++) {
+		assert_int_equal(live_get(&l, k), ref[k]);
+		pages += ref[k];
+	}
+	assert_int_equal(l.pages, pages);
+	assert_int_equal(l.starts.count, n);
+	live_fini(&l);
+	free(ref);
 }
 
 /* ---- the range allocator ---------------------------------------------- */
@@ -433,6 +479,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rset_against_bruteforce),
+		cmocka_unit_test(test_live_record_against_reference),
 		cmocka_unit_test(test_basic_and_bad_input),
 		cmocka_unit_test(test_random_against_shadow),
 		cmocka_unit_test(test_larger_than_chunk),

@@ -18,125 +18,6 @@
 
 #include "iova_internal.h"
 
-/* ---- live-allocation record --------------------------------------------- */
-
-static int live_init(struct iova_live *l, unsigned bits)
-{
-	rset_init(&l->starts, bits);
-	l->cap = 64;
-	l->n = 0;
-	l->keys = malloc(l->cap * sizeof(uint64_t));
-	l->sizes = malloc(l->cap * sizeof(uint64_t));
-	if (!l->keys || !l->sizes)
-		return -ENOMEM;
-	memset(l->keys, 0xff, l->cap * sizeof(uint64_t));
-	return 0;
-}
-
-static void live_fini(struct iova_live *l)
-{
-	rset_destroy(&l->starts);
-	free(l->keys);
-	free(l->sizes);
-}
-
-static uint64_t live_slot(const struct iova_live *l, uint64_t key)
-{
-	uint64_t i = (key * 0x9e3779b97f4a7c15ull >> 17) & (l->cap - 1);
-
-	while (l->keys[i] != key && l->keys[i] != UINT64_MAX)
-		i = (i + 1) & (l->cap - 1);
-	return i;
-}
-
-static uint64_t live_size(const struct iova_live *l, uint64_t key)
-{
-	uint64_t i = live_slot(l, key);
-
-	return l->keys[i] == key ? l->sizes[i] : 0;
-}
-
-static int live_grow(struct iova_live *l)
-{
-	uint64_t *ok = l->keys, *os = l->sizes, oc = l->cap;
-	uint64_t *nk = malloc(2 * oc * sizeof(uint64_t));
-	uint64_t *ns = malloc(2 * oc * sizeof(uint64_t));
-
-	if (!nk || !ns) {
-		free(nk);
-		free(ns);
-		return -ENOMEM;
-	}
-	memset(nk, 0xff, 2 * oc * sizeof(uint64_t));
-	l->keys = nk;
-	l->sizes = ns;
-	l->cap = 2 * oc;
-	for (uint64_t i = 0; i < oc; i++)
-		if (ok[i] != UINT64_MAX) {
-			uint64_t j = live_slot(l, ok[i]);
-
-			l->keys[j] = ok[i];
-			l->sizes[j] = os[i];
-		}
-	free(ok);
-	free(os);
-	return 0;
-}
-
-/* Make room first, so that recording after an allocation cannot fail. */
-static int live_reserve(struct iova_live *l)
-{
-	if ((l->n + 1) * 2 > l->cap)
-		return live_grow(l);
-	return 0;
-}
-
-static int live_add(struct iova_live *l, uint64_t key, uint64_t size)
-{
-	if (rset_add(&l->starts, key))
-		return -ENOMEM;
-	uint64_t i = live_slot(l, key);
-
-	l->keys[i] = key;
-	l->sizes[i] = size;
-	l->n++;
-	return 0;
-}
-
-static void live_del(struct iova_live *l, uint64_t key)
-{
-	uint64_t i = live_slot(l, key), mask = l->cap - 1;
-
-	rset_del(&l->starts, key);
-	l->keys[i] = UINT64_MAX;
-	l->n--;
-	for (i = (i + 1) & mask; l->keys[i] != UINT64_MAX; i = (i + 1) & mask) {
-		uint64_t k = l->keys[i], s = l->sizes[i];
-
-		l->keys[i] = UINT64_MAX;
-		uint64_t j = live_slot(l, k);
-
-		l->keys[j] = k;
-		l->sizes[j] = s;
-	}
-}
-
-static bool live_find(const struct iova_live *l, uint64_t pfn, uint64_t *start,
-		      uint64_t *size)
-{
-	uint64_t s;
-
-	if (!rset_pred(&l->starts, pfn, &s))
-		return false;
-	uint64_t n = live_size(l, s) & ~IOVA_IN_CACHE;
-
-	if (pfn - s >= n)
-		return false;
-	*start = s;
-	*size = n;
-	return true;
-}
-
 /* ---- geometry --------------------------------------------------------- */
 
 static unsigned ceil_log2(uint64_t n)
@@ -205,6 +86,8 @@ int iopt_iova_create(const struct iopt_iova_cfg *cfg, struct iopt_iova **out)
 	if (d->space_bits < 1)
 		d->space_bits = 1;
 	d->stripe_shift = (unsigned)__builtin_ctz(c.nr_stripes);
+	d->limit32 = (1ull << 32) / c.granule - 1;
+	d->fail32_order = 64;
 
 	/* Chunks: at least four per stripe below 4 GiB, and a few per stripe
 	 * in the whole space. */
@@ -227,11 +110,11 @@ int iopt_iova_create(const struct iopt_iova_cfg *cfg, struct iopt_iova **out)
 	for (unsigned s = 0; s < c.nr_stripes; s++) {
 		plat_spin_init(&d->stripes[s].lock);
 		buddy_init(&d->stripes[s].buddy, d->space_bits, d->chunk_order);
-		if (live_init(&d->stripes[s].live, d->space_bits))
+		if (live_init(&d->stripes[s].live, d->space_bits, ~IOVA_IN_CACHE))
 			goto nomem;
 	}
 	plat_spin_init(&d->big_lock);
-	if (live_init(&d->big, d->space_bits))
+	if (live_init(&d->big, d->space_bits, ~IOVA_IN_CACHE))
 		goto nomem;
 	release_span(d, c.start_pfn, c.end_pfn - c.start_pfn);
 	if (iova_rcache_init(d))
@@ -350,12 +233,17 @@ static int iova_alloc(struct iopt_iova *d, uint64_t size, uint64_t limit,
 
 	if (order > d->chunk_order)
 		return global_alloc(d, size, order, limit, pfn);
-	unsigned n = nr_stripes(d), first = cpu % n;
+	unsigned n = nr_stripes(d), first = cpu & (n - 1);
+	bool is32 = limit == d->limit32;
 
+	if (is32 && order >= plat_load_rlx64(&d->fail32_order))
+		return -ENOMEM;
 	for (unsigned k = 0; k < n; k++)
-		if (!stripe_alloc(d, &d->stripes[(first + k) % n], size, order,
+		if (!stripe_alloc(d, &d->stripes[(first + k) & (n - 1)], size, order,
 				  limit, pfn))
 			return 0;
+	if (is32 && order < plat_load_rlx64(&d->fail32_order))
+		plat_store_rlx64(&d->fail32_order, order);
 	return -ENOMEM;
 }
 
@@ -363,6 +251,12 @@ int iopt_iova_alloc(struct iopt_iova *d, uint64_t size, uint64_t limit_pfn,
 		    uint64_t *pfn)
 {
 	return iova_alloc(d, size, limit_pfn, plat_cpu_id(), pfn);
+}
+
+static void iova_reset_fail32(struct iopt_iova *d)
+{
+	if (plat_load_rlx64(&d->fail32_order) != 64)
+		plat_store_rlx64(&d->fail32_order, 64);
 }
 
 /* Free [pfn, pfn + size) whose record holds want (size, maybe flagged). */
@@ -375,24 +269,28 @@ static int iova_free_rec(struct iopt_iova *d, uint64_t pfn, uint64_t size,
 		return -EINVAL;
 	if (size > chunk_pages(d)) {
 		lock_all(d);
-		if (live_size(&d->big, pfn) == want) {
+		if (live_get(&d->big, pfn) == want) {
 			live_del(&d->big, pfn);
 			release_span(d, pfn, size);
 			ret = 0;
 		}
 		unlock_all(d);
+		if (!ret && pfn <= d->limit32)
+			iova_reset_fail32(d);
 		return ret;
 	}
 	struct iova_stripe *st = &d->stripes[iova_stripe_of(d, pfn)];
 
 	plat_spin_lock(&st->lock);
-	if (live_size(&st->live, pfn) == want) {
+	if (live_get(&st->live, pfn) == want) {
 		live_del(&st->live, pfn);
 		buddy_release(&st->buddy, pfn, size);
 		st->allocated -= size;
 		ret = 0;
 	}
 	plat_spin_unlock(&st->lock);
+	if (!ret && pfn <= d->limit32)
+		iova_reset_fail32(d);
 	return ret;
 }
 
@@ -415,10 +313,8 @@ static int iova_mark(struct iopt_iova *d, uint64_t pfn, uint64_t from,
 	int ret = -EINVAL;
 
 	plat_spin_lock(&st->lock);
-	uint64_t i = live_slot(&st->live, pfn);
-
-	if (st->live.keys[i] == pfn && st->live.sizes[i] == from) {
-		st->live.sizes[i] = to;
+	if (live_get(&st->live, pfn) == from) {
+		live_set(&st->live, pfn, to);
 		ret = 0;
 	}
 	plat_spin_unlock(&st->lock);
@@ -530,7 +426,7 @@ int iopt_iova_alloc_dma(struct iopt_iova *d, uint64_t size,
 			uint64_t dma_limit_pfn, unsigned flags, unsigned cpu,
 			uint64_t *pfn)
 {
-	uint64_t limit32 = (1ull << 32) / d->cfg.granule - 1;
+	uint64_t limit32 = d->limit32;
 
 	if ((flags & IOPT_IOVA_DEV_PCI) && !(flags & IOPT_IOVA_FORCE_64) &&
 	    dma_limit_pfn > limit32 &&
@@ -552,9 +448,7 @@ void iopt_iova_get_stats(struct iopt_iova *d, struct iopt_iova_stats *st)
 		plat_spin_unlock(&d->stripes[s].lock);
 	}
 	plat_spin_lock(&d->big_lock);
-	for (uint64_t i = 0; i < d->big.cap; i++)
-		if (d->big.keys[i] != UINT64_MAX)
-			st->allocated_pages += d->big.sizes[i];
+	st->allocated_pages += d->big.pages;
 	plat_spin_unlock(&d->big_lock);
 	st->cached_ranges = iova_rcache_count(d);
 	for (unsigned i = 0; i < d->nr_classes * d->cfg.nr_cpus; i++) {

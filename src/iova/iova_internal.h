@@ -7,16 +7,11 @@
 
 #include "../platform/platform.h"
 #include "buddy.h"
+#include "live.h"
 #include "rset.h"
 
 #define IOVA_MAX_CLASSES 16
 
-/* Live allocations of a stripe: their starts (for find) and sizes. */
-struct iova_live {
-	struct rset starts;
-	uint64_t *keys, *sizes;	/* open addressing, key UINT64_MAX empty */
-	uint64_t cap, n;
-};
 
 struct iova_stripe {
 	struct plat_spinlock lock;
@@ -64,6 +59,16 @@ struct iopt_iova {
 	struct iova_depot *depot;	/* [class] */
 
 	uint64_t st_flushes, st_global;
+	/*
+	 * Smallest order known to fail below the 32-bit limit (64: none), as
+	 * Linux's max32_alloc_size: a PCI device's first try on a full 32-bit
+	 * space then fails at once instead of searching every stripe. Set
+	 * after a failed search, reset by any free below the limit; a race
+	 * between the two can only cost one futile search or one early
+	 * failure of the 32-bit try (which falls back to the full limit).
+	 */
+	uint64_t fail32_order;
+	uint64_t limit32;
 };
 
 /* Free a range the caches held (its record may carry IOVA_IN_CACHE). */
@@ -84,7 +89,8 @@ static inline unsigned iova_cpu(const struct iopt_iova *d, unsigned cpu)
 {
 	if (cpu == IOPT_IOVA_CPU_SELF)
 		cpu = plat_cpu_id();
-	return cpu % d->cfg.nr_cpus;
+	/* A division costs more than the rest of a cache hit: avoid it. */
+	return plat_likely(cpu < d->cfg.nr_cpus) ? cpu : cpu % d->cfg.nr_cpus;
 }
 
 /* rcache.c */

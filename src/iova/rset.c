@@ -141,17 +141,14 @@ void rset_del(struct rset *s, uint64_t i)
 	}
 	if (!n)
 		return;
-	/* Free emptied nodes bottom-up. */
-	for (unsigned k = depth; k-- > 0;) {
-		if (path[k]->map)
+	/* Clear the map bits of emptied nodes bottom-up. The nodes stay (an
+	 * empty node is skipped by its parent's map), so that a buddy system
+	 * splitting and merging the same blocks does not allocate and free
+	 * memory each time; memory is bounded by the most ever occupied. */
+	for (unsigned k = depth - 1; k-- > 0;) {
+		if (path[k + 1]->map)
 			return;
-		free(path[k]);
-		if (k == 0) {
-			s->root = NULL;
-		} else {
-			path[k - 1]->child[cs[k - 1]] = NULL;
-			path[k - 1]->map &= ~(1ull << cs[k - 1]);
-		}
+		path[k]->map &= ~(1ull << cs[k]);
 	}
 }
 

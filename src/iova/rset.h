@@ -4,8 +4,10 @@
  * every node holds a 64-bit map of its non-empty children; the lowest
  * nodes hold 64 words of member bits (4096 members). Insert, delete, test
  * and predecessor (largest member <= x) are O(bits / 6) whatever the
- * contents; memory is proportional to the occupied leaves. Not thread-safe:
- * callers lock.
+ * contents. Emptied nodes are kept for reuse until rset_destroy(), so
+ * memory is bounded by the most members ever held at once, and a buddy
+ * system splitting and merging blocks allocates nothing in steady state.
+ * Not thread-safe: callers lock.
  */
 #ifndef IOPT_RSET_H
 #define IOPT_RSET_H

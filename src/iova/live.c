@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT */
+#include "live.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#define DELETED UINT64_MAX
+#define MOVE_SCAN 32		/* old slots examined per operation */
+
+static uint64_t hash(uint64_t key, uint64_t cap)
+{
+	return (key * 0x9e3779b97f4a7c15ull >> 17) & (cap - 1);
+}
+
+static int tab_init(struct live_tab *t, uint64_t cap)
+{
+	/* calloc: large tables come as untouched zero pages, so creating one
+	 * costs no pass over it. */
+	t->keys = calloc(cap, sizeof(uint64_t));
+	t->vals = malloc(cap * sizeof(uint64_t));
+	t->cap = cap;
+	t->n = 0;
+	if (!t->keys || !t->vals) {
+		free(t->keys);
+		free(t->vals);
+		t->keys = t->vals = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void tab_free(struct live_tab *t)
+{
+	free(t->keys);
+	free(t->vals);
+	t->keys = t->vals = NULL;
+	t->cap = t->n = 0;
+}
+
+/* Slot holding key, or UINT64_MAX. */
+static uint64_t tab_find(const struct live_tab *t, uint64_t key)
+{
+	if (!t->keys)
+		return UINT64_MAX;
+	for (uint64_t i = hash(key, t->cap);; i = (i + 1) & (t->cap - 1)) {
+		if (t->keys[i] == key + 1)
+			return i;
+		if (!t->keys[i])
+			return UINT64_MAX;
+	}
+}
+
+static void tab_put(struct live_tab *t, uint64_t key, uint64_t val)
+{
+	uint64_t i = hash(key, t->cap);
+
+	while (t->keys[i] && t->keys[i] != DELETED)
+		i = (i + 1) & (t->cap - 1);
+	t->keys[i] = key + 1;
+	t->vals[i] = val;
+	t->n++;
+}
+
+/* Delete from the current table: shift the probe chain back. */
+static void tab_del_shift(struct live_tab *t, uint64_t i)
+{
+	uint64_t mask = t->cap - 1;
+
+	t->keys[i] = 0;
+	t->n--;
+	for (i = (i + 1) & mask; t->keys[i]; i = (i + 1) & mask) {
+		uint64_t k = t->keys[i] - 1, v = t->vals[i];
+
+		t->keys[i] = 0;
+		t->n--;
+		tab_put(t, k, v);
+	}
+}
+
+/* Move a few entries from the old table to the current one. */
+static void live_step(struct iova_live *l)
+{
+	if (!l->old.keys)
+		return;
+	uint64_t end = l->move_pos + MOVE_SCAN;
+
+	for (; l->move_pos < end && l->move_pos < l->old.cap; l->move_pos++) {
+		uint64_t k = l->old.keys[l->move_pos];
+
+		if (k && k != DELETED) {
+			tab_put(&l->cur, k - 1, l->old.vals[l->move_pos]);
+			l->old.keys[l->move_pos] = DELETED;
+			l->old.n--;
+		}
+	}
+	if (l->move_pos == l->old.cap)
+		tab_free(&l->old);
+}
+
+int live_init(struct iova_live *l, unsigned bits, uint64_t value_mask)
+{
+	rset_init(&l->starts, bits);
+	l->old.keys = l->old.vals = NULL;
+	l->old.cap = l->old.n = 0;
+	l->move_pos = 0;
+	l->pages = 0;
+	l->value_mask = value_mask;
+	return tab_init(&l->cur, 64);
+}
+
+void live_fini(struct iova_live *l)
+{
+	rset_destroy(&l->starts);
+	tab_free(&l->cur);
+	tab_free(&l->old);
+}
+
+int live_reserve(struct iova_live *l)
+{
+	live_step(l);
+	if ((l->cur.n + 1) * 2 <= l->cur.cap || l->old.keys)
+		return 0;
+	/* Start moving into a table twice as large. While the move lasts
+	 * (cap / MOVE_SCAN operations) the new table stays under half full. */
+	struct live_tab t;
+
+	if (tab_init(&t, l->cur.cap * 2))
+		return -ENOMEM;
+	l->old = l->cur;
+	l->cur = t;
+	l->move_pos = 0;
+	live_step(l);
+	return 0;
+}
+
+int live_add(struct iova_live *l, uint64_t key, uint64_t val)
+{
+	if (rset_add(&l->starts, key))
+		return -ENOMEM;
+	tab_put(&l->cur, key, val);
+	l->pages += val & l->value_mask;
+	return 0;
+}
+
+uint64_t live_get(struct iova_live *l, uint64_t key)
+{
+	uint64_t i = tab_find(&l->cur, key);
+
+	if (i != UINT64_MAX)
+		return l->cur.vals[i];
+	i = tab_find(&l->old, key);
+	return i != UINT64_MAX ? l->old.vals[i] : 0;
+}
+
+void live_set(struct iova_live *l, uint64_t key, uint64_t val)
+{
+	uint64_t i = tab_find(&l->cur, key);
+	struct live_tab *t = &l->cur;
+
+	if (i == UINT64_MAX) {
+		i = tab_find(&l->old, key);
+		t = &l->old;
+	}
+	if (i == UINT64_MAX)
+		return;
+	l->pages += (val & l->value_mask) - (t->vals[i] & l->value_mask);
+	t->vals[i] = val;
+}
+
+void live_del(struct iova_live *l, uint64_t key)
+{
+	uint64_t i = tab_find(&l->cur, key);
+
+	if (i != UINT64_MAX) {
+		l->pages -= l->cur.vals[i] & l->value_mask;
+		tab_del_shift(&l->cur, i);
+	} else if ((i = tab_find(&l->old, key)) != UINT64_MAX) {
+		l->pages -= l->old.vals[i] & l->value_mask;
+		l->old.keys[i] = DELETED;	/* keeps old probe chains whole */
+		l->old.n--;
+	} else {
+		return;
+	}
+	rset_del(&l->starts, key);
+	live_step(l);
+}
+
+bool live_find(struct iova_live *l, uint64_t x, uint64_t *key, uint64_t *val)
+{
+	uint64_t s;
+
+	if (!rset_pred(&l->starts, x, &s))
+		return false;
+	uint64_t v = live_get(l, s);
+
+	if (x - s >= (v & l->value_mask))
+		return false;
+	*key = s;
+	*val = v & l->value_mask;
+	return true;
+}
