@@ -30,10 +30,9 @@ static void free_node(struct rset_node *n, unsigned h)
 {
 	if (!n)
 		return;
-	if (h)
+	if (h)	/* every child, empty ones included (they are kept) */
 		for (unsigned c = 0; c < 64; c++)
-			if (n->map >> c & 1)
-				free_node(n->child[c], h - 1);
+			free_node(n->child[c], h - 1);
 	free(n);
 }
 
