@@ -28,6 +28,9 @@ struct pm_block {		/* a live allocation, in the hash */
 	uint64_t size;
 };
 
+#define CPU_REGION (64u << 10)	/* small blocks come from per-CPU regions */
+#define CPU_SLOTS 64
+
 struct iopt_physmem {
 	uint64_t base, size;
 	uint64_t nleaves;
@@ -36,6 +39,11 @@ struct iopt_physmem {
 	struct plat_mutex lock;
 	uint64_t brk;		/* offset of never-allocated space */
 	uint64_t free_head[MAX_LG2 + 1];	/* pa + 1 of a free block, 0: none */
+	/* Fresh small blocks are carved from a region per CPU, so that tables
+	 * made by different CPUs do not sit side by side: hardware prefetchers
+	 * fetch neighbouring lines, which then bounce between the CPUs that
+	 * write them. */
+	uint64_t cpu_cur[CPU_SLOTS], cpu_end[CPU_SLOTS];	/* offsets */
 	struct pm_block *live;
 	uint64_t live_cap, live_n;
 	uint64_t used;
@@ -192,6 +200,23 @@ int iopt_physmem_alloc(struct iopt_physmem *pm, size_t size, uint64_t *pa)
 		uint64_t *node = iopt_physmem_ptr(pm, p, sizeof(uint64_t));
 
 		pm->free_head[lg2] = *node;
+	} else if (size < CPU_REGION) {
+		unsigned c = plat_cpu_id() % CPU_SLOTS;
+		uint64_t off = (pm->cpu_cur[c] + size - 1) & ~((uint64_t)size - 1);
+
+		if (!pm->cpu_end[c] || off + size > pm->cpu_end[c]) {
+			uint64_t r = (pm->brk + CPU_REGION - 1) & ~((uint64_t)CPU_REGION - 1);
+
+			if (r > pm->size || CPU_REGION > pm->size - r) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			pm->brk = r + CPU_REGION;
+			off = r;
+			pm->cpu_end[c] = r + CPU_REGION;
+		}
+		pm->cpu_cur[c] = off + size;
+		p = pm->base + off;
 	} else {
 		uint64_t off = (pm->brk + size - 1) & ~((uint64_t)size - 1);
 
