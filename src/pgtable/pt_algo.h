@@ -417,6 +417,31 @@ PT_COLD bool pt_remove_table(const struct pt_fmt *F, struct iopt_pgtable *pt,
 	return true;
 }
 
+/*
+ * Item 2, fast path: clear the plain (non-run) leaves of the last-level
+ * table tbl from idx up to end, stopping at anything else; one gather
+ * update for all. Returns the number cleared.
+ */
+PT_ALGO uint64_t pt_clear_leaves(const struct pt_fmt *F, struct iopt_pgtable *pt,
+				 void *tbl, unsigned idx, uint64_t end,
+				 uint64_t va, struct iopt_gather *gather)
+{
+	const unsigned lvl = pt_lvl(pt, pt->levels - 1);
+	unsigned i = idx;
+
+	for (; i < end; i++) {
+		uint64_t pte = pt_load_rlx(F, tbl, i);
+
+		if (F->kind(pt, pte, true) != PT_LEAF || F->is_run(pt, pte, lvl))
+			break;
+		pt_store_rlx(F, tbl, i, 0);
+	}
+	if (i > idx)
+		pt_gather_range(pt, gather, va, i - idx,
+				1ull << pt->shift[pt->levels - 1]);
+	return i - idx;
+}
+
 PT_ALGO int64_t pt_unmap_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 			      uint64_t va, const struct pt_size *sz,
 			      size_t count, struct iopt_gather *gather)
@@ -429,6 +454,25 @@ PT_ALGO int64_t pt_unmap_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 	uint64_t unmapped = 0;
 	bool cleared_leaf = false, nomem = false;
 
+	/* Leaf-table cache hit (item 7): start with the fast path there. */
+	if (pt_last(pt, D)) {
+		uint64_t gen;
+		void *tbl = pt_lc_lookup(pt, va, &gen);
+
+		if (tbl) {
+			unsigned idx = pt_index(pt, va, D);
+			uint64_t end = idx + (left < entries - idx ? left : entries - idx);
+			uint64_t n = pt_clear_leaves(F, pt, tbl, idx, end, va, gather);
+
+			pt_sync_entries(F, pt, tbl, idx, (unsigned)n);
+			if (n) {
+				cleared_leaf = true;
+				unmapped = n * item;
+				left -= n;
+				va += n * item;
+			}
+		}
+	}
 	while (left) {
 		void *tbl = pt->top;
 		unsigned d = 0, idx;
@@ -478,26 +522,15 @@ PT_ALGO int64_t pt_unmap_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 		bool hole = false;
 
 		if (pt_last(pt, D)) {
-			/* Item 2, fast path: a run of plain leaves is cleared
-			 * with plain stores and gathered once. */
-			unsigned i = idx;
+			uint64_t n = pt_clear_leaves(F, pt, tbl, idx, end, va,
+						     gather);
 
-			for (; i < end; i++) {
-				pte = pt_load_rlx(F, tbl, i);
-				if (F->kind(pt, pte, true) != PT_LEAF ||
-				    F->is_run(pt, pte, lvl))
-					break;
-				pt_store_rlx(F, tbl, i, 0);
-			}
-			if (i > idx) {
-				uint64_t n = i - idx;
-
-				pt_gather_range(pt, gather, va, n, item);
+			if (n) {
 				cleared_leaf = true;
 				unmapped += n * item;
 				left -= n;
 				va += n * item;
-				idx = i;
+				idx += (unsigned)n;
 			}
 		}
 		while (idx < end) {
