@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * SMMUv3 data structures, as software writes them: the Stream Table Entry
+ * (STE, IHI0070 5.2) and the Context Descriptor (CD, 5.4), with encoders
+ * and decoders, so that drivers, tests and simulators never hand-pack
+ * bits; and helpers that fill them from a page table's registers.
+ *
+ * Only the fields that select and shape a translation are named; every
+ * other field encodes as zero. Addresses are byte addresses; the encoders
+ * keep bits [51:4] (TTBs, S2TTB) or [55:6] (S1ContextPtr) as the
+ * architecture does.
+ *
+ * (The register-level SMMUv3 device model, its queues, caches and timing,
+ * are not here yet: issue #4.)
+ */
+#ifndef IOPGTABLE_SMMU_H
+#define IOPGTABLE_SMMU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <iopgtable/common.h>
+#include <iopgtable/pgtable.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* STE.Config (5.2): stage 1 in bit 0, stage 2 in bit 1, valid traffic bit 2. */
+enum iopt_ste_config {
+	IOPT_STE_ABORT = 0,
+	IOPT_STE_BYPASS = 4,
+	IOPT_STE_S1 = 5,
+	IOPT_STE_S2 = 6,
+	IOPT_STE_NESTED = 7,
+};
+
+struct iopt_ste {
+	bool valid;			/* V */
+	unsigned config;		/* Config, enum iopt_ste_config */
+	unsigned s1_fmt;		/* S1Fmt: 0 linear, 1/2 two-level CDs */
+	uint64_t s1_context_ptr;	/* S1ContextPtr (bytes, 64-aligned) */
+	unsigned s1_cd_max;		/* S1CDMax: log2 of the CD count */
+	unsigned s1_dss;		/* S1DSS */
+	uint16_t s2_vmid;		/* S2VMID */
+	unsigned s2_t0sz;		/* S2T0SZ */
+	unsigned s2_sl0;		/* S2SL0 */
+	unsigned s2_ir0, s2_or0, s2_sh0;	/* S2IR0, S2OR0, S2SH0 */
+	unsigned s2_tg;			/* S2TG: 0 4K, 1 64K, 2 16K */
+	unsigned s2_ps;			/* S2PS */
+	bool s2_aa64;			/* S2AA64 */
+	bool s2_affd;			/* S2AFFD */
+	bool s2_ptw;			/* S2PTW */
+	bool s2_ha, s2_hd;		/* S2HA, S2HD */
+	bool s2_s, s2_r;		/* S2S, S2R */
+	uint64_t s2_ttb;		/* S2TTB (bytes, 16-aligned) */
+};
+
+struct iopt_cd {
+	bool valid;			/* V */
+	unsigned t0sz, tg0;		/* T0SZ, TG0 (0 4K, 1 64K, 2 16K) */
+	unsigned ir0, or0, sh0;
+	bool epd0;
+	unsigned t1sz, tg1;		/* TG1: 1 16K, 2 4K, 3 64K */
+	unsigned ir1, or1, sh1;
+	bool epd1;
+	unsigned ips;			/* IPS */
+	bool affd, wxn, tbi0, tbi1, pan;
+	bool aa64;			/* AA64 */
+	bool hd, ha;			/* HD, HA */
+	bool s, r, a;			/* fault behaviour: stall, record, abort */
+	bool aset;			/* ASET */
+	uint16_t asid;			/* ASID */
+	uint64_t ttb0, ttb1;		/* TTB0, TTB1 (bytes, 16-aligned) */
+	uint64_t mair;			/* {MAIR1, MAIR0} */
+};
+
+/* Encode/decode 64-byte structures as eight little-endian 64-bit words. */
+IOPT_API void iopt_ste_encode(const struct iopt_ste *ste, uint64_t words[8]);
+IOPT_API void iopt_ste_decode(const uint64_t words[8], struct iopt_ste *ste);
+IOPT_API void iopt_cd_encode(const struct iopt_cd *cd, uint64_t words[8]);
+IOPT_API void iopt_cd_decode(const uint64_t words[8], struct iopt_cd *cd);
+
+/*
+ * A valid AArch64 CD for a 64-bit LPAE stage 1 table (TTB0, or TTB1 with
+ * IOPT_QUIRK_TTBR1; HA/HD with IOPT_QUIRK_HD), fault model "abort and
+ * record". 0, or -EINVAL for other formats.
+ */
+IOPT_API int iopt_cd_from_pgtable(const struct iopt_pgtable *pt, uint16_t asid,
+				  struct iopt_cd *cd);
+
+/*
+ * Fill the stage 2 fields of ste (S2TTB, S2T0SZ, S2SL0, S2TG, S2PS, walk
+ * attributes, S2AA64, S2VMID, S2R) from a 64-bit LPAE stage 2 table; the
+ * other fields are left as they were. 0, or -EINVAL for other formats.
+ */
+IOPT_API int iopt_ste_s2_from_pgtable(const struct iopt_pgtable *pt,
+				      uint16_t vmid, struct iopt_ste *ste);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* IOPGTABLE_SMMU_H */

@@ -1,0 +1,347 @@
+/* SPDX-License-Identifier: MIT */
+#include "walk.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "../platform/platform.h"
+
+#define D_VALID		1ull
+#define D_AP_UNPRIV	(1ull << 6)	/* stage 1 AP[1]; stage 2 S2AP read */
+#define D_AP_RDONLY	(1ull << 7)	/* stage 1 AP[2]; stage 2: S2AP write */
+#define D_AF		(1ull << 10)
+#define D_DBM		(1ull << 51)
+#define D_CONT		(1ull << 52)
+#define D_PXN		(1ull << 53)
+#define D_UXN		(1ull << 54)	/* stage 2: XN */
+
+static const unsigned ps_bits[8] = { 32, 36, 40, 42, 44, 48, 52, 52 };
+
+static unsigned shift_of(unsigned g, unsigned level)
+{
+	return g + (3 - level) * (g - 3);
+}
+
+/* Levels needed for ias bits with granule g. */
+static unsigned start_level(unsigned g, unsigned ias)
+{
+	unsigned levels = (ias - g + (g - 3) - 1) / (g - 3);
+
+	return 4 - levels;
+}
+
+int smmu_cfg_from_cd(const struct iopt_cd *cd, bool upper, unsigned oas_cap,
+		     bool httu_ok, struct smmu_stage_cfg *c)
+{
+	unsigned tsz = upper ? cd->t1sz : cd->t0sz;
+	unsigned tg = upper ? cd->tg1 : cd->tg0;
+	unsigned g;
+
+	if (!cd->valid || !cd->aa64 || (!httu_ok && (cd->ha || cd->hd)))
+		return -EINVAL;
+	if (upper)
+		g = tg == 1 ? 14 : tg == 2 ? 12 : tg == 3 ? 16 : 0;
+	else
+		g = tg == 0 ? 12 : tg == 1 ? 16 : tg == 2 ? 14 : 0;
+	if (!g)
+		return -EINVAL;
+	/* 5.4: T0SZ 16..39 (12 with the 64K granule); more needs STT. */
+	if (tsz > 39 || tsz < (g == 16 ? 12u : 16u))
+		return -EINVAL;
+	memset(c, 0, sizeof(*c));
+	c->stage = 1;
+	c->g = g;
+	c->ias = 64 - tsz;
+	c->start = start_level(g, c->ias);
+	c->oas = ps_bits[cd->ips] < oas_cap ? ps_bits[cd->ips] : oas_cap;
+	c->ttb = upper ? cd->ttb1 : cd->ttb0;
+	c->upper = upper;
+	c->affd = cd->affd;
+	c->ha = cd->ha;
+	c->hd = cd->hd && cd->ha;
+	c->mair = cd->mair;
+	if (c->oas < 64 && c->ttb >> c->oas)
+		return -EINVAL;
+	return 0;
+}
+
+int smmu_cfg_from_ste_s2(const struct iopt_ste *ste, unsigned oas_cap,
+			 bool httu_ok, struct smmu_stage_cfg *c)
+{
+	unsigned g = ste->s2_tg == 0 ? 12 : ste->s2_tg == 1 ? 16 :
+		     ste->s2_tg == 2 ? 14 : 0;
+
+	if (!g || !ste->s2_aa64 || (!httu_ok && (ste->s2_ha || ste->s2_hd)))
+		return -EINVAL;
+	if (ste->s2_t0sz > 39 || ste->s2_t0sz < (g == 16 ? 12u : 16u))
+		return -EINVAL;
+	memset(c, 0, sizeof(*c));
+	c->stage = 2;
+	c->g = g;
+	c->ias = 64 - ste->s2_t0sz;
+	/* VTCR.SL0: 4K 0/1/2 = level 2/1/0; 16K and 64K 0/1/2 = 3/2/1. */
+	if (ste->s2_sl0 == 3)
+		return -EINVAL;
+	c->start = g == 12 ? 2 - ste->s2_sl0 : 3 - ste->s2_sl0;
+	/* The start level resolves 1..(bits per level + 4) bits: at most 16
+	 * concatenated tables (Arm ARM D8.2.7). */
+	unsigned top = shift_of(g, c->start);
+
+	if (c->ias <= top || c->ias - top > (g - 3) + 4)
+		return -EINVAL;
+	c->oas = ps_bits[ste->s2_ps] < oas_cap ? ps_bits[ste->s2_ps] : oas_cap;
+	c->ttb = ste->s2_ttb;
+	c->affd = ste->s2_affd;
+	c->ha = ste->s2_ha;
+	c->hd = ste->s2_hd && ste->s2_ha;
+	if (c->oas < 64 && c->ttb >> c->oas)
+		return -EINVAL;
+	return 0;
+}
+
+bool smmu_in_region(const struct smmu_stage_cfg *c, uint64_t va)
+{
+	if (c->ias >= 64)
+		return true;
+	if (c->upper)
+		return (va >> c->ias) == (~0ull >> c->ias);
+	return (va >> c->ias) == 0;
+}
+
+static uint64_t desc_addr(const struct smmu_stage_cfg *c, uint64_t d)
+{
+	uint64_t a = d & ((1ull << 48) - 1) & ~((1ull << c->g) - 1);
+
+	if (c->g == 16 && c->oas > 48)
+		a |= (d & 0xf000ull) << 36;
+	return a;
+}
+
+static bool block_ok(const struct smmu_stage_cfg *c, unsigned level)
+{
+	if (level >= 2)
+		return true;
+	if (level == 1)
+		return c->g == 12 || (c->g == 16 && c->oas > 48);
+	return false;
+}
+
+static unsigned run_lg2(unsigned g, unsigned level)
+{
+	if (g == 12)
+		return 4;
+	if (g == 14)
+		return level == 3 ? 7 : 5;
+	return 5;
+}
+
+static void set_fault(struct smmu_walk_res *r, enum smmu_fault f,
+		      unsigned stage, unsigned level)
+{
+	r->fault = f;
+	r->fault_stage = stage;
+	r->level = level;
+}
+
+static void walk_stage(const struct smmu_stage_cfg *c,
+		       const struct smmu_stage_cfg *s2,
+		       const struct smmu_mem *m, uint64_t ia, unsigned acc,
+		       struct smmu_walk_res *r);
+
+/* A stage 1 table fetch in a nested walk: translate its IPA. */
+static bool fetch_addr(const struct smmu_stage_cfg *s2, const struct smmu_mem *m,
+		       uint64_t ipa, uint64_t *pa, struct smmu_walk_res *r)
+{
+	struct smmu_walk_res t;
+
+	if (!s2) {
+		*pa = ipa;
+		return true;
+	}
+	memset(&t, 0, sizeof(t));
+	walk_stage(s2, NULL, m, ipa, 0, &t);
+	r->fetches += t.fetches;
+	if (t.fault) {
+		*r = t;
+		r->fetches = t.fetches;
+		r->ipa = ipa;
+		r->s2_on_walk = true;
+		return false;
+	}
+	*pa = t.oa;
+	return true;
+}
+
+static void walk_stage(const struct smmu_stage_cfg *c,
+		       const struct smmu_stage_cfg *s2,
+		       const struct smmu_mem *m, uint64_t ia, unsigned acc,
+		       struct smmu_walk_res *r)
+{
+	unsigned level = c->start;
+	uint64_t base = c->ttb;
+	const bool write = acc & SMMU_ACC_WRITE, exec = acc & SMMU_ACC_EXEC;
+	const bool priv = acc & SMMU_ACC_PRIV;
+
+	if (!smmu_in_region(c, ia)) {
+		set_fault(r, SMMU_F_TRANSLATION, c->stage, level);
+		if (c->stage == 2)
+			r->ipa = ia;
+		return;
+	}
+	for (;;) {
+		unsigned shift = shift_of(c->g, level);
+		unsigned bits = level == c->start ? c->ias - shift : c->g - 3;
+		uint64_t idx = (ia >> shift) & ((1ull << bits) - 1);
+		uint64_t pa, d;
+
+		if (!fetch_addr(s2, m, base + idx * 8, &pa, r))
+			return;
+		if (m->load64(m->ctx, pa, &d)) {
+			set_fault(r, SMMU_F_WALK_EABT, c->stage, level);
+			return;
+		}
+		r->fetches++;
+		if (!(d & D_VALID)) {
+			set_fault(r, SMMU_F_TRANSLATION, c->stage, level);
+			if (c->stage == 2)
+				r->ipa = ia;
+			return;
+		}
+		if (level < 3 && (d & 3) == 3) {
+			uint64_t next = desc_addr(c, d);
+
+			if (c->oas < 64 && next >> c->oas) {
+				set_fault(r, SMMU_F_ADDR_SIZE, c->stage, level);
+				return;
+			}
+			base = next;
+			level++;
+			continue;
+		}
+		if ((level == 3 && (d & 3) != 3) || (level < 3 && !block_ok(c, level))) {
+			set_fault(r, SMMU_F_TRANSLATION, c->stage, level);
+			if (c->stage == 2)
+				r->ipa = ia;
+			return;
+		}
+		uint64_t size = 1ull << shift;
+		uint64_t oa = (desc_addr(c, d) & ~(size - 1)) | (ia & (size - 1));
+
+		if (c->oas < 64 && oa >> c->oas) {
+			set_fault(r, SMMU_F_ADDR_SIZE, c->stage, level);
+			return;
+		}
+		/* Access flag (D8.5): hardware update or fault. */
+		while (!(d & D_AF)) {
+			if (!c->ha) {
+				if (!c->affd) {
+					set_fault(r, SMMU_F_ACCESS, c->stage, level);
+					if (c->stage == 2)
+						r->ipa = ia;
+					return;
+				}
+				break;
+			}
+			int e = m->cas64(m->ctx, pa, &d, d | D_AF);
+
+			if (e == -EFAULT) {
+				set_fault(r, SMMU_F_WALK_EABT, c->stage, level);
+				return;
+			}
+			if (!e)
+				d |= D_AF;
+		}
+		/* Permissions (D8.4) and dirty state (D8.6). */
+		bool ok;
+
+		if (c->stage == 1) {
+			ok = priv || (d & D_AP_UNPRIV);
+			if (exec)
+				ok = ok && !(d & (priv ? D_PXN : D_UXN));
+			while (ok && write && (d & D_AP_RDONLY)) {
+				if (!(c->hd && (d & D_DBM))) {
+					ok = false;
+					break;
+				}
+				int e = m->cas64(m->ctx, pa, &d, d & ~D_AP_RDONLY);
+
+				if (e == -EFAULT) {
+					set_fault(r, SMMU_F_WALK_EABT, 1, level);
+					return;
+				}
+				if (!e)
+					d &= ~D_AP_RDONLY;
+			}
+			r->attr = (unsigned)(c->mair >> (8 * ((d >> 2) & 7))) & 0xff;
+		} else {
+			/* S2AP[0] (bit 6) reads, S2AP[1] (bit 7) writes, XN
+			 * (bit 54) instruction fetches. */
+			if (exec)
+				ok = !(d & D_UXN);
+			else
+				ok = write || (d & D_AP_UNPRIV);
+			while (ok && write && !(d & D_AP_RDONLY)) {
+				if (!(c->hd && (d & D_DBM))) {
+					ok = false;
+					break;
+				}
+				int e = m->cas64(m->ctx, pa, &d, d | D_AP_RDONLY);
+
+				if (e == -EFAULT) {
+					set_fault(r, SMMU_F_WALK_EABT, 2, level);
+					return;
+				}
+				if (!e)
+					d |= D_AP_RDONLY;
+			}
+			r->attr = (unsigned)(d >> 2) & 0xf;
+		}
+		if (!ok) {
+			set_fault(r, SMMU_F_PERMISSION, c->stage, level);
+			if (c->stage == 2)
+				r->ipa = ia;
+			return;
+		}
+		r->fault = SMMU_OK;
+		r->level = level;
+		r->oa = oa;
+		r->desc = d;
+		r->size_lg2 = shift + ((d & D_CONT) ? run_lg2(c->g, level) : 0);
+		return;
+	}
+}
+
+void smmu_walk(const struct smmu_stage_cfg *c, const struct smmu_stage_cfg *s2,
+	       const struct smmu_mem *m, uint64_t ia, unsigned acc,
+	       struct smmu_walk_res *r)
+{
+	memset(r, 0, sizeof(*r));
+	/* The tables may change and be unlinked under us: RCU keeps what we
+	 * read alive (the page tables free after a grace period). */
+	plat_rcu_read_lock();
+	walk_stage(c, s2, m, ia, acc, r);
+	if (!r->fault && s2 && c->stage == 1) {
+		struct smmu_walk_res t;
+		unsigned fetches = r->fetches, attr = r->attr, lvl = r->level;
+		uint64_t desc = r->desc;
+
+		memset(&t, 0, sizeof(t));
+		walk_stage(s2, NULL, m, r->oa, acc, &t);
+		t.fetches += fetches;
+		if (t.fault) {
+			t.ipa = r->oa;
+			*r = t;
+		} else {
+			r->oa = t.oa;
+			r->fetches = t.fetches;
+			/* The smaller of the two leaves bounds what a TLB may
+			 * cache as one entry. */
+			if (t.size_lg2 < r->size_lg2)
+				r->size_lg2 = t.size_lg2;
+			r->attr = attr;
+			r->level = lvl;
+			r->desc = desc;
+		}
+	}
+	plat_rcu_read_unlock();
+}

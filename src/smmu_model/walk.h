@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The SMMU's translation table walker (IHI0070 3.4, 3.13; Arm ARM D8),
+ * a component shared by the SMMUv3 and (later) SMMUv2 models: a function
+ * of (stage configuration, memory, input address, access) that returns an
+ * output address with its permissions and attributes, or a fault record.
+ *
+ * Descriptors are read with single-copy-atomic 64-bit loads inside an RCU
+ * read-side section (the page tables change under the walker, and free
+ * unlinked tables only after a grace period). Hardware access-flag and
+ * dirty-state updates are compare-and-swaps on the descriptor.
+ */
+#ifndef IOPT_SMMU_WALK_H
+#define IOPT_SMMU_WALK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <iopgtable/smmu.h>
+
+/* Memory as the walker sees it: physical addresses. */
+struct smmu_mem {
+	/* Single-copy-atomic read: 0, or -EFAULT (external abort). */
+	int (*load64)(void *ctx, uint64_t pa, uint64_t *val);
+	/* Compare-and-swap: 0, -EAGAIN (*old updated), or -EFAULT. */
+	int (*cas64)(void *ctx, uint64_t pa, uint64_t *old, uint64_t val);
+	void *ctx;
+};
+
+/* One stage's decoded configuration (from a CD or an STE). */
+struct smmu_stage_cfg {
+	unsigned stage;		/* 1 or 2 */
+	unsigned g;		/* granule lg2: 12, 14, 16 */
+	unsigned ias;		/* input address bits */
+	unsigned start;		/* start level */
+	unsigned oas;		/* effective output address bits */
+	uint64_t ttb;		/* start table address */
+	bool upper;		/* stage 1: the TTB1 (upper) region */
+	bool affd, ha, hd;
+	uint64_t mair;		/* stage 1 */
+};
+
+/* Access kinds. */
+#define SMMU_ACC_WRITE	(1u << 0)
+#define SMMU_ACC_EXEC	(1u << 1)
+#define SMMU_ACC_PRIV	(1u << 2)
+
+enum smmu_fault {
+	SMMU_OK,
+	SMMU_F_TRANSLATION,
+	SMMU_F_ADDR_SIZE,
+	SMMU_F_ACCESS,
+	SMMU_F_PERMISSION,
+	SMMU_F_WALK_EABT,
+};
+
+struct smmu_walk_res {
+	enum smmu_fault fault;
+	unsigned fault_stage;	/* 1 or 2 */
+	unsigned level;		/* of the leaf, or of the fault */
+	uint64_t ipa;		/* stage 2 faults: the IPA being translated */
+	bool s2_on_walk;	/* stage 2 fault on a stage 1 table fetch */
+	uint64_t oa;
+	unsigned size_lg2;	/* leaf size; a contiguous run's when hinted */
+	uint64_t desc;		/* the leaf descriptor */
+	unsigned attr;		/* stage 1: MAIR byte; stage 2: MemAttr */
+	unsigned fetches;	/* descriptors read, all stages */
+};
+
+/* Decode. -EINVAL: the structure is ILLEGAL for this model (C_BAD_CD /
+ * C_BAD_STE). oas_cap: SMMU_IDR5.OAS in bits. */
+int smmu_cfg_from_cd(const struct iopt_cd *cd, bool upper, unsigned oas_cap,
+		     bool httu_ok, struct smmu_stage_cfg *c);
+int smmu_cfg_from_ste_s2(const struct iopt_ste *ste, unsigned oas_cap,
+			 bool httu_ok, struct smmu_stage_cfg *c);
+
+/* Does va belong to the region of c (TTB0: below 2^ias; TTB1: top)? */
+bool smmu_in_region(const struct smmu_stage_cfg *c, uint64_t va);
+
+/*
+ * Translate ia through one stage, or through stage 1 then stage 2 when s2
+ * is given (nested: stage 1 table addresses are IPAs too).
+ */
+void smmu_walk(const struct smmu_stage_cfg *c, const struct smmu_stage_cfg *s2,
+	       const struct smmu_mem *m, uint64_t ia, unsigned acc,
+	       struct smmu_walk_res *r);
+
+#endif
