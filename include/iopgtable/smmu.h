@@ -97,6 +97,64 @@ IOPT_API int iopt_cd_from_pgtable(const struct iopt_pgtable *pt, uint16_t asid,
 IOPT_API int iopt_ste_s2_from_pgtable(const struct iopt_pgtable *pt,
 				      uint16_t vmid, struct iopt_ste *ste);
 
+/* ---- commands (IHI0070 chapter 4) -------------------------------------- */
+
+enum iopt_smmu_opcode {
+	IOPT_CMD_PREFETCH_CONFIG = 0x01,
+	IOPT_CMD_PREFETCH_ADDR = 0x02,
+	IOPT_CMD_CFGI_STE = 0x03,
+	IOPT_CMD_CFGI_STE_RANGE = 0x04,	/* Range 31: CMD_CFGI_ALL */
+	IOPT_CMD_CFGI_CD = 0x05,
+	IOPT_CMD_CFGI_CD_ALL = 0x06,
+	IOPT_CMD_TLBI_NH_ALL = 0x10,
+	IOPT_CMD_TLBI_NH_ASID = 0x11,
+	IOPT_CMD_TLBI_NH_VA = 0x12,
+	IOPT_CMD_TLBI_NH_VAA = 0x13,
+	IOPT_CMD_TLBI_S12_VMALL = 0x28,
+	IOPT_CMD_TLBI_S2_IPA = 0x2a,
+	IOPT_CMD_TLBI_NSNH_ALL = 0x30,
+	IOPT_CMD_ATC_INV = 0x40,
+	IOPT_CMD_SYNC = 0x46,
+};
+
+/* CMD_SYNC completion signal (CS). */
+#define IOPT_SYNC_CS_NONE 0
+#define IOPT_SYNC_CS_IRQ 1
+#define IOPT_SYNC_CS_SEV 2
+
+/*
+ * A command's fields; each opcode encodes only those it has:
+ *   PREFETCH_CONFIG: ssv, ssid, sid        PREFETCH_ADDR: + size, addr
+ *   CFGI_STE: sid, leaf                    CFGI_STE_RANGE: sid, range
+ *   CFGI_CD: ssid, sid, leaf               CFGI_CD_ALL: sid
+ *   TLBI_NH_ASID: vmid, asid               TLBI_S12_VMALL: vmid
+ *   TLBI_NH_VA: vmid, asid, num, scale, leaf, ttl, tg, addr (VA)
+ *   TLBI_NH_VAA, TLBI_S2_IPA: as NH_VA without asid (addr: VA, IPA)
+ *   ATC_INV: ssv, ssid, sid, global, size, addr
+ *   SYNC: cs, msh, msi_attr, msi_data, msi_addr
+ */
+struct iopt_smmu_cmd {
+	unsigned opcode;
+	bool ssv;
+	uint32_t ssid, sid;
+	bool leaf, global;
+	unsigned range;		/* CFGI_STE_RANGE: 2^(range+1) StreamIDs */
+	uint16_t vmid, asid;
+	unsigned num, scale, ttl, tg;	/* range invalidation */
+	unsigned size;		/* PREFETCH_ADDR, ATC_INV */
+	uint64_t addr;
+	unsigned cs, msh, msi_attr;
+	uint32_t msi_data;
+	uint64_t msi_addr;
+};
+
+/* Encode into two 64-bit words. -EINVAL: unknown opcode (nothing written). */
+IOPT_API int iopt_smmu_cmd_encode(const struct iopt_smmu_cmd *cmd,
+				  uint64_t words[2]);
+/* Decode; -EINVAL for an opcode this model does not know (CERROR_ILL). */
+IOPT_API int iopt_smmu_cmd_decode(const uint64_t words[2],
+				  struct iopt_smmu_cmd *cmd);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: MIT */
+#include "tlb.h"
+
+#include <iopgtable/smmu.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int tlb_init(struct tlb *t, unsigned entries, unsigned ways,
+	     enum tlb_repl repl, uint64_t seed)
+{
+	memset(t, 0, sizeof(*t));
+	if (!ways || entries % ways || (unsigned)repl > TLB_RANDOM)
+		return -EINVAL;
+	t->sets = entries / ways;
+	if (!t->sets || (t->sets & (t->sets - 1)))
+		return -EINVAL;
+	t->ways = ways;
+	t->repl = repl;
+	t->rng = seed ? seed : 0x853c49e6748fea9bull;
+	t->e = calloc(entries, sizeof(*t->e));
+	t->rr = calloc(t->sets, sizeof(*t->rr));
+	if (!t->e || !t->rr) {
+		tlb_fini(t);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void tlb_fini(struct tlb *t)
+{
+	free(t->e);
+	free(t->rr);
+	t->e = NULL;
+	t->rr = NULL;
+}
+
+static unsigned set_of(const struct tlb *t, uint64_t ia, unsigned size_lg2)
+{
+	uint64_t blk = ia >> size_lg2;
+
+	return (unsigned)((blk ^ (blk >> 13)) & (t->sets - 1));
+}
+
+static bool tags_match(const struct tlb_entry *e, uint16_t vmid, uint16_t asid,
+		       uint8_t stage)
+{
+	return e->valid && e->stage == stage && e->vmid == vmid &&
+	       (e->global || e->asid == asid);
+}
+
+struct tlb_entry *tlb_lookup(struct tlb *t, uint16_t vmid, uint16_t asid,
+			     uint8_t stage, uint64_t ia)
+{
+	for (uint64_t sz = t->sizes; sz; sz &= sz - 1) {
+		unsigned lg2 = (unsigned)__builtin_ctzll(sz);
+		struct tlb_entry *set = &t->e[(size_t)set_of(t, ia, lg2) * t->ways];
+		uint64_t base = lg2 >= 64 ? 0 : ia & ~((1ull << lg2) - 1);
+
+		for (unsigned w = 0; w < t->ways; w++) {
+			struct tlb_entry *e = &set[w];
+
+			if (e->size_lg2 == lg2 && e->ia == base &&
+			    tags_match(e, vmid, asid, stage)) {
+				e->stamp = ++t->tick;
+				t->hits++;
+				return e;
+			}
+		}
+	}
+	t->misses++;
+	return NULL;
+}
+
+void tlb_insert(struct tlb *t, const struct tlb_entry *in)
+{
+	unsigned s = set_of(t, in->ia, in->size_lg2);
+	struct tlb_entry *set = &t->e[(size_t)s * t->ways], *victim = NULL;
+
+	for (unsigned w = 0; w < t->ways && !victim; w++)
+		if (set[w].valid && set[w].size_lg2 == in->size_lg2 &&
+		    set[w].ia == in->ia && set[w].stage == in->stage &&
+		    set[w].vmid == in->vmid && set[w].global == in->global &&
+		    set[w].asid == in->asid)
+			victim = &set[w];		/* refresh */
+	for (unsigned w = 0; w < t->ways && !victim; w++)
+		if (!set[w].valid)
+			victim = &set[w];
+	if (!victim) {
+		switch (t->repl) {
+		case TLB_LRU:
+			victim = &set[0];
+			for (unsigned w = 1; w < t->ways; w++)
+				if (set[w].stamp < victim->stamp)
+					victim = &set[w];
+			break;
+		case TLB_RR:
+			victim = &set[t->rr[s]];
+			t->rr[s] = (t->rr[s] + 1) % t->ways;
+			break;
+		default:
+			t->rng ^= t->rng << 13;
+			t->rng ^= t->rng >> 7;
+			t->rng ^= t->rng << 17;
+			victim = &set[t->rng % t->ways];
+			break;
+		}
+		t->evictions++;
+	}
+	*victim = *in;
+	victim->valid = true;
+	victim->stamp = ++t->tick;
+	t->sizes |= 1ull << in->size_lg2;
+}
+
+static bool matches(const struct tlb_entry *e, const struct tlb_match *m)
+{
+	if (!e->valid)
+		return false;
+	if (m->by_vmid && e->vmid != m->vmid)
+		return false;
+	if (m->by_asid && (e->global ? !m->or_global : e->asid != m->asid))
+		return false;
+	if (m->by_stage && e->stage != m->stage)
+		return false;
+	if (m->g && e->g != m->g)
+		return false;
+	if (m->level && e->level != m->level)
+		return false;
+	if (m->by_range) {
+		uint64_t last = e->ia + ((1ull << e->size_lg2) - 1);
+
+		if (last < m->lo || e->ia > m->hi)
+			return false;
+	}
+	return true;
+}
+
+unsigned tlb_invalidate(struct tlb *t, const struct tlb_match *m)
+{
+	unsigned n = 0;
+	uint64_t sizes = 0;
+
+	for (size_t i = 0; i < (size_t)t->sets * t->ways; i++) {
+		if (matches(&t->e[i], m)) {
+			t->e[i].valid = false;
+			n++;
+		} else if (t->e[i].valid) {
+			sizes |= 1ull << t->e[i].size_lg2;
+		}
+	}
+	t->sizes = sizes;
+	t->invalidated += n;
+	return n;
+}
+
+int tlb_match_from_cmd(const struct iopt_smmu_cmd *c, struct tlb_match *m)
+{
+	memset(m, 0, sizeof(*m));
+	switch (c->opcode) {
+	case IOPT_CMD_TLBI_NSNH_ALL:
+		return 0;
+	case IOPT_CMD_TLBI_S12_VMALL:
+		m->by_vmid = true;
+		m->vmid = c->vmid;
+		return 0;
+	case IOPT_CMD_TLBI_NH_ALL:
+		m->by_vmid = m->by_stage = true;
+		m->vmid = c->vmid;
+		m->stage = 1;
+		return 0;
+	case IOPT_CMD_TLBI_NH_ASID:
+		m->by_vmid = m->by_stage = m->by_asid = true;
+		m->vmid = c->vmid;
+		m->stage = 1;
+		m->asid = c->asid;
+		return 0;
+	case IOPT_CMD_TLBI_NH_VA:
+		m->by_asid = m->or_global = true;
+		m->asid = c->asid;
+		/* fall through */
+	case IOPT_CMD_TLBI_NH_VAA:
+		m->stage = 1;
+		break;
+	case IOPT_CMD_TLBI_S2_IPA:
+		m->stage = 2;
+		break;
+	default:
+		return -EINVAL;
+	}
+	m->by_vmid = m->by_stage = m->by_range = true;
+	m->vmid = c->vmid;
+	m->leaf_only = c->leaf;
+	if (c->tg == 0) {
+		m->lo = m->hi = c->addr;
+		return 0;
+	}
+	unsigned g = c->tg == 1 ? 12 : c->tg == 2 ? 14 : 16;
+	unsigned lg2 = g + c->scale;
+	uint64_t span = lg2 >= 64 ? 0 : ((uint64_t)c->num + 1) << lg2;
+
+	m->g = (uint8_t)g;
+	m->level = (uint8_t)c->ttl;
+	m->lo = c->addr;
+	/* Not wrapping: a range past the top stops at the top. */
+	if (!span || (span >> lg2) != (uint64_t)c->num + 1 ||
+	    span - 1 > UINT64_MAX - c->addr)
+		m->hi = UINT64_MAX;
+	else
+		m->hi = c->addr + (span - 1);
+	return 0;
+}

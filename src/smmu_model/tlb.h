@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A set-associative translation cache, shared by the SMMUv3 and SMMUv2
+ * models: entries are tagged by VMID, ASID (or global), stage, granule and
+ * level, and cover a naturally aligned block of 2^size_lg2 bytes. An
+ * entry lives in the set chosen by its own block number, so a lookup
+ * probes each block size present (a bitmap keeps that short). Replacement
+ * is LRU, round-robin or seeded-random; the same operations in the same
+ * order always choose the same victims. Not thread-safe: the model locks.
+ */
+#ifndef IOPT_SMMU_TLB_H
+#define IOPT_SMMU_TLB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum tlb_repl { TLB_LRU, TLB_RR, TLB_RANDOM };
+
+struct tlb_entry {
+	bool valid;
+	bool global;		/* nG == 0: matches every ASID */
+	uint8_t stage;		/* 1: stage 1 (or combined nested), 2: stage 2 */
+	uint8_t g;		/* granule lg2 */
+	uint8_t level;		/* leaf level */
+	uint8_t size_lg2;
+	uint16_t vmid, asid;
+	uint64_t ia;		/* input block base */
+	uint64_t oa;		/* output block base */
+	uint32_t perms, attr;
+	uint64_t stamp;		/* LRU */
+};
+
+/* What an invalidation matches; every set field must match. */
+struct tlb_match {
+	bool by_vmid;
+	uint16_t vmid;
+	bool by_asid;		/* global entries match only with or_global */
+	bool or_global;		/* by VA and ASID: global entries too */
+	uint16_t asid;
+	bool by_stage;
+	uint8_t stage;
+	bool by_range;		/* entries overlapping [lo, hi] */
+	uint64_t lo, hi;
+	bool leaf_only;		/* (all entries are leaves in this model) */
+	uint8_t g;		/* TG hint: 0 any, else the granule lg2 */
+	uint8_t level;		/* TTL hint: 0 any */
+};
+
+struct tlb {
+	unsigned sets, ways;	/* sets: a power of two */
+	enum tlb_repl repl;
+	struct tlb_entry *e;	/* sets * ways */
+	unsigned *rr;		/* per set */
+	uint64_t tick, rng;
+	uint64_t sizes;		/* bit n: some entry has size_lg2 n */
+	uint64_t hits, misses, evictions, invalidated;
+};
+
+/* entries = sets * ways; 0, or -EINVAL / -ENOMEM. */
+int tlb_init(struct tlb *t, unsigned entries, unsigned ways,
+	     enum tlb_repl repl, uint64_t seed);
+void tlb_fini(struct tlb *t);
+/* The entry holding ia for (vmid, asid, stage), or NULL. */
+struct tlb_entry *tlb_lookup(struct tlb *t, uint16_t vmid, uint16_t asid,
+			     uint8_t stage, uint64_t ia);
+/* Insert (replacing any entry for the same block and tags). */
+void tlb_insert(struct tlb *t, const struct tlb_entry *e);
+/* Invalidate what m matches; returns how many entries went. */
+unsigned tlb_invalidate(struct tlb *t, const struct tlb_match *m);
+
+struct iopt_smmu_cmd;
+/*
+ * The scope of a TLBI command (IHI0070 4.4): NH_ALL, NH_ASID, NH_VA,
+ * NH_VAA, S12_VMALL, S2_IPA, NSNH_ALL. Range invalidation (TG != 0):
+ * [addr, addr + (NUM + 1) * 2^SCALE * granule), not wrapping; TTL as a
+ * level hint. -EINVAL: not a TLBI command this model knows.
+ */
+int tlb_match_from_cmd(const struct iopt_smmu_cmd *c, struct tlb_match *m);
+
+#endif
