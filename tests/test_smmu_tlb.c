@@ -106,8 +106,8 @@ static void test_hits_and_sizes(void **state)
 	struct tlb t;
 
 	(void)state;
-	assert_int_equal(tlb_init(&t, 64, 4, TLB_LRU, 1), 0);
 	assert_int_equal(tlb_init(&t, 60, 4, TLB_LRU, 1), -EINVAL);	/* 15 sets */
+	assert_int_equal(tlb_init(&t, 64, 0, TLB_LRU, 1), -EINVAL);
 	assert_int_equal(tlb_init(&t, 64, 4, TLB_LRU, 1), 0);
 	assert_null(tlb_lookup(&t, 1, 1, 1, 0x1000));
 	struct tlb_entry a = ent(0x1000, 12, 1, 1, false, 1);
