@@ -10,8 +10,7 @@
  * keep bits [51:4] (TTBs, S2TTB) or [55:6] (S1ContextPtr) as the
  * architecture does.
  *
- * (The register-level SMMUv3 device model, its queues, caches and timing,
- * are not here yet: issue #4.)
+ * Below them: a register-level SMMUv3 model (second half of this file).
  */
 #ifndef IOPGTABLE_SMMU_H
 #define IOPGTABLE_SMMU_H
@@ -154,6 +153,155 @@ IOPT_API int iopt_smmu_cmd_encode(const struct iopt_smmu_cmd *cmd,
 /* Decode; -EINVAL for an opcode this model does not know (CERROR_ILL). */
 IOPT_API int iopt_smmu_cmd_decode(const uint64_t words[2],
 				  struct iopt_smmu_cmd *cmd);
+
+/* ---- the SMMUv3 model ------------------------------------------------- */
+
+/*
+ * The model is a deterministic discrete-event component. Every entry point
+ * takes the current cycle; the model never goes back in time. Commands are
+ * consumed, syncs completed, events and MSIs written at cycles the timing
+ * parameters decide; iopt_smmu_next_event() tells the simulator when the
+ * next internal event is due and iopt_smmu_run_until() advances to it.
+ * The same calls at the same cycles always give the same results.
+ *
+ * Thread safety: every entry point takes the model's lock.
+ */
+
+/* Memory as the SMMU reaches it, by physical address. */
+struct iopt_smmu_mem {
+	/* Copy len bytes; return the access's latency in cycles, or -EFAULT. */
+	int64_t (*read)(void *ctx, uint64_t pa, void *buf, size_t len);
+	int64_t (*write)(void *ctx, uint64_t pa, const void *buf, size_t len);
+	/* Descriptor accesses: single-copy atomic; 0, -EFAULT, -EAGAIN. */
+	int (*load64)(void *ctx, uint64_t pa, uint64_t *val);
+	int (*cas64)(void *ctx, uint64_t pa, uint64_t *old, uint64_t val);
+	unsigned desc_latency;		/* cycles per load64/cas64 */
+	void *ctx;
+};
+
+struct iopt_physmem;
+/* Memory ops over a simulated physical memory, each access costing
+ * latency cycles; *mem is filled in. */
+IOPT_API void iopt_smmu_physmem(struct iopt_physmem *pm, unsigned latency,
+				struct iopt_smmu_mem *mem);
+
+enum iopt_smmu_repl { IOPT_REPL_LRU, IOPT_REPL_RR, IOPT_REPL_RANDOM };
+
+struct iopt_smmu_cache_params {
+	bool enable;
+	unsigned entries, ways;
+	enum iopt_smmu_repl repl;
+	unsigned latency;		/* cycles per lookup */
+};
+
+struct iopt_smmu_params {
+	/* Features (SMMU_IDR0/1/3/5). */
+	bool s1, s2;			/* stage 1, stage 2; both: nesting */
+	bool msi, sev, ril, strtab_2lvl;
+	unsigned httu;			/* 0 none, 1 access flag, 2 + dirty */
+	bool asid16, vmid16;
+	unsigned sidsize, ssidsize;	/* bits */
+	unsigned cmdqs, evtqs;		/* log2 of the maximum queue sizes */
+	unsigned oas;			/* bits */
+	bool gran4k, gran16k, gran64k;
+	/* Caches. */
+	struct iopt_smmu_cache_params tlb, cfg;
+	uint64_t seed;			/* random replacement */
+	/* Timing, in cycles. */
+	unsigned translation_slots;	/* translations in flight */
+	unsigned walk_slots;		/* table walks in flight */
+	unsigned cmd_cycles;		/* to consume one command */
+	unsigned tlbi_cycles;		/* to perform one TLB invalidation */
+	unsigned cfgi_cycles;		/* one configuration invalidation */
+	unsigned sync_cycles;		/* to complete a CMD_SYNC */
+	unsigned msi_cycles;		/* to write an MSI */
+	unsigned event_cycles;		/* to write an event record */
+};
+
+/* One plausible implementation (docs/smmu_model.md says why each value). */
+IOPT_API void iopt_smmu_default_params(struct iopt_smmu_params *p);
+
+/* Interrupt lines for the irq callback. */
+#define IOPT_SMMU_IRQ_EVTQ	0
+#define IOPT_SMMU_IRQ_GERROR	1
+#define IOPT_SMMU_IRQ_CMD_SYNC	2	/* CMD_SYNC with CS=IRQ and no MSI */
+
+struct iopt_smmu;
+
+/* 0, -EINVAL (bad parameters), -ENOMEM. */
+IOPT_API int iopt_smmu_create(const struct iopt_smmu_params *p,
+			      const struct iopt_smmu_mem *mem,
+			      void (*irq)(void *ctx, unsigned line, uint64_t cycle),
+			      void *irq_ctx, struct iopt_smmu **out);
+IOPT_API void iopt_smmu_destroy(struct iopt_smmu *s);
+
+/*
+ * Register access at offset (page 0 at 0, page 1 at 0x10000), 4 or 8
+ * bytes, at cycle. Unknown and reserved registers read as zero and ignore
+ * writes (RAZ/WI). -EINVAL: bad size or alignment.
+ */
+IOPT_API int iopt_smmu_mmio_read(struct iopt_smmu *s, uint64_t offset,
+				 unsigned size, uint64_t *val, uint64_t cycle);
+IOPT_API int iopt_smmu_mmio_write(struct iopt_smmu *s, uint64_t offset,
+				  unsigned size, uint64_t val, uint64_t cycle);
+
+/* A device transaction. */
+struct iopt_smmu_txn {
+	uint32_t sid;
+	bool ssv;
+	uint32_t ssid;
+	uint64_t addr;
+	bool write, exec, priv;
+};
+
+struct iopt_smmu_resp {
+	/* 0: translated; otherwise the event type of the fault (the event is
+	 * recorded when the configuration asks for it). */
+	unsigned fault;
+	uint64_t oa;
+	unsigned attr;		/* stage 1 MAIR attribute byte, if any */
+	uint64_t ready;		/* cycle the response is ready */
+};
+
+/* Event types (IHI0070 7.3). */
+#define IOPT_EVT_F_UUT			0x01
+#define IOPT_EVT_C_BAD_STREAMID		0x02
+#define IOPT_EVT_F_STE_FETCH		0x03
+#define IOPT_EVT_C_BAD_STE		0x04
+#define IOPT_EVT_F_STREAM_DISABLED	0x06
+#define IOPT_EVT_F_TRANSL_FORBIDDEN	0x07
+#define IOPT_EVT_C_BAD_SUBSTREAMID	0x08
+#define IOPT_EVT_F_CD_FETCH		0x09
+#define IOPT_EVT_C_BAD_CD		0x0a
+#define IOPT_EVT_F_WALK_EABT		0x0b
+#define IOPT_EVT_F_TRANSLATION		0x10
+#define IOPT_EVT_F_ADDR_SIZE		0x11
+#define IOPT_EVT_F_ACCESS		0x12
+#define IOPT_EVT_F_PERMISSION		0x13
+#define IOPT_EVT_F_CFG_CONFLICT		0x21
+#define IOPT_EVT_ABORT			0xff	/* aborted, no event (Config 0) */
+
+IOPT_API int iopt_smmu_translate(struct iopt_smmu *s,
+				 const struct iopt_smmu_txn *txn,
+				 uint64_t cycle, struct iopt_smmu_resp *resp);
+
+/* Cycle of the next internal event, or UINT64_MAX if none is pending. */
+IOPT_API uint64_t iopt_smmu_next_event(struct iopt_smmu *s);
+/* Perform every internal event due at or before cycle. */
+IOPT_API void iopt_smmu_run_until(struct iopt_smmu *s, uint64_t cycle);
+
+struct iopt_smmu_stats {
+	uint64_t translations, faults, events, events_lost;
+	uint64_t tlb_hits, tlb_misses, cfg_hits, cfg_misses;
+	uint64_t walks, fetches;
+	uint64_t cmds[256];		/* consumed, by opcode */
+	uint64_t syncs, cmd_errors;
+	uint64_t lat_sum, lat_max;	/* translation latency, cycles */
+	uint64_t lat_hist[16];		/* [k]: latency in [2^k, 2^(k+1)) */
+};
+
+IOPT_API void iopt_smmu_get_stats(struct iopt_smmu *s,
+				  struct iopt_smmu_stats *st);
 
 #ifdef __cplusplus
 }

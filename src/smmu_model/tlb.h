@@ -27,6 +27,7 @@ struct tlb_entry {
 	uint64_t ia;		/* input block base */
 	uint64_t oa;		/* output block base */
 	uint32_t perms, attr;
+	uint64_t desc, desc2;	/* leaf descriptors: stage 1 (or only), stage 2 */
 	uint64_t stamp;		/* LRU */
 };
 

@@ -340,8 +340,28 @@ void smmu_walk(const struct smmu_stage_cfg *c, const struct smmu_stage_cfg *s2,
 				r->size_lg2 = t.size_lg2;
 			r->attr = attr;
 			r->level = lvl;
+			r->desc2 = t.desc;
 			r->desc = desc;
 		}
 	}
 	plat_rcu_read_unlock();
+}
+
+bool smmu_leaf_allows(unsigned stage, uint64_t d, unsigned acc)
+{
+	const bool write = acc & SMMU_ACC_WRITE, exec = acc & SMMU_ACC_EXEC;
+	const bool priv = acc & SMMU_ACC_PRIV;
+
+	if (!(d & D_AF))
+		return false;
+	if (stage == 1) {
+		if (!priv && !(d & D_AP_UNPRIV))
+			return false;
+		if (exec && (d & (priv ? D_PXN : D_UXN)))
+			return false;
+		return !write || !(d & D_AP_RDONLY);
+	}
+	if (exec)
+		return !(d & D_UXN);
+	return write ? (d & D_AP_RDONLY) : (d & D_AP_UNPRIV);
 }

@@ -62,7 +62,8 @@ struct smmu_walk_res {
 	bool s2_on_walk;	/* stage 2 fault on a stage 1 table fetch */
 	uint64_t oa;
 	unsigned size_lg2;	/* leaf size; a contiguous run's when hinted */
-	uint64_t desc;		/* the leaf descriptor */
+	uint64_t desc;		/* the leaf descriptor (stage 1 when nested) */
+	uint64_t desc2;		/* nested: the stage 2 leaf of the output */
 	unsigned attr;		/* stage 1: MAIR byte; stage 2: MemAttr */
 	unsigned fetches;	/* descriptors read, all stages */
 };
@@ -76,6 +77,9 @@ int smmu_cfg_from_ste_s2(const struct iopt_ste *ste, unsigned oas_cap,
 
 /* Does va belong to the region of c (TTB0: below 2^ias; TTB1: top)? */
 bool smmu_in_region(const struct smmu_stage_cfg *c, uint64_t va);
+
+/* Would a cached leaf descriptor of this stage allow acc (no HTTU)? */
+bool smmu_leaf_allows(unsigned stage, uint64_t desc, unsigned acc);
 
 /*
  * Translate ia through one stage, or through stage 1 then stage 2 when s2

@@ -1,0 +1,1004 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A register-level SMMUv3 (IHI0070): the register file (6.3), stream and
+ * context tables (5.1-5.4), translation through the walker (walk.c) and
+ * the TLB (tlb.c), the command queue (4) and the event queue (7), with a
+ * deterministic timing model (docs/smmu_model.md).
+ *
+ * Time: s->now is the cycle up to which internal events (command
+ * completions) have been performed. Every entry point first runs the model
+ * up to its cycle. The command engine is sequential: command k completes
+ * at max(its visibility, completion of k - 1) + its cost, so a CMD_SYNC
+ * completes only after every earlier command has.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <iopgtable/physmem.h>
+#include <iopgtable/smmu.h>
+
+#include "../platform/platform.h"
+#include "tlb.h"
+#include "walk.h"
+
+/* Register offsets (6.3). */
+#define R_IDR0		0x00
+#define R_IDR1		0x04
+#define R_IDR2		0x08
+#define R_IDR3		0x0c
+#define R_IDR4		0x10
+#define R_IDR5		0x14
+#define R_IIDR		0x18
+#define R_AIDR		0x1c
+#define R_CR0		0x20
+#define R_CR0ACK	0x24
+#define R_CR1		0x28
+#define R_CR2		0x2c
+#define R_GBPA		0x44
+#define R_IRQ_CTRL	0x50
+#define R_IRQ_CTRLACK	0x54
+#define R_GERROR	0x60
+#define R_GERRORN	0x64
+#define R_GERROR_IRQ_CFG0 0x68
+#define R_STRTAB_BASE	0x80
+#define R_STRTAB_BASE_CFG 0x88
+#define R_CMDQ_BASE	0x90
+#define R_CMDQ_PROD	0x98
+#define R_CMDQ_CONS	0x9c
+#define R_EVENTQ_BASE	0xa0
+#define R_EVENTQ_IRQ_CFG0 0xb0
+#define R_EVENTQ_PROD	0x100a8
+#define R_EVENTQ_CONS	0x100ac
+
+#define CR0_SMMUEN	(1u << 0)
+#define CR0_EVENTQEN	(1u << 2)
+#define CR0_CMDQEN	(1u << 3)
+#define GBPA_ABORT	(1u << 20)
+#define GBPA_UPDATE	(1u << 31)
+#define IRQ_GERROR_EN	(1u << 0)
+#define IRQ_EVENTQ_EN	(1u << 2)
+#define GERROR_CMDQ_ERR	(1u << 0)
+#define GERROR_MSI_CMDQ_ABT (1u << 4)
+#define CONS_ERR_SHIFT	24
+#define CERROR_ILL	1u
+#define CERROR_ABT	2u
+#define Q_OVFLG		(1u << 31)
+
+struct cfg_entry {		/* configuration cache: one decoded STE+CD */
+	bool valid;
+	uint32_t sid, ssid;
+	bool ssv;
+	struct iopt_ste ste;
+	struct iopt_cd cd;
+	bool has_cd;
+	uint64_t stamp;
+};
+
+struct iopt_smmu {
+	struct iopt_smmu_params p;
+	struct iopt_smmu_mem mem;
+	void (*irq)(void *ctx, unsigned line, uint64_t cycle);
+	void *irq_ctx;
+	struct plat_mutex lock;
+	uint64_t now;
+
+	uint32_t idr[6];
+	uint32_t cr0, cr1, cr2, gbpa, irq_ctrl, gerror, gerrorn;
+	uint64_t gerror_irq_cfg0, evtq_irq_cfg0;
+	uint64_t strtab_base;
+	uint32_t strtab_cfg;
+	uint64_t cmdq_base, evtq_base;
+	uint32_t cmdq_prod, cmdq_cons, evtq_prod, evtq_cons;
+
+	uint64_t cmd_free;		/* engine free from this cycle */
+	uint64_t cmd_visible;		/* cycle PROD last moved */
+	uint64_t *slot_free, *walk_free;
+
+	struct tlb tlb;
+	struct cfg_entry *cfg;
+	unsigned ncfg;
+	uint64_t cfg_tick;
+
+	struct iopt_smmu_stats st;
+};
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static uint64_t fld(uint64_t v, unsigned hi, unsigned lo)
+{
+	return (v >> lo) & ((hi - lo == 63) ? ~0ull : (1ull << (hi - lo + 1)) - 1);
+}
+
+static unsigned oas_code(unsigned oas)
+{
+	static const unsigned bits[] = { 32, 36, 40, 42, 44, 48, 52 };
+
+	for (unsigned i = 0; i < 7; i++)
+		if (oas <= bits[i])
+			return i;
+	return 6;
+}
+
+void iopt_smmu_default_params(struct iopt_smmu_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->s1 = p->s2 = true;
+	p->msi = p->sev = p->ril = p->strtab_2lvl = true;
+	p->httu = 2;
+	p->asid16 = p->vmid16 = true;
+	p->sidsize = 16;
+	p->ssidsize = 10;
+	p->cmdqs = 19;
+	p->evtqs = 19;
+	p->oas = 48;
+	p->gran4k = p->gran16k = p->gran64k = true;
+	p->tlb = (struct iopt_smmu_cache_params){ true, 2048, 4, IOPT_REPL_LRU, 3 };
+	p->cfg = (struct iopt_smmu_cache_params){ true, 64, 4, IOPT_REPL_LRU, 2 };
+	p->seed = 1;
+	p->translation_slots = 16;
+	p->walk_slots = 16;
+	p->cmd_cycles = 4;
+	p->tlbi_cycles = 16;
+	p->cfgi_cycles = 8;
+	p->sync_cycles = 8;
+	p->msi_cycles = 20;
+	p->event_cycles = 20;
+}
+
+/* ---- physmem memory ----------------------------------------------------- */
+
+struct pm_lat {
+	struct iopt_physmem *pm;
+	unsigned latency;
+};
+
+static int64_t pm_read(void *ctx, uint64_t pa, void *buf, size_t len)
+{
+	struct iopt_physmem *pm = ctx;
+	uint8_t *p = iopt_physmem_ptr(pm, pa, len);
+
+	if (!p)
+		return -EFAULT;
+	memcpy(buf, p, len);
+	return 0;
+}
+
+static int64_t pm_write(void *ctx, uint64_t pa, const void *buf, size_t len)
+{
+	uint8_t *p = iopt_physmem_ptr(ctx, pa, len);
+
+	if (!p)
+		return -EFAULT;
+	memcpy(p, buf, len);
+	return 0;
+}
+
+static int pm_load64(void *ctx, uint64_t pa, uint64_t *v)
+{
+	uint64_t *p = iopt_physmem_ptr(ctx, pa, 8);
+
+	if (!p || (pa & 7))
+		return -EFAULT;
+	*v = plat_load_acq64(p);
+	return 0;
+}
+
+static int pm_cas64(void *ctx, uint64_t pa, uint64_t *old, uint64_t v)
+{
+	uint64_t *p = iopt_physmem_ptr(ctx, pa, 8);
+
+	if (!p || (pa & 7))
+		return -EFAULT;
+	return plat_cas_acq_rel64(p, old, v) ? 0 : -EAGAIN;
+}
+
+void iopt_smmu_physmem(struct iopt_physmem *pm, unsigned latency,
+		       struct iopt_smmu_mem *mem)
+{
+	/* read/write report no latency of their own; the model adds
+	 * desc_latency per 8 bytes of structure it fetches. */
+	mem->read = pm_read;
+	mem->write = pm_write;
+	mem->load64 = pm_load64;
+	mem->cas64 = pm_cas64;
+	mem->desc_latency = latency;
+	mem->ctx = pm;
+}
+
+/* A structure read: its latency (cycles), or -EFAULT. */
+static int64_t mem_read(struct iopt_smmu *s, uint64_t pa, void *buf, size_t len)
+{
+	int64_t l = s->mem.read(s->mem.ctx, pa, buf, len);
+
+	if (l < 0)
+		return -EFAULT;
+	return l + s->mem.desc_latency;
+}
+
+/* ---- creation ----------------------------------------------------------- */
+
+int iopt_smmu_create(const struct iopt_smmu_params *p,
+		     const struct iopt_smmu_mem *mem,
+		     void (*irq)(void *ctx, unsigned line, uint64_t cycle),
+		     void *irq_ctx, struct iopt_smmu **out)
+{
+	struct iopt_smmu *s;
+
+	if (!p || !mem || !mem->read || !mem->write || !mem->load64 ||
+	    !mem->cas64 || !out || p->sidsize > 32 || p->ssidsize > 20 ||
+	    p->cmdqs > 19 || p->evtqs > 19 || p->oas < 32 || p->oas > 52 ||
+	    !p->translation_slots || !p->walk_slots || p->httu > 2 ||
+	    (!p->s1 && !p->s2) || (!p->gran4k && !p->gran16k && !p->gran64k))
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->p = *p;
+	s->mem = *mem;
+	s->irq = irq;
+	s->irq_ctx = irq_ctx;
+	if (plat_mutex_init(&s->lock)) {
+		free(s);
+		return -ENOMEM;
+	}
+	s->slot_free = calloc(p->translation_slots, sizeof(uint64_t));
+	s->walk_free = calloc(p->walk_slots, sizeof(uint64_t));
+	s->ncfg = p->cfg.enable ? p->cfg.entries : 0;
+	s->cfg = s->ncfg ? calloc(s->ncfg, sizeof(*s->cfg)) : NULL;
+	if (!s->slot_free || !s->walk_free || (s->ncfg && !s->cfg) ||
+	    (p->tlb.enable && tlb_init(&s->tlb, p->tlb.entries, p->tlb.ways,
+				       (enum tlb_repl)p->tlb.repl, p->seed))) {
+		iopt_smmu_destroy(s);
+		return p->tlb.enable ? -EINVAL : -ENOMEM;
+	}
+	/* ID registers (6.3.1-6.3.6). */
+	s->idr[0] = (p->s2 ? 1u : 0) | (p->s1 ? 1u << 1 : 0) | 2u << 2 |
+		    1u << 4 | (uint32_t)p->httu << 6 | (p->asid16 ? 1u << 12 : 0) |
+		    (p->msi ? 1u << 13 : 0) | (p->sev ? 1u << 14 : 0) |
+		    (p->vmid16 ? 1u << 18 : 0) | 1u << 26 /* TERM_MODEL */ |
+		    (p->strtab_2lvl ? 1u << 27 : 0) | 1u << 24 /* STALL: no */;
+	s->idr[1] = p->sidsize | p->ssidsize << 6 | p->evtqs << 16 |
+		    p->cmdqs << 21;
+	s->idr[3] = p->ril ? 1u << 10 : 0;
+	s->idr[5] = oas_code(p->oas) | (p->gran4k ? 1u << 4 : 0) |
+		    (p->gran16k ? 1u << 5 : 0) | (p->gran64k ? 1u << 6 : 0);
+	s->gbpa = GBPA_ABORT;
+	*out = s;
+	return 0;
+}
+
+void iopt_smmu_destroy(struct iopt_smmu *s)
+{
+	if (!s)
+		return;
+	if (s->p.tlb.enable)
+		tlb_fini(&s->tlb);
+	free(s->cfg);
+	free(s->slot_free);
+	free(s->walk_free);
+	plat_mutex_destroy(&s->lock);
+	free(s);
+}
+
+/* ---- errors, events, interrupts ------------------------------------------ */
+
+static void raise_irq(struct iopt_smmu *s, unsigned line, uint64_t cycle)
+{
+	if (s->irq)
+		s->irq(s->irq_ctx, line, cycle);
+}
+
+/* GERROR bits are active while they differ from GERRORN (7.5). */
+static void gerror_raise(struct iopt_smmu *s, uint32_t bit, uint64_t cycle)
+{
+	if ((s->gerror ^ s->gerrorn) & bit)
+		return;		/* already active */
+	s->gerror ^= bit;
+	if (s->irq_ctrl & IRQ_GERROR_EN)
+		raise_irq(s, IOPT_SMMU_IRQ_GERROR, cycle);
+}
+
+static unsigned q_log2(uint64_t base, unsigned max)
+{
+	unsigned l = (unsigned)fld(base, 4, 0);
+
+	return l > max ? max : l;
+}
+
+/* Write an event record (7.3); lost (overflow flag) when the queue is
+ * full or disabled. */
+static void event(struct iopt_smmu *s, unsigned type, const struct iopt_smmu_txn *t,
+		  uint64_t w1, uint64_t ia, uint64_t ipa, uint64_t cycle)
+{
+	uint64_t rec[4];
+	unsigned l2 = q_log2(s->evtq_base, s->p.evtqs);
+	uint32_t wrap = 1u << l2, mask = wrap - 1;
+	uint32_t prod = s->evtq_prod & (wrap | mask), cons = s->evtq_cons & (wrap | mask);
+
+	if (!(s->cr0 & CR0_EVENTQEN)) {
+		s->st.events_lost++;
+		return;
+	}
+	if ((prod & mask) == (cons & mask) && (prod & wrap) != (cons & wrap)) {
+		/* Full: toggle OVFLG (7.4) unless already unacknowledged. */
+		if (((s->evtq_prod ^ s->evtq_cons) & Q_OVFLG) == 0)
+			s->evtq_prod ^= Q_OVFLG;
+		s->st.events_lost++;
+		return;
+	}
+	rec[0] = type | (t && t->ssv ? 1ull << 11 : 0) |
+		 (t ? (uint64_t)(t->ssid & 0xfffff) << 12 : 0) |
+		 (t ? (uint64_t)t->sid << 32 : 0);
+	rec[1] = w1;
+	rec[2] = ia;
+	rec[3] = ipa & (((1ull << 52) - 1) & ~0xfffull);
+	uint64_t base = s->evtq_base & (((1ull << 52) - 1) & ~0x1full);
+
+	if (s->mem.write(s->mem.ctx, base + (uint64_t)(prod & mask) * 32, rec,
+			 sizeof(rec)) < 0) {
+		s->st.events_lost++;
+		return;
+	}
+	s->evtq_prod = (s->evtq_prod & Q_OVFLG) | ((prod + 1) & ((wrap << 1) - 1));
+	s->st.events++;
+	if (s->irq_ctrl & IRQ_EVENTQ_EN)
+		raise_irq(s, IOPT_SMMU_IRQ_EVTQ, cycle + s->p.event_cycles);
+}
+
+/* ---- configuration: STE and CD ------------------------------------------- */
+
+struct xlate_cfg {
+	struct iopt_ste ste;
+	struct iopt_cd cd;
+	bool has_cd;
+	int64_t latency;
+};
+
+/* Fetch the STE for sid: 0, or the event type. */
+static unsigned fetch_ste(struct iopt_smmu *s, uint32_t sid, struct iopt_ste *ste,
+			  int64_t *lat)
+{
+	unsigned log2size = (unsigned)fld(s->strtab_cfg, 5, 0);
+	unsigned split = (unsigned)fld(s->strtab_cfg, 10, 6);
+	unsigned fmt = (unsigned)fld(s->strtab_cfg, 17, 16);
+	uint64_t base = s->strtab_base & (((1ull << 52) - 1) & ~0x3full);
+	uint64_t w[8], pa;
+	int64_t l;
+
+	if (log2size > s->p.sidsize || (sid >> log2size) || (s->p.sidsize < 32 &&
+							     sid >> s->p.sidsize))
+		return IOPT_EVT_C_BAD_STREAMID;
+	if (fmt == 1 && s->p.strtab_2lvl) {
+		uint64_t l1;
+
+		if (split != 6 && split != 8 && split != 10)
+			return IOPT_EVT_C_BAD_STREAMID;
+		l = mem_read(s, base + (uint64_t)(sid >> split) * 8, &l1, 8);
+		if (l < 0)
+			return IOPT_EVT_F_STE_FETCH;
+		*lat += l;
+		unsigned span = (unsigned)fld(l1, 4, 0);
+
+		if (!span || span > split + 1 ||
+		    (sid & ((1u << split) - 1)) >= (1u << (span - 1)))
+			return IOPT_EVT_C_BAD_STREAMID;
+		pa = (l1 & (((1ull << 56) - 1) & ~0x3full) &
+		      ~((64ull << (span - 1)) - 1)) +
+		     (uint64_t)(sid & ((1u << split) - 1)) * 64;
+	} else if (fmt == 0) {
+		pa = base + (uint64_t)sid * 64;
+	} else {
+		return IOPT_EVT_C_BAD_STREAMID;
+	}
+	l = mem_read(s, pa, w, sizeof(w));
+	if (l < 0)
+		return IOPT_EVT_F_STE_FETCH;
+	*lat += l;
+	iopt_ste_decode(w, ste);
+	return 0;
+}
+
+/* Is the STE usable by this model? 0, or the event type (5.2). */
+static unsigned check_ste(struct iopt_smmu *s, const struct iopt_ste *ste)
+{
+	if (!ste->valid)
+		return IOPT_EVT_C_BAD_STE;
+	if (ste->config == IOPT_STE_ABORT)
+		return IOPT_EVT_ABORT;
+	if (ste->config < IOPT_STE_BYPASS)
+		return IOPT_EVT_C_BAD_STE;		/* reserved */
+	if (((ste->config & 1) && !s->p.s1) || ((ste->config & 2) && !s->p.s2))
+		return IOPT_EVT_C_BAD_STE;
+	if ((ste->config & 1) && (ste->s1_cd_max > s->p.ssidsize || ste->s1_fmt))
+		return IOPT_EVT_C_BAD_STE;	/* 2-level CD tables: not modelled */
+	if ((ste->config & 2) && !s->p.vmid16 && ste->s2_vmid >> 8)
+		return IOPT_EVT_C_BAD_STE;
+	return 0;
+}
+
+static struct cfg_entry *cfg_lookup(struct iopt_smmu *s, uint32_t sid,
+				    bool ssv, uint32_t ssid)
+{
+	for (unsigned i = 0; i < s->ncfg; i++) {
+		struct cfg_entry *e = &s->cfg[i];
+
+		if (e->valid && e->sid == sid && e->ssv == ssv && e->ssid == ssid) {
+			e->stamp = ++s->cfg_tick;
+			return e;
+		}
+	}
+	return NULL;
+}
+
+static void cfg_insert(struct iopt_smmu *s, const struct cfg_entry *in)
+{
+	struct cfg_entry *v = NULL;
+
+	/* An invalid entry, else the least recently used. */
+	for (unsigned i = 0; i < s->ncfg; i++)
+		if (!v || !s->cfg[i].valid ||
+		    (v->valid && s->cfg[i].stamp < v->stamp))
+			v = &s->cfg[i];
+	if (!v)
+		return;
+	*v = *in;
+	v->valid = true;
+	v->stamp = ++s->cfg_tick;
+}
+
+/* ---- translation ---------------------------------------------------------- */
+
+static unsigned walk_fault_event(enum smmu_fault f)
+{
+	switch (f) {
+	case SMMU_F_TRANSLATION: return IOPT_EVT_F_TRANSLATION;
+	case SMMU_F_ADDR_SIZE: return IOPT_EVT_F_ADDR_SIZE;
+	case SMMU_F_ACCESS: return IOPT_EVT_F_ACCESS;
+	case SMMU_F_PERMISSION: return IOPT_EVT_F_PERMISSION;
+	default: return IOPT_EVT_F_WALK_EABT;
+	}
+}
+
+static unsigned acc_of(const struct iopt_smmu_txn *t)
+{
+	return (t->write ? SMMU_ACC_WRITE : 0) | (t->exec ? SMMU_ACC_EXEC : 0) |
+	       (t->priv ? SMMU_ACC_PRIV : 0);
+}
+
+/* Earliest-free slot of an array. */
+static uint64_t *slot(uint64_t *a, unsigned n)
+{
+	uint64_t *best = &a[0];
+
+	for (unsigned i = 1; i < n; i++)
+		if (a[i] < *best)
+			best = &a[i];
+	return best;
+}
+
+static void run_cmds(struct iopt_smmu *s, uint64_t until);
+
+static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
+			    uint64_t cycle, struct iopt_smmu_resp *r)
+{
+	uint64_t *ts = slot(s->slot_free, s->p.translation_slots);
+	uint64_t start = cycle > *ts ? cycle : *ts, tcur = start;
+	unsigned acc = acc_of(t), ev = 0;
+	struct smmu_walk_res w = { 0 };
+	struct xlate_cfg xc = { 0 };
+	struct smmu_stage_cfg s1c, s2c;
+	bool s1 = false, s2 = false;
+	unsigned cls = 2;	/* event CLASS: 0 CD fetch, 1 table walk, 2 input */
+
+	memset(r, 0, sizeof(*r));
+	s->st.translations++;
+	if (!(s->cr0 & CR0_SMMUEN)) {
+		/* Disabled: GBPA decides (6.3.14). */
+		if (s->gbpa & GBPA_ABORT)
+			ev = IOPT_EVT_ABORT;
+		r->oa = t->addr;
+		goto done;
+	}
+	/* Configuration: the cache, or STE (and CD) from memory. */
+	struct cfg_entry *ce = cfg_lookup(s, t->sid, t->ssv, t->ssv ? t->ssid : 0);
+
+	tcur += s->p.cfg.latency;
+	if (ce) {
+		s->st.cfg_hits++;
+		xc.ste = ce->ste;
+		xc.cd = ce->cd;
+		xc.has_cd = ce->has_cd;
+	} else {
+		s->st.cfg_misses++;
+		ev = fetch_ste(s, t->sid, &xc.ste, &xc.latency);
+		if (!ev)
+			ev = check_ste(s, &xc.ste);
+		if (ev)
+			goto done;
+	}
+	s1 = xc.ste.config & 1;
+	s2 = xc.ste.config & 2;
+	if (s2 && smmu_cfg_from_ste_s2(&xc.ste, s->p.oas, s->p.httu > 0, &s2c)) {
+		ev = IOPT_EVT_C_BAD_STE;
+		goto done;
+	}
+	if (t->ssv && (!s1 || !xc.ste.s1_cd_max ||
+		       t->ssid >= (1u << xc.ste.s1_cd_max))) {
+		ev = IOPT_EVT_C_BAD_SUBSTREAMID;
+		goto done;
+	}
+	if (s1 && !t->ssv && xc.ste.s1_cd_max) {
+		if (xc.ste.s1_dss == 0) {
+			ev = IOPT_EVT_F_STREAM_DISABLED;
+			goto done;
+		}
+		if (xc.ste.s1_dss == 1)
+			s1 = false;	/* bypass stage 1 */
+	}
+	if (s1 && !ce) {
+		uint64_t cdw[8], cd_pa = xc.ste.s1_context_ptr +
+					(uint64_t)(t->ssv ? t->ssid : 0) * 64;
+
+		if (s2) {	/* nested: the CD address is an IPA */
+			struct smmu_walk_res cw;
+
+			smmu_walk(&s2c, NULL, &(struct smmu_mem){ s->mem.load64,
+								   s->mem.cas64,
+								   s->mem.ctx },
+				  cd_pa, 0, &cw);
+			xc.latency += (int64_t)cw.fetches * s->mem.desc_latency;
+			if (cw.fault) {
+				w = cw;
+				w.ipa = cd_pa;
+				cls = 0;
+				ev = walk_fault_event(cw.fault);
+				goto fault_event;
+			}
+			cd_pa = cw.oa;
+		}
+		int64_t l = mem_read(s, cd_pa, cdw, sizeof(cdw));
+
+		if (l < 0) {
+			ev = IOPT_EVT_F_CD_FETCH;
+			goto done;
+		}
+		xc.latency += l;
+		iopt_cd_decode(cdw, &xc.cd);
+		xc.has_cd = true;
+		if (!xc.cd.valid || (!s->p.asid16 && xc.cd.asid >> 8)) {
+			ev = IOPT_EVT_C_BAD_CD;
+			goto done;
+		}
+	}
+	if (!ce) {
+		struct cfg_entry n = { .sid = t->sid, .ssv = t->ssv,
+				       .ssid = t->ssv ? t->ssid : 0, .ste = xc.ste,
+				       .cd = xc.cd, .has_cd = xc.has_cd };
+
+		cfg_insert(s, &n);
+	}
+	tcur += (uint64_t)xc.latency;
+	if (!s1 && !s2) {
+		r->oa = t->addr;	/* bypass */
+		goto done;
+	}
+	if (s1) {
+		bool upper = !xc.cd.epd1 && (t->addr >> 63);
+
+		if (smmu_cfg_from_cd(&xc.cd, upper, s->p.oas, s->p.httu > 0, &s1c)) {
+			ev = IOPT_EVT_C_BAD_CD;
+			goto done;
+		}
+		if (upper ? xc.cd.epd1 : xc.cd.epd0) {
+			w.fault = SMMU_F_TRANSLATION;
+			w.fault_stage = 1;
+			ev = IOPT_EVT_F_TRANSLATION;
+			goto fault_event;
+		}
+	}
+	/* TLB. */
+	uint16_t vmid = s2 ? xc.ste.s2_vmid : 0, asid = s1 ? xc.cd.asid : 0;
+	uint8_t stage = s1 ? 1 : 2;
+
+	tcur += s->p.tlb.latency;
+	if (s->p.tlb.enable) {
+		struct tlb_entry *e = tlb_lookup(&s->tlb, vmid, asid, stage, t->addr);
+
+		if (e && smmu_leaf_allows(stage, e->desc, acc) &&
+		    (!(s1 && s2) || smmu_leaf_allows(2, e->desc2, acc))) {
+			s->st.tlb_hits++;
+			r->oa = e->oa | (t->addr & ((1ull << e->size_lg2) - 1));
+			r->attr = e->attr;
+			goto done;
+		}
+		s->st.tlb_misses++;
+	}
+	/* Walk, in a walk slot. */
+	uint64_t *ws = slot(s->walk_free, s->p.walk_slots);
+	uint64_t wstart = tcur > *ws ? tcur : *ws;
+	struct smmu_mem m = { s->mem.load64, s->mem.cas64, s->mem.ctx };
+
+	smmu_walk(s1 ? &s1c : &s2c, s1 && s2 ? &s2c : NULL, &m, t->addr, acc, &w);
+	s->st.walks++;
+	s->st.fetches += w.fetches;
+	tcur = wstart + (uint64_t)w.fetches * s->mem.desc_latency;
+	*ws = tcur;
+	if (w.fault) {
+		ev = walk_fault_event(w.fault);
+		goto fault_event;
+	}
+	r->oa = w.oa;
+	r->attr = s1 ? w.attr : 0;
+	if (s->p.tlb.enable) {
+		struct tlb_entry e = {
+			.global = s1 && !(w.desc >> 11 & 1), .stage = stage,
+			.g = (uint8_t)(s1 ? s1c.g : s2c.g), .level = (uint8_t)w.level,
+			.size_lg2 = (uint8_t)w.size_lg2, .vmid = vmid, .asid = asid,
+			.ia = t->addr & ~((1ull << w.size_lg2) - 1),
+			.oa = w.oa & ~((1ull << w.size_lg2) - 1), .attr = w.attr,
+			.desc = w.desc, .desc2 = w.desc2,
+		};
+
+		tlb_insert(&s->tlb, &e);
+	}
+	goto done;
+
+fault_event:
+	/* 7.3.10-13: RnW [35], InD [33], PnU [32], S2 [39], CLASS [41:40]
+	 * (0 CD, 1 TT, 2 IN). */
+	{
+		if (w.s2_on_walk)
+			cls = 1;
+		uint64_t w1 = (t->write ? 0 : 1ull << 35) |
+			      (t->exec ? 1ull << 33 : 0) | (t->priv ? 1ull << 32 : 0) |
+			      (w.fault_stage == 2 ? 1ull << 39 : 0) | (uint64_t)cls << 40;
+
+		if (xc.has_cd ? xc.cd.r : (!s2 || xc.ste.s2_r))
+			event(s, ev, t, w1, t->addr, w.ipa, tcur);
+	}
+	goto out_fault;
+done:
+	if (ev && ev != IOPT_EVT_ABORT)
+		event(s, ev, t, 0, t->addr, 0, tcur);
+out_fault:
+	if (ev)
+		s->st.faults++;
+	r->fault = ev;
+	r->ready = tcur;
+	*ts = tcur;
+	uint64_t lat = tcur - cycle;
+
+	s->st.lat_sum += lat;
+	if (lat > s->st.lat_max)
+		s->st.lat_max = lat;
+	s->st.lat_hist[lat ? (63 - __builtin_clzll(lat) < 15 ? 63 - __builtin_clzll(lat) : 15) : 0]++;
+	return 0;
+}
+
+int iopt_smmu_translate(struct iopt_smmu *s, const struct iopt_smmu_txn *txn,
+			uint64_t cycle, struct iopt_smmu_resp *resp)
+{
+	plat_mutex_lock(&s->lock);
+	run_cmds(s, cycle);
+	plat_rcu_read_lock();
+	int ret = translate_locked(s, txn, cycle, resp);
+
+	plat_rcu_read_unlock();
+	plat_mutex_unlock(&s->lock);
+	return ret;
+}
+
+/* ---- command queue -------------------------------------------------------- */
+
+static void invalidate_cfg(struct iopt_smmu *s, bool all, uint32_t sid_lo,
+			   uint32_t sid_hi, bool by_ssid, uint32_t ssid)
+{
+	for (unsigned i = 0; i < s->ncfg; i++) {
+		struct cfg_entry *e = &s->cfg[i];
+
+		if (e->valid && (all || (e->sid >= sid_lo && e->sid <= sid_hi &&
+					 (!by_ssid || e->ssid == ssid))))
+			e->valid = false;
+	}
+}
+
+/* Perform one command completing at cycle c: 0, or -1 for CERROR_ILL. */
+static int64_t exec_cmd(struct iopt_smmu *s, const uint64_t w[2], uint64_t c)
+{
+	struct iopt_smmu_cmd cmd;
+	struct tlb_match m;
+
+	if (iopt_smmu_cmd_decode(w, &cmd))
+		return -1;
+	s->st.cmds[cmd.opcode]++;
+	switch (cmd.opcode) {
+	case IOPT_CMD_PREFETCH_CONFIG:
+	case IOPT_CMD_PREFETCH_ADDR:
+	case IOPT_CMD_ATC_INV:		/* no ATC: accepted, nothing to do */
+		return s->p.cmd_cycles;
+	case IOPT_CMD_CFGI_STE:
+		invalidate_cfg(s, false, cmd.sid, cmd.sid, false, 0);
+		return s->p.cmd_cycles + s->p.cfgi_cycles;
+	case IOPT_CMD_CFGI_STE_RANGE:
+		if (cmd.range == 31)
+			invalidate_cfg(s, true, 0, 0, false, 0);
+		else
+			invalidate_cfg(s, false,
+				       cmd.sid & ~((2u << cmd.range) - 1),
+				       cmd.sid | ((2u << cmd.range) - 1), false, 0);
+		return s->p.cmd_cycles + s->p.cfgi_cycles;
+	case IOPT_CMD_CFGI_CD:
+		invalidate_cfg(s, false, cmd.sid, cmd.sid, true, cmd.ssid);
+		return s->p.cmd_cycles + s->p.cfgi_cycles;
+	case IOPT_CMD_CFGI_CD_ALL:
+		invalidate_cfg(s, false, cmd.sid, cmd.sid, false, 0);
+		return s->p.cmd_cycles + s->p.cfgi_cycles;
+	case IOPT_CMD_TLBI_NH_ALL:
+	case IOPT_CMD_TLBI_NH_ASID:
+	case IOPT_CMD_TLBI_NH_VA:
+	case IOPT_CMD_TLBI_NH_VAA:
+	case IOPT_CMD_TLBI_S12_VMALL:
+	case IOPT_CMD_TLBI_S2_IPA:
+	case IOPT_CMD_TLBI_NSNH_ALL:
+		if (cmd.tg && !s->p.ril)
+			return -1;
+		if ((cmd.opcode == IOPT_CMD_TLBI_NH_ALL || cmd.opcode == IOPT_CMD_TLBI_NH_ASID ||
+		     cmd.opcode == IOPT_CMD_TLBI_NH_VA || cmd.opcode == IOPT_CMD_TLBI_NH_VAA) &&
+		    !s->p.s1)
+			return -1;
+		if ((cmd.opcode == IOPT_CMD_TLBI_S2_IPA ||
+		     cmd.opcode == IOPT_CMD_TLBI_S12_VMALL) && !s->p.s2)
+			return -1;
+		tlb_match_from_cmd(&cmd, &m);
+		if (s->p.tlb.enable)
+			tlb_invalidate(&s->tlb, &m);
+		return s->p.cmd_cycles + s->p.tlbi_cycles;
+	case IOPT_CMD_SYNC:
+		/* c is the completion cycle: every earlier command has
+		 * completed (the engine is in order). */
+		if (cmd.cs > IOPT_SYNC_CS_SEV ||
+		    (cmd.cs == IOPT_SYNC_CS_SEV && !s->p.sev))
+			return -1;
+		s->st.syncs++;
+		if (cmd.cs == IOPT_SYNC_CS_IRQ) {
+			if (s->p.msi && cmd.msi_addr) {
+				uint32_t data = cmd.msi_data;
+
+				if (s->mem.write(s->mem.ctx, cmd.msi_addr, &data, 4) < 0)
+					gerror_raise(s, GERROR_MSI_CMDQ_ABT, c);
+			} else {
+				raise_irq(s, IOPT_SMMU_IRQ_CMD_SYNC, c);
+			}
+		}
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+/* Index and wrap bits of a queue pointer. */
+static uint32_t q_ptr(uint32_t v, unsigned l2)
+{
+	return v & ((2u << l2) - 1);
+}
+
+static bool cmdq_stopped(const struct iopt_smmu *s)
+{
+	return !(s->cr0 & CR0_CMDQEN) || ((s->gerror ^ s->gerrorn) & GERROR_CMDQ_ERR);
+}
+
+/*
+ * The next command, if the queue runs: its words, the cycle the engine
+ * takes it, and the cycle it completes (its cost from the timing
+ * parameters; an illegal or unreadable command "completes" when taken).
+ * false if there is none.
+ */
+static bool next_cmd(struct iopt_smmu *s, uint64_t w[2], uint64_t *start,
+		     uint64_t *done, bool *readable)
+{
+	unsigned l2 = q_log2(s->cmdq_base, s->p.cmdqs);
+	uint32_t prod = q_ptr(s->cmdq_prod, l2), cons = q_ptr(s->cmdq_cons, l2);
+	uint64_t base = s->cmdq_base & (((1ull << 52) - 1) & ~0x1full);
+	struct iopt_smmu_cmd cmd;
+
+	if (cmdq_stopped(s) || prod == cons)
+		return false;
+	*start = s->cmd_free > s->cmd_visible ? s->cmd_free : s->cmd_visible;
+	*readable = s->mem.read(s->mem.ctx, base + (uint64_t)(cons & ((1u << l2) - 1)) * 16,
+				w, 16) >= 0;
+	*done = *start + s->p.cmd_cycles;
+	if (!*readable || iopt_smmu_cmd_decode(w, &cmd))
+		return true;
+	switch (cmd.opcode) {
+	case IOPT_CMD_CFGI_STE: case IOPT_CMD_CFGI_STE_RANGE:
+	case IOPT_CMD_CFGI_CD: case IOPT_CMD_CFGI_CD_ALL:
+		*done += s->p.cfgi_cycles;
+		break;
+	case IOPT_CMD_SYNC:
+		*done += s->p.sync_cycles;
+		if (cmd.cs == IOPT_SYNC_CS_IRQ && s->p.msi && cmd.msi_addr)
+			*done += s->p.msi_cycles;
+		break;
+	case IOPT_CMD_PREFETCH_CONFIG: case IOPT_CMD_PREFETCH_ADDR:
+	case IOPT_CMD_ATC_INV:
+		break;
+	default:
+		*done += s->p.tlbi_cycles;
+		break;
+	}
+	return true;
+}
+
+/* Perform commands that complete by until (their effects at their
+ * completion cycle). */
+static void run_cmds(struct iopt_smmu *s, uint64_t until)
+{
+	uint64_t w[2], start, done;
+	bool readable;
+
+	while (next_cmd(s, w, &start, &done, &readable) && done <= until) {
+		unsigned l2 = q_log2(s->cmdq_base, s->p.cmdqs);
+		uint32_t cons = q_ptr(s->cmdq_cons, l2);
+		uint32_t err = !readable ? CERROR_ABT :
+			       exec_cmd(s, w, done) < 0 ? CERROR_ILL : 0;
+
+		if (err) {
+			/* 4.7: the queue stops at the bad command; CONS
+			 * points at it and CONS.ERR says why. */
+			s->cmdq_cons = (s->cmdq_cons & ~(0x7fu << CONS_ERR_SHIFT)) |
+				       err << CONS_ERR_SHIFT;
+			s->st.cmd_errors++;
+			s->cmd_free = done;
+			gerror_raise(s, GERROR_CMDQ_ERR, done);
+			break;
+		}
+		s->cmd_free = done;
+		s->cmdq_cons = (s->cmdq_cons & (0x7fu << CONS_ERR_SHIFT)) |
+			       ((cons + 1) & ((2u << l2) - 1));
+	}
+	if (until > s->now)
+		s->now = until;
+}
+
+uint64_t iopt_smmu_next_event(struct iopt_smmu *s)
+{
+	uint64_t w[2], start, done;
+	bool readable;
+
+	plat_mutex_lock(&s->lock);
+	if (!next_cmd(s, w, &start, &done, &readable))
+		done = UINT64_MAX;
+	plat_mutex_unlock(&s->lock);
+	return done;
+}
+
+void iopt_smmu_run_until(struct iopt_smmu *s, uint64_t cycle)
+{
+	plat_mutex_lock(&s->lock);
+	run_cmds(s, cycle);
+	plat_mutex_unlock(&s->lock);
+}
+
+/* ---- registers ------------------------------------------------------------ */
+
+int iopt_smmu_mmio_read(struct iopt_smmu *s, uint64_t off, unsigned size,
+			uint64_t *val, uint64_t cycle)
+{
+	uint64_t v = 0;
+
+	if ((size != 4 && size != 8) || (off & (size - 1)))
+		return -EINVAL;
+	plat_mutex_lock(&s->lock);
+	run_cmds(s, cycle);
+	switch (off) {
+	case R_IDR0: case R_IDR1: case R_IDR2: case R_IDR3: case R_IDR4:
+	case R_IDR5:
+		v = s->idr[off / 4];
+		break;
+	case R_AIDR: v = 0x2; break;		/* SMMUv3.2 */
+	case R_CR0: v = s->cr0; break;
+	case R_CR0ACK: v = s->cr0; break;	/* updates take effect at once */
+	case R_CR1: v = s->cr1; break;
+	case R_CR2: v = s->cr2; break;
+	case R_GBPA: v = s->gbpa; break;
+	case R_IRQ_CTRL: case R_IRQ_CTRLACK: v = s->irq_ctrl; break;
+	case R_GERROR: v = s->gerror; break;
+	case R_GERRORN: v = s->gerrorn; break;
+	case R_GERROR_IRQ_CFG0: v = s->gerror_irq_cfg0; break;
+	case R_STRTAB_BASE: v = s->strtab_base; break;
+	case R_STRTAB_BASE_CFG: v = s->strtab_cfg; break;
+	case R_CMDQ_BASE: v = s->cmdq_base; break;
+	case R_CMDQ_PROD: v = s->cmdq_prod; break;
+	case R_CMDQ_CONS: v = s->cmdq_cons; break;
+	case R_EVENTQ_BASE: v = s->evtq_base; break;
+	case R_EVENTQ_IRQ_CFG0: v = s->evtq_irq_cfg0; break;
+	case R_EVENTQ_PROD: v = s->evtq_prod; break;
+	case R_EVENTQ_CONS: v = s->evtq_cons; break;
+	default: break;				/* RAZ */
+	}
+	plat_mutex_unlock(&s->lock);
+	*val = size == 4 ? (uint32_t)v : v;
+	return 0;
+}
+
+int iopt_smmu_mmio_write(struct iopt_smmu *s, uint64_t off, unsigned size,
+			 uint64_t val, uint64_t cycle)
+{
+	uint32_t v32 = (uint32_t)val;
+
+	if ((size != 4 && size != 8) || (off & (size - 1)))
+		return -EINVAL;
+	plat_mutex_lock(&s->lock);
+	run_cmds(s, cycle);
+	switch (off) {
+	case R_CR0:
+		s->cr0 = v32 & 0x1ff;
+		if (!(s->cr0 & CR0_SMMUEN) && s->p.tlb.enable) {
+			struct tlb_match all = { 0 };
+
+			tlb_invalidate(&s->tlb, &all);
+		}
+		break;
+	case R_CR1: s->cr1 = v32; break;
+	case R_CR2: s->cr2 = v32 & 0x7; break;
+	case R_GBPA:
+		/* 6.3.14: written with UPDATE set; completes at once. */
+		if (v32 & GBPA_UPDATE)
+			s->gbpa = v32 & ~GBPA_UPDATE;
+		break;
+	case R_IRQ_CTRL: s->irq_ctrl = v32 & 0x7; break;
+	case R_GERRORN: s->gerrorn = v32 & 0x1fd; break;
+	case R_GERROR_IRQ_CFG0: s->gerror_irq_cfg0 = val; break;
+	/* Base registers are writable only while their unit is off. */
+	case R_STRTAB_BASE:
+		if (!(s->cr0 & CR0_SMMUEN))
+			s->strtab_base = val & ((1ull << 62) | (((1ull << 52) - 1) & ~0x3full));
+		break;
+	case R_STRTAB_BASE_CFG:
+		if (!(s->cr0 & CR0_SMMUEN))
+			s->strtab_cfg = v32 & 0x307ff;
+		break;
+	case R_CMDQ_BASE:
+		if (!(s->cr0 & CR0_CMDQEN))
+			s->cmdq_base = val & ((1ull << 62) | (((1ull << 52) - 1) & ~0x1full) | 0x1f);
+		break;
+	case R_CMDQ_PROD:
+		s->cmdq_prod = v32 & ((2u << q_log2(s->cmdq_base, s->p.cmdqs)) - 1);
+		s->cmd_visible = cycle;
+		break;
+	case R_CMDQ_CONS:
+		if (!(s->cr0 & CR0_CMDQEN))
+			s->cmdq_cons = v32 & ((2u << q_log2(s->cmdq_base, s->p.cmdqs)) - 1);
+		break;
+	case R_EVENTQ_BASE:
+		if (!(s->cr0 & CR0_EVENTQEN))
+			s->evtq_base = val & ((1ull << 62) | (((1ull << 52) - 1) & ~0x1full) | 0x1f);
+		break;
+	case R_EVENTQ_IRQ_CFG0: s->evtq_irq_cfg0 = val; break;
+	case R_EVENTQ_PROD:
+		if (!(s->cr0 & CR0_EVENTQEN))
+			s->evtq_prod = v32 & (Q_OVFLG |
+					      ((2u << q_log2(s->evtq_base, s->p.evtqs)) - 1));
+		break;
+	case R_EVENTQ_CONS:
+		s->evtq_cons = v32 & (Q_OVFLG |
+				      ((2u << q_log2(s->evtq_base, s->p.evtqs)) - 1));
+		break;
+	default:
+		break;				/* WI */
+	}
+	/* A write may have restarted the command queue. */
+	if (off == R_GERRORN || off == R_CR0 || off == R_CMDQ_PROD)
+		if (s->cmd_visible < cycle)
+			s->cmd_visible = cycle;
+	plat_mutex_unlock(&s->lock);
+	return 0;
+}
+
+void iopt_smmu_get_stats(struct iopt_smmu *s, struct iopt_smmu_stats *st)
+{
+	plat_mutex_lock(&s->lock);
+	*st = s->st;
+	plat_mutex_unlock(&s->lock);
+}
