@@ -15,6 +15,7 @@ static void usage(void)
 		"suites:\n"
 		"  pgtable   multithreaded map/unmap of the page tables\n"
 		"  iova      the IOVA allocator, caches and invalidation policies\n"
+		"  smmu      the SMMUv3 model: host speed and modelled cycles\n"
 		"run 'iopt-bench SUITE --help' for a suite's options\n");
 }
 
@@ -28,6 +29,8 @@ int main(int argc, char **argv)
 		return bench_pgtable_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "iova"))
 		return bench_iova_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "smmu"))
+		return bench_smmu_main(argc - 1, argv + 1);
 	usage();
 	return 2;
 }

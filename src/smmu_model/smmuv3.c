@@ -65,13 +65,17 @@
 #define CERROR_ABT	2u
 #define Q_OVFLG		(1u << 31)
 
-struct cfg_entry {		/* configuration cache: one decoded STE+CD */
+/* A configuration cache entry: what an STE (and CD) decode to for one
+ * StreamID and SubstreamID, ready for the walker. */
+struct cfg_entry {
 	bool valid;
 	uint32_t sid, ssid;
 	bool ssv;
-	struct iopt_ste ste;
-	struct iopt_cd cd;
-	bool has_cd;
+	bool s1, s2;		/* stages that translate */
+	bool record;		/* record fault events (CD.R / STE.S2R) */
+	uint16_t vmid, asid;
+	bool ttb_ok[2];		/* TTB0, TTB1 walks enabled */
+	struct smmu_stage_cfg s1c[2], s2c;
 	uint64_t stamp;
 };
 
@@ -94,10 +98,12 @@ struct iopt_smmu {
 	uint64_t cmd_free;		/* engine free from this cycle */
 	uint64_t cmd_visible;		/* cycle PROD last moved */
 	uint64_t *slot_free, *walk_free;
+	unsigned next_slot, next_walk;
 
 	struct tlb tlb;
 	struct cfg_entry *cfg;
 	unsigned ncfg;
+	uint32_t cfg_set_mask;		/* sets - 1 */
 	uint64_t cfg_tick;
 
 	struct iopt_smmu_stats st;
@@ -229,6 +235,10 @@ int iopt_smmu_create(const struct iopt_smmu_params *p,
 	    !mem->cas64 || !out || p->sidsize > 32 || p->ssidsize > 20 ||
 	    p->cmdqs > 19 || p->evtqs > 19 || p->oas < 32 || p->oas > 52 ||
 	    !p->translation_slots || !p->walk_slots || p->httu > 2 ||
+	    (p->cfg.enable && (!p->cfg.ways || p->cfg.entries % p->cfg.ways ||
+			       !p->cfg.entries ||
+			       ((p->cfg.entries / p->cfg.ways) &
+				(p->cfg.entries / p->cfg.ways - 1)))) ||
 	    (!p->s1 && !p->s2) || (!p->gran4k && !p->gran16k && !p->gran64k))
 		return -EINVAL;
 	s = calloc(1, sizeof(*s));
@@ -245,6 +255,7 @@ int iopt_smmu_create(const struct iopt_smmu_params *p,
 	s->slot_free = calloc(p->translation_slots, sizeof(uint64_t));
 	s->walk_free = calloc(p->walk_slots, sizeof(uint64_t));
 	s->ncfg = p->cfg.enable ? p->cfg.entries : 0;
+	s->cfg_set_mask = s->ncfg ? s->ncfg / p->cfg.ways - 1 : 0;
 	s->cfg = s->ncfg ? calloc(s->ncfg, sizeof(*s->cfg)) : NULL;
 	if (!s->slot_free || !s->walk_free || (s->ncfg && !s->cfg) ||
 	    (p->tlb.enable && tlb_init(&s->tlb, p->tlb.entries, p->tlb.ways,
@@ -348,13 +359,6 @@ static void event(struct iopt_smmu *s, unsigned type, const struct iopt_smmu_txn
 
 /* ---- configuration: STE and CD ------------------------------------------- */
 
-struct xlate_cfg {
-	struct iopt_ste ste;
-	struct iopt_cd cd;
-	bool has_cd;
-	int64_t latency;
-};
-
 /* Fetch the STE for sid: 0, or the event type. */
 static unsigned fetch_ste(struct iopt_smmu *s, uint32_t sid, struct iopt_ste *ste,
 			  int64_t *lat)
@@ -417,11 +421,25 @@ static unsigned check_ste(struct iopt_smmu *s, const struct iopt_ste *ste)
 	return 0;
 }
 
+/* The configuration cache is set-associative: a StreamID/SubstreamID pair
+ * lives in one set of cfg.ways entries, replaced least recently used. */
+static struct cfg_entry *cfg_set(struct iopt_smmu *s, uint32_t sid, uint32_t ssid)
+{
+	uint32_t h = (sid * 0x9e3779b1u) ^ (ssid * 0x85ebca6bu);
+
+	/* sets is a power of two (checked at creation): a mask, no divide. */
+	return &s->cfg[(size_t)((h >> 7) & s->cfg_set_mask) * s->p.cfg.ways];
+}
+
 static struct cfg_entry *cfg_lookup(struct iopt_smmu *s, uint32_t sid,
 				    bool ssv, uint32_t ssid)
 {
-	for (unsigned i = 0; i < s->ncfg; i++) {
-		struct cfg_entry *e = &s->cfg[i];
+	if (!s->ncfg)
+		return NULL;
+	struct cfg_entry *set = cfg_set(s, sid, ssid);
+
+	for (unsigned i = 0; i < s->p.cfg.ways; i++) {
+		struct cfg_entry *e = &set[i];
 
 		if (e->valid && e->sid == sid && e->ssv == ssv && e->ssid == ssid) {
 			e->stamp = ++s->cfg_tick;
@@ -433,15 +451,14 @@ static struct cfg_entry *cfg_lookup(struct iopt_smmu *s, uint32_t sid,
 
 static void cfg_insert(struct iopt_smmu *s, const struct cfg_entry *in)
 {
-	struct cfg_entry *v = NULL;
+	if (!s->ncfg)
+		return;
+	struct cfg_entry *set = cfg_set(s, in->sid, in->ssid), *v = NULL;
 
 	/* An invalid entry, else the least recently used. */
-	for (unsigned i = 0; i < s->ncfg; i++)
-		if (!v || !s->cfg[i].valid ||
-		    (v->valid && s->cfg[i].stamp < v->stamp))
-			v = &s->cfg[i];
-	if (!v)
-		return;
+	for (unsigned i = 0; i < s->p.cfg.ways; i++)
+		if (!v || !set[i].valid || (v->valid && set[i].stamp < v->stamp))
+			v = &set[i];
 	*v = *in;
 	v->valid = true;
 	v->stamp = ++s->cfg_tick;
@@ -466,32 +483,111 @@ static unsigned acc_of(const struct iopt_smmu_txn *t)
 	       (t->priv ? SMMU_ACC_PRIV : 0);
 }
 
-/* Earliest-free slot of an array. */
-static uint64_t *slot(uint64_t *a, unsigned n)
+/* The next slot in turn: n slots serve requests round robin, each busy
+ * until its last request completes (an in-order pipeline of n lanes). */
+static uint64_t *slot(uint64_t *a, unsigned n, unsigned *next)
 {
-	uint64_t *best = &a[0];
+	uint64_t *p = &a[*next];
 
-	for (unsigned i = 1; i < n; i++)
-		if (a[i] < *best)
-			best = &a[i];
-	return best;
+	*next = *next + 1 == n ? 0 : *next + 1;
+	return p;
 }
 
 static void run_cmds(struct iopt_smmu *s, uint64_t until);
 
+/*
+ * Build the configuration for t from the stream table (and CD): 0, or the
+ * event type; a stage 2 fault on the CD fetch fills *w. *lat gathers the
+ * fetch latencies.
+ */
+static unsigned build_cfg(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
+			  struct cfg_entry *c, int64_t *lat,
+			  struct smmu_walk_res *w)
+{
+	struct iopt_ste ste;
+	struct iopt_cd cd;
+	unsigned ev;
+
+	memset(c, 0, sizeof(*c));
+	c->sid = t->sid;
+	c->ssv = t->ssv;
+	c->ssid = t->ssv ? t->ssid : 0;
+	ev = fetch_ste(s, t->sid, &ste, lat);
+	if (!ev)
+		ev = check_ste(s, &ste);
+	if (ev)
+		return ev;
+	c->s1 = ste.config & 1;
+	c->s2 = ste.config & 2;
+	c->record = true;
+	if (c->s2) {
+		if (smmu_cfg_from_ste_s2(&ste, s->p.oas, s->p.httu > 0, &c->s2c))
+			return IOPT_EVT_C_BAD_STE;
+		c->vmid = ste.s2_vmid;
+		c->record = ste.s2_r;
+	}
+	if (t->ssv && (!c->s1 || !ste.s1_cd_max || t->ssid >= (1u << ste.s1_cd_max)))
+		return IOPT_EVT_C_BAD_SUBSTREAMID;
+	if (c->s1 && !t->ssv && ste.s1_cd_max) {
+		if (ste.s1_dss == 0)
+			return IOPT_EVT_F_STREAM_DISABLED;
+		if (ste.s1_dss == 1)
+			c->s1 = false;	/* bypass stage 1 */
+	}
+	if (!c->s1)
+		return 0;
+	uint64_t cdw[8], cd_pa = ste.s1_context_ptr + (uint64_t)c->ssid * 64;
+
+	if (c->s2) {	/* nested: the CD address is an IPA */
+		struct smmu_mem m = { s->mem.load64, s->mem.cas64, s->mem.ctx };
+
+		smmu_walk(&c->s2c, NULL, &m, cd_pa, 0, w);
+		*lat += (int64_t)w->fetches * s->mem.desc_latency;
+		if (w->fault) {
+			w->ipa = cd_pa;
+			return walk_fault_event(w->fault);
+		}
+		cd_pa = w->oa;
+		memset(w, 0, sizeof(*w));
+	}
+	int64_t l = mem_read(s, cd_pa, cdw, sizeof(cdw));
+
+	if (l < 0)
+		return IOPT_EVT_F_CD_FETCH;
+	*lat += l;
+	iopt_cd_decode(cdw, &cd);
+	if (!cd.valid || (!s->p.asid16 && cd.asid >> 8))
+		return IOPT_EVT_C_BAD_CD;
+	c->asid = cd.asid;
+	c->record = cd.r;
+	for (int u = 0; u < 2; u++) {
+		c->ttb_ok[u] = !(u ? cd.epd1 : cd.epd0);
+		if (c->ttb_ok[u] &&
+		    smmu_cfg_from_cd(&cd, u, s->p.oas, s->p.httu > 0, &c->s1c[u]))
+			return IOPT_EVT_C_BAD_CD;
+	}
+	return 0;
+}
+
 static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 			    uint64_t cycle, struct iopt_smmu_resp *r)
 {
-	uint64_t *ts = slot(s->slot_free, s->p.translation_slots);
-	uint64_t start = cycle > *ts ? cycle : *ts, tcur = start;
+	uint64_t *ts = slot(s->slot_free, s->p.translation_slots, &s->next_slot);
+	uint64_t tcur = cycle > *ts ? cycle : *ts;
 	unsigned acc = acc_of(t), ev = 0;
-	struct smmu_walk_res w = { 0 };
-	struct xlate_cfg xc = { 0 };
-	struct smmu_stage_cfg s1c, s2c;
-	bool s1 = false, s2 = false;
 	unsigned cls = 2;	/* event CLASS: 0 CD fetch, 1 table walk, 2 input */
+	struct smmu_walk_res w;
+	struct cfg_entry local;
+	const struct cfg_entry *c = NULL;
+	bool record = true;
 
-	memset(r, 0, sizeof(*r));
+	r->fault = 0;
+	r->oa = 0;
+	r->attr = 0;
+	w.fault = SMMU_OK;
+	w.fault_stage = 0;
+	w.ipa = 0;
+	w.s2_on_walk = false;
 	s->st.translations++;
 	if (!(s->cr0 & CR0_SMMUEN)) {
 		/* Disabled: GBPA decides (6.3.14). */
@@ -500,97 +596,40 @@ static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 		r->oa = t->addr;
 		goto done;
 	}
-	/* Configuration: the cache, or STE (and CD) from memory. */
-	struct cfg_entry *ce = cfg_lookup(s, t->sid, t->ssv, t->ssv ? t->ssid : 0);
-
+	/* Configuration: the cache, or the stream table (and CD). */
 	tcur += s->p.cfg.latency;
-	if (ce) {
+	c = cfg_lookup(s, t->sid, t->ssv, t->ssv ? t->ssid : 0);
+	if (c) {
 		s->st.cfg_hits++;
-		xc.ste = ce->ste;
-		xc.cd = ce->cd;
-		xc.has_cd = ce->has_cd;
 	} else {
+		int64_t lat = 0;
+
 		s->st.cfg_misses++;
-		ev = fetch_ste(s, t->sid, &xc.ste, &xc.latency);
-		if (!ev)
-			ev = check_ste(s, &xc.ste);
-		if (ev)
-			goto done;
-	}
-	s1 = xc.ste.config & 1;
-	s2 = xc.ste.config & 2;
-	if (s2 && smmu_cfg_from_ste_s2(&xc.ste, s->p.oas, s->p.httu > 0, &s2c)) {
-		ev = IOPT_EVT_C_BAD_STE;
-		goto done;
-	}
-	if (t->ssv && (!s1 || !xc.ste.s1_cd_max ||
-		       t->ssid >= (1u << xc.ste.s1_cd_max))) {
-		ev = IOPT_EVT_C_BAD_SUBSTREAMID;
-		goto done;
-	}
-	if (s1 && !t->ssv && xc.ste.s1_cd_max) {
-		if (xc.ste.s1_dss == 0) {
-			ev = IOPT_EVT_F_STREAM_DISABLED;
-			goto done;
-		}
-		if (xc.ste.s1_dss == 1)
-			s1 = false;	/* bypass stage 1 */
-	}
-	if (s1 && !ce) {
-		uint64_t cdw[8], cd_pa = xc.ste.s1_context_ptr +
-					(uint64_t)(t->ssv ? t->ssid : 0) * 64;
-
-		if (s2) {	/* nested: the CD address is an IPA */
-			struct smmu_walk_res cw;
-
-			smmu_walk(&s2c, NULL, &(struct smmu_mem){ s->mem.load64,
-								   s->mem.cas64,
-								   s->mem.ctx },
-				  cd_pa, 0, &cw);
-			xc.latency += (int64_t)cw.fetches * s->mem.desc_latency;
-			if (cw.fault) {
-				w = cw;
-				w.ipa = cd_pa;
+		memset(&w, 0, sizeof(w));
+		ev = build_cfg(s, t, &local, &lat, &w);
+		tcur += (uint64_t)lat;
+		if (ev) {
+			if (w.fault) {
 				cls = 0;
-				ev = walk_fault_event(cw.fault);
 				goto fault_event;
 			}
-			cd_pa = cw.oa;
-		}
-		int64_t l = mem_read(s, cd_pa, cdw, sizeof(cdw));
-
-		if (l < 0) {
-			ev = IOPT_EVT_F_CD_FETCH;
 			goto done;
 		}
-		xc.latency += l;
-		iopt_cd_decode(cdw, &xc.cd);
-		xc.has_cd = true;
-		if (!xc.cd.valid || (!s->p.asid16 && xc.cd.asid >> 8)) {
-			ev = IOPT_EVT_C_BAD_CD;
-			goto done;
-		}
+		cfg_insert(s, &local);
+		c = &local;
 	}
-	if (!ce) {
-		struct cfg_entry n = { .sid = t->sid, .ssv = t->ssv,
-				       .ssid = t->ssv ? t->ssid : 0, .ste = xc.ste,
-				       .cd = xc.cd, .has_cd = xc.has_cd };
-
-		cfg_insert(s, &n);
-	}
-	tcur += (uint64_t)xc.latency;
-	if (!s1 && !s2) {
+	record = c->record;
+	if (!c->s1 && !c->s2) {
 		r->oa = t->addr;	/* bypass */
 		goto done;
 	}
-	if (s1) {
-		bool upper = !xc.cd.epd1 && (t->addr >> 63);
+	const struct smmu_stage_cfg *first = &c->s2c;
 
-		if (smmu_cfg_from_cd(&xc.cd, upper, s->p.oas, s->p.httu > 0, &s1c)) {
-			ev = IOPT_EVT_C_BAD_CD;
-			goto done;
-		}
-		if (upper ? xc.cd.epd1 : xc.cd.epd0) {
+	if (c->s1) {
+		int u = (int)(t->addr >> 63) & c->ttb_ok[1];
+
+		first = &c->s1c[u];
+		if (!c->ttb_ok[u] || !smmu_in_region(first, t->addr)) {
 			w.fault = SMMU_F_TRANSLATION;
 			w.fault_stage = 1;
 			ev = IOPT_EVT_F_TRANSLATION;
@@ -598,15 +637,15 @@ static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 		}
 	}
 	/* TLB. */
-	uint16_t vmid = s2 ? xc.ste.s2_vmid : 0, asid = s1 ? xc.cd.asid : 0;
-	uint8_t stage = s1 ? 1 : 2;
+	uint8_t stage = c->s1 ? 1 : 2;
 
 	tcur += s->p.tlb.latency;
 	if (s->p.tlb.enable) {
-		struct tlb_entry *e = tlb_lookup(&s->tlb, vmid, asid, stage, t->addr);
+		struct tlb_entry *e = tlb_lookup(&s->tlb, c->vmid, c->asid, stage,
+						 t->addr);
 
 		if (e && smmu_leaf_allows(stage, e->desc, acc) &&
-		    (!(s1 && s2) || smmu_leaf_allows(2, e->desc2, acc))) {
+		    (!(c->s1 && c->s2) || smmu_leaf_allows(2, e->desc2, acc))) {
 			s->st.tlb_hits++;
 			r->oa = e->oa | (t->addr & ((1ull << e->size_lg2) - 1));
 			r->attr = e->attr;
@@ -615,11 +654,11 @@ static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 		s->st.tlb_misses++;
 	}
 	/* Walk, in a walk slot. */
-	uint64_t *ws = slot(s->walk_free, s->p.walk_slots);
+	uint64_t *ws = slot(s->walk_free, s->p.walk_slots, &s->next_walk);
 	uint64_t wstart = tcur > *ws ? tcur : *ws;
 	struct smmu_mem m = { s->mem.load64, s->mem.cas64, s->mem.ctx };
 
-	smmu_walk(s1 ? &s1c : &s2c, s1 && s2 ? &s2c : NULL, &m, t->addr, acc, &w);
+	smmu_walk(first, c->s1 && c->s2 ? &c->s2c : NULL, &m, t->addr, acc, &w);
 	s->st.walks++;
 	s->st.fetches += w.fetches;
 	tcur = wstart + (uint64_t)w.fetches * s->mem.desc_latency;
@@ -629,12 +668,13 @@ static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 		goto fault_event;
 	}
 	r->oa = w.oa;
-	r->attr = s1 ? w.attr : 0;
+	r->attr = c->s1 ? w.attr : 0;
 	if (s->p.tlb.enable) {
 		struct tlb_entry e = {
-			.global = s1 && !(w.desc >> 11 & 1), .stage = stage,
-			.g = (uint8_t)(s1 ? s1c.g : s2c.g), .level = (uint8_t)w.level,
-			.size_lg2 = (uint8_t)w.size_lg2, .vmid = vmid, .asid = asid,
+			.global = c->s1 && !(w.desc >> 11 & 1), .stage = stage,
+			.g = (uint8_t)first->g, .level = (uint8_t)w.level,
+			.size_lg2 = (uint8_t)w.size_lg2, .vmid = c->vmid,
+			.asid = c->asid,
 			.ia = t->addr & ~((1ull << w.size_lg2) - 1),
 			.oa = w.oa & ~((1ull << w.size_lg2) - 1), .attr = w.attr,
 			.desc = w.desc, .desc2 = w.desc2,
@@ -645,8 +685,7 @@ static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 	goto done;
 
 fault_event:
-	/* 7.3.10-13: RnW [35], InD [33], PnU [32], S2 [39], CLASS [41:40]
-	 * (0 CD, 1 TT, 2 IN). */
+	/* 7.3.10-13: RnW [35], InD [33], PnU [32], S2 [39], CLASS [41:40]. */
 	{
 		if (w.s2_on_walk)
 			cls = 1;
@@ -654,7 +693,7 @@ fault_event:
 			      (t->exec ? 1ull << 33 : 0) | (t->priv ? 1ull << 32 : 0) |
 			      (w.fault_stage == 2 ? 1ull << 39 : 0) | (uint64_t)cls << 40;
 
-		if (xc.has_cd ? xc.cd.r : (!s2 || xc.ste.s2_r))
+		if (record)
 			event(s, ev, t, w1, t->addr, w.ipa, tcur);
 	}
 	goto out_fault;
@@ -668,23 +707,25 @@ out_fault:
 	r->ready = tcur;
 	*ts = tcur;
 	uint64_t lat = tcur - cycle;
+	unsigned b = lat ? 63 - (unsigned)__builtin_clzll(lat) : 0;
 
 	s->st.lat_sum += lat;
 	if (lat > s->st.lat_max)
 		s->st.lat_max = lat;
-	s->st.lat_hist[lat ? (63 - __builtin_clzll(lat) < 15 ? 63 - __builtin_clzll(lat) : 15) : 0]++;
+	s->st.lat_hist[b < 15 ? b : 15]++;
 	return 0;
 }
 
 int iopt_smmu_translate(struct iopt_smmu *s, const struct iopt_smmu_txn *txn,
 			uint64_t cycle, struct iopt_smmu_resp *resp)
 {
+	/* No read-side section here: the walker takes one around its reads
+	 * of translation tables (smmu_walk); stream and context tables are
+	 * read through the memory callbacks by copy. */
 	plat_mutex_lock(&s->lock);
 	run_cmds(s, cycle);
-	plat_rcu_read_lock();
 	int ret = translate_locked(s, txn, cycle, resp);
 
-	plat_rcu_read_unlock();
 	plat_mutex_unlock(&s->lock);
 	return ret;
 }
