@@ -457,6 +457,89 @@ static void test_stage2_two_level_and_determinism(void **state)
 	assert_true(cycles[0][1] - cycles[0][0] < cycles[0][0]);
 }
 
+/* Two-level CD tables (S1Fmt 1: 4K leaves of 64 CDs) and substreams. */
+static void test_two_level_cds(void **state)
+{
+	struct rig r;
+	struct iopt_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
+			       .ias = 48, .oas = 48, .coherent_walk = true };
+	struct iopt_pgtable *pt;
+	struct iopt_cd cd;
+	const uint64_t l1 = CDTAB, l2 = CDTAB + 0x1000;
+	struct iopt_ste ste = { .valid = true, .config = IOPT_STE_S1, .s1_fmt = 1,
+				.s1_cd_max = 8, .s1_context_ptr = l1, .s1_dss = 0 };
+
+	(void)state;
+	setup_rig(&r, NULL);
+	pc.mem = iopt_physmem_mem_ops();
+	pc.mem_ctx = r.pm;
+	assert_int_equal(iopt_alloc(&pc, &pt), 0);
+	assert_int_equal(iopt_map_pages(pt, 0x10000, 0x20000, 0x1000, 1, IOPT_READ,
+					NULL), 0);
+	assert_int_equal(iopt_cd_from_pgtable(pt, 77, &cd), 0);
+	put_cd(&r, l2 + 5 * 64, &cd);			/* SubstreamID 2*64+5 */
+	uint64_t l1cd = l2 | 1;
+
+	memcpy(iopt_physmem_ptr(r.pm, l1 + 2 * 8, 8), &l1cd, 8);
+	put_ste(&r, 9, &ste, STRTAB);
+	struct iopt_smmu_txn t = { .sid = 9, .ssv = true, .ssid = 2 * 64 + 5,
+				   .addr = 0x10008, .priv = true };
+	struct iopt_smmu_resp resp;
+
+	assert_int_equal(iopt_smmu_translate(r.s, &t, r.cycle, &resp), 0);
+	assert_int_equal(resp.fault, 0);
+	assert_int_equal(resp.oa, 0x20008);
+	t.ssid = 3 * 64;				/* L1CD not valid */
+	assert_int_equal(iopt_smmu_translate(r.s, &t, r.cycle, &resp), 0);
+	assert_int_equal(resp.fault, IOPT_EVT_C_BAD_SUBSTREAMID);
+	t.ssid = 256;					/* >= 2^S1CDMax */
+	assert_int_equal(iopt_smmu_translate(r.s, &t, r.cycle, &resp), 0);
+	assert_int_equal(resp.fault, IOPT_EVT_C_BAD_SUBSTREAMID);
+	t.ssv = false;					/* S1DSS 0: terminate */
+	assert_int_equal(iopt_smmu_translate(r.s, &t, r.cycle, &resp), 0);
+	assert_int_equal(resp.fault, IOPT_EVT_F_STREAM_DISABLED);
+	iopt_free(pt);
+	teardown_rig(&r);
+}
+
+/* The free-running adapter completes a CMD_SYNC that nobody runs by hand;
+ * the caller polls the MSI location as a driver would. */
+static void test_free_running(void **state)
+{
+	struct rig r;
+	struct iopt_smmu_runner *run;
+
+	(void)state;
+	setup_rig(&r, NULL);
+	assert_int_equal(iopt_smmu_runner_start(r.s, 0, &run), -EINVAL);
+	assert_int_equal(iopt_smmu_runner_start(r.s, 1.0, &run), 0);
+	struct iopt_smmu_cmd c[2] = {
+		{ .opcode = IOPT_CMD_TLBI_NSNH_ALL },
+		{ .opcode = IOPT_CMD_SYNC, .cs = IOPT_SYNC_CS_IRQ, .msi_addr = MSI,
+		  .msi_data = 0x5a5a },
+	};
+	for (int i = 0; i < 2; i++) {
+		uint64_t w[2];
+
+		iopt_smmu_cmd_encode(&c[i], w);
+		memcpy(iopt_physmem_ptr(r.pm, CMDQ + i * 16ull, 16), w, 16);
+	}
+	assert_int_equal(iopt_smmu_mmio_write(r.s, 0x98, 4, 2,
+					      iopt_smmu_runner_now(run)), 0);
+	uint32_t *msi = iopt_physmem_ptr(r.pm, MSI, 4);
+	uint64_t t0 = iopt_smmu_runner_now(run);
+
+	while (__atomic_load_n(msi, __ATOMIC_ACQUIRE) != 0x5a5a)
+		assert_true(iopt_smmu_runner_now(run) - t0 < 2000000000ull);
+	uint64_t cons;
+
+	assert_int_equal(iopt_smmu_mmio_read(r.s, 0x9c, 4, &cons,
+					     iopt_smmu_runner_now(run)), 0);
+	assert_int_equal(cons & 0x1ff, 2);
+	iopt_smmu_runner_stop(run);
+	teardown_rig(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -465,6 +548,8 @@ int main(void)
 		cmocka_unit_test(test_commands_errors_and_sync),
 		cmocka_unit_test(test_bad_config_events),
 		cmocka_unit_test(test_stage2_two_level_and_determinism),
+		cmocka_unit_test(test_two_level_cds),
+		cmocka_unit_test(test_free_running),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -290,6 +290,18 @@ IOPT_API uint64_t iopt_smmu_next_event(struct iopt_smmu *s);
 /* Perform every internal event due at or before cycle. */
 IOPT_API void iopt_smmu_run_until(struct iopt_smmu *s, uint64_t cycle);
 
+/*
+ * Free-running adapter: a thread that runs the model against host time,
+ * cycle = (host ns since start) * cycles_per_ns, so that real threads can
+ * poll it (for a CMD_SYNC's MSI, say) in benchmarks. Threads that call the
+ * model pass iopt_smmu_runner_now() as the cycle. 0, -EINVAL, -ENOMEM.
+ */
+struct iopt_smmu_runner;
+IOPT_API int iopt_smmu_runner_start(struct iopt_smmu *s, double cycles_per_ns,
+				    struct iopt_smmu_runner **out);
+IOPT_API uint64_t iopt_smmu_runner_now(const struct iopt_smmu_runner *r);
+IOPT_API void iopt_smmu_runner_stop(struct iopt_smmu_runner *r);
+
 struct iopt_smmu_stats {
 	uint64_t translations, faults, events, events_lost;
 	uint64_t tlb_hits, tlb_misses, cfg_hits, cfg_misses;

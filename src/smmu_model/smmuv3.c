@@ -176,6 +176,15 @@ static int64_t pm_write(void *ctx, uint64_t pa, const void *buf, size_t len)
 
 	if (!p)
 		return -EFAULT;
+	if (len == 4 && !(pa & 3)) {
+		/* An MSI: one single-copy-atomic store, as on a bus; pollers
+		 * load it with acquire. */
+		uint32_t v;
+
+		memcpy(&v, buf, 4);
+		plat_store_rel32((uint32_t *)(void *)p, v);
+		return 0;
+	}
 	memcpy(p, buf, len);
 	return 0;
 }
@@ -414,8 +423,8 @@ static unsigned check_ste(struct iopt_smmu *s, const struct iopt_ste *ste)
 		return IOPT_EVT_C_BAD_STE;		/* reserved */
 	if (((ste->config & 1) && !s->p.s1) || ((ste->config & 2) && !s->p.s2))
 		return IOPT_EVT_C_BAD_STE;
-	if ((ste->config & 1) && (ste->s1_cd_max > s->p.ssidsize || ste->s1_fmt))
-		return IOPT_EVT_C_BAD_STE;	/* 2-level CD tables: not modelled */
+	if ((ste->config & 1) && ste->s1_cd_max > s->p.ssidsize)
+		return IOPT_EVT_C_BAD_STE;
 	if ((ste->config & 2) && !s->p.vmid16 && ste->s2_vmid >> 8)
 		return IOPT_EVT_C_BAD_STE;
 	return 0;
@@ -495,6 +504,24 @@ static uint64_t *slot(uint64_t *a, unsigned n, unsigned *next)
 
 static void run_cmds(struct iopt_smmu *s, uint64_t until);
 
+/* Nested: a CD or L1CD address is an IPA. false, or true with a stage 2
+ * fault in *w (its IPA set). */
+static bool ipa_to_pa(struct iopt_smmu *s, const struct cfg_entry *c,
+		      uint64_t *addr, int64_t *lat, struct smmu_walk_res *w)
+{
+	struct smmu_mem m = { s->mem.load64, s->mem.cas64, s->mem.ctx };
+
+	smmu_walk(&c->s2c, NULL, &m, *addr, 0, w);
+	*lat += (int64_t)w->fetches * s->mem.desc_latency;
+	if (w->fault) {
+		w->ipa = *addr;
+		return true;
+	}
+	*addr = w->oa;
+	memset(w, 0, sizeof(*w));
+	return false;
+}
+
 /*
  * Build the configuration for t from the stream table (and CD): 0, or the
  * event type; a stage 2 fault on the CD fetch fills *w. *lat gathers the
@@ -536,21 +563,31 @@ static unsigned build_cfg(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 	}
 	if (!c->s1)
 		return 0;
-	uint64_t cdw[8], cd_pa = ste.s1_context_ptr + (uint64_t)c->ssid * 64;
+	uint64_t cdw[8], cd_pa;
+	unsigned split = ste.s1_fmt == 1 ? 6 : ste.s1_fmt == 2 ? 10 : 0;
+	int64_t l;
 
-	if (c->s2) {	/* nested: the CD address is an IPA */
-		struct smmu_mem m = { s->mem.load64, s->mem.cas64, s->mem.ctx };
+	if (ste.s1_cd_max && split) {
+		/* Two-level CD table (5.3): an L1CD per 2^split CDs. */
+		uint64_t l1_pa = ste.s1_context_ptr + (uint64_t)(c->ssid >> split) * 8, l1;
 
-		smmu_walk(&c->s2c, NULL, &m, cd_pa, 0, w);
-		*lat += (int64_t)w->fetches * s->mem.desc_latency;
-		if (w->fault) {
-			w->ipa = cd_pa;
+		if (c->s2 && ipa_to_pa(s, c, &l1_pa, lat, w))
 			return walk_fault_event(w->fault);
-		}
-		cd_pa = w->oa;
-		memset(w, 0, sizeof(*w));
+		l = mem_read(s, l1_pa, &l1, 8);
+		if (l < 0)
+			return IOPT_EVT_F_CD_FETCH;
+		*lat += l;
+		if (!(l1 & 1))
+			return IOPT_EVT_C_BAD_SUBSTREAMID;
+		cd_pa = (l1 & (((1ull << 56) - 1) & ~0xfffull) &
+			 ~((64ull << split) - 1)) +
+			(uint64_t)(c->ssid & ((1u << split) - 1)) * 64;
+	} else {
+		cd_pa = ste.s1_context_ptr + (uint64_t)c->ssid * 64;
 	}
-	int64_t l = mem_read(s, cd_pa, cdw, sizeof(cdw));
+	if (c->s2 && ipa_to_pa(s, c, &cd_pa, lat, w))
+		return walk_fault_event(w->fault);
+	l = mem_read(s, cd_pa, cdw, sizeof(cdw));
 
 	if (l < 0)
 		return IOPT_EVT_F_CD_FETCH;
@@ -1042,4 +1079,71 @@ void iopt_smmu_get_stats(struct iopt_smmu *s, struct iopt_smmu_stats *st)
 	plat_mutex_lock(&s->lock);
 	*st = s->st;
 	plat_mutex_unlock(&s->lock);
+}
+
+/* ---- free-running adapter ------------------------------------------------ */
+
+struct iopt_smmu_runner {
+	struct iopt_smmu *s;
+	double cpns;
+	uint64_t t0;
+	uint64_t stop;
+	struct plat_thread th;
+};
+
+uint64_t iopt_smmu_runner_now(const struct iopt_smmu_runner *r)
+{
+	return (uint64_t)((double)(plat_clock_ns() - r->t0) * r->cpns);
+}
+
+static void *runner_main(void *arg)
+{
+	struct iopt_smmu_runner *r = arg;
+
+	while (!plat_load_acq64(&r->stop)) {
+		uint64_t now = iopt_smmu_runner_now(r);
+
+		iopt_smmu_run_until(r->s, now);
+		uint64_t next = iopt_smmu_next_event(r->s);
+		uint64_t wait = 100000;	/* ns: poll for new work */
+
+		if (next != UINT64_MAX && next > now &&
+		    (double)(next - now) / r->cpns < (double)wait)
+			wait = (uint64_t)((double)(next - now) / r->cpns) + 1;
+		else if (next != UINT64_MAX && next <= now)
+			wait = 0;
+		if (wait)
+			plat_sleep_ns(wait);
+	}
+	return NULL;
+}
+
+int iopt_smmu_runner_start(struct iopt_smmu *s, double cycles_per_ns,
+			   struct iopt_smmu_runner **out)
+{
+	struct iopt_smmu_runner *r;
+
+	if (!s || !out || !(cycles_per_ns > 0) || cycles_per_ns > 1e3)
+		return -EINVAL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->s = s;
+	r->cpns = cycles_per_ns;
+	r->t0 = plat_clock_ns();
+	if (plat_thread_start(&r->th, runner_main, r)) {
+		free(r);
+		return -ENOMEM;
+	}
+	*out = r;
+	return 0;
+}
+
+void iopt_smmu_runner_stop(struct iopt_smmu_runner *r)
+{
+	if (!r)
+		return;
+	plat_store_rel64(&r->stop, 1);
+	plat_thread_join(&r->th);
+	free(r);
 }
