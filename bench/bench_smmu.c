@@ -38,7 +38,7 @@ struct rig {
 	uint64_t cycle;
 };
 
-static void rig_init(struct rig *r, bool tlb)
+static void rig_init(struct rig *r, bool tlb, bool walk_cache)
 {
 	struct iopt_smmu_params p;
 	struct iopt_smmu_mem mem;
@@ -46,6 +46,7 @@ static void rig_init(struct rig *r, bool tlb)
 
 	iopt_smmu_default_params(&p);
 	p.tlb.enable = tlb;
+	p.walk.enable = walk_cache;
 	iopt_physmem_create(MEM_BASE, 256u << 20, &r->pm);
 	iopt_physmem_alloc(r->pm, 1u << 20, &pa);
 	iopt_smmu_physmem(r->pm, 100, &mem);	/* 100-cycle memory */
@@ -113,23 +114,29 @@ static void run_xlate(const char *name, struct rig *r, long n,
 	qsort(lat, (size_t)n, sizeof(uint64_t), cmp_u64);
 	uint64_t hits = st1.tlb_hits - st0.tlb_hits, miss = st1.tlb_misses - st0.tlb_misses;
 	double hit_rate = hits + miss ? (double)hits / (double)(hits + miss) : 0;
+	uint64_t wh = st1.walk_cache_hits - st0.walk_cache_hits;
+	uint64_t wm = st1.walk_cache_misses - st0.walk_cache_misses;
+	double wc_rate = wh + wm ? (double)wh / (double)(wh + wm) : 0;
+	uint64_t walks = st1.walks - st0.walks;
+	double fetches = walks ? (double)(st1.fetches - st0.fetches) / (double)walks : 0;
 
 	if (json)
 		printf("{\"suite\":\"smmu\",\"case\":\"%s\",\"translations\":%ld,"
 		       "\"host_ns\":%.1f,\"cycles_mean\":%.1f,\"cycles_p50\":%llu,"
 		       "\"cycles_p99\":%llu,\"tlb_hit_rate\":%.4f,"
-		       "\"walk_fetches\":%llu,\"vs_mutex_pair\":%.2f}\n",
+		       "\"walk_cache_hit_rate\":%.4f,\"walks\":%llu,"
+		       "\"fetches_per_walk\":%.2f,\"vs_mutex_pair\":%.2f}\n",
 		       name, n, host, sum / (double)n,
 		       (unsigned long long)lat[n / 2],
-		       (unsigned long long)lat[n - 1 - n / 100], hit_rate,
-		       (unsigned long long)(st1.fetches - st0.fetches),
-		       host / mutex_ns);
+		       (unsigned long long)lat[n - 1 - n / 100], hit_rate, wc_rate,
+		       (unsigned long long)walks, fetches, host / mutex_ns);
 	else
-		printf("%-17s %9.1f host ns  %8.1f cycles mean  p50 %5llu  p99 %5llu  "
-		       "TLB hits %5.1f%%  %.1fx mutex pair\n", name, host,
+		printf("%-23s %6.1f host ns  %6.1f cycles mean  p50 %4llu  p99 %4llu  "
+		       "TLB hits %5.1f%%  walk cache hits %5.1f%%  %.2f fetches/walk  "
+		       "%.1fx mutex pair\n", name, host,
 		       sum / (double)n, (unsigned long long)lat[n / 2],
 		       (unsigned long long)lat[n - 1 - n / 100], 100 * hit_rate,
-		       host / mutex_ns);
+		       100 * wc_rate, fetches, host / mutex_ns);
 	free(lat);
 }
 
@@ -184,7 +191,7 @@ static void case_cmdq(void)
 	struct rig r;
 	const int pairs = 20000;
 
-	rig_init(&r, true);
+	rig_init(&r, true, true);
 	uint64_t first = 0, last = 0, t0 = bench_now_ns();
 
 	for (int i = 0; i < pairs; i++) {
@@ -252,21 +259,35 @@ int bench_smmu_main(int argc, char **argv)
 	double mutex_ns = case_mutex();
 	struct rig r;
 
-	rig_init(&r, true);
-	iopt_map_pages(r.pt, 0x40000000, 0x7000000000ull, 4096, 1, IOPT_READ, NULL);
-	run_xlate("translate_hit", &r, 2000000, same_va, NULL, mutex_ns);
-	rig_fini(&r);
-	rig_init(&r, false);
-	iopt_map_pages(r.pt, 0x40000000, 0x7000000000ull, 4096, 1, IOPT_READ, NULL);
-	run_xlate("translate_walk", &r, 500000, same_va, NULL, mutex_ns);
-	rig_fini(&r);
-	rig_init(&r, true);
-	struct rnd x = { 0x9e3779b97f4a7c15ull, footprint / 4096 };
+	/* One page: TLB hits; walks with neither cache; walks from the
+	 * cached last-level table. */
+	static const struct {
+		const char *name;
+		bool tlb, wc;
+		long n;
+	} one[] = {
+		{ "translate_hit", true, true, 2000000 },
+		{ "translate_walk", false, false, 500000 },
+		{ "translate_walk_wcache", false, true, 500000 },
+	};
+	for (unsigned i = 0; i < sizeof(one) / sizeof(one[0]); i++) {
+		rig_init(&r, one[i].tlb, one[i].wc);
+		iopt_map_pages(r.pt, 0x40000000, 0x7000000000ull, 4096, 1, IOPT_READ,
+			       NULL);
+		run_xlate(one[i].name, &r, one[i].n, same_va, NULL, mutex_ns);
+		rig_fini(&r);
+	}
+	/* Random pages over the footprint, with and without walk caches. */
+	for (int wc = 1; wc >= 0; wc--) {
+		struct rnd x = { 0x9e3779b97f4a7c15ull, footprint / 4096 };
 
-	iopt_map_pages(r.pt, 0x100000000ull, 0x100000000ull, 4096, x.pages,
-		       IOPT_READ, NULL);
-	run_xlate("translate_random", &r, 500000, rnd_va, &x, mutex_ns);
-	rig_fini(&r);
+		rig_init(&r, true, wc);
+		iopt_map_pages(r.pt, 0x100000000ull, 0x100000000ull, 4096, x.pages,
+			       IOPT_READ, NULL);
+		run_xlate(wc ? "translate_random" : "translate_random_nowc", &r,
+			  500000, rnd_va, &x, mutex_ns);
+		rig_fini(&r);
+	}
 	case_cmdq();
 	return 0;
 bad:

@@ -12,7 +12,9 @@
  *    completes after earlier commands, writing its MSI at its cycle;
  *  - events: C_BAD_STREAMID, C_BAD_STE, abort without event, bypass,
  *    C_BAD_SUBSTREAMID, queue overflow;
- *  - stage 2 and two-level stream tables; determinism of cycles.
+ *  - stage 2 and two-level stream tables; determinism of cycles;
+ *  - walk caches: descriptor fetches per walk, kept by Leaf=1 TLBI,
+ *    removed by Leaf=0 and by-ASID TLBI.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -540,6 +542,111 @@ static void test_free_running(void **state)
 	teardown_rig(&r);
 }
 
+/* Fetches of the last translation: the counters' difference. */
+static uint64_t fetches_of(struct rig *r, uint32_t sid, uint64_t va,
+			   uint64_t *oa)
+{
+	struct iopt_smmu_stats a, b;
+
+	iopt_smmu_get_stats(r->s, &a);
+	struct iopt_smmu_resp resp = xlate(r, sid, va, false);
+
+	iopt_smmu_get_stats(r->s, &b);
+	assert_int_equal(resp.fault, 0);
+	*oa = resp.oa;
+	return b.fetches - a.fetches;
+}
+
+/*
+ * Walk caches against the architecture's walk: a 48-bit 4K walk reads one
+ * descriptor per level (4); a neighbour under the same last-level table
+ * reads only its leaf (1) once the table address is cached. A Leaf=1 TLBI
+ * keeps table entries; Leaf=0 and by-ASID remove them, so a table freed
+ * and replaced by a block is never walked again after its TLBI + SYNC.
+ */
+static void test_walk_cache(void **state)
+{
+	struct rig r;
+	struct iopt_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
+			       .ias = 48, .oas = 48, .coherent_walk = true };
+	struct iopt_pgtable *pt;
+	struct iopt_cd cd;
+	struct iopt_ste ste = { .valid = true, .config = IOPT_STE_S1,
+				.s1_context_ptr = CDTAB };
+	const uint64_t va = 0x40000000, far = 0x7f0000000000ull;
+	uint64_t oa;
+
+	(void)state;
+	setup_rig(&r, NULL);
+	pc.mem = iopt_physmem_mem_ops();
+	pc.mem_ctx = r.pm;
+	assert_int_equal(iopt_alloc(&pc, &pt), 0);
+	assert_int_equal(iopt_cd_from_pgtable(pt, 9, &cd), 0);
+	put_cd(&r, CDTAB, &cd);
+	put_ste(&r, 4, &ste, STRTAB);
+	assert_int_equal(iopt_map_pages(pt, va, 0x10000000, 0x1000, 8, IOPT_READ,
+					NULL), 0);
+	assert_int_equal(iopt_map_pages(pt, far, 0x20000000, 0x1000, 1, IOPT_READ,
+					NULL), 0);
+
+	assert_int_equal(fetches_of(&r, 4, va, &oa), 4);
+	assert_int_equal(oa, 0x10000000);
+	assert_int_equal(fetches_of(&r, 4, va + 0x1000, &oa), 1);
+	assert_int_equal(oa, 0x10001000);
+	assert_int_equal(fetches_of(&r, 4, far, &oa), 4);	/* other L0 entry */
+	assert_int_equal(oa, 0x20000000);
+
+	struct iopt_smmu_cmd leaf[2] = {
+		{ .opcode = IOPT_CMD_TLBI_NH_VA, .asid = 9, .addr = va + 0x1000,
+		  .leaf = true },
+		{ .opcode = IOPT_CMD_SYNC },
+	};
+
+	cmds(&r, leaf, 2);
+	assert_int_equal(fetches_of(&r, 4, va + 0x1000, &oa), 1);
+	struct iopt_smmu_cmd asid[2] = {
+		{ .opcode = IOPT_CMD_TLBI_NH_ASID, .asid = 9 },
+		{ .opcode = IOPT_CMD_SYNC },
+	};
+
+	cmds(&r, asid, 2);
+	assert_int_equal(fetches_of(&r, 4, va + 0x2000, &oa), 4);
+	assert_int_equal(oa, 0x10002000);
+
+	/* Replace the last-level table with a block; invalidate its walk. */
+	assert_int_equal(iopt_unmap_pages(pt, va, 0x200000, 1, NULL), 0x200000);
+	assert_int_equal(iopt_map_pages(pt, va, 0x30000000, 0x200000, 1, IOPT_READ,
+					NULL), 0);
+	struct iopt_smmu_cmd walk[2] = {
+		{ .opcode = IOPT_CMD_TLBI_NH_VA, .asid = 9, .addr = va },
+		{ .opcode = IOPT_CMD_SYNC },
+	};
+
+	cmds(&r, walk, 2);
+	assert_int_equal(fetches_of(&r, 4, va + 0x3000, &oa), 3);	/* L1 cached */
+	assert_int_equal(oa, 0x30003000);
+	iopt_free(pt);
+
+	/* Without walk caches every walk reads every level. */
+	struct iopt_smmu_params p;
+
+	teardown_rig(&r);
+	iopt_smmu_default_params(&p);
+	p.walk.enable = false;
+	setup_rig(&r, &p);
+	pc.mem_ctx = r.pm;
+	assert_int_equal(iopt_alloc(&pc, &pt), 0);
+	assert_int_equal(iopt_cd_from_pgtable(pt, 9, &cd), 0);
+	put_cd(&r, CDTAB, &cd);
+	put_ste(&r, 4, &ste, STRTAB);
+	assert_int_equal(iopt_map_pages(pt, va, 0x10000000, 0x1000, 2, IOPT_READ,
+					NULL), 0);
+	assert_int_equal(fetches_of(&r, 4, va, &oa), 4);
+	assert_int_equal(fetches_of(&r, 4, va + 0x1000, &oa), 4);
+	iopt_free(pt);
+	teardown_rig(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -550,6 +657,7 @@ int main(void)
 		cmocka_unit_test(test_stage2_two_level_and_determinism),
 		cmocka_unit_test(test_two_level_cds),
 		cmocka_unit_test(test_free_running),
+		cmocka_unit_test(test_walk_cache),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

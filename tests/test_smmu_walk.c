@@ -213,7 +213,7 @@ static void walk_vs_pgtable(enum iopt_fmt fmt, uint32_t granule, unsigned ias,
 			    unsigned oas, uint64_t pm_base)
 {
 	struct iopt_physmem *pm;
-	struct smmu_mem m = { pm_load, pm_cas, NULL };
+	struct smmu_mem m = { pm_load, pm_cas, NULL, NULL };
 	struct smmu_stage_cfg c;
 	struct iopt_info info;
 	uint64_t w[8], rng = 99 + granule + ias;
@@ -347,7 +347,7 @@ static void test_walk_nested(void **state)
 	struct iopt_physmem *pm;
 	struct ipa_mem im;
 	const struct iopt_mem_ops ipa_ops = { ipa_alloc, ipa_free, ipa_p2v, ipa_sync };
-	struct smmu_mem m = { pm_load, pm_cas, NULL };
+	struct smmu_mem m = { pm_load, pm_cas, NULL, NULL };
 	struct smmu_stage_cfg s1, s2;
 	struct iopt_cd cd;
 	struct iopt_ste ste = { .valid = true, .config = IOPT_STE_NESTED };
@@ -431,7 +431,7 @@ static void rec(uint64_t va, uint64_t size, void *arg)
 static void test_httu(void **state)
 {
 	struct iopt_physmem *pm;
-	struct smmu_mem m = { pm_load, pm_cas, NULL };
+	struct smmu_mem m = { pm_load, pm_cas, NULL, NULL };
 	struct smmu_stage_cfg c;
 	struct iopt_cd cd;
 	struct smmu_walk_res r;

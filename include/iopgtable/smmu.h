@@ -204,8 +204,9 @@ struct iopt_smmu_params {
 	unsigned cmdqs, evtqs;		/* log2 of the maximum queue sizes */
 	unsigned oas;			/* bits */
 	bool gran4k, gran16k, gran64k;
-	/* Caches. */
-	struct iopt_smmu_cache_params tlb, cfg;
+	/* Caches: TLB (leaves), walk cache (table descriptors, every level
+	 * and stage), configuration cache (STE + CD). */
+	struct iopt_smmu_cache_params tlb, walk, cfg;
 	uint64_t seed;			/* random replacement */
 	/* Timing, in cycles. */
 	unsigned translation_slots;	/* translations in flight */
@@ -306,6 +307,7 @@ struct iopt_smmu_stats {
 	uint64_t translations, faults, events, events_lost;
 	uint64_t tlb_hits, tlb_misses, cfg_hits, cfg_misses;
 	uint64_t walks, fetches;
+	uint64_t walk_cache_hits, walk_cache_misses;
 	uint64_t cmds[256];		/* consumed, by opcode */
 	uint64_t syncs, cmd_errors;
 	uint64_t lat_sum, lat_max;	/* translation latency, cycles */

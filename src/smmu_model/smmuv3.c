@@ -101,6 +101,9 @@ struct iopt_smmu {
 	unsigned next_slot, next_walk;
 
 	struct tlb tlb;
+	struct tlb wc;			/* walk cache */
+	uint16_t wc_vmid, wc_asid;	/* tags of the walk in progress */
+	struct smmu_walk_cache wc_ops;
 	struct cfg_entry *cfg;
 	unsigned ncfg;
 	uint32_t cfg_set_mask;		/* sets - 1 */
@@ -140,6 +143,7 @@ void iopt_smmu_default_params(struct iopt_smmu_params *p)
 	p->oas = 48;
 	p->gran4k = p->gran16k = p->gran64k = true;
 	p->tlb = (struct iopt_smmu_cache_params){ true, 2048, 4, IOPT_REPL_LRU, 3 };
+	p->walk = (struct iopt_smmu_cache_params){ true, 256, 4, IOPT_REPL_LRU, 0 };
 	p->cfg = (struct iopt_smmu_cache_params){ true, 64, 4, IOPT_REPL_LRU, 2 };
 	p->seed = 1;
 	p->translation_slots = 16;
@@ -231,6 +235,39 @@ static int64_t mem_read(struct iopt_smmu *s, uint64_t pa, void *buf, size_t len)
 	return l + s->mem.desc_latency;
 }
 
+/* ---- walk cache ----------------------------------------------------------- */
+
+static bool wc_lookup(void *ctx, unsigned stage, unsigned level, uint64_t ia,
+		      unsigned shift, uint64_t *table)
+{
+	struct iopt_smmu *s = ctx;
+	struct tlb_entry *e = tlb_lookup_level(&s->wc, s->wc_vmid,
+					       stage == 1 ? s->wc_asid : 0,
+					       (uint8_t)stage, ia, shift, level);
+
+	if (!e) {
+		s->st.walk_cache_misses++;
+		return false;
+	}
+	s->st.walk_cache_hits++;
+	*table = e->oa;
+	return true;
+}
+
+static void wc_insert(void *ctx, unsigned stage, unsigned level, uint64_t ia,
+		      unsigned shift, uint64_t table)
+{
+	struct iopt_smmu *s = ctx;
+	struct tlb_entry e = {
+		.stage = (uint8_t)stage, .level = (uint8_t)level,
+		.size_lg2 = (uint8_t)shift, .vmid = s->wc_vmid,
+		.asid = stage == 1 ? s->wc_asid : 0,
+		.ia = ia & ~((1ull << shift) - 1), .oa = table,
+	};
+
+	tlb_insert(&s->wc, &e);
+}
+
 /* ---- creation ----------------------------------------------------------- */
 
 int iopt_smmu_create(const struct iopt_smmu_params *p,
@@ -268,10 +305,13 @@ int iopt_smmu_create(const struct iopt_smmu_params *p,
 	s->cfg = s->ncfg ? calloc(s->ncfg, sizeof(*s->cfg)) : NULL;
 	if (!s->slot_free || !s->walk_free || (s->ncfg && !s->cfg) ||
 	    (p->tlb.enable && tlb_init(&s->tlb, p->tlb.entries, p->tlb.ways,
-				       (enum tlb_repl)p->tlb.repl, p->seed))) {
+				       (enum tlb_repl)p->tlb.repl, p->seed)) ||
+	    (p->walk.enable && tlb_init(&s->wc, p->walk.entries, p->walk.ways,
+					(enum tlb_repl)p->walk.repl, p->seed + 1))) {
 		iopt_smmu_destroy(s);
-		return p->tlb.enable ? -EINVAL : -ENOMEM;
+		return -EINVAL;
 	}
+	s->wc_ops = (struct smmu_walk_cache){ wc_lookup, wc_insert, s };
 	/* ID registers (6.3.1-6.3.6). */
 	s->idr[0] = (p->s2 ? 1u : 0) | (p->s1 ? 1u << 1 : 0) | 2u << 2 |
 		    1u << 4 | (uint32_t)p->httu << 6 | (p->asid16 ? 1u << 12 : 0) |
@@ -294,6 +334,8 @@ void iopt_smmu_destroy(struct iopt_smmu *s)
 		return;
 	if (s->p.tlb.enable)
 		tlb_fini(&s->tlb);
+	if (s->p.walk.enable)
+		tlb_fini(&s->wc);
 	free(s->cfg);
 	free(s->slot_free);
 	free(s->walk_free);
@@ -509,8 +551,10 @@ static void run_cmds(struct iopt_smmu *s, uint64_t until);
 static bool ipa_to_pa(struct iopt_smmu *s, const struct cfg_entry *c,
 		      uint64_t *addr, int64_t *lat, struct smmu_walk_res *w)
 {
-	struct smmu_mem m = { s->mem.load64, s->mem.cas64, s->mem.ctx };
+	struct smmu_mem m = { s->mem.load64, s->mem.cas64, s->mem.ctx,
+			      s->p.walk.enable ? &s->wc_ops : NULL };
 
+	s->wc_vmid = c->vmid;
 	smmu_walk(&c->s2c, NULL, &m, *addr, 0, w);
 	*lat += (int64_t)w->fetches * s->mem.desc_latency;
 	if (w->fault) {
@@ -693,8 +737,12 @@ static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 	/* Walk, in a walk slot. */
 	uint64_t *ws = slot(s->walk_free, s->p.walk_slots, &s->next_walk);
 	uint64_t wstart = tcur > *ws ? tcur : *ws;
-	struct smmu_mem m = { s->mem.load64, s->mem.cas64, s->mem.ctx };
+	struct smmu_mem m = { s->mem.load64, s->mem.cas64, s->mem.ctx,
+			      s->p.walk.enable ? &s->wc_ops : NULL };
 
+	s->wc_vmid = c->vmid;
+	s->wc_asid = c->asid;
+	tcur += s->p.walk.latency;
 	smmu_walk(first, c->s1 && c->s2 ? &c->s2c : NULL, &m, t->addr, acc, &w);
 	s->st.walks++;
 	s->st.fetches += w.fetches;
@@ -831,6 +879,13 @@ static int64_t exec_cmd(struct iopt_smmu *s, const uint64_t w[2], uint64_t c)
 		tlb_match_from_cmd(&cmd, &m);
 		if (s->p.tlb.enable)
 			tlb_invalidate(&s->tlb, &m);
+		/* Walk caches hold table descriptors: a Leaf=1 invalidation
+		 * leaves them; the TTL hint names a leaf level, not theirs. */
+		if (s->p.walk.enable && !(m.by_range && cmd.leaf)) {
+			m.level = 0;
+			m.or_global = false;
+			tlb_invalidate(&s->wc, &m);
+		}
 		return s->p.cmd_cycles + s->p.tlbi_cycles;
 	case IOPT_CMD_SYNC:
 		/* c is the completion cycle: every earlier command has
@@ -1012,10 +1067,13 @@ int iopt_smmu_mmio_write(struct iopt_smmu *s, uint64_t off, unsigned size,
 	switch (off) {
 	case R_CR0:
 		s->cr0 = v32 & 0x1ff;
-		if (!(s->cr0 & CR0_SMMUEN) && s->p.tlb.enable) {
+		if (!(s->cr0 & CR0_SMMUEN)) {
 			struct tlb_match all = { 0 };
 
-			tlb_invalidate(&s->tlb, &all);
+			if (s->p.tlb.enable)
+				tlb_invalidate(&s->tlb, &all);
+			if (s->p.walk.enable)
+				tlb_invalidate(&s->wc, &all);
 		}
 		break;
 	case R_CR1: s->cr1 = v32; break;

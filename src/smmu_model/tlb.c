@@ -73,6 +73,29 @@ struct tlb_entry *tlb_lookup(struct tlb *t, uint16_t vmid, uint16_t asid,
 	return NULL;
 }
 
+struct tlb_entry *tlb_lookup_level(struct tlb *t, uint16_t vmid, uint16_t asid,
+				   uint8_t stage, uint64_t ia, unsigned size_lg2,
+				   unsigned level)
+{
+	if (t->sizes >> size_lg2 & 1) {
+		struct tlb_entry *set = &t->e[(size_t)set_of(t, ia, size_lg2) * t->ways];
+		uint64_t base = ia & ~((1ull << size_lg2) - 1);
+
+		for (unsigned w = 0; w < t->ways; w++) {
+			struct tlb_entry *e = &set[w];
+
+			if (e->size_lg2 == size_lg2 && e->ia == base &&
+			    e->level == level && tags_match(e, vmid, asid, stage)) {
+				e->stamp = ++t->tick;
+				t->hits++;
+				return e;
+			}
+		}
+	}
+	t->misses++;
+	return NULL;
+}
+
 void tlb_insert(struct tlb *t, const struct tlb_entry *in)
 {
 	unsigned s = set_of(t, in->ia, in->size_lg2);
@@ -81,6 +104,7 @@ void tlb_insert(struct tlb *t, const struct tlb_entry *in)
 	for (unsigned w = 0; w < t->ways && !victim; w++)
 		if (set[w].valid && set[w].size_lg2 == in->size_lg2 &&
 		    set[w].ia == in->ia && set[w].stage == in->stage &&
+		    set[w].level == in->level &&
 		    set[w].vmid == in->vmid && set[w].global == in->global &&
 		    set[w].asid == in->asid)
 			victim = &set[w];		/* refresh */

@@ -64,6 +64,10 @@ void tlb_fini(struct tlb *t);
 /* The entry holding ia for (vmid, asid, stage), or NULL. */
 struct tlb_entry *tlb_lookup(struct tlb *t, uint16_t vmid, uint16_t asid,
 			     uint8_t stage, uint64_t ia);
+/* As tlb_lookup(), for blocks of exactly 2^size_lg2 bytes at level. */
+struct tlb_entry *tlb_lookup_level(struct tlb *t, uint16_t vmid, uint16_t asid,
+				   uint8_t stage, uint64_t ia, unsigned size_lg2,
+				   unsigned level);
 /* Insert (replacing any entry for the same block and tags). */
 void tlb_insert(struct tlb *t, const struct tlb_entry *e);
 /* Invalidate what m matches; returns how many entries went. */

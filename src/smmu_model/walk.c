@@ -188,6 +188,18 @@ static void walk_stage(const struct smmu_stage_cfg *c,
 			r->ipa = ia;
 		return;
 	}
+	/* Start from the deepest table the walk caches know. */
+	if (m->wc)
+		for (unsigned l = 3; l > c->start; l--) {
+			uint64_t tbl;
+
+			if (m->wc->lookup(m->wc->ctx, c->stage, l, ia,
+					  shift_of(c->g, l - 1), &tbl)) {
+				level = l;
+				base = tbl;
+				break;
+			}
+		}
 	for (;;) {
 		unsigned shift = shift_of(c->g, level);
 		unsigned bits = level == c->start ? c->ias - shift : c->g - 3;
@@ -216,6 +228,8 @@ static void walk_stage(const struct smmu_stage_cfg *c,
 			}
 			base = next;
 			level++;
+			if (m->wc)
+				m->wc->insert(m->wc->ctx, c->stage, level, ia, shift, base);
 			continue;
 		}
 		if ((level == 3 && (d & 3) != 3) || (level < 3 && !block_ok(c, level))) {

@@ -18,6 +18,20 @@
 
 #include <iopgtable/smmu.h>
 
+/*
+ * Walk caches (optional): table addresses the walker may start from. An
+ * entry maps (stage, level, the input address above the level's index
+ * bits) to the table for that level; tags beyond stage (VMID, ASID) are
+ * the cache owner's context.
+ */
+struct smmu_walk_cache {
+	bool (*lookup)(void *ctx, unsigned stage, unsigned level, uint64_t ia,
+		       unsigned shift, uint64_t *table);
+	void (*insert)(void *ctx, unsigned stage, unsigned level, uint64_t ia,
+		       unsigned shift, uint64_t table);
+	void *ctx;
+};
+
 /* Memory as the walker sees it: physical addresses. */
 struct smmu_mem {
 	/* Single-copy-atomic read: 0, or -EFAULT (external abort). */
@@ -25,6 +39,7 @@ struct smmu_mem {
 	/* Compare-and-swap: 0, -EAGAIN (*old updated), or -EFAULT. */
 	int (*cas64)(void *ctx, uint64_t pa, uint64_t *old, uint64_t val);
 	void *ctx;
+	const struct smmu_walk_cache *wc;	/* NULL: none */
 };
 
 /* One stage's decoded configuration (from a CD or an STE). */
