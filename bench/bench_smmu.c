@@ -225,13 +225,31 @@ static void case_cmdq(void)
 	double host = (double)(bench_now_ns() - t0) / (2.0 * pairs);
 	double per_us = 2.0 * pairs / ((double)(last - first + 1) / 1000.0);
 
+	struct iopt_smmu_stats st;
+
+	iopt_smmu_get_stats(r.s, &st);
 	if (json)
 		printf("{\"suite\":\"smmu\",\"case\":\"cmdq\",\"commands\":%d,"
-		       "\"cycles\":%llu,\"cmds_per_sim_us\":%.1f,\"host_ns_per_cmd\":%.1f}\n",
-		       2 * pairs, (unsigned long long)(last - first), per_us, host);
+		       "\"cycles\":%llu,\"cmds_per_sim_us\":%.1f,\"host_ns_per_cmd\":%.1f,"
+		       "\"by_opcode\":{", 2 * pairs, (unsigned long long)(last - first),
+		       per_us, host);
 	else
-		printf("cmdq              %9.1f commands per simulated us (1 GHz), "
-		       "%.1f host ns per command\n", per_us, host);
+		printf("cmdq                   %6.1f commands per simulated us (1 GHz), "
+		       "%.1f host ns per command; by opcode:", per_us, host);
+	/* What the model counted it consumed, by opcode. */
+	const char *sep = "";
+
+	for (unsigned op = 0; op < 256; op++) {
+		if (!st.cmds[op])
+			continue;
+		if (json)
+			printf("%s\"0x%02x\":%llu", sep, op, (unsigned long long)st.cmds[op]);
+		else
+			printf(" 0x%02x x %llu", op, (unsigned long long)st.cmds[op]);
+		sep = ",";
+	}
+	printf(json ? "},\"syncs\":%llu}\n" : ", %llu syncs\n",
+	       (unsigned long long)st.syncs);
 	rig_fini(&r);
 }
 

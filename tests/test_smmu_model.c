@@ -647,6 +647,126 @@ static void test_walk_cache(void **state)
 	teardown_rig(&r);
 }
 
+static struct iopt_smmu_resp xlate_txn(struct rig *r, struct iopt_smmu_txn t)
+{
+	struct iopt_smmu_resp resp;
+
+	assert_int_equal(iopt_smmu_translate(r->s, &t, r->cycle, &resp), 0);
+	r->cycle = resp.ready + 1;
+	return resp;
+}
+
+/* Index of the next event record the model will write. */
+static unsigned evt_next(struct rig *r)
+{
+	return (unsigned)(rd(r, 0x100a8) & 63);
+}
+
+/*
+ * ATS Translated traffic (3.9.1, 7.3.2, 7.3.8) and the access fields of
+ * event records: without ATS a Translated transaction is unsupported
+ * (F_UUT); with ATS it passes unchecked while CR0.ATSCHK = 0, and with
+ * ATSCHK = 1 only through an STE with EATS = 1 that translates; SMMUEN = 0
+ * forbids it. EATS = 2 (split stage) is ILLEGAL with NS1ATS = 1.
+ */
+static void test_ats_and_event_fields(void **state)
+{
+	struct rig r;
+	struct iopt_smmu_params p;
+	struct iopt_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
+			       .ias = 48, .oas = 48, .coherent_walk = true };
+	struct iopt_pgtable *pt;
+	struct iopt_cd cd;
+	const uint64_t pa = 0x123456789000ull;
+	struct iopt_smmu_txn tr = { .addr = pa + 0x10, .priv = true,
+				    .translated = true };
+	unsigned e;
+
+	(void)state;
+	/* No ATS: F_UUT with the incoming attributes and Reason 1. */
+	setup_rig(&r, NULL);
+	assert_int_equal(rd(&r, 0x0) >> 10 & 1, 0);		/* IDR0.ATS */
+	e = evt_next(&r);
+	tr.sid = 1;
+	tr.exec = true;
+	assert_int_equal(xlate_txn(&r, tr).fault, IOPT_EVT_F_UUT);
+	assert_int_equal(evt_word(&r, e, 0), IOPT_EVT_F_UUT | 1ull << 32);
+	assert_int_equal(evt_word(&r, e, 1), 1ull << 35 | 1ull << 34 | 1ull << 33 | 1);
+	assert_int_equal(evt_word(&r, e, 2), pa + 0x10);
+	tr.exec = false;
+	teardown_rig(&r);
+
+	iopt_smmu_default_params(&p);
+	p.ats = true;
+	setup_rig(&r, &p);
+	assert_int_equal(rd(&r, 0x0) >> 10 & 3, 3);		/* ATS, NS1ATS */
+	pc.mem = iopt_physmem_mem_ops();
+	pc.mem_ctx = r.pm;
+	assert_int_equal(iopt_alloc(&pc, &pt), 0);
+	assert_int_equal(iopt_map_pages(pt, 0x5000, 0x9000, 0x1000, 1,
+					IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_cd_from_pgtable(pt, 3, &cd), 0);
+	put_cd(&r, CDTAB, &cd);
+	for (uint32_t sid = 1; sid <= 4; sid++) {
+		/* EATS 0, 1, 1 with bypass, 2. */
+		struct iopt_ste ste = { .valid = true, .config = IOPT_STE_S1,
+					.s1_context_ptr = CDTAB,
+					.eats = sid == 4 ? 2 : sid > 1 };
+
+		if (sid == 3)
+			ste.config = IOPT_STE_BYPASS;
+		put_ste(&r, sid, &ste, STRTAB);
+	}
+	/* ATSCHK = 0: Translated traffic is not checked. */
+	tr.sid = 1;
+	assert_int_equal(xlate_txn(&r, tr).fault, 0);
+	assert_int_equal(xlate_txn(&r, tr).oa, pa + 0x10);
+	wr(&r, 0x20, 0xd | 0x10);
+	assert_int_equal(rd(&r, 0x24), 0x1d);			/* CR0ACK */
+	/* EATS = 0: forbidden, with StreamID, RnW and the address. */
+	e = evt_next(&r);
+	tr.write = true;
+	assert_int_equal(xlate_txn(&r, tr).fault, IOPT_EVT_F_TRANSL_FORBIDDEN);
+	assert_int_equal(evt_word(&r, e, 0), IOPT_EVT_F_TRANSL_FORBIDDEN | 1ull << 32);
+	assert_int_equal(evt_word(&r, e, 1), 0);		/* RnW = 0: write */
+	assert_int_equal(evt_word(&r, e, 2), pa + 0x10);
+	tr.write = false;
+	tr.sid = 2;						/* EATS = 1 */
+	struct iopt_smmu_resp resp = xlate_txn(&r, tr);
+
+	assert_int_equal(resp.fault, 0);
+	assert_int_equal(resp.oa, pa + 0x10);
+	tr.sid = 3;						/* bypass STE */
+	assert_int_equal(xlate_txn(&r, tr).fault, IOPT_EVT_F_TRANSL_FORBIDDEN);
+	tr.sid = 4;						/* EATS = 2 */
+	assert_int_equal(xlate_txn(&r, tr).fault, IOPT_EVT_C_BAD_STE);
+	/* Untranslated traffic on the same stream still translates. */
+	struct iopt_smmu_txn un = { .sid = 2, .addr = 0x5008, .priv = true };
+
+	resp = xlate_txn(&r, un);
+	assert_int_equal(resp.fault, 0);
+	assert_int_equal(resp.oa, 0x9008);
+	/* Translation fault fields: InD for an instruction read, never for
+	 * a write; PnU; RnW. */
+	un.addr = 0x7000;
+	un.exec = true;
+	e = evt_next(&r);
+	assert_int_equal(xlate_txn(&r, un).fault, IOPT_EVT_F_TRANSLATION);
+	assert_int_equal(evt_word(&r, e, 1) >> 33 & 7, 7);	/* RnW InD PnU */
+	assert_int_equal(evt_word(&r, e, 1) >> 39 & 7, 2 << 1);	/* S2 0, CLASS IN */
+	un.write = true;
+	un.priv = false;
+	e = evt_next(&r);
+	assert_int_equal(xlate_txn(&r, un).fault, IOPT_EVT_F_TRANSLATION);
+	assert_int_equal(evt_word(&r, e, 1) >> 33 & 7, 0);
+	/* SMMUEN = 0 forbids Translated traffic. */
+	wr(&r, 0x20, 0x4 | 0x8 | 0x10);
+	tr.sid = 2;
+	assert_int_equal(xlate_txn(&r, tr).fault, IOPT_EVT_F_TRANSL_FORBIDDEN);
+	iopt_free(pt);
+	teardown_rig(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -658,6 +778,7 @@ int main(void)
 		cmocka_unit_test(test_two_level_cds),
 		cmocka_unit_test(test_free_running),
 		cmocka_unit_test(test_walk_cache),
+		cmocka_unit_test(test_ats_and_event_fields),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -55,6 +55,7 @@ static void test_ste_fields(void **state)
 	STE_ONE(s1_context_ptr, 0xfedcba9876540ull, 6, 50, 0xfedcba9876540ull >> 6);
 	STE_ONE(s1_cd_max, 20, 59, 5, 20);
 	STE_ONE(s1_dss, 2, 64, 2, 2);
+	STE_ONE(eats, 1, 92, 2, 1);
 	STE_ONE(s2_vmid, 0xbeef, 128, 16, 0xbeef);
 	STE_ONE(s2_t0sz, 25, 160, 6, 25);
 	STE_ONE(s2_sl0, 2, 166, 2, 2);

@@ -41,6 +41,7 @@ struct iopt_ste {
 	uint64_t s1_context_ptr;	/* S1ContextPtr (bytes, 64-aligned) */
 	unsigned s1_cd_max;		/* S1CDMax: log2 of the CD count */
 	unsigned s1_dss;		/* S1DSS */
+	unsigned eats;			/* EATS: 0 no ATS, 1 full ATS (2, 3: see docs) */
 	uint16_t s2_vmid;		/* S2VMID */
 	unsigned s2_t0sz;		/* S2T0SZ */
 	unsigned s2_sl0;		/* S2SL0 */
@@ -198,6 +199,7 @@ struct iopt_smmu_params {
 	/* Features (SMMU_IDR0/1/3/5). */
 	bool s1, s2;			/* stage 1, stage 2; both: nesting */
 	bool msi, sev, ril, strtab_2lvl;
+	bool ats;			/* ATS: Translated traffic (no ATC, no split stage) */
 	unsigned httu;			/* 0 none, 1 access flag, 2 + dirty */
 	bool asid16, vmid16;
 	unsigned sidsize, ssidsize;	/* bits */
@@ -253,6 +255,10 @@ struct iopt_smmu_txn {
 	uint32_t ssid;
 	uint64_t addr;
 	bool write, exec, priv;
+	/* PCIe ATS Translated (addr is already a PA): without params.ats an
+	 * unsupported transaction (F_UUT, Reason 1); with it, passed through
+	 * or F_TRANSL_FORBIDDEN as CR0.ATSCHK and STE.EATS say (7.3.8). */
+	bool translated;
 };
 
 struct iopt_smmu_resp {

@@ -54,6 +54,7 @@
 #define CR0_SMMUEN	(1u << 0)
 #define CR0_EVENTQEN	(1u << 2)
 #define CR0_CMDQEN	(1u << 3)
+#define CR0_ATSCHK	(1u << 4)
 #define GBPA_ABORT	(1u << 20)
 #define GBPA_UPDATE	(1u << 31)
 #define IRQ_GERROR_EN	(1u << 0)
@@ -72,6 +73,7 @@ struct cfg_entry {
 	uint32_t sid, ssid;
 	bool ssv;
 	bool s1, s2;		/* stages that translate */
+	bool ats_pass;		/* Translated traffic may pass (EATS 1, not bypass) */
 	bool record;		/* record fault events (CD.R / STE.S2R) */
 	uint16_t vmid, asid;
 	bool ttb_ok[2];		/* TTB0, TTB1 walks enabled */
@@ -317,7 +319,8 @@ int iopt_smmu_create(const struct iopt_smmu_params *p,
 		    1u << 4 | (uint32_t)p->httu << 6 | (p->asid16 ? 1u << 12 : 0) |
 		    (p->msi ? 1u << 13 : 0) | (p->sev ? 1u << 14 : 0) |
 		    (p->vmid16 ? 1u << 18 : 0) | 1u << 26 /* TERM_MODEL */ |
-		    (p->strtab_2lvl ? 1u << 27 : 0) | 1u << 24 /* STALL: no */;
+		    (p->strtab_2lvl ? 1u << 27 : 0) | 1u << 24 /* STALL: no */ |
+		    (p->ats ? 1u << 10 | 1u << 11 /* NS1ATS: no split stage */ : 0);
 	s->idr[1] = p->sidsize | p->ssidsize << 6 | p->evtqs << 16 |
 		    p->cmdqs << 21;
 	s->idr[3] = p->ril ? 1u << 10 : 0;
@@ -469,6 +472,10 @@ static unsigned check_ste(struct iopt_smmu *s, const struct iopt_ste *ste)
 		return IOPT_EVT_C_BAD_STE;
 	if ((ste->config & 2) && !s->p.vmid16 && ste->s2_vmid >> 8)
 		return IOPT_EVT_C_BAD_STE;
+	/* EATS (5.2): RES0 without ATS; split stage (2) is ILLEGAL with
+	 * IDR0.NS1ATS = 1; 3 (DPT checks) behaves as 0 without DPT. */
+	if (s->p.ats && ste->eats == 2)
+		return IOPT_EVT_C_BAD_STE;
 	return 0;
 }
 
@@ -526,6 +533,13 @@ static unsigned walk_fault_event(enum smmu_fault f)
 	case SMMU_F_PERMISSION: return IOPT_EVT_F_PERMISSION;
 	default: return IOPT_EVT_F_WALK_EABT;
 	}
+}
+
+/* Event record word 1 access fields (7.3): RnW [35], InD [34], PnU [33]. */
+static uint64_t access_bits(const struct iopt_smmu_txn *t, bool ind)
+{
+	return (t->write ? 0 : 1ull << 35) | (ind ? 1ull << 34 : 0) |
+	       (t->priv ? 1ull << 33 : 0);
 }
 
 static unsigned acc_of(const struct iopt_smmu_txn *t)
@@ -590,6 +604,7 @@ static unsigned build_cfg(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 		return ev;
 	c->s1 = ste.config & 1;
 	c->s2 = ste.config & 2;
+	c->ats_pass = s->p.ats && ste.eats == 1 && (c->s1 || c->s2);
 	c->record = true;
 	if (c->s2) {
 		if (smmu_cfg_from_ste_s2(&ste, s->p.oas, s->p.httu > 0, &c->s2c))
@@ -670,6 +685,18 @@ static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 	w.ipa = 0;
 	w.s2_on_walk = false;
 	s->st.translations++;
+	if (t->translated && !s->p.ats) {
+		ev = IOPT_EVT_F_UUT;
+		goto done;
+	}
+	if (t->translated && (!(s->cr0 & CR0_SMMUEN) || !(s->cr0 & CR0_ATSCHK))) {
+		/* 3.9.1: unchecked Translated traffic passes; with SMMUEN = 0
+		 * it is forbidden. */
+		if (!(s->cr0 & CR0_SMMUEN))
+			ev = IOPT_EVT_F_TRANSL_FORBIDDEN;
+		r->oa = t->addr;
+		goto done;
+	}
 	if (!(s->cr0 & CR0_SMMUEN)) {
 		/* Disabled: GBPA decides (6.3.14). */
 		if (s->gbpa & GBPA_ABORT)
@@ -700,6 +727,13 @@ static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 		c = &local;
 	}
 	record = c->record;
+	if (t->translated) {
+		/* CR0.ATSCHK = 1: the STE decides (7.3.8). */
+		if (!c->ats_pass)
+			ev = IOPT_EVT_F_TRANSL_FORBIDDEN;
+		r->oa = t->addr;
+		goto done;
+	}
 	if (!c->s1 && !c->s2) {
 		r->oa = t->addr;	/* bypass */
 		goto done;
@@ -770,12 +804,11 @@ static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 	goto done;
 
 fault_event:
-	/* 7.3.10-13: RnW [35], InD [33], PnU [32], S2 [39], CLASS [41:40]. */
 	{
 		if (w.s2_on_walk)
 			cls = 1;
-		uint64_t w1 = (t->write ? 0 : 1ull << 35) |
-			      (t->exec ? 1ull << 33 : 0) | (t->priv ? 1ull << 32 : 0) |
+		/* 7.3.13-16: InD is 0 for writes (post-override attributes). */
+		uint64_t w1 = access_bits(t, t->exec && !t->write) |
 			      (w.fault_stage == 2 ? 1ull << 39 : 0) | (uint64_t)cls << 40;
 
 		if (record)
@@ -783,7 +816,15 @@ fault_event:
 	}
 	goto out_fault;
 done:
-	if (ev && ev != IOPT_EVT_ABORT)
+	if (ev == IOPT_EVT_F_UUT)	/* 7.3.2: incoming InD/PnU; Reason 1 */
+		event(s, ev, t, access_bits(t, t->exec) | 1, t->addr, 0, tcur);
+	else if (ev == IOPT_EVT_F_TRANSL_FORBIDDEN) {
+		/* 7.3.8: StreamID, RnW and the address only. */
+		struct iopt_smmu_txn nt = { .sid = t->sid, .write = t->write };
+
+		event(s, ev, &nt, access_bits(&nt, false), t->addr, 0, tcur);
+	}
+	else if (ev && ev != IOPT_EVT_ABORT)
 		event(s, ev, t, 0, t->addr, 0, tcur);
 out_fault:
 	if (ev)

@@ -33,6 +33,7 @@ static const struct field ste_fields[] = {
 	FA(6, 50, 6, struct iopt_ste, s1_context_ptr),	/* [55:6] */
 	FU(59, 5, struct iopt_ste, s1_cd_max),
 	FU(64, 2, struct iopt_ste, s1_dss),
+	FU(92, 2, struct iopt_ste, eats),
 	F16(128, 16, struct iopt_ste, s2_vmid),
 	FU(160, 6, struct iopt_ste, s2_t0sz),
 	FU(166, 2, struct iopt_ste, s2_sl0),

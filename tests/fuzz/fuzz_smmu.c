@@ -68,7 +68,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	iopt_smmu_default_params(&p);
 	p.tlb.entries = 64;
-	p.tlb.repl = (enum iopt_smmu_repl)(take(&in, 1) % 3);
+	unsigned feat = (unsigned)take(&in, 1);
+
+	p.tlb.repl = (enum iopt_smmu_repl)(feat % 3);
+	p.ats = feat & 4;
 	iopt_smmu_physmem(pm, (unsigned)take(&in, 1), &mem);
 	if (iopt_smmu_create(&p, &mem, NULL, NULL, &s)) {
 		iopt_physmem_destroy(pm);
@@ -120,6 +123,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			t.write = f & 1;
 			t.exec = f & 2;
 			t.priv = f & 4;
+			t.translated = f & 8;
 			iopt_smmu_translate(s, &t, cycle, &r);
 			if (!known_event(r.fault) || r.ready < cycle)
 				abort();
