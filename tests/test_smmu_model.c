@@ -767,6 +767,57 @@ static void test_ats_and_event_fields(void **state)
 	teardown_rig(&r);
 }
 
+/*
+ * Event queue and GERROR interrupts as MSIs (6.3.20-22, 6.3.30-32): the
+ * CFG1 data written to the CFG0 address instead of the wired line; a
+ * failed event MSI sets GERROR.MSI_EVTQ_ABT_ERR; address 0 falls back to
+ * the wired line.
+ */
+static void test_irq_msis(void **state)
+{
+	struct rig r;
+	uint32_t *evt_msi, *gerr_msi;
+
+	(void)state;
+	setup_rig(&r, NULL);
+	evt_msi = iopt_physmem_ptr(r.pm, MSI + 0x100, 4);
+	gerr_msi = iopt_physmem_ptr(r.pm, MSI + 0x200, 4);
+	assert_int_equal(iopt_smmu_mmio_write(r.s, 0xb0, 8, MSI + 0x100, 0), 0);
+	wr(&r, 0xb8, 0xabcd0001);
+	wr(&r, 0xbc, 0x1f);
+	assert_int_equal(rd(&r, 0xbc), 0x1f);
+	assert_int_equal(iopt_smmu_mmio_write(r.s, 0x68, 8, MSI + 0x200, 0), 0);
+	wr(&r, 0x70, 0x6e770002);
+	/* An event (C_BAD_STE: STE 7 is not valid): MSI, no wired line. */
+	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_EVT_C_BAD_STE);
+	assert_int_equal(*evt_msi, 0xabcd0001);
+	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_EVTQ], 0);
+	/* GERROR.CMDQ_ERR from an illegal command: the GERROR MSI. */
+	uint64_t bad[2] = { 0x7f, 0 };
+
+	memcpy(iopt_physmem_ptr(r.pm, CMDQ, 16), bad, 16);
+	r.prod = 1;
+	wr(&r, 0x98, 1);
+	r.cycle = iopt_smmu_next_event(r.s);
+	iopt_smmu_run_until(r.s, r.cycle);
+	assert_int_equal(rd(&r, 0x60) & 1, 1);
+	assert_int_equal(*gerr_msi, 0x6e770002);
+	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_GERROR], 0);
+	wr(&r, 0x64, rd(&r, 0x60));			/* acknowledge */
+	/* An event MSI to an address with no memory: MSI_EVTQ_ABT_ERR, raised
+	 * through the GERROR MSI. */
+	*gerr_msi = 0;
+	assert_int_equal(iopt_smmu_mmio_write(r.s, 0xb0, 8, 0x10000000000ull, 0), 0);
+	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_EVT_C_BAD_STE);
+	assert_int_equal((rd(&r, 0x60) ^ rd(&r, 0x64)) & 0x20, 0x20);
+	assert_int_equal(*gerr_msi, 0x6e770002);
+	/* Address 0: the wired line again. */
+	assert_int_equal(iopt_smmu_mmio_write(r.s, 0xb0, 8, 0, 0), 0);
+	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_EVT_C_BAD_STE);
+	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_EVTQ], 1);
+	teardown_rig(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -779,6 +830,7 @@ int main(void)
 		cmocka_unit_test(test_free_running),
 		cmocka_unit_test(test_walk_cache),
 		cmocka_unit_test(test_ats_and_event_fields),
+		cmocka_unit_test(test_irq_msis),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

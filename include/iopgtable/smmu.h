@@ -224,7 +224,10 @@ struct iopt_smmu_params {
 /* One plausible implementation (docs/smmu_model.md says why each value). */
 IOPT_API void iopt_smmu_default_params(struct iopt_smmu_params *p);
 
-/* Interrupt lines for the irq callback. */
+/* Interrupt lines for the irq callback: the wired interrupts. The event
+ * queue and GERROR interrupts are MSIs instead (a 32-bit store of
+ * *_IRQ_CFG1 to the *_IRQ_CFG0 address) when params.msi is set and that
+ * address is not 0. */
 #define IOPT_SMMU_IRQ_EVTQ	0
 #define IOPT_SMMU_IRQ_GERROR	1
 #define IOPT_SMMU_IRQ_CMD_SYNC	2	/* CMD_SYNC with CS=IRQ and no MSI */

@@ -41,6 +41,8 @@
 #define R_GERROR	0x60
 #define R_GERRORN	0x64
 #define R_GERROR_IRQ_CFG0 0x68
+#define R_GERROR_IRQ_CFG1 0x70
+#define R_GERROR_IRQ_CFG2 0x74
 #define R_STRTAB_BASE	0x80
 #define R_STRTAB_BASE_CFG 0x88
 #define R_CMDQ_BASE	0x90
@@ -48,6 +50,8 @@
 #define R_CMDQ_CONS	0x9c
 #define R_EVENTQ_BASE	0xa0
 #define R_EVENTQ_IRQ_CFG0 0xb0
+#define R_EVENTQ_IRQ_CFG1 0xb8
+#define R_EVENTQ_IRQ_CFG2 0xbc
 #define R_EVENTQ_PROD	0x100a8
 #define R_EVENTQ_CONS	0x100ac
 
@@ -61,6 +65,8 @@
 #define IRQ_EVENTQ_EN	(1u << 2)
 #define GERROR_CMDQ_ERR	(1u << 0)
 #define GERROR_MSI_CMDQ_ABT (1u << 4)
+#define GERROR_MSI_EVTQ_ABT (1u << 5)
+#define GERROR_MSI_GERROR_ABT (1u << 7)
 #define CONS_ERR_SHIFT	24
 #define CERROR_ILL	1u
 #define CERROR_ABT	2u
@@ -91,7 +97,8 @@ struct iopt_smmu {
 
 	uint32_t idr[6];
 	uint32_t cr0, cr1, cr2, gbpa, irq_ctrl, gerror, gerrorn;
-	uint64_t gerror_irq_cfg0, evtq_irq_cfg0;
+	/* *_IRQ_CFG0/1/2 (6.3.20-22, 6.3.30-32): MSI address, data, MemAttr. */
+	struct { uint64_t addr; uint32_t data, attr; } msi[2];	/* by IRQ line */
 	uint64_t strtab_base;
 	uint32_t strtab_cfg;
 	uint64_t cmdq_base, evtq_base;
@@ -348,8 +355,28 @@ void iopt_smmu_destroy(struct iopt_smmu *s)
 
 /* ---- errors, events, interrupts ------------------------------------------ */
 
+static void gerror_raise(struct iopt_smmu *s, uint32_t bit, uint64_t cycle);
+
+/*
+ * Signal the event queue or GERROR interrupt: an MSI (a 32-bit write of
+ * *_IRQ_CFG1 to the *_IRQ_CFG0 address) when MSIs are implemented and the
+ * address is not 0, otherwise the wired line (the irq callback). A failed
+ * MSI write sets GERROR.MSI_*_ABT_ERR (7.5).
+ */
 static void raise_irq(struct iopt_smmu *s, unsigned line, uint64_t cycle)
 {
+	if (s->p.msi && line < 2 && s->msi[line].addr) {
+		uint32_t data = s->msi[line].data;
+
+		if (s->mem.write(s->mem.ctx, s->msi[line].addr, &data, 4) < 0) {
+			if (line == IOPT_SMMU_IRQ_EVTQ)
+				gerror_raise(s, GERROR_MSI_EVTQ_ABT, cycle);
+			else if (!((s->gerror ^ s->gerrorn) & GERROR_MSI_GERROR_ABT))
+				/* active, without a GERROR interrupt for its own MSI */
+				s->gerror ^= GERROR_MSI_GERROR_ABT;
+		}
+		return;
+	}
 	if (s->irq)
 		s->irq(s->irq_ctx, line, cycle);
 }
@@ -1079,14 +1106,18 @@ int iopt_smmu_mmio_read(struct iopt_smmu *s, uint64_t off, unsigned size,
 	case R_IRQ_CTRL: case R_IRQ_CTRLACK: v = s->irq_ctrl; break;
 	case R_GERROR: v = s->gerror; break;
 	case R_GERRORN: v = s->gerrorn; break;
-	case R_GERROR_IRQ_CFG0: v = s->gerror_irq_cfg0; break;
+	case R_GERROR_IRQ_CFG0: v = s->msi[IOPT_SMMU_IRQ_GERROR].addr; break;
+	case R_GERROR_IRQ_CFG1: v = s->msi[IOPT_SMMU_IRQ_GERROR].data; break;
+	case R_GERROR_IRQ_CFG2: v = s->msi[IOPT_SMMU_IRQ_GERROR].attr; break;
 	case R_STRTAB_BASE: v = s->strtab_base; break;
 	case R_STRTAB_BASE_CFG: v = s->strtab_cfg; break;
 	case R_CMDQ_BASE: v = s->cmdq_base; break;
 	case R_CMDQ_PROD: v = s->cmdq_prod; break;
 	case R_CMDQ_CONS: v = s->cmdq_cons; break;
 	case R_EVENTQ_BASE: v = s->evtq_base; break;
-	case R_EVENTQ_IRQ_CFG0: v = s->evtq_irq_cfg0; break;
+	case R_EVENTQ_IRQ_CFG0: v = s->msi[IOPT_SMMU_IRQ_EVTQ].addr; break;
+	case R_EVENTQ_IRQ_CFG1: v = s->msi[IOPT_SMMU_IRQ_EVTQ].data; break;
+	case R_EVENTQ_IRQ_CFG2: v = s->msi[IOPT_SMMU_IRQ_EVTQ].attr; break;
 	case R_EVENTQ_PROD: v = s->evtq_prod; break;
 	case R_EVENTQ_CONS: v = s->evtq_cons; break;
 	default: break;				/* RAZ */
@@ -1126,7 +1157,12 @@ int iopt_smmu_mmio_write(struct iopt_smmu *s, uint64_t off, unsigned size,
 		break;
 	case R_IRQ_CTRL: s->irq_ctrl = v32 & 0x7; break;
 	case R_GERRORN: s->gerrorn = v32 & 0x1fd; break;
-	case R_GERROR_IRQ_CFG0: s->gerror_irq_cfg0 = val; break;
+	/* MSI configuration: ADDR [51:2]; data; MemAttr [3:0], SH [5:4]. */
+	case R_GERROR_IRQ_CFG0:
+		s->msi[IOPT_SMMU_IRQ_GERROR].addr = val & (((1ull << 52) - 1) & ~3ull);
+		break;
+	case R_GERROR_IRQ_CFG1: s->msi[IOPT_SMMU_IRQ_GERROR].data = v32; break;
+	case R_GERROR_IRQ_CFG2: s->msi[IOPT_SMMU_IRQ_GERROR].attr = v32 & 0x3f; break;
 	/* Base registers are writable only while their unit is off. */
 	case R_STRTAB_BASE:
 		if (!(s->cr0 & CR0_SMMUEN))
@@ -1152,7 +1188,11 @@ int iopt_smmu_mmio_write(struct iopt_smmu *s, uint64_t off, unsigned size,
 		if (!(s->cr0 & CR0_EVENTQEN))
 			s->evtq_base = val & ((1ull << 62) | (((1ull << 52) - 1) & ~0x1full) | 0x1f);
 		break;
-	case R_EVENTQ_IRQ_CFG0: s->evtq_irq_cfg0 = val; break;
+	case R_EVENTQ_IRQ_CFG0:
+		s->msi[IOPT_SMMU_IRQ_EVTQ].addr = val & (((1ull << 52) - 1) & ~3ull);
+		break;
+	case R_EVENTQ_IRQ_CFG1: s->msi[IOPT_SMMU_IRQ_EVTQ].data = v32; break;
+	case R_EVENTQ_IRQ_CFG2: s->msi[IOPT_SMMU_IRQ_EVTQ].attr = v32 & 0x3f; break;
 	case R_EVENTQ_PROD:
 		if (!(s->cr0 & CR0_EVENTQEN))
 			s->evtq_prod = v32 & (Q_OVFLG |
