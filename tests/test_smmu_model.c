@@ -138,6 +138,18 @@ static void cmds(struct rig *r, const struct iopt_smmu_cmd *c, unsigned n)
 	}
 }
 
+/* Queue one command with an unknown opcode as the first entry; run to it. */
+static void queue_illegal(struct rig *r)
+{
+	uint64_t bad[2] = { 0x7f, 0 };
+
+	memcpy(iopt_physmem_ptr(r->pm, CMDQ, 16), bad, 16);
+	r->prod = 1;
+	wr(r, 0x98, 1);
+	r->cycle = iopt_smmu_next_event(r->s);
+	iopt_smmu_run_until(r->s, r->cycle);
+}
+
 static uint64_t evt_word(struct rig *r, unsigned idx, unsigned word)
 {
 	return ((uint64_t *)iopt_physmem_ptr(r->pm, EVTQ + (idx & 63) * 32ull, 32))[word];
@@ -292,13 +304,7 @@ static void test_commands_errors_and_sync(void **state)
 	(void)state;
 	setup_rig(&r, NULL);
 	/* An illegal command stops the queue at itself. */
-	uint64_t bad[2] = { 0x7f, 0 };
-
-	memcpy(iopt_physmem_ptr(r.pm, CMDQ, 16), bad, 16);
-	r.prod = 1;
-	wr(&r, 0x98, 1);
-	r.cycle = iopt_smmu_next_event(r.s);
-	iopt_smmu_run_until(r.s, r.cycle);
+	queue_illegal(&r);
 	uint64_t cons = rd(&r, 0x9c);
 
 	assert_int_equal(cons & 0x1ff, 0);
@@ -793,13 +799,7 @@ static void test_irq_msis(void **state)
 	assert_int_equal(*evt_msi, 0xabcd0001);
 	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_EVTQ], 0);
 	/* GERROR.CMDQ_ERR from an illegal command: the GERROR MSI. */
-	uint64_t bad[2] = { 0x7f, 0 };
-
-	memcpy(iopt_physmem_ptr(r.pm, CMDQ, 16), bad, 16);
-	r.prod = 1;
-	wr(&r, 0x98, 1);
-	r.cycle = iopt_smmu_next_event(r.s);
-	iopt_smmu_run_until(r.s, r.cycle);
+	queue_illegal(&r);
 	assert_int_equal(rd(&r, 0x60) & 1, 1);
 	assert_int_equal(*gerr_msi, 0x6e770002);
 	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_GERROR], 0);
