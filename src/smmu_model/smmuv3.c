@@ -876,7 +876,10 @@ int iopt_smmu_translate(struct iopt_smmu *s, const struct iopt_smmu_txn *txn,
 	 * of translation tables (smmu_walk); stream and context tables are
 	 * read through the memory callbacks by copy. */
 	plat_mutex_lock(&s->lock);
-	run_cmds(s, cycle);
+	if (s->cmdq_prod != (s->cmdq_cons & ~(0x7fu << CONS_ERR_SHIFT)))
+		run_cmds(s, cycle);	/* commands due by now take effect first */
+	else if (cycle > s->now)
+		s->now = cycle;
 	int ret = translate_locked(s, txn, cycle, resp);
 
 	plat_mutex_unlock(&s->lock);
