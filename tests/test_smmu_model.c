@@ -818,6 +818,117 @@ static void test_irq_msis(void **state)
 	teardown_rig(&r);
 }
 
+static unsigned xfault(struct rig *r, uint32_t sid, uint64_t addr, bool exec,
+		       bool priv)
+{
+	struct iopt_smmu_txn t = { .sid = sid, .addr = addr, .exec = exec,
+				   .priv = priv };
+
+	return xlate_txn(r, t).fault;
+}
+
+/*
+ * CD and STE fields that change translation are honoured, and those this
+ * model cannot honour are ILLEGAL as the ID registers say (5.2, 5.4.2):
+ * WXN, PAN, TBI0, S2PTW; CD.S = 1 (no stall model), CD.A = 0
+ * (TERM_MODEL = 1) and STE.S2S = 1 give C_BAD_CD / C_BAD_STE.
+ */
+static void test_cd_ste_fields(void **state)
+{
+	struct rig r;
+	struct iopt_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
+			       .ias = 48, .oas = 48, .coherent_walk = true };
+	struct iopt_cfg sc = { .fmt = IOPT_ARM_64_LPAE_S2, .granule = 4096,
+			       .ias = 40, .oas = 40, .coherent_walk = true };
+	struct iopt_pgtable *pt, *s2;
+	struct iopt_cd base, cd;
+
+	(void)state;
+	setup_rig(&r, NULL);
+	pc.mem = sc.mem = iopt_physmem_mem_ops();
+	pc.mem_ctx = sc.mem_ctx = r.pm;
+	assert_int_equal(iopt_alloc(&pc, &pt), 0);
+	assert_int_equal(iopt_alloc(&sc, &s2), 0);
+	assert_int_equal(iopt_map_pages(pt, 0x5000, 0x9000, 0x1000, 1,
+					IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_map_pages(pt, 0x6000, 0xa000, 0x1000, 1, IOPT_READ,
+					NULL), 0);
+	assert_int_equal(iopt_map_pages(pt, 0x7000, 0xb000, 0x1000, 1,
+					IOPT_READ | IOPT_PRIV, NULL), 0);
+	assert_int_equal(iopt_cd_from_pgtable(pt, 5, &base), 0);
+	/* One STE and CD per case: StreamID n uses the CD at CDTAB + 64n. */
+	for (uint32_t sid = 1; sid <= 6; sid++) {
+		struct iopt_ste ste = { .valid = true, .config = IOPT_STE_S1,
+					.s1_context_ptr = CDTAB + 64 * sid };
+
+		cd = base;
+		cd.wxn = sid == 2;
+		cd.pan = sid == 3;
+		cd.tbi0 = sid == 4;
+		cd.s = sid == 5;
+		cd.a = sid != 6;
+		put_cd(&r, CDTAB + 64 * sid, &cd);
+		put_ste(&r, sid, &ste, STRTAB);
+	}
+	/* Plain: exec of a writable page is allowed; a tagged address faults. */
+	assert_int_equal(xfault(&r, 1, 0x5000, true, true), 0);
+	assert_int_equal(xfault(&r, 1, 0xab00000000005008ull, false, true),
+			 IOPT_EVT_F_TRANSLATION);
+	/* WXN: writable pages do not execute, also from a TLB hit. */
+	assert_int_equal(xfault(&r, 2, 0x5000, false, true), 0);
+	assert_int_equal(xfault(&r, 2, 0x5000, true, true), IOPT_EVT_F_PERMISSION);
+	assert_int_equal(xfault(&r, 2, 0x6000, true, true), 0);
+	/* PAN: no privileged data access to unprivileged pages. */
+	assert_int_equal(xfault(&r, 3, 0x5000, false, true), IOPT_EVT_F_PERMISSION);
+	assert_int_equal(xfault(&r, 3, 0x5000, false, false), 0);
+	assert_int_equal(xfault(&r, 3, 0x5000, true, true), 0);	/* fetch */
+	assert_int_equal(xfault(&r, 3, 0x7000, false, true), 0);
+	/* TBI0: the top byte is a tag. */
+	struct iopt_smmu_txn tagged = { .sid = 4, .addr = 0xab00000000005008ull,
+					.priv = true };
+	struct iopt_smmu_resp resp = xlate_txn(&r, tagged);
+
+	assert_int_equal(resp.fault, 0);
+	assert_int_equal(resp.oa, 0x9008);
+	/* ILLEGAL CDs. */
+	assert_int_equal(xfault(&r, 5, 0x5000, false, true), IOPT_EVT_C_BAD_CD);
+	assert_int_equal(xfault(&r, 6, 0x5000, false, true), IOPT_EVT_C_BAD_CD);
+
+	/* Nested: stage 2 maps the window holding the stage 1 tables as
+	 * Device memory and the output pages as Normal memory; a VMID per
+	 * stream, since the stage 2 settings differ. */
+	assert_int_equal(iopt_map_pages(s2, MEM_BASE, MEM_BASE, 0x200000, 32,
+					IOPT_READ | IOPT_WRITE | IOPT_MMIO, NULL), 0);
+	assert_int_equal(iopt_map_pages(s2, 0, 0, 0x200000, 1,
+					IOPT_READ | IOPT_WRITE | IOPT_CACHE, NULL), 0);
+	for (uint32_t sid = 7; sid <= 9; sid++) {
+		struct iopt_ste ste = { .valid = true, .config = IOPT_STE_NESTED,
+					.s1_context_ptr = CDTAB };
+
+		assert_int_equal(iopt_ste_s2_from_pgtable(s2, (uint16_t)sid, &ste), 0);
+		ste.config = IOPT_STE_NESTED;
+		ste.s1_context_ptr = CDTAB;
+		ste.s2_ptw = sid == 8;
+		ste.s2_s = sid == 9;
+		put_ste(&r, sid, &ste, STRTAB);
+	}
+	put_cd(&r, CDTAB, &base);
+	resp = xlate(&r, 7, 0x5008, false);
+	assert_int_equal(resp.fault, 0);
+	assert_int_equal(resp.oa, 0x9008);
+	/* S2PTW: the stage 1 walk reads Device memory: stage 2 permission
+	 * fault, CLASS = TT, IPA = the descriptor's. */
+	unsigned e = evt_next(&r);
+
+	assert_int_equal(xfault(&r, 8, 0x5008, false, true), IOPT_EVT_F_PERMISSION);
+	assert_int_equal(evt_word(&r, e, 1) >> 39 & 7, 1 | 1 << 1);	/* S2, TT */
+	assert_true(evt_word(&r, e, 3) >= MEM_BASE);
+	assert_int_equal(xfault(&r, 9, 0x5008, false, true), IOPT_EVT_C_BAD_STE);
+	iopt_free(pt);
+	iopt_free(s2);
+	teardown_rig(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -831,6 +942,7 @@ int main(void)
 		cmocka_unit_test(test_walk_cache),
 		cmocka_unit_test(test_ats_and_event_fields),
 		cmocka_unit_test(test_irq_msis),
+		cmocka_unit_test(test_cd_ste_fields),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

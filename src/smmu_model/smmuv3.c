@@ -499,6 +499,9 @@ static unsigned check_ste(struct iopt_smmu *s, const struct iopt_ste *ste)
 		return IOPT_EVT_C_BAD_STE;
 	if ((ste->config & 2) && !s->p.vmid16 && ste->s2_vmid >> 8)
 		return IOPT_EVT_C_BAD_STE;
+	/* No stall model (IDR0.STALL_MODEL = 0b01): S2S = 1 is ILLEGAL. */
+	if ((ste->config & 2) && ste->s2_s)
+		return IOPT_EVT_C_BAD_STE;
 	/* EATS (5.2): RES0 without ATS; split stage (2) is ILLEGAL with
 	 * IDR0.NS1ATS = 1; 3 (DPT checks) behaves as 0 without DPT. */
 	if (s->p.ats && ste->eats == 2)
@@ -679,7 +682,9 @@ static unsigned build_cfg(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 		return IOPT_EVT_F_CD_FETCH;
 	*lat += l;
 	iopt_cd_decode(cdw, &cd);
-	if (!cd.valid || (!s->p.asid16 && cd.asid >> 8))
+	/* 5.4.2: with STALL_MODEL = 0b01 CD.S = 1 is ILLEGAL, with
+	 * TERM_MODEL = 1 CD.A = 0 is. */
+	if (!cd.valid || cd.s || !cd.a || (!s->p.asid16 && cd.asid >> 8))
 		return IOPT_EVT_C_BAD_CD;
 	c->asid = cd.asid;
 	c->record = cd.r;
@@ -766,9 +771,11 @@ static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 		goto done;
 	}
 	const struct smmu_stage_cfg *first = &c->s2c;
+	uint64_t ia = t->addr;	/* without its tag, under TBI */
 
 	if (c->s1) {
-		int u = (int)(t->addr >> 63) & c->ttb_ok[1];
+		/* VA[55] selects TTB0 or TTB1 (3.4.1); a disabled one faults. */
+		int u = (int)(t->addr >> 55 & 1);
 
 		first = &c->s1c[u];
 		if (!c->ttb_ok[u] || !smmu_in_region(first, t->addr)) {
@@ -777,19 +784,20 @@ static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 			ev = IOPT_EVT_F_TRANSLATION;
 			goto fault_event;
 		}
+		if (first->tbi)
+			ia = smmu_untag(ia);
 	}
 	/* TLB. */
 	uint8_t stage = c->s1 ? 1 : 2;
 
 	tcur += s->p.tlb.latency;
 	if (s->p.tlb.enable) {
-		struct tlb_entry *e = tlb_lookup(&s->tlb, c->vmid, c->asid, stage,
-						 t->addr);
+		struct tlb_entry *e = tlb_lookup(&s->tlb, c->vmid, c->asid, stage, ia);
 
-		if (e && smmu_leaf_allows(stage, e->desc, acc) &&
-		    (!(c->s1 && c->s2) || smmu_leaf_allows(2, e->desc2, acc))) {
+		if (e && smmu_leaf_allows(first, e->desc, acc) &&
+		    (!(c->s1 && c->s2) || smmu_leaf_allows(&c->s2c, e->desc2, acc))) {
 			s->st.tlb_hits++;
-			r->oa = e->oa | (t->addr & ((1ull << e->size_lg2) - 1));
+			r->oa = e->oa | (ia & ((1ull << e->size_lg2) - 1));
 			r->attr = e->attr;
 			goto done;
 		}
@@ -804,7 +812,7 @@ static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 	s->wc_vmid = c->vmid;
 	s->wc_asid = c->asid;
 	tcur += s->p.walk.latency;
-	smmu_walk(first, c->s1 && c->s2 ? &c->s2c : NULL, &m, t->addr, acc, &w);
+	smmu_walk(first, c->s1 && c->s2 ? &c->s2c : NULL, &m, ia, acc, &w);
 	s->st.walks++;
 	s->st.fetches += w.fetches;
 	tcur = wstart + (uint64_t)w.fetches * s->mem.desc_latency;
@@ -821,7 +829,7 @@ static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 			.g = (uint8_t)first->g, .level = (uint8_t)w.level,
 			.size_lg2 = (uint8_t)w.size_lg2, .vmid = c->vmid,
 			.asid = c->asid,
-			.ia = t->addr & ~((1ull << w.size_lg2) - 1),
+			.ia = ia & ~((1ull << w.size_lg2) - 1),
 			.oa = w.oa & ~((1ull << w.size_lg2) - 1), .attr = w.attr,
 			.desc = w.desc, .desc2 = w.desc2,
 		};

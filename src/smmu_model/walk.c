@@ -57,6 +57,9 @@ int smmu_cfg_from_cd(const struct iopt_cd *cd, bool upper, unsigned oas_cap,
 	c->ttb = upper ? cd->ttb1 : cd->ttb0;
 	c->upper = upper;
 	c->affd = cd->affd;
+	c->wxn = cd->wxn;
+	c->pan = cd->pan;
+	c->tbi = upper ? cd->tbi1 : cd->tbi0;
 	c->ha = cd->ha;
 	c->hd = cd->hd && cd->ha;
 	c->mair = cd->mair;
@@ -92,6 +95,7 @@ int smmu_cfg_from_ste_s2(const struct iopt_ste *ste, unsigned oas_cap,
 	c->oas = ps_bits[ste->s2_ps] < oas_cap ? ps_bits[ste->s2_ps] : oas_cap;
 	c->ttb = ste->s2_ttb;
 	c->affd = ste->s2_affd;
+	c->ptw = ste->s2_ptw;
 	c->ha = ste->s2_ha;
 	c->hd = ste->s2_hd && ste->s2_ha;
 	if (c->oas < 64 && c->ttb >> c->oas)
@@ -101,6 +105,8 @@ int smmu_cfg_from_ste_s2(const struct iopt_ste *ste, unsigned oas_cap,
 
 bool smmu_in_region(const struct smmu_stage_cfg *c, uint64_t va)
 {
+	if (c->tbi)		/* bits [63:56] are a tag (D8.8) */
+		va = smmu_untag(va);
 	if (c->ias >= 64)
 		return true;
 	if (c->upper)
@@ -148,6 +154,25 @@ static void walk_stage(const struct smmu_stage_cfg *c,
 		       const struct smmu_mem *m, uint64_t ia, unsigned acc,
 		       struct smmu_walk_res *r);
 
+/*
+ * Stage 1 access permissions other than write (D8.4): AP[1] for
+ * unprivileged access; PAN denies privileged data access to what EL0 may
+ * access; execute needs PXN/UXN clear and, with WXN, a read-only page
+ * (writable-clean DBM pages count as read-only until written).
+ */
+static bool stage1_allows(const struct smmu_stage_cfg *c, uint64_t d, unsigned acc)
+{
+	const bool exec = acc & SMMU_ACC_EXEC, priv = acc & SMMU_ACC_PRIV;
+
+	if (!priv && !(d & D_AP_UNPRIV))
+		return false;
+	if (priv && !exec && c->pan && (d & D_AP_UNPRIV))
+		return false;
+	if (exec && (d & (priv ? D_PXN : D_UXN)))
+		return false;
+	return !(exec && c->wxn && !(d & D_AP_RDONLY));
+}
+
 /* A stage 1 table fetch in a nested walk: translate its IPA. */
 static bool fetch_addr(const struct smmu_stage_cfg *s2, const struct smmu_mem *m,
 		       uint64_t ipa, uint64_t *pa, struct smmu_walk_res *r)
@@ -160,16 +185,21 @@ static bool fetch_addr(const struct smmu_stage_cfg *s2, const struct smmu_mem *m
 	}
 	memset(&t, 0, sizeof(t));
 	walk_stage(s2, NULL, m, ipa, 0, &t);
-	r->fetches += t.fetches;
+	unsigned fetches = r->fetches + t.fetches;
+
+	/* S2PTW: a stage 1 walk may not read Device memory (stage 2
+	 * MemAttr[3:2] = 0b00): a stage 2 permission fault. */
+	if (!t.fault && s2->ptw && !(t.desc >> 4 & 3))
+		set_fault(&t, SMMU_F_PERMISSION, 2, t.level);
 	if (t.fault) {
 		*r = t;
-		r->fetches = t.fetches;
 		r->ipa = ipa;
 		r->s2_on_walk = true;
-		return false;
+	} else {
+		*pa = t.oa;
 	}
-	*pa = t.oa;
-	return true;
+	r->fetches = fetches;
+	return !t.fault;
 }
 
 static void walk_stage(const struct smmu_stage_cfg *c,
@@ -180,7 +210,6 @@ static void walk_stage(const struct smmu_stage_cfg *c,
 	unsigned level = c->start;
 	uint64_t base = c->ttb;
 	const bool write = acc & SMMU_ACC_WRITE, exec = acc & SMMU_ACC_EXEC;
-	const bool priv = acc & SMMU_ACC_PRIV;
 
 	if (!smmu_in_region(c, ia)) {
 		set_fault(r, SMMU_F_TRANSLATION, c->stage, level);
@@ -204,7 +233,7 @@ static void walk_stage(const struct smmu_stage_cfg *c,
 		unsigned shift = shift_of(c->g, level);
 		unsigned bits = level == c->start ? c->ias - shift : c->g - 3;
 		uint64_t idx = (ia >> shift) & ((1ull << bits) - 1);
-		uint64_t pa, d;
+		uint64_t pa = 0, d;
 
 		if (!fetch_addr(s2, m, base + idx * 8, &pa, r))
 			return;
@@ -269,9 +298,7 @@ static void walk_stage(const struct smmu_stage_cfg *c,
 		bool ok;
 
 		if (c->stage == 1) {
-			ok = priv || (d & D_AP_UNPRIV);
-			if (exec)
-				ok = ok && !(d & (priv ? D_PXN : D_UXN));
+			ok = stage1_allows(c, d, acc);
 			while (ok && write && (d & D_AP_RDONLY)) {
 				if (!(c->hd && (d & D_DBM))) {
 					ok = false;
@@ -361,20 +388,14 @@ void smmu_walk(const struct smmu_stage_cfg *c, const struct smmu_stage_cfg *s2,
 	plat_rcu_read_unlock();
 }
 
-bool smmu_leaf_allows(unsigned stage, uint64_t d, unsigned acc)
+bool smmu_leaf_allows(const struct smmu_stage_cfg *c, uint64_t d, unsigned acc)
 {
 	const bool write = acc & SMMU_ACC_WRITE, exec = acc & SMMU_ACC_EXEC;
-	const bool priv = acc & SMMU_ACC_PRIV;
 
 	if (!(d & D_AF))
 		return false;
-	if (stage == 1) {
-		if (!priv && !(d & D_AP_UNPRIV))
-			return false;
-		if (exec && (d & (priv ? D_PXN : D_UXN)))
-			return false;
-		return !write || !(d & D_AP_RDONLY);
-	}
+	if (c->stage == 1)
+		return stage1_allows(c, d, acc) && (!write || !(d & D_AP_RDONLY));
 	if (exec)
 		return !(d & D_UXN);
 	return write ? (d & D_AP_RDONLY) : (d & D_AP_UNPRIV);

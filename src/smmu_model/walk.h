@@ -52,6 +52,9 @@ struct smmu_stage_cfg {
 	uint64_t ttb;		/* start table address */
 	bool upper;		/* stage 1: the TTB1 (upper) region */
 	bool affd, ha, hd;
+	bool wxn, pan;		/* stage 1: writable implies XN; PAN (D8.4) */
+	bool tbi;		/* stage 1: top byte ignored (address tagging) */
+	bool ptw;		/* stage 2: protected table walk (S2PTW) */
 	uint64_t mair;		/* stage 1 */
 };
 
@@ -94,7 +97,13 @@ int smmu_cfg_from_ste_s2(const struct iopt_ste *ste, unsigned oas_cap,
 bool smmu_in_region(const struct smmu_stage_cfg *c, uint64_t va);
 
 /* Would a cached leaf descriptor of this stage allow acc (no HTTU)? */
-bool smmu_leaf_allows(unsigned stage, uint64_t desc, unsigned acc);
+/* An address with its top byte replaced by copies of bit 55 (TBI). */
+static inline uint64_t smmu_untag(uint64_t va)
+{
+	return (va & ((1ull << 56) - 1)) | ((va >> 55 & 1) ? 0xffull << 56 : 0);
+}
+
+bool smmu_leaf_allows(const struct smmu_stage_cfg *c, uint64_t desc, unsigned acc);
 
 /*
  * Translate ia through one stage, or through stage 1 then stage 2 when s2
