@@ -929,6 +929,82 @@ static void test_cd_ste_fields(void **state)
 	teardown_rig(&r);
 }
 
+/*
+ * Aborts and address-size faults with their records (7.3.4, 7.3.10,
+ * 7.3.12, 7.3.14): F_STE_FETCH and F_CD_FETCH carry FetchAddr[55:3] and no
+ * input address; F_WALK_EABT the input address, the access fields and the
+ * descriptor's FetchAddr; F_ADDR_SIZE an output beyond CD.IPS.
+ */
+static void test_aborts_and_addr_size(void **state)
+{
+	const uint64_t hole = 0x10000000000ull;	/* no memory there */
+	struct rig r;
+	struct iopt_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
+			       .ias = 48, .oas = 48, .coherent_walk = true };
+	struct iopt_pgtable *pt;
+	struct iopt_cd cd;
+	unsigned e;
+
+	(void)state;
+	setup_rig(&r, NULL);
+	pc.mem = iopt_physmem_mem_ops();
+	pc.mem_ctx = r.pm;
+	assert_int_equal(iopt_alloc(&pc, &pt), 0);
+	assert_int_equal(iopt_map_pages(pt, 0x5000, 1ull << 44, 0x1000, 1,
+					IOPT_READ, NULL), 0);
+	assert_int_equal(iopt_cd_from_pgtable(pt, 8, &cd), 0);
+	/* StreamID 1: CD table in a hole. */
+	struct iopt_ste ste = { .valid = true, .config = IOPT_STE_S1,
+				.s1_context_ptr = hole };
+
+	put_ste(&r, 1, &ste, STRTAB);
+	e = evt_next(&r);
+	assert_int_equal(xlate(&r, 1, 0x5000, false).fault, IOPT_EVT_F_CD_FETCH);
+	assert_int_equal(evt_word(&r, e, 0), IOPT_EVT_F_CD_FETCH | 1ull << 32);
+	assert_int_equal(evt_word(&r, e, 2), 0);
+	assert_int_equal(evt_word(&r, e, 3), hole);
+	/* StreamID 2: its CD's TTB0 in a hole: the level 0 descriptor read
+	 * aborts. */
+	struct iopt_cd bad = cd;
+
+	bad.ttb0 = hole;
+	put_cd(&r, CDTAB + 64, &bad);
+	ste.s1_context_ptr = CDTAB + 64;
+	put_ste(&r, 2, &ste, STRTAB);
+	e = evt_next(&r);
+	assert_int_equal(xlate(&r, 2, 0x5008, true).fault, IOPT_EVT_F_WALK_EABT);
+	assert_int_equal(evt_word(&r, e, 2), 0x5008);
+	assert_int_equal(evt_word(&r, e, 1) >> 33 & 7, 1);	/* write, PnU */
+	assert_int_equal(evt_word(&r, e, 3), hole);		/* index 0 */
+	/* StreamID 3: IPS 40 bits, an output at 2^44. */
+	bad = cd;
+	bad.ips = 2;
+	put_cd(&r, CDTAB + 128, &bad);
+	ste.s1_context_ptr = CDTAB + 128;
+	put_ste(&r, 3, &ste, STRTAB);
+	assert_int_equal(xlate(&r, 3, 0x5000, false).fault, IOPT_EVT_F_ADDR_SIZE);
+	ste.s1_context_ptr = CDTAB + 192;			/* a good CD */
+	put_cd(&r, CDTAB + 192, &cd);
+	put_ste(&r, 4, &ste, STRTAB);
+	struct iopt_smmu_resp resp = xlate(&r, 4, 0x5010, false);
+
+	assert_int_equal(resp.fault, 0);
+	assert_int_equal(resp.oa, (1ull << 44) + 0x10);
+	/* A two-level stream table whose level 2 table is in a hole. */
+	wr(&r, 0x20, 0);
+	wr(&r, 0x88, 16 | 8 << 6 | 1 << 16);
+	wr(&r, 0x20, 0xd);
+	uint64_t l1 = hole | 9;
+
+	memcpy(iopt_physmem_ptr(r.pm, STRTAB + 2 * 8, 8), &l1, 8);
+	e = evt_next(&r);
+	assert_int_equal(xlate(&r, 0x203, 0, false).fault, IOPT_EVT_F_STE_FETCH);
+	assert_int_equal(evt_word(&r, e, 0), IOPT_EVT_F_STE_FETCH | 0x203ull << 32);
+	assert_int_equal(evt_word(&r, e, 3), hole + 3 * 64);
+	iopt_free(pt);
+	teardown_rig(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -943,6 +1019,7 @@ int main(void)
 		cmocka_unit_test(test_ats_and_event_fields),
 		cmocka_unit_test(test_irq_msis),
 		cmocka_unit_test(test_cd_ste_fields),
+		cmocka_unit_test(test_aborts_and_addr_size),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -68,6 +68,7 @@
 #define GERROR_MSI_EVTQ_ABT (1u << 5)
 #define GERROR_MSI_GERROR_ABT (1u << 7)
 #define CONS_ERR_SHIFT	24
+#define FETCH_MASK	(((1ull << 56) - 1) & ~7ull)	/* FetchAddr[55:3] */
 #define CERROR_ILL	1u
 #define CERROR_ABT	2u
 #define Q_OVFLG		(1u << 31)
@@ -105,6 +106,7 @@ struct iopt_smmu {
 	uint32_t cmdq_prod, cmdq_cons, evtq_prod, evtq_cons;
 
 	uint64_t cmd_free;		/* engine free from this cycle */
+	uint64_t fetch_pa;		/* last STE/CD fetch address (F_*_FETCH) */
 	uint64_t cmd_visible;		/* cycle PROD last moved */
 	uint64_t *slot_free, *walk_free;
 	unsigned next_slot, next_walk;
@@ -400,8 +402,9 @@ static unsigned q_log2(uint64_t base, unsigned max)
 
 /* Write an event record (7.3); lost (overflow flag) when the queue is
  * full or disabled. */
+/* Record an event: word 0 from type and t, words 1-3 as given (7.3). */
 static void event(struct iopt_smmu *s, unsigned type, const struct iopt_smmu_txn *t,
-		  uint64_t w1, uint64_t ia, uint64_t ipa, uint64_t cycle)
+		  uint64_t w1, uint64_t w2, uint64_t w3, uint64_t cycle)
 {
 	uint64_t rec[4];
 	unsigned l2 = q_log2(s->evtq_base, s->p.evtqs);
@@ -423,8 +426,8 @@ static void event(struct iopt_smmu *s, unsigned type, const struct iopt_smmu_txn
 		 (t ? (uint64_t)(t->ssid & 0xfffff) << 12 : 0) |
 		 (t ? (uint64_t)t->sid << 32 : 0);
 	rec[1] = w1;
-	rec[2] = ia;
-	rec[3] = ipa & (((1ull << 52) - 1) & ~0xfffull);
+	rec[2] = w2;
+	rec[3] = w3;
 	uint64_t base = s->evtq_base & (((1ull << 52) - 1) & ~0x1full);
 
 	if (s->mem.write(s->mem.ctx, base + (uint64_t)(prod & mask) * 32, rec,
@@ -459,7 +462,8 @@ static unsigned fetch_ste(struct iopt_smmu *s, uint32_t sid, struct iopt_ste *st
 
 		if (split != 6 && split != 8 && split != 10)
 			return IOPT_EVT_C_BAD_STREAMID;
-		l = mem_read(s, base + (uint64_t)(sid >> split) * 8, &l1, 8);
+		s->fetch_pa = base + (uint64_t)(sid >> split) * 8;
+		l = mem_read(s, s->fetch_pa, &l1, 8);
 		if (l < 0)
 			return IOPT_EVT_F_STE_FETCH;
 		*lat += l;
@@ -476,6 +480,7 @@ static unsigned fetch_ste(struct iopt_smmu *s, uint32_t sid, struct iopt_ste *st
 	} else {
 		return IOPT_EVT_C_BAD_STREAMID;
 	}
+	s->fetch_pa = pa;
 	l = mem_read(s, pa, w, sizeof(w));
 	if (l < 0)
 		return IOPT_EVT_F_STE_FETCH;
@@ -662,6 +667,7 @@ static unsigned build_cfg(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 
 		if (c->s2 && ipa_to_pa(s, c, &l1_pa, lat, w))
 			return walk_fault_event(w->fault);
+		s->fetch_pa = l1_pa;
 		l = mem_read(s, l1_pa, &l1, 8);
 		if (l < 0)
 			return IOPT_EVT_F_CD_FETCH;
@@ -676,6 +682,7 @@ static unsigned build_cfg(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 	}
 	if (c->s2 && ipa_to_pa(s, c, &cd_pa, lat, w))
 		return walk_fault_event(w->fault);
+	s->fetch_pa = cd_pa;
 	l = mem_read(s, cd_pa, cdw, sizeof(cdw));
 
 	if (l < 0)
@@ -846,8 +853,13 @@ fault_event:
 		uint64_t w1 = access_bits(t, t->exec && !t->write) |
 			      (w.fault_stage == 2 ? 1ull << 39 : 0) | (uint64_t)cls << 40;
 
-		if (record)
-			event(s, ev, t, w1, t->addr, w.ipa, tcur);
+		/* IPA [51:12] for translation faults; FetchAddr [55:3] for
+		 * F_WALK_EABT, which CD.R/STE.S2R do not suppress. */
+		if (ev == IOPT_EVT_F_WALK_EABT)
+			event(s, ev, t, w1, t->addr, w.fetch_pa & FETCH_MASK, tcur);
+		else if (record)
+			event(s, ev, t, w1, t->addr,
+			      w.ipa & (((1ull << 52) - 1) & ~0xfffull), tcur);
 	}
 	goto out_fault;
 done:
@@ -859,8 +871,10 @@ done:
 
 		event(s, ev, &nt, access_bits(&nt, false), t->addr, 0, tcur);
 	}
+	else if (ev == IOPT_EVT_F_STE_FETCH || ev == IOPT_EVT_F_CD_FETCH)
+		event(s, ev, t, 0, 0, s->fetch_pa & FETCH_MASK, tcur);	/* 7.3.4, 7.3.10 */
 	else if (ev && ev != IOPT_EVT_ABORT)
-		event(s, ev, t, 0, t->addr, 0, tcur);
+		event(s, ev, t, 0, 0, 0, tcur);	/* configuration errors: no address */
 out_fault:
 	if (ev)
 		s->st.faults++;

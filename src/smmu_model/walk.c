@@ -149,6 +149,14 @@ static void set_fault(struct smmu_walk_res *r, enum smmu_fault f,
 	r->level = level;
 }
 
+/* An external abort reading or updating the descriptor at pa. */
+static void walk_abort(struct smmu_walk_res *r, uint64_t pa, unsigned stage,
+		       unsigned level)
+{
+	set_fault(r, SMMU_F_WALK_EABT, stage, level);
+	r->fetch_pa = pa;
+}
+
 static void walk_stage(const struct smmu_stage_cfg *c,
 		       const struct smmu_stage_cfg *s2,
 		       const struct smmu_mem *m, uint64_t ia, unsigned acc,
@@ -238,7 +246,7 @@ static void walk_stage(const struct smmu_stage_cfg *c,
 		if (!fetch_addr(s2, m, base + idx * 8, &pa, r))
 			return;
 		if (m->load64(m->ctx, pa, &d)) {
-			set_fault(r, SMMU_F_WALK_EABT, c->stage, level);
+			walk_abort(r, pa, c->stage, level);
 			return;
 		}
 		r->fetches++;
@@ -288,7 +296,7 @@ static void walk_stage(const struct smmu_stage_cfg *c,
 			int e = m->cas64(m->ctx, pa, &d, d | D_AF);
 
 			if (e == -EFAULT) {
-				set_fault(r, SMMU_F_WALK_EABT, c->stage, level);
+				walk_abort(r, pa, c->stage, level);
 				return;
 			}
 			if (!e)
@@ -307,7 +315,7 @@ static void walk_stage(const struct smmu_stage_cfg *c,
 				int e = m->cas64(m->ctx, pa, &d, d & ~D_AP_RDONLY);
 
 				if (e == -EFAULT) {
-					set_fault(r, SMMU_F_WALK_EABT, 1, level);
+					walk_abort(r, pa, 1, level);
 					return;
 				}
 				if (!e)
@@ -329,7 +337,7 @@ static void walk_stage(const struct smmu_stage_cfg *c,
 				int e = m->cas64(m->ctx, pa, &d, d | D_AP_RDONLY);
 
 				if (e == -EFAULT) {
-					set_fault(r, SMMU_F_WALK_EABT, 2, level);
+					walk_abort(r, pa, 2, level);
 					return;
 				}
 				if (!e)

@@ -84,6 +84,7 @@ struct smmu_walk_res {
 	uint64_t desc2;		/* nested: the stage 2 leaf of the output */
 	unsigned attr;		/* stage 1: MAIR byte; stage 2: MemAttr */
 	unsigned fetches;	/* descriptors read, all stages */
+	uint64_t fetch_pa;	/* F_WALK_EABT: the descriptor's address */
 };
 
 /* Decode. -EINVAL: the structure is ILLEGAL for this model (C_BAD_CD /
