@@ -167,6 +167,20 @@ static struct iopt_smmu_resp xlate(struct rig *r, uint32_t sid, uint64_t addr,
 	return resp;
 }
 
+/* A 48-bit, 4K-granule stage 1 table in the rig's memory, and its CD. */
+static struct iopt_pgtable *s1_table(struct rig *r, uint16_t asid,
+				     struct iopt_cd *cd)
+{
+	struct iopt_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
+			       .ias = 48, .oas = 48, .coherent_walk = true,
+			       .mem = iopt_physmem_mem_ops(), .mem_ctx = r->pm };
+	struct iopt_pgtable *pt;
+
+	assert_int_equal(iopt_alloc(&pc, &pt), 0);
+	assert_int_equal(iopt_cd_from_pgtable(pt, asid, cd), 0);
+	return pt;
+}
+
 static void test_registers(void **state)
 {
 	struct rig r;
@@ -469,8 +483,6 @@ static void test_stage2_two_level_and_determinism(void **state)
 static void test_two_level_cds(void **state)
 {
 	struct rig r;
-	struct iopt_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
-			       .ias = 48, .oas = 48, .coherent_walk = true };
 	struct iopt_pgtable *pt;
 	struct iopt_cd cd;
 	const uint64_t l1 = CDTAB, l2 = CDTAB + 0x1000;
@@ -479,12 +491,9 @@ static void test_two_level_cds(void **state)
 
 	(void)state;
 	setup_rig(&r, NULL);
-	pc.mem = iopt_physmem_mem_ops();
-	pc.mem_ctx = r.pm;
-	assert_int_equal(iopt_alloc(&pc, &pt), 0);
+	pt = s1_table(&r, 77, &cd);
 	assert_int_equal(iopt_map_pages(pt, 0x10000, 0x20000, 0x1000, 1, IOPT_READ,
 					NULL), 0);
-	assert_int_equal(iopt_cd_from_pgtable(pt, 77, &cd), 0);
 	put_cd(&r, l2 + 5 * 64, &cd);			/* SubstreamID 2*64+5 */
 	uint64_t l1cd = l2 | 1;
 
@@ -573,8 +582,6 @@ static uint64_t fetches_of(struct rig *r, uint32_t sid, uint64_t va,
 static void test_walk_cache(void **state)
 {
 	struct rig r;
-	struct iopt_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
-			       .ias = 48, .oas = 48, .coherent_walk = true };
 	struct iopt_pgtable *pt;
 	struct iopt_cd cd;
 	struct iopt_ste ste = { .valid = true, .config = IOPT_STE_S1,
@@ -584,10 +591,7 @@ static void test_walk_cache(void **state)
 
 	(void)state;
 	setup_rig(&r, NULL);
-	pc.mem = iopt_physmem_mem_ops();
-	pc.mem_ctx = r.pm;
-	assert_int_equal(iopt_alloc(&pc, &pt), 0);
-	assert_int_equal(iopt_cd_from_pgtable(pt, 9, &cd), 0);
+	pt = s1_table(&r, 9, &cd);
 	put_cd(&r, CDTAB, &cd);
 	put_ste(&r, 4, &ste, STRTAB);
 	assert_int_equal(iopt_map_pages(pt, va, 0x10000000, 0x1000, 8, IOPT_READ,
@@ -640,9 +644,7 @@ static void test_walk_cache(void **state)
 	iopt_smmu_default_params(&p);
 	p.walk.enable = false;
 	setup_rig(&r, &p);
-	pc.mem_ctx = r.pm;
-	assert_int_equal(iopt_alloc(&pc, &pt), 0);
-	assert_int_equal(iopt_cd_from_pgtable(pt, 9, &cd), 0);
+	pt = s1_table(&r, 9, &cd);
 	put_cd(&r, CDTAB, &cd);
 	put_ste(&r, 4, &ste, STRTAB);
 	assert_int_equal(iopt_map_pages(pt, va, 0x10000000, 0x1000, 2, IOPT_READ,
@@ -679,8 +681,6 @@ static void test_ats_and_event_fields(void **state)
 {
 	struct rig r;
 	struct iopt_smmu_params p;
-	struct iopt_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
-			       .ias = 48, .oas = 48, .coherent_walk = true };
 	struct iopt_pgtable *pt;
 	struct iopt_cd cd;
 	const uint64_t pa = 0x123456789000ull;
@@ -706,12 +706,9 @@ static void test_ats_and_event_fields(void **state)
 	p.ats = true;
 	setup_rig(&r, &p);
 	assert_int_equal(rd(&r, 0x0) >> 10 & 3, 3);		/* ATS, NS1ATS */
-	pc.mem = iopt_physmem_mem_ops();
-	pc.mem_ctx = r.pm;
-	assert_int_equal(iopt_alloc(&pc, &pt), 0);
+	pt = s1_table(&r, 3, &cd);
 	assert_int_equal(iopt_map_pages(pt, 0x5000, 0x9000, 0x1000, 1,
 					IOPT_READ | IOPT_WRITE, NULL), 0);
-	assert_int_equal(iopt_cd_from_pgtable(pt, 3, &cd), 0);
 	put_cd(&r, CDTAB, &cd);
 	for (uint32_t sid = 1; sid <= 4; sid++) {
 		/* EATS 0, 1, 1 with bypass, 2. */
@@ -836,8 +833,6 @@ static unsigned xfault(struct rig *r, uint32_t sid, uint64_t addr, bool exec,
 static void test_cd_ste_fields(void **state)
 {
 	struct rig r;
-	struct iopt_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
-			       .ias = 48, .oas = 48, .coherent_walk = true };
 	struct iopt_cfg sc = { .fmt = IOPT_ARM_64_LPAE_S2, .granule = 4096,
 			       .ias = 40, .oas = 40, .coherent_walk = true };
 	struct iopt_pgtable *pt, *s2;
@@ -845,9 +840,9 @@ static void test_cd_ste_fields(void **state)
 
 	(void)state;
 	setup_rig(&r, NULL);
-	pc.mem = sc.mem = iopt_physmem_mem_ops();
-	pc.mem_ctx = sc.mem_ctx = r.pm;
-	assert_int_equal(iopt_alloc(&pc, &pt), 0);
+	sc.mem = iopt_physmem_mem_ops();
+	sc.mem_ctx = r.pm;
+	pt = s1_table(&r, 5, &base);
 	assert_int_equal(iopt_alloc(&sc, &s2), 0);
 	assert_int_equal(iopt_map_pages(pt, 0x5000, 0x9000, 0x1000, 1,
 					IOPT_READ | IOPT_WRITE, NULL), 0);
@@ -855,7 +850,6 @@ static void test_cd_ste_fields(void **state)
 					NULL), 0);
 	assert_int_equal(iopt_map_pages(pt, 0x7000, 0xb000, 0x1000, 1,
 					IOPT_READ | IOPT_PRIV, NULL), 0);
-	assert_int_equal(iopt_cd_from_pgtable(pt, 5, &base), 0);
 	/* One STE and CD per case: StreamID n uses the CD at CDTAB + 64n. */
 	for (uint32_t sid = 1; sid <= 6; sid++) {
 		struct iopt_ste ste = { .valid = true, .config = IOPT_STE_S1,
@@ -939,20 +933,15 @@ static void test_aborts_and_addr_size(void **state)
 {
 	const uint64_t hole = 0x10000000000ull;	/* no memory there */
 	struct rig r;
-	struct iopt_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
-			       .ias = 48, .oas = 48, .coherent_walk = true };
 	struct iopt_pgtable *pt;
 	struct iopt_cd cd;
 	unsigned e;
 
 	(void)state;
 	setup_rig(&r, NULL);
-	pc.mem = iopt_physmem_mem_ops();
-	pc.mem_ctx = r.pm;
-	assert_int_equal(iopt_alloc(&pc, &pt), 0);
+	pt = s1_table(&r, 8, &cd);
 	assert_int_equal(iopt_map_pages(pt, 0x5000, 1ull << 44, 0x1000, 1,
 					IOPT_READ, NULL), 0);
-	assert_int_equal(iopt_cd_from_pgtable(pt, 8, &cd), 0);
 	/* StreamID 1: CD table in a hole. */
 	struct iopt_ste ste = { .valid = true, .config = IOPT_STE_S1,
 				.s1_context_ptr = hole };
@@ -1005,6 +994,77 @@ static void test_aborts_and_addr_size(void **state)
 	teardown_rig(&r);
 }
 
+static void cmd_sync(struct rig *r, struct iopt_smmu_cmd c)
+{
+	struct iopt_smmu_cmd both[2] = { c, { .opcode = IOPT_CMD_SYNC } };
+
+	cmds(r, both, 2);
+}
+
+/*
+ * The configuration cache keeps a changed STE or CD until its CFGI_*
+ * command (4.3): each of CFGI_STE, CFGI_STE_RANGE (a range, and 31 = all),
+ * CFGI_CD and CFGI_CD_ALL makes the model read the new structure.
+ * This model caches only usable configurations: an invalid one is read
+ * again on every transaction.
+ */
+static void test_cfgi_commands(void **state)
+{
+	struct rig r;
+	struct iopt_pgtable *pt;
+	struct iopt_cd cd, bad;
+	struct iopt_ste ste = { .valid = true, .config = IOPT_STE_S1,
+				.s1_context_ptr = CDTAB };
+	struct iopt_ste off = { .valid = true, .config = IOPT_STE_ABORT };
+
+	(void)state;
+	setup_rig(&r, NULL);
+	pt = s1_table(&r, 4, &cd);
+	assert_int_equal(iopt_map_pages(pt, 0x5000, 0x9000, 0x1000, 1, IOPT_READ,
+					NULL), 0);
+	bad = cd;
+	bad.valid = false;
+	put_cd(&r, CDTAB, &cd);
+	for (uint32_t sid = 20; sid < 24; sid++)
+		put_ste(&r, sid, &ste, STRTAB);
+	for (uint32_t sid = 20; sid < 24; sid++)
+		assert_int_equal(xlate(&r, sid, 0x5000, false).fault, 0);
+	/* STEs turned to abort: cached until invalidated. */
+	for (uint32_t sid = 20; sid < 24; sid++)
+		put_ste(&r, sid, &off, STRTAB);
+	assert_int_equal(xlate(&r, 20, 0x5000, false).fault, 0);
+	cmd_sync(&r, (struct iopt_smmu_cmd){ .opcode = IOPT_CMD_CFGI_STE, .sid = 20 });
+	assert_int_equal(xlate(&r, 20, 0x5000, false).fault, IOPT_EVT_ABORT);
+	assert_int_equal(xlate(&r, 21, 0x5000, false).fault, 0);
+	/* Range 0: StreamIDs 22 and 23 (2^(0+1), aligned). */
+	cmd_sync(&r, (struct iopt_smmu_cmd){ .opcode = IOPT_CMD_CFGI_STE_RANGE,
+					     .sid = 23, .range = 0 });
+	assert_int_equal(xlate(&r, 21, 0x5000, false).fault, 0);
+	assert_int_equal(xlate(&r, 22, 0x5000, false).fault, IOPT_EVT_ABORT);
+	assert_int_equal(xlate(&r, 23, 0x5000, false).fault, IOPT_EVT_ABORT);
+	cmd_sync(&r, (struct iopt_smmu_cmd){ .opcode = IOPT_CMD_CFGI_STE_RANGE,
+					     .range = 31 });
+	assert_int_equal(xlate(&r, 21, 0x5000, false).fault, IOPT_EVT_ABORT);
+	/* CDs: an invalid CD is seen after CFGI_CD, a good one after
+	 * CFGI_CD_ALL. */
+	put_ste(&r, 20, &ste, STRTAB);
+	cmd_sync(&r, (struct iopt_smmu_cmd){ .opcode = IOPT_CMD_CFGI_STE, .sid = 20 });
+	assert_int_equal(xlate(&r, 20, 0x5000, false).fault, 0);
+	put_cd(&r, CDTAB, &bad);
+	assert_int_equal(xlate(&r, 20, 0x5000, false).fault, 0);
+	cmd_sync(&r, (struct iopt_smmu_cmd){ .opcode = IOPT_CMD_CFGI_CD, .sid = 20 });
+	assert_int_equal(xlate(&r, 20, 0x5000, false).fault, IOPT_EVT_C_BAD_CD);
+	/* An ILLEGAL configuration is not cached: fixed, it is read again. */
+	put_cd(&r, CDTAB, &cd);
+	assert_int_equal(xlate(&r, 20, 0x5000, false).fault, 0);
+	put_cd(&r, CDTAB, &bad);
+	assert_int_equal(xlate(&r, 20, 0x5000, false).fault, 0);
+	cmd_sync(&r, (struct iopt_smmu_cmd){ .opcode = IOPT_CMD_CFGI_CD_ALL, .sid = 20 });
+	assert_int_equal(xlate(&r, 20, 0x5000, false).fault, IOPT_EVT_C_BAD_CD);
+	iopt_free(pt);
+	teardown_rig(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1020,6 +1080,7 @@ int main(void)
 		cmocka_unit_test(test_irq_msis),
 		cmocka_unit_test(test_cd_ste_fields),
 		cmocka_unit_test(test_aborts_and_addr_size),
+		cmocka_unit_test(test_cfgi_commands),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
