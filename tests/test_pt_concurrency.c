@@ -35,9 +35,7 @@
 
 static long ops_total(void)
 {
-	const char *e = getenv("IOPT_STRESS_OPS");
-
-	return e ? atol(e) : 100000;
+	return tu_stress_ops(100000);
 }
 
 struct ctx {

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include <iopgtable/pgtable.h>
 
@@ -112,6 +113,14 @@ uint64_t shadow_mapped_prefix(const struct shadow *s, uint64_t va,
 			      uint64_t max);
 
 /* ---- misc ------------------------------------------------------------- */
+
+/* Operations per stress phase: IOPT_STRESS_OPS, or dflt. */
+static inline long tu_stress_ops(long dflt)
+{
+	const char *e = getenv("IOPT_STRESS_OPS");
+
+	return e ? atol(e) : dflt;
+}
 
 static inline uint64_t tu_rand(uint64_t *state)
 {

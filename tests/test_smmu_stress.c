@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The SMMUv3 model under concurrent use, meant to run clean under
+ * ThreadSanitizer: a driver thread maps and unmaps pages and 2 MiB chunks
+ * of a stage 1 table (unmapping a chunk frees its table through RCU) and,
+ * after each unmap, issues TLBI_NH_VA + CMD_SYNC through the command
+ * queue; device threads translate random addresses of the same range at
+ * the same time. The walker reads the tables while they change, so every
+ * translation must either fault with F_TRANSLATION or give the output
+ * address the mapping scheme assigns (OA = IA + OFF): never another
+ * address, never a crash, race or use after free. After the driver's
+ * last TLBI + CMD_SYNC, nothing it unmapped may translate.
+ * IOPT_STRESS_OPS scales the work (default 100000 driver operations).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <iopgtable/physmem.h>
+#include <iopgtable/smmu.h>
+
+#include "tutil.h"
+
+#define MEM_BASE 0x80000000ull
+#define STRTAB	(MEM_BASE + 0x000000)
+#define CMDQ	(MEM_BASE + 0x010000)	/* 256 commands */
+#define EVTQ	(MEM_BASE + 0x020000)
+#define CDTAB	(MEM_BASE + 0x030000)
+#define VA0	0x40000000ull
+#define SPAN	(8ull << 21)		/* eight 2 MiB chunks */
+#define OFF	0x100000000ull		/* OA = IA + OFF */
+#define DEVICES	2
+
+struct shared {
+	struct iopt_physmem *pm;
+	struct iopt_smmu *s;
+	struct iopt_pgtable *pt;
+	uint64_t cycle;			/* atomic: the clock all threads share */
+	int stop;			/* atomic */
+	unsigned long bad;		/* atomic: wrong translations */
+	unsigned long ok, faults;	/* atomic */
+};
+
+static uint64_t tick(struct shared *sh)
+{
+	return __atomic_add_fetch(&sh->cycle, 10, __ATOMIC_RELAXED);
+}
+
+static void *device(void *arg)
+{
+	struct shared *sh = arg;
+	uint64_t rng = (uint64_t)(uintptr_t)&rng;
+
+	while (!__atomic_load_n(&sh->stop, __ATOMIC_ACQUIRE)) {
+		struct iopt_smmu_txn t = { .sid = 1, .priv = true,
+					   .addr = VA0 + tu_rand(&rng) % SPAN };
+		struct iopt_smmu_resp r;
+
+		if (iopt_smmu_translate(sh->s, &t, tick(sh), &r))
+			__atomic_add_fetch(&sh->bad, 1, __ATOMIC_RELAXED);
+		else if (!r.fault && r.oa == t.addr + OFF)
+			__atomic_add_fetch(&sh->ok, 1, __ATOMIC_RELAXED);
+		else if (r.fault == IOPT_EVT_F_TRANSLATION)
+			__atomic_add_fetch(&sh->faults, 1, __ATOMIC_RELAXED);
+		else
+			__atomic_add_fetch(&sh->bad, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+/* The driver's invalidation: TLBI_NH_VA (Leaf=0: tables may have gone)
+ * for the range, then CMD_SYNC; returns once the model has consumed both. */
+static void invalidate(struct shared *sh, uint32_t *prod, uint64_t va, uint64_t size)
+{
+	for (uint64_t a = va; a < va + size; a += 0x1000) {
+		struct iopt_smmu_cmd c[2] = {
+			{ .opcode = IOPT_CMD_TLBI_NH_VA, .asid = 3, .addr = a },
+			{ .opcode = IOPT_CMD_SYNC },
+		};
+		unsigned n = a + 0x1000 < va + size ? 1 : 2;
+
+		for (unsigned i = 0; i < n; i++) {
+			uint64_t w[2];
+
+			assert_int_equal(iopt_smmu_cmd_encode(&c[i], w), 0);
+			memcpy(iopt_physmem_ptr(sh->pm, CMDQ + (*prod & 255) * 16ull, 16),
+			       w, 16);
+			*prod = (*prod + 1) & 511;
+			if ((*prod & 255) == 0 || i == 1) {
+				/* Publish, then let the model consume. */
+				assert_int_equal(iopt_smmu_mmio_write(sh->s, 0x98, 4, *prod,
+								      tick(sh)), 0);
+				uint64_t cons;
+
+				do {
+					uint64_t c2 = tick(sh) + 1000;
+
+					iopt_smmu_run_until(sh->s, c2);
+					assert_int_equal(iopt_smmu_mmio_read(sh->s, 0x9c, 4,
+									     &cons, c2), 0);
+				} while ((cons & 0x1ff) != *prod);
+			}
+		}
+	}
+}
+
+static void test_translate_while_mapping(void **state)
+{
+	struct shared sh;
+	struct iopt_smmu_params p;
+	struct iopt_smmu_mem mem;
+	uint64_t pa, rng = 11, w[8];
+	long ops = tu_stress_ops(100000);
+	uint32_t prod = 0;
+	pthread_t th[DEVICES];
+
+	(void)state;
+	memset(&sh, 0, sizeof(sh));
+	assert_int_equal(iopt_physmem_create(MEM_BASE, 64u << 20, &sh.pm), 0);
+	assert_int_equal(iopt_physmem_alloc(sh.pm, 1u << 20, &pa), 0);
+	iopt_smmu_physmem(sh.pm, 10, &mem);
+	iopt_smmu_default_params(&p);
+	p.tlb.entries = 64;		/* small caches: evictions and refills */
+	p.walk.entries = 16;
+	assert_int_equal(iopt_smmu_create(&p, &mem, NULL, NULL, &sh.s), 0);
+	assert_int_equal(iopt_smmu_mmio_write(sh.s, 0x80, 8, STRTAB, 0), 0);
+	assert_int_equal(iopt_smmu_mmio_write(sh.s, 0x88, 4, 4, 0), 0);
+	assert_int_equal(iopt_smmu_mmio_write(sh.s, 0x90, 8, CMDQ | 8, 0), 0);
+	assert_int_equal(iopt_smmu_mmio_write(sh.s, 0xa0, 8, EVTQ | 4, 0), 0);
+	assert_int_equal(iopt_smmu_mmio_write(sh.s, 0x20, 4, 0x9, 0), 0); /* no EVTQ */
+	struct iopt_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
+			       .ias = 48, .oas = 48, .coherent_walk = true,
+			       .mem = iopt_physmem_mem_ops(), .mem_ctx = sh.pm };
+	struct iopt_cd cd;
+	struct iopt_ste ste = { .valid = true, .config = IOPT_STE_S1,
+				.s1_context_ptr = CDTAB };
+
+	assert_int_equal(iopt_alloc(&pc, &sh.pt), 0);
+	assert_int_equal(iopt_cd_from_pgtable(sh.pt, 3, &cd), 0);
+	iopt_cd_encode(&cd, w);
+	memcpy(iopt_physmem_ptr(sh.pm, CDTAB, 64), w, 64);
+	iopt_ste_encode(&ste, w);
+	memcpy(iopt_physmem_ptr(sh.pm, STRTAB + 64, 64), w, 64);
+
+	for (int i = 0; i < DEVICES; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, device, &sh), 0);
+	for (long op = 0; op < ops; op++) {
+		uint64_t chunk = VA0 + (tu_rand(&rng) % (SPAN >> 21) << 21);
+		uint64_t va = chunk + (tu_rand(&rng) % 512) * 0x1000;
+
+		switch (tu_rand(&rng) % 4) {
+		case 0:		/* map one page */
+		case 1:
+			iopt_map_pages(sh.pt, va, va + OFF, 0x1000, 1, IOPT_READ, NULL);
+			break;
+		case 2:		/* unmap one page */
+			if (iopt_unmap_pages(sh.pt, va, 0x1000, 1, NULL) > 0)
+				invalidate(&sh, &prod, va, 0x1000);
+			break;
+		default:	/* unmap the chunk: its table is freed */
+			if (iopt_unmap_pages(sh.pt, chunk, 0x200000, 1, NULL) > 0)
+				invalidate(&sh, &prod, chunk, 0x1000);
+			break;
+		}
+	}
+	/* Unmap everything and invalidate: nothing translates any more. */
+	for (uint64_t c = VA0; c < VA0 + SPAN; c += 0x200000)	/* stops at holes */
+		iopt_unmap_pages(sh.pt, c, 0x200000, 1, NULL);
+	struct iopt_smmu_cmd all[2] = {
+		{ .opcode = IOPT_CMD_TLBI_NH_ASID, .asid = 3 },
+		{ .opcode = IOPT_CMD_SYNC },
+	};
+	for (int i = 0; i < 2; i++) {
+		iopt_smmu_cmd_encode(&all[i], w);
+		memcpy(iopt_physmem_ptr(sh.pm, CMDQ + (prod & 255) * 16ull, 16), w, 16);
+		prod = (prod + 1) & 511;
+	}
+	assert_int_equal(iopt_smmu_mmio_write(sh.s, 0x98, 4, prod, tick(&sh)), 0);
+	iopt_smmu_run_until(sh.s, tick(&sh) + 100000);
+	for (int i = 0; i < 1000; i++) {
+		struct iopt_smmu_txn t = { .sid = 1, .priv = true,
+					   .addr = VA0 + tu_rand(&rng) % SPAN };
+		struct iopt_smmu_resp r;
+
+		assert_int_equal(iopt_smmu_translate(sh.s, &t, tick(&sh), &r), 0);
+		assert_int_equal(r.fault, IOPT_EVT_F_TRANSLATION);
+	}
+	__atomic_store_n(&sh.stop, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < DEVICES; i++)
+		pthread_join(th[i], NULL);
+	assert_int_equal(sh.bad, 0);
+	assert_true(sh.ok > 0 && sh.faults > 0);
+	iopt_free(sh.pt);
+	iopt_smmu_destroy(sh.s);
+	iopt_physmem_destroy(sh.pm);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_translate_while_mapping),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
