@@ -90,6 +90,7 @@ static void setup_rig(struct rig *r, const struct iopt_smmu_params *p)
 	wr(r, 0x88, 8);				/* linear, 256 entries */
 	wr(r, 0x90, CMDQ | 8);			/* CMDQ_BASE, 256 */
 	wr(r, 0xa0, EVTQ | 6);			/* EVENTQ_BASE, 64 */
+	wr(r, 0x2c, 0x6);			/* CR2: RECINVSID, PTM */
 	wr(r, 0x50, 0x7);			/* IRQ_CTRL */
 	wr(r, 0x20, 0x1 | 0x4 | 0x8);		/* SMMUEN, EVENTQEN, CMDQEN */
 	assert_int_equal(rd(r, 0x24), 0xd);	/* CR0ACK */
@@ -150,6 +151,12 @@ static void queue_illegal(struct rig *r)
 	iopt_smmu_run_until(r->s, r->cycle);
 }
 
+/* Index of the next event record the model will write. */
+static unsigned evt_next(struct rig *r)
+{
+	return (unsigned)(rd(r, 0x100a8) & 63);
+}
+
 static uint64_t evt_word(struct rig *r, unsigned idx, unsigned word)
 {
 	return ((uint64_t *)iopt_physmem_ptr(r->pm, EVTQ + (idx & 63) * 32ull, 32))[word];
@@ -204,6 +211,23 @@ static void test_registers(void **state)
 	/* Base registers are locked while their unit is enabled. */
 	wr(&r, 0x80, MEM_BASE + 0x100000);
 	assert_int_equal(rd(&r, 0x80), STRTAB);
+	/* Control registers read back what was written, within their
+	 * fields; IRQ_CTRLACK follows IRQ_CTRL. */
+	wr(&r, 0x50, 0xff);
+	assert_int_equal(rd(&r, 0x50), 0x7);
+	assert_int_equal(rd(&r, 0x54), 0x7);
+	wr(&r, 0x2c, 0xff);				/* CR2: E2H, RECINVSID, PTM */
+	assert_int_equal(rd(&r, 0x2c), 0x7);
+	wr(&r, 0x70, 0x12345678);			/* GERROR_IRQ_CFG1 */
+	assert_int_equal(rd(&r, 0x70), 0x12345678);
+	assert_int_equal(iopt_smmu_mmio_write(r.s, 0xb0, 8, 0x8000000003ull, 0), 0);
+	assert_int_equal(iopt_smmu_mmio_read(r.s, 0xb0, 8, &v, 0), 0);
+	assert_int_equal(v, 0x8000000000ull);		/* ADDR [51:2] */
+	/* Queue pointers owned by the SMMU ignore writes while enabled. */
+	wr(&r, 0x9c, 5);				/* CMDQ_CONS */
+	assert_int_equal(rd(&r, 0x9c), 0);
+	wr(&r, 0x100a8, 5);				/* EVENTQ_PROD */
+	assert_int_equal(rd(&r, 0x100a8), 0);
 	/* RAZ/WI and bad sizes. */
 	wr(&r, 0xfe0, 0x1234);
 	assert_int_equal(rd(&r, 0xfe0), 0);
@@ -417,6 +441,13 @@ static void test_bad_config_events(void **state)
 	assert_int_equal(evt_word(&r, 0, 0) & 0xff, IOPT_EVT_C_BAD_STREAMID);
 	assert_int_equal(evt_word(&r, 0, 0) >> 32, 300);
 	assert_int_equal(evt_word(&r, 1, 0) & 0xff, IOPT_EVT_C_BAD_STE);
+	/* CR2.RECINVSID = 0: a bad StreamID aborts without a record. */
+	unsigned e = evt_next(&r);
+
+	wr(&r, 0x2c, 0x4);
+	assert_int_equal(xlate(&r, 300, 0x1000, false).fault, IOPT_EVT_C_BAD_STREAMID);
+	assert_int_equal(evt_next(&r), e);
+	wr(&r, 0x2c, 0x6);
 	/* Overflow: 64 entries, none consumed. */
 	for (int i = 0; i < 80; i++)
 		xlate(&r, 1, 0x1000, false);
@@ -664,11 +695,6 @@ static struct iopt_smmu_resp xlate_txn(struct rig *r, struct iopt_smmu_txn t)
 	return resp;
 }
 
-/* Index of the next event record the model will write. */
-static unsigned evt_next(struct rig *r)
-{
-	return (unsigned)(rd(r, 0x100a8) & 63);
-}
 
 /*
  * ATS Translated traffic (3.9.1, 7.3.2, 7.3.8) and the access fields of

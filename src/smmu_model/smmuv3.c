@@ -59,6 +59,7 @@
 #define CR0_EVENTQEN	(1u << 2)
 #define CR0_CMDQEN	(1u << 3)
 #define CR0_ATSCHK	(1u << 4)
+#define CR2_RECINVSID	(1u << 1)
 #define GBPA_ABORT	(1u << 20)
 #define GBPA_UPDATE	(1u << 31)
 #define IRQ_GERROR_EN	(1u << 0)
@@ -873,6 +874,8 @@ done:
 	}
 	else if (ev == IOPT_EVT_F_STE_FETCH || ev == IOPT_EVT_F_CD_FETCH)
 		event(s, ev, t, 0, 0, s->fetch_pa & FETCH_MASK, tcur);	/* 7.3.4, 7.3.10 */
+	else if (ev == IOPT_EVT_C_BAD_STREAMID && !(s->cr2 & CR2_RECINVSID))
+		;				/* 7.3.3: recorded only when asked */
 	else if (ev && ev != IOPT_EVT_ABORT)
 		event(s, ev, t, 0, 0, 0, tcur);	/* configuration errors: no address */
 out_fault:
