@@ -664,8 +664,20 @@ static void test_walk_cache(void **state)
 	};
 
 	cmds(&r, walk, 2);
-	assert_int_equal(fetches_of(&r, 4, va + 0x3000, &oa), 3);	/* L1 cached */
+	/* The 2 MiB block is read at level 2: three reads, nothing cached. */
+	assert_int_equal(fetches_of(&r, 4, va + 0x3000, &oa), 3);
 	assert_int_equal(oa, 0x30003000);
+	/* A range TLBI (4K granule, 2^9 pages, Leaf=0) removes the table
+	 * entries of the walk too. */
+	struct iopt_smmu_cmd range[2] = {
+		{ .opcode = IOPT_CMD_TLBI_NH_VA, .asid = 9, .addr = va, .tg = 1,
+		  .scale = 9 },
+		{ .opcode = IOPT_CMD_SYNC },
+	};
+
+	cmds(&r, range, 2);
+	assert_int_equal(fetches_of(&r, 4, va + 0x4000, &oa), 3);
+	assert_int_equal(oa, 0x30004000);
 	iopt_free(pt);
 
 	/* Without walk caches every walk reads every level. */

@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The SMMUv3 model under concurrent use, meant to run clean under
- * ThreadSanitizer: a driver thread maps and unmaps pages and 2 MiB chunks
- * of a stage 1 table (unmapping a chunk frees its table through RCU) and,
- * after each unmap, issues TLBI_NH_VA + CMD_SYNC through the command
- * queue; device threads translate random addresses of the same range at
- * the same time. The walker reads the tables while they change, so every
- * translation must either fault with F_TRANSLATION or give the output
- * address the mapping scheme assigns (OA = IA + OFF): never another
- * address, never a crash, race or use after free. After the driver's
- * last TLBI + CMD_SYNC, nothing it unmapped may translate.
+ * ThreadSanitizer. A driver thread maps and unmaps pages and 2 MiB chunks
+ * of a stage 1 table (unmapping a chunk frees its table through RCU); the
+ * table's TLB callbacks drive the model as a kernel driver drives the
+ * hardware: add_page queues TLBI_NH_VA (Leaf=1), flush_walk a range
+ * TLBI_NH_VA (Leaf=0, so walk caches drop the table), sync queues CMD_SYNC
+ * and waits for CONS to pass it. Device threads translate random addresses
+ * of the same range meanwhile. The walker reads the tables while they
+ * change, so every translation must either fault with F_TRANSLATION or
+ * give the output address the mapping scheme assigns (OA = IA + OFF):
+ * never another address, never a crash, race or use after free — a table
+ * is freed only after its walk-cache invalidation completed. After the
+ * last TLBI + CMD_SYNC nothing unmapped translates.
  * IOPT_STRESS_OPS scales the work (default 100000 driver operations).
  */
 #include <errno.h>
@@ -45,6 +48,7 @@ struct shared {
 	int stop;			/* atomic */
 	unsigned long bad;		/* atomic: wrong translations */
 	unsigned long ok, faults;	/* atomic */
+	uint32_t prod;			/* command queue: the driver thread's */
 };
 
 static uint64_t tick(struct shared *sh)
@@ -74,41 +78,74 @@ static void *device(void *arg)
 	return NULL;
 }
 
-/* The driver's invalidation: TLBI_NH_VA (Leaf=0: tables may have gone)
- * for the range, then CMD_SYNC; returns once the model has consumed both. */
-static void invalidate(struct shared *sh, uint32_t *prod, uint64_t va, uint64_t size)
+/* Queue one command; publish and drain when the queue is half full. */
+static void q_cmd(struct shared *sh, const struct iopt_smmu_cmd *c);
+
+/* Publish PROD and run the model until it has consumed every command. */
+static void q_drain(struct shared *sh)
 {
-	for (uint64_t a = va; a < va + size; a += 0x1000) {
-		struct iopt_smmu_cmd c[2] = {
-			{ .opcode = IOPT_CMD_TLBI_NH_VA, .asid = 3, .addr = a },
-			{ .opcode = IOPT_CMD_SYNC },
-		};
-		unsigned n = a + 0x1000 < va + size ? 1 : 2;
+	uint64_t cons;
 
-		for (unsigned i = 0; i < n; i++) {
-			uint64_t w[2];
+	assert_int_equal(iopt_smmu_mmio_write(sh->s, 0x98, 4, sh->prod, tick(sh)), 0);
+	do {
+		uint64_t c = tick(sh) + 1000;
 
-			assert_int_equal(iopt_smmu_cmd_encode(&c[i], w), 0);
-			memcpy(iopt_physmem_ptr(sh->pm, CMDQ + (*prod & 255) * 16ull, 16),
-			       w, 16);
-			*prod = (*prod + 1) & 511;
-			if ((*prod & 255) == 0 || i == 1) {
-				/* Publish, then let the model consume. */
-				assert_int_equal(iopt_smmu_mmio_write(sh->s, 0x98, 4, *prod,
-								      tick(sh)), 0);
-				uint64_t cons;
-
-				do {
-					uint64_t c2 = tick(sh) + 1000;
-
-					iopt_smmu_run_until(sh->s, c2);
-					assert_int_equal(iopt_smmu_mmio_read(sh->s, 0x9c, 4,
-									     &cons, c2), 0);
-				} while ((cons & 0x1ff) != *prod);
-			}
-		}
-	}
+		iopt_smmu_run_until(sh->s, c);
+		assert_int_equal(iopt_smmu_mmio_read(sh->s, 0x9c, 4, &cons, c), 0);
+	} while ((cons & 0x1ff) != sh->prod);
 }
+
+static void q_cmd(struct shared *sh, const struct iopt_smmu_cmd *c)
+{
+	uint64_t w[2];
+
+	assert_int_equal(iopt_smmu_cmd_encode(c, w), 0);
+	memcpy(iopt_physmem_ptr(sh->pm, CMDQ + (sh->prod & 255) * 16ull, 16), w, 16);
+	sh->prod = (sh->prod + 1) & 511;
+	if ((sh->prod & 127) == 0)
+		q_drain(sh);
+}
+
+/* The table's TLB callbacks (struct iopt_tlb_ops), as a driver's. */
+static void cb_sync(void *cookie)
+{
+	struct shared *sh = cookie;
+
+	q_cmd(sh, &(struct iopt_smmu_cmd){ .opcode = IOPT_CMD_SYNC });
+	q_drain(sh);
+}
+
+static void cb_flush_all(void *cookie)
+{
+	q_cmd(cookie, &(struct iopt_smmu_cmd){ .opcode = IOPT_CMD_TLBI_NH_ASID,
+					       .asid = 3 });
+	cb_sync(cookie);
+}
+
+static void cb_flush_walk(uint64_t iova, uint64_t size, uint64_t granule,
+			  void *cookie)
+{
+	/* One range command: 4K granule, 2^scale pages (size is a power
+	 * of two of at least a page). */
+	(void)granule;
+	q_cmd(cookie, &(struct iopt_smmu_cmd){
+		.opcode = IOPT_CMD_TLBI_NH_VA, .asid = 3, .addr = iova, .tg = 1,
+		.scale = (unsigned)__builtin_ctzll(size) - 12, .num = 0 });
+}
+
+static void cb_add_page(struct iopt_gather *g, uint64_t iova, uint64_t granule,
+			void *cookie)
+{
+	(void)g;
+	(void)granule;
+	q_cmd(cookie, &(struct iopt_smmu_cmd){ .opcode = IOPT_CMD_TLBI_NH_VA,
+					       .asid = 3, .addr = iova,
+					       .leaf = true });
+}
+
+static const struct iopt_tlb_ops tlb_ops = {
+	cb_flush_all, cb_flush_walk, cb_add_page, cb_sync,
+};
 
 static void test_translate_while_mapping(void **state)
 {
@@ -117,7 +154,6 @@ static void test_translate_while_mapping(void **state)
 	struct iopt_smmu_mem mem;
 	uint64_t pa, rng = 11, w[8];
 	long ops = tu_stress_ops(100000);
-	uint32_t prod = 0;
 	pthread_t th[DEVICES];
 
 	(void)state;
@@ -136,7 +172,8 @@ static void test_translate_while_mapping(void **state)
 	assert_int_equal(iopt_smmu_mmio_write(sh.s, 0x20, 4, 0x9, 0), 0); /* no EVTQ */
 	struct iopt_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
 			       .ias = 48, .oas = 48, .coherent_walk = true,
-			       .mem = iopt_physmem_mem_ops(), .mem_ctx = sh.pm };
+			       .mem = iopt_physmem_mem_ops(), .mem_ctx = sh.pm,
+			       .tlb = &tlb_ops, .tlb_cookie = &sh };
 	struct iopt_cd cd;
 	struct iopt_ste ste = { .valid = true, .config = IOPT_STE_S1,
 				.s1_context_ptr = CDTAB };
@@ -161,28 +198,18 @@ static void test_translate_while_mapping(void **state)
 			break;
 		case 2:		/* unmap one page */
 			if (iopt_unmap_pages(sh.pt, va, 0x1000, 1, NULL) > 0)
-				invalidate(&sh, &prod, va, 0x1000);
+				iopt_tlb_sync(sh.pt);
 			break;
 		default:	/* unmap the chunk: its table is freed */
 			if (iopt_unmap_pages(sh.pt, chunk, 0x200000, 1, NULL) > 0)
-				invalidate(&sh, &prod, chunk, 0x1000);
+				iopt_tlb_sync(sh.pt);
 			break;
 		}
 	}
 	/* Unmap everything and invalidate: nothing translates any more. */
 	for (uint64_t c = VA0; c < VA0 + SPAN; c += 0x200000)	/* stops at holes */
 		iopt_unmap_pages(sh.pt, c, 0x200000, 1, NULL);
-	struct iopt_smmu_cmd all[2] = {
-		{ .opcode = IOPT_CMD_TLBI_NH_ASID, .asid = 3 },
-		{ .opcode = IOPT_CMD_SYNC },
-	};
-	for (int i = 0; i < 2; i++) {
-		iopt_smmu_cmd_encode(&all[i], w);
-		memcpy(iopt_physmem_ptr(sh.pm, CMDQ + (prod & 255) * 16ull, 16), w, 16);
-		prod = (prod + 1) & 511;
-	}
-	assert_int_equal(iopt_smmu_mmio_write(sh.s, 0x98, 4, prod, tick(&sh)), 0);
-	iopt_smmu_run_until(sh.s, tick(&sh) + 100000);
+	cb_flush_all(&sh);
 	for (int i = 0; i < 1000; i++) {
 		struct iopt_smmu_txn t = { .sid = 1, .priv = true,
 					   .addr = VA0 + tu_rand(&rng) % SPAN };

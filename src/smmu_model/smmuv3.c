@@ -267,11 +267,11 @@ static bool wc_lookup(void *ctx, unsigned stage, unsigned level, uint64_t ia,
 }
 
 static void wc_insert(void *ctx, unsigned stage, unsigned level, uint64_t ia,
-		      unsigned shift, uint64_t table)
+		      unsigned shift, unsigned g, uint64_t table)
 {
 	struct iopt_smmu *s = ctx;
 	struct tlb_entry e = {
-		.stage = (uint8_t)stage, .level = (uint8_t)level,
+		.stage = (uint8_t)stage, .level = (uint8_t)level, .g = (uint8_t)g,
 		.size_lg2 = (uint8_t)shift, .vmid = s->wc_vmid,
 		.asid = stage == 1 ? s->wc_asid : 0,
 		.ia = ia & ~((1ull << shift) - 1), .oa = table,

@@ -266,7 +266,8 @@ static void walk_stage(const struct smmu_stage_cfg *c,
 			base = next;
 			level++;
 			if (m->wc)
-				m->wc->insert(m->wc->ctx, c->stage, level, ia, shift, base);
+				m->wc->insert(m->wc->ctx, c->stage, level, ia, shift,
+					      c->g, base);
 			continue;
 		}
 		if ((level == 3 && (d & 3) != 3) || (level < 3 && !block_ok(c, level))) {

@@ -28,7 +28,7 @@ struct smmu_walk_cache {
 	bool (*lookup)(void *ctx, unsigned stage, unsigned level, uint64_t ia,
 		       unsigned shift, uint64_t *table);
 	void (*insert)(void *ctx, unsigned stage, unsigned level, uint64_t ia,
-		       unsigned shift, uint64_t table);
+		       unsigned shift, unsigned g, uint64_t table);
 	void *ctx;
 };
 
