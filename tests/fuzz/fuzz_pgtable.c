@@ -17,26 +17,9 @@
 
 #include <iopgtable/pgtable.h>
 
+#include "fuzz_input.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-struct in {
-	const uint8_t *p;
-	size_t n;
-};
-
-static uint64_t take(struct in *in, unsigned bytes)
-{
-	uint64_t v = 0;
-
-	for (unsigned i = 0; i < bytes; i++) {
-		v = v << 8 | (in->n ? *in->p : 0);
-		if (in->n) {
-			in->p++;
-			in->n--;
-		}
-	}
-	return v;
-}
 
 static int err_ok(int e, int a, int b, int c, int d)
 {

@@ -14,29 +14,12 @@
 #include <iopgtable/physmem.h>
 #include <iopgtable/smmu.h>
 
+#include "fuzz_input.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define BASE 0x80000000ull
 #define SPAN (4u << 20)
-
-struct in {
-	const uint8_t *p;
-	size_t n;
-};
-
-static uint64_t take(struct in *in, unsigned bytes)
-{
-	uint64_t v = 0;
-
-	for (unsigned i = 0; i < bytes; i++) {
-		v = v << 8 | (in->n ? *in->p : 0);
-		if (in->n) {
-			in->p++;
-			in->n--;
-		}
-	}
-	return v;
-}
 
 static bool known_event(unsigned f)
 {
