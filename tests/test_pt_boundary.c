@@ -30,21 +30,6 @@ static struct iopt_pgtable *make_s1(unsigned ias, unsigned oas, uint32_t quirks)
 	return pt;
 }
 
-static void expect_pa(struct iopt_pgtable *pt, uint64_t va, uint64_t pa)
-{
-	uint64_t got = 0;
-
-	assert_int_equal(iopt_iova_to_phys(pt, va, &got), 0);
-	assert_int_equal(got, pa);
-}
-
-static void expect_none(struct iopt_pgtable *pt, uint64_t va)
-{
-	uint64_t got;
-
-	assert_int_equal(iopt_iova_to_phys(pt, va, &got), -ENOENT);
-}
-
 static void test_invalid_args_change_nothing(void **state)
 {
 	struct iopt_pgtable *pt = make_s1(48, 48, 0);
@@ -106,8 +91,8 @@ static void test_invalid_args_change_nothing(void **state)
 
 	iopt_get_stats(pt, &after);
 	assert_memory_equal(&before, &after, sizeof(before));
-	expect_pa(pt, SZ_2M, 0x1000);
-	expect_none(pt, 0);
+	tu_expect_pa(pt, SZ_2M, 0x1000);
+	tu_expect_none(pt, 0);
 	iopt_free(pt);
 }
 
@@ -182,14 +167,14 @@ static void test_first_and_last_page(void **state)
 						NULL), 0);
 		assert_int_equal(iopt_map_pages(pt, last, 0x7000, SZ_4K, 1,
 						IOPT_WRITE, NULL), 0);
-		expect_pa(pt, 0, 0);
-		expect_pa(pt, 0xfff, 0xfff);
-		expect_pa(pt, last + 0xfff, 0x7fff);
-		expect_none(pt, SZ_4K);
-		expect_none(pt, last - 1);
+		tu_expect_pa(pt, 0, 0);
+		tu_expect_pa(pt, 0xfff, 0xfff);
+		tu_expect_pa(pt, last + 0xfff, 0x7fff);
+		tu_expect_none(pt, SZ_4K);
+		tu_expect_none(pt, last - 1);
 		assert_int_equal(iopt_unmap_pages(pt, last, SZ_4K, 1, NULL), SZ_4K);
 		assert_int_equal(iopt_unmap_pages(pt, 0, SZ_4K, 1, NULL), SZ_4K);
-		expect_none(pt, 0);
+		tu_expect_none(pt, 0);
 		iopt_free(pt);
 	}
 }
@@ -206,19 +191,19 @@ static void test_pgcount_spans_tables(void **state)
 					IOPT_READ | IOPT_WRITE, &mapped), 0);
 	assert_int_equal(mapped, n * SZ_4K);
 	for (size_t i = 0; i < n; i++)
-		expect_pa(pt, va + i * SZ_4K + 5, 0x100000000ull + i * SZ_4K + 5);
-	expect_none(pt, va - 1);
-	expect_none(pt, va + n * SZ_4K);
+		tu_expect_pa(pt, va + i * SZ_4K + 5, 0x100000000ull + i * SZ_4K + 5);
+	tu_expect_none(pt, va - 1);
+	tu_expect_none(pt, va + n * SZ_4K);
 	/* Unmap stops at the first hole and reports the prefix. */
 	assert_int_equal(iopt_unmap_pages(pt, va + 10 * SZ_4K, SZ_4K, 1, NULL),
 			 SZ_4K);
 	assert_int_equal(iopt_unmap_pages(pt, va, SZ_4K, n, NULL), 10 * SZ_4K);
-	expect_none(pt, va);
-	expect_pa(pt, va + 11 * SZ_4K, 0x100000000ull + 11 * SZ_4K);
+	tu_expect_none(pt, va);
+	tu_expect_pa(pt, va + 11 * SZ_4K, 0x100000000ull + 11 * SZ_4K);
 	assert_int_equal(iopt_unmap_pages(pt, va + 11 * SZ_4K, SZ_4K, n - 11,
 					  NULL), (n - 11) * SZ_4K);
 	for (size_t i = 0; i < n; i += 7)
-		expect_none(pt, va + i * SZ_4K);
+		tu_expect_none(pt, va + i * SZ_4K);
 	/* A failed map that spans tables leaves nothing behind. */
 	assert_int_equal(iopt_map_pages(pt, va + 600 * SZ_4K, 0, SZ_4K, 1,
 					IOPT_READ, NULL), 0);
@@ -226,8 +211,8 @@ static void test_pgcount_spans_tables(void **state)
 			 -EEXIST);
 	for (size_t i = 0; i < n; i++)
 		if (i != 600)
-			expect_none(pt, va + i * SZ_4K);
-	expect_pa(pt, va + 600 * SZ_4K, 0);
+			tu_expect_none(pt, va + i * SZ_4K);
+	tu_expect_pa(pt, va + 600 * SZ_4K, 0);
 	iopt_free(pt);
 }
 
@@ -250,8 +235,8 @@ static void test_ttbr1_range(void **state)
 					NULL), 0);
 	assert_int_equal(iopt_map_pages(pt, low, 0x9000, SZ_4K, 1, IOPT_READ,
 					NULL), 0);
-	expect_pa(pt, ~0ull, 0x5fff);
-	expect_pa(pt, low + 1, 0x9001);
+	tu_expect_pa(pt, ~0ull, 0x5fff);
+	tu_expect_pa(pt, low + 1, 0x9001);
 	ref_walk(&info, IOPT_QUIRK_TTBR1, tu_identity_p2v, NULL, ~0ull, &w);
 	assert_true(w.mapped);
 	assert_int_equal(w.oa, 0x5fff);
@@ -267,7 +252,7 @@ static void test_ttbr1_range(void **state)
 	assert_int_equal(g.start, top);
 	assert_int_equal(g.last, ~0ull);
 	assert_int_equal(g.pgsize, SZ_4K);
-	expect_none(pt, top);
+	tu_expect_none(pt, top);
 	iopt_free(pt);
 }
 

@@ -35,21 +35,6 @@ static struct iopt_pgtable *make(enum iopt_fmt fmt, uint32_t granule,
 	return pt;
 }
 
-static void expect_pa(struct iopt_pgtable *pt, uint64_t va, uint64_t pa)
-{
-	uint64_t got = 0;
-
-	assert_int_equal(iopt_iova_to_phys(pt, va, &got), 0);
-	assert_int_equal(got, pa);
-}
-
-static void expect_none(struct iopt_pgtable *pt, uint64_t va)
-{
-	uint64_t got;
-
-	assert_int_equal(iopt_iova_to_phys(pt, va, &got), -ENOENT);
-}
-
 static uint64_t tables(struct iopt_pgtable *pt)
 {
 	struct iopt_stats st;
@@ -79,15 +64,15 @@ static void test_split_1g_block(void **state)
 	assert_int_equal(tables(pt) - before, 2);
 	iopt_get_stats(pt, &st);
 	assert_int_equal(st.splits, 2);
-	expect_none(pt, hole);
-	expect_none(pt, hole + SZ_4K - 1);
+	tu_expect_none(pt, hole);
+	tu_expect_none(pt, hole + SZ_4K - 1);
 	/* Every other 2M of the block, and every other 4K of the split 2M. */
 	for (uint64_t off = 0; off < SZ_1G; off += SZ_2M)
 		if (off != 300 * SZ_2M)
-			expect_pa(pt, va + off + 0x123, pa + off + 0x123);
+			tu_expect_pa(pt, va + off + 0x123, pa + off + 0x123);
 	for (uint64_t off = 300 * SZ_2M; off < 301 * SZ_2M; off += SZ_4K)
 		if (va + off != hole)
-			expect_pa(pt, va + off, pa + off);
+			tu_expect_pa(pt, va + off, pa + off);
 	/* The pieces keep the block's attributes, at the right levels. */
 	ref_walk(&info, 0, tu_identity_p2v, NULL, va, &w);
 	assert_true(w.mapped);
@@ -99,7 +84,7 @@ static void test_split_1g_block(void **state)
 	/* Unmapping the rest piecewise, then the hole is gone too. */
 	assert_int_equal(iopt_unmap_pages(pt, va, SZ_1G, 1, NULL), SZ_1G);
 	for (uint64_t off = 0; off < SZ_1G; off += SZ_2M)
-		expect_none(pt, va + off);
+		tu_expect_none(pt, va + off);
 	iopt_free(pt);
 }
 
@@ -125,12 +110,12 @@ static void test_split_other_granules(void **state)
 		assert_int_equal(iopt_unmap_pages(pt, va + blk - g, g, 3, NULL),
 				 3 * g);
 		assert_int_equal(tables(pt) - before, 2);
-		expect_none(pt, va + blk - g);
-		expect_none(pt, va + blk + g);
-		expect_pa(pt, va + blk - 2 * g, pa + blk - 2 * g);
-		expect_pa(pt, va + blk + 2 * g, pa + blk + 2 * g);
-		expect_pa(pt, va, pa);
-		expect_pa(pt, va + 2 * blk - 1, pa + 2 * blk - 1);
+		tu_expect_none(pt, va + blk - g);
+		tu_expect_none(pt, va + blk + g);
+		tu_expect_pa(pt, va + blk - 2 * g, pa + blk - 2 * g);
+		tu_expect_pa(pt, va + blk + 2 * g, pa + blk + 2 * g);
+		tu_expect_pa(pt, va, pa);
+		tu_expect_pa(pt, va + 2 * blk - 1, pa + 2 * blk - 1);
 		iopt_free(pt);
 	}
 }
@@ -178,7 +163,7 @@ static void test_contiguous_runs(void **state)
 			assert_int_equal(iopt_unmap_pages(pt, hole, g, 1, NULL), g);
 			iopt_get_stats(pt, &st);
 			assert_int_equal(st.run_breaks, 1);
-			expect_none(pt, hole);
+			tu_expect_none(pt, hole);
 			for (uint64_t off = 0; off < c[i].run; off += g) {
 				if (va + off == hole)
 					continue;
@@ -217,14 +202,14 @@ static void test_unmap_table_and_replace_empty(void **state)
 			 -EEXIST);
 	assert_int_equal(iopt_unmap_pages(pt, va, SZ_2M, 1, NULL), SZ_2M);
 	for (int i = 0; i < 6; i++)
-		expect_none(pt, va + i * SZ_4K);
+		tu_expect_none(pt, va + i * SZ_4K);
 	/* Empty table left by page unmaps: a block replaces it. */
 	assert_int_equal(iopt_map_pages(pt, va + SZ_2M, 0, SZ_4K, 1, IOPT_READ,
 					NULL), 0);
 	assert_int_equal(iopt_unmap_pages(pt, va + SZ_2M, SZ_4K, 1, NULL), SZ_4K);
 	assert_int_equal(iopt_map_pages(pt, va + SZ_2M, SZ_2M, SZ_2M, 1,
 					IOPT_READ, NULL), 0);
-	expect_pa(pt, va + 2 * SZ_2M - 1, 2 * SZ_2M - 1);
+	tu_expect_pa(pt, va + 2 * SZ_2M - 1, 2 * SZ_2M - 1);
 	iopt_free(pt);
 }
 

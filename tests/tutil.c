@@ -1,6 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 #define _GNU_SOURCE
 #include "tutil.h"
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -501,4 +506,19 @@ uint64_t shadow_mapped_prefix(const struct shadow *s, uint64_t va,
 		got += m->va + m->size - (va + got);
 	}
 	return got < max ? got : max;
+}
+
+void tu_expect_pa(struct iopt_pgtable *pt, uint64_t va, uint64_t pa)
+{
+	uint64_t got = 0;
+
+	assert_int_equal(iopt_iova_to_phys(pt, va, &got), 0);
+	assert_int_equal(got, pa);
+}
+
+void tu_expect_none(struct iopt_pgtable *pt, uint64_t va)
+{
+	uint64_t got;
+
+	assert_int_equal(iopt_iova_to_phys(pt, va, &got), -ENOENT);
 }

@@ -136,4 +136,8 @@ static inline uint64_t tu_rand(uint64_t *state)
 /* Expected prot after encoding: what a format can express of prot. */
 unsigned tu_expect_prot(enum iopt_fmt fmt, uint32_t quirks, unsigned prot);
 
+/* Assert (cmocka) that va translates to pa, or is not mapped. */
+void tu_expect_pa(struct iopt_pgtable *pt, uint64_t va, uint64_t pa);
+void tu_expect_none(struct iopt_pgtable *pt, uint64_t va);
+
 #endif
