@@ -40,18 +40,6 @@ void plat_mutex_destroy(struct plat_mutex *m)
 	pthread_mutex_destroy(&m->m);
 }
 
-void plat_mutex_lock(struct plat_mutex *m)
-{
-	PLAT_YIELD();
-	pthread_mutex_lock(&m->m);
-}
-
-void plat_mutex_unlock(struct plat_mutex *m)
-{
-	pthread_mutex_unlock(&m->m);
-	PLAT_YIELD();
-}
-
 int plat_thread_start(struct plat_thread *t, void *(*fn)(void *), void *arg)
 {
 	return -pthread_create(&t->t, NULL, fn, arg);

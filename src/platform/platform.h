@@ -206,8 +206,18 @@ struct plat_mutex {
 
 int plat_mutex_init(struct plat_mutex *m);
 void plat_mutex_destroy(struct plat_mutex *m);
-void plat_mutex_lock(struct plat_mutex *m);
-void plat_mutex_unlock(struct plat_mutex *m);
+
+static inline void plat_mutex_lock(struct plat_mutex *m)
+{
+	PLAT_YIELD();
+	pthread_mutex_lock(&m->m);
+}
+
+static inline void plat_mutex_unlock(struct plat_mutex *m)
+{
+	pthread_mutex_unlock(&m->m);
+	PLAT_YIELD();
+}
 
 /* ---- threads ---------------------------------------------------------- */
 

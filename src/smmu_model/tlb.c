@@ -36,56 +36,19 @@ void tlb_fini(struct tlb *t)
 	t->rr = NULL;
 }
 
-static unsigned set_of(const struct tlb *t, uint64_t ia, unsigned size_lg2)
-{
-	uint64_t blk = ia >> size_lg2;
-
-	return (unsigned)((blk ^ (blk >> 13)) & (t->sets - 1));
-}
-
-static bool tags_match(const struct tlb_entry *e, uint16_t vmid, uint16_t asid,
-		       uint8_t stage)
-{
-	return e->valid && e->stage == stage && e->vmid == vmid &&
-	       (e->global || e->asid == asid);
-}
-
-struct tlb_entry *tlb_lookup(struct tlb *t, uint16_t vmid, uint16_t asid,
-			     uint8_t stage, uint64_t ia)
-{
-	for (uint64_t sz = t->sizes; sz; sz &= sz - 1) {
-		unsigned lg2 = (unsigned)__builtin_ctzll(sz);
-		struct tlb_entry *set = &t->e[(size_t)set_of(t, ia, lg2) * t->ways];
-		uint64_t base = lg2 >= 64 ? 0 : ia & ~((1ull << lg2) - 1);
-
-		for (unsigned w = 0; w < t->ways; w++) {
-			struct tlb_entry *e = &set[w];
-
-			if (e->size_lg2 == lg2 && e->ia == base &&
-			    tags_match(e, vmid, asid, stage)) {
-				e->stamp = ++t->tick;
-				t->hits++;
-				return e;
-			}
-		}
-	}
-	t->misses++;
-	return NULL;
-}
-
 struct tlb_entry *tlb_lookup_level(struct tlb *t, uint16_t vmid, uint16_t asid,
 				   uint8_t stage, uint64_t ia, unsigned size_lg2,
 				   unsigned level)
 {
 	if (t->sizes >> size_lg2 & 1) {
-		struct tlb_entry *set = &t->e[(size_t)set_of(t, ia, size_lg2) * t->ways];
+		struct tlb_entry *set = &t->e[(size_t)tlb_set_of(t, ia, size_lg2) * t->ways];
 		uint64_t base = ia & ~((1ull << size_lg2) - 1);
 
 		for (unsigned w = 0; w < t->ways; w++) {
 			struct tlb_entry *e = &set[w];
 
 			if (e->size_lg2 == size_lg2 && e->ia == base &&
-			    e->level == level && tags_match(e, vmid, asid, stage)) {
+			    e->level == level && tlb_tags_match(e, vmid, asid, stage)) {
 				e->stamp = ++t->tick;
 				t->hits++;
 				return e;
@@ -98,7 +61,7 @@ struct tlb_entry *tlb_lookup_level(struct tlb *t, uint16_t vmid, uint16_t asid,
 
 void tlb_insert(struct tlb *t, const struct tlb_entry *in)
 {
-	unsigned s = set_of(t, in->ia, in->size_lg2);
+	unsigned s = tlb_set_of(t, in->ia, in->size_lg2);
 	struct tlb_entry *set = &t->e[(size_t)s * t->ways], *victim = NULL;
 
 	for (unsigned w = 0; w < t->ways && !victim; w++)

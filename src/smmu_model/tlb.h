@@ -12,6 +12,7 @@
 #define IOPT_SMMU_TLB_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum tlb_repl { TLB_LRU, TLB_RR, TLB_RANDOM };
@@ -61,9 +62,51 @@ struct tlb {
 int tlb_init(struct tlb *t, unsigned entries, unsigned ways,
 	     enum tlb_repl repl, uint64_t seed);
 void tlb_fini(struct tlb *t);
-/* The entry holding ia for (vmid, asid, stage), or NULL. */
-struct tlb_entry *tlb_lookup(struct tlb *t, uint16_t vmid, uint16_t asid,
-			     uint8_t stage, uint64_t ia);
+
+/* The set a block of 2^size_lg2 bytes at ia lives in. */
+static inline unsigned tlb_set_of(const struct tlb *t, uint64_t ia,
+				  unsigned size_lg2)
+{
+	uint64_t blk = ia >> size_lg2;
+
+	return (unsigned)((blk ^ (blk >> 13)) & (t->sets - 1));
+}
+
+/* Does e hold a translation for (vmid, asid, stage)? */
+static inline bool tlb_tags_match(const struct tlb_entry *e, uint16_t vmid,
+				  uint16_t asid, uint8_t stage)
+{
+	return e->valid && e->stage == stage && e->vmid == vmid &&
+	       (e->global || e->asid == asid);
+}
+
+/* The entry holding ia for (vmid, asid, stage), or NULL (inline: the
+ * translation hot path). */
+static inline struct tlb_entry *tlb_lookup(struct tlb *t, uint16_t vmid,
+					   uint16_t asid, uint8_t stage,
+					   uint64_t ia)
+{
+	for (uint64_t sz = t->sizes; sz; sz &= sz - 1) {
+		unsigned lg2 = (unsigned)__builtin_ctzll(sz);
+		struct tlb_entry *set =
+			&t->e[(size_t)tlb_set_of(t, ia, lg2) * t->ways];
+		uint64_t base = lg2 >= 64 ? 0 : ia & ~((1ull << lg2) - 1);
+
+		for (unsigned w = 0; w < t->ways; w++) {
+			struct tlb_entry *e = &set[w];
+
+			if (e->size_lg2 == lg2 && e->ia == base &&
+			    tlb_tags_match(e, vmid, asid, stage)) {
+				e->stamp = ++t->tick;
+				t->hits++;
+				return e;
+			}
+		}
+	}
+	t->misses++;
+	return NULL;
+}
+
 /* As tlb_lookup(), for blocks of exactly 2^size_lg2 bytes at level. */
 struct tlb_entry *tlb_lookup_level(struct tlb *t, uint16_t vmid, uint16_t asid,
 				   uint8_t stage, uint64_t ia, unsigned size_lg2,

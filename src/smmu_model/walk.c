@@ -6,15 +6,6 @@
 
 #include "../platform/platform.h"
 
-#define D_VALID		1ull
-#define D_AP_UNPRIV	(1ull << 6)	/* stage 1 AP[1]; stage 2 S2AP read */
-#define D_AP_RDONLY	(1ull << 7)	/* stage 1 AP[2]; stage 2: S2AP write */
-#define D_AF		(1ull << 10)
-#define D_DBM		(1ull << 51)
-#define D_CONT		(1ull << 52)
-#define D_PXN		(1ull << 53)
-#define D_UXN		(1ull << 54)	/* stage 2: XN */
-
 static const unsigned ps_bits[8] = { 32, 36, 40, 42, 44, 48, 52, 52 };
 
 static unsigned shift_of(unsigned g, unsigned level)
@@ -103,17 +94,6 @@ int smmu_cfg_from_ste_s2(const struct iopt_ste *ste, unsigned oas_cap,
 	return 0;
 }
 
-bool smmu_in_region(const struct smmu_stage_cfg *c, uint64_t va)
-{
-	if (c->tbi)		/* bits [63:56] are a tag (D8.8) */
-		va = smmu_untag(va);
-	if (c->ias >= 64)
-		return true;
-	if (c->upper)
-		return (va >> c->ias) == (~0ull >> c->ias);
-	return (va >> c->ias) == 0;
-}
-
 static uint64_t desc_addr(const struct smmu_stage_cfg *c, uint64_t d)
 {
 	uint64_t a = d & ((1ull << 48) - 1) & ~((1ull << c->g) - 1);
@@ -161,25 +141,6 @@ static void walk_stage(const struct smmu_stage_cfg *c,
 		       const struct smmu_stage_cfg *s2,
 		       const struct smmu_mem *m, uint64_t ia, unsigned acc,
 		       struct smmu_walk_res *r);
-
-/*
- * Stage 1 access permissions other than write (D8.4): AP[1] for
- * unprivileged access; PAN denies privileged data access to what EL0 may
- * access; execute needs PXN/UXN clear and, with WXN, a read-only page
- * (writable-clean DBM pages count as read-only until written).
- */
-static bool stage1_allows(const struct smmu_stage_cfg *c, uint64_t d, unsigned acc)
-{
-	const bool exec = acc & SMMU_ACC_EXEC, priv = acc & SMMU_ACC_PRIV;
-
-	if (!priv && !(d & D_AP_UNPRIV))
-		return false;
-	if (priv && !exec && c->pan && (d & D_AP_UNPRIV))
-		return false;
-	if (exec && (d & (priv ? D_PXN : D_UXN)))
-		return false;
-	return !(exec && c->wxn && !(d & D_AP_RDONLY));
-}
 
 /* A stage 1 table fetch in a nested walk: translate its IPA. */
 static bool fetch_addr(const struct smmu_stage_cfg *s2, const struct smmu_mem *m,
@@ -307,7 +268,7 @@ static void walk_stage(const struct smmu_stage_cfg *c,
 		bool ok;
 
 		if (c->stage == 1) {
-			ok = stage1_allows(c, d, acc);
+			ok = smmu_stage1_allows(c, d, acc);
 			while (ok && write && (d & D_AP_RDONLY)) {
 				if (!(c->hd && (d & D_DBM))) {
 					ok = false;
@@ -397,15 +358,3 @@ void smmu_walk(const struct smmu_stage_cfg *c, const struct smmu_stage_cfg *s2,
 	plat_rcu_read_unlock();
 }
 
-bool smmu_leaf_allows(const struct smmu_stage_cfg *c, uint64_t d, unsigned acc)
-{
-	const bool write = acc & SMMU_ACC_WRITE, exec = acc & SMMU_ACC_EXEC;
-
-	if (!(d & D_AF))
-		return false;
-	if (c->stage == 1)
-		return stage1_allows(c, d, acc) && (!write || !(d & D_AP_RDONLY));
-	if (exec)
-		return !(d & D_UXN);
-	return write ? (d & D_AP_RDONLY) : (d & D_AP_UNPRIV);
-}

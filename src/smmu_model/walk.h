@@ -94,17 +94,68 @@ int smmu_cfg_from_cd(const struct iopt_cd *cd, bool upper, unsigned oas_cap,
 int smmu_cfg_from_ste_s2(const struct iopt_ste *ste, unsigned oas_cap,
 			 bool httu_ok, struct smmu_stage_cfg *c);
 
-/* Does va belong to the region of c (TTB0: below 2^ias; TTB1: top)? */
-bool smmu_in_region(const struct smmu_stage_cfg *c, uint64_t va);
+/* Descriptor bits the walker and the TLB-hit checks read (Arm ARM D8.3). */
+#define D_VALID		1ull
+#define D_AP_UNPRIV	(1ull << 6)	/* stage 1 AP[1]; stage 2 S2AP read */
+#define D_AP_RDONLY	(1ull << 7)	/* stage 1 AP[2]; stage 2: S2AP write */
+#define D_AF		(1ull << 10)
+#define D_DBM		(1ull << 51)
+#define D_CONT		(1ull << 52)
+#define D_PXN		(1ull << 53)
+#define D_UXN		(1ull << 54)	/* stage 2: XN */
 
-/* Would a cached leaf descriptor of this stage allow acc (no HTTU)? */
 /* An address with its top byte replaced by copies of bit 55 (TBI). */
 static inline uint64_t smmu_untag(uint64_t va)
 {
 	return (va & ((1ull << 56) - 1)) | ((va >> 55 & 1) ? 0xffull << 56 : 0);
 }
 
-bool smmu_leaf_allows(const struct smmu_stage_cfg *c, uint64_t desc, unsigned acc);
+/* Does va belong to the region of c (TTB0: below 2^ias; TTB1: top)? */
+static inline bool smmu_in_region(const struct smmu_stage_cfg *c, uint64_t va)
+{
+	if (c->tbi)		/* bits [63:56] are a tag (D8.8) */
+		va = smmu_untag(va);
+	if (c->ias >= 64)
+		return true;
+	if (c->upper)
+		return (va >> c->ias) == (~0ull >> c->ias);
+	return (va >> c->ias) == 0;
+}
+
+/*
+ * Stage 1 access permissions other than write (D8.4): AP[1] for
+ * unprivileged access; PAN denies privileged data access to what EL0 may
+ * access; execute needs PXN/UXN clear and, with WXN, a read-only page
+ * (writable-clean DBM pages count as read-only until written).
+ */
+static inline bool smmu_stage1_allows(const struct smmu_stage_cfg *c, uint64_t d,
+				      unsigned acc)
+{
+	const bool exec = acc & SMMU_ACC_EXEC, priv = acc & SMMU_ACC_PRIV;
+
+	if (!priv && !(d & D_AP_UNPRIV))
+		return false;
+	if (priv && !exec && c->pan && (d & D_AP_UNPRIV))
+		return false;
+	if (exec && (d & (priv ? D_PXN : D_UXN)))
+		return false;
+	return !(exec && c->wxn && !(d & D_AP_RDONLY));
+}
+
+/* Would a cached leaf descriptor of this stage allow acc (no HTTU)? */
+static inline bool smmu_leaf_allows(const struct smmu_stage_cfg *c, uint64_t d,
+				    unsigned acc)
+{
+	const bool write = acc & SMMU_ACC_WRITE, exec = acc & SMMU_ACC_EXEC;
+
+	if (!(d & D_AF))
+		return false;
+	if (c->stage == 1)
+		return smmu_stage1_allows(c, d, acc) && (!write || !(d & D_AP_RDONLY));
+	if (exec)
+		return !(d & D_UXN);
+	return write ? (d & D_AP_RDONLY) : (d & D_AP_UNPRIV);
+}
 
 /*
  * Translate ia through one stage, or through stage 1 then stage 2 when s2
