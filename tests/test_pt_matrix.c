@@ -21,13 +21,6 @@
 
 static const char *cur;
 
-#define CHK(c)                                                              \
-	do {                                                                \
-		if (!(c)) {                                                 \
-			print_error("[%s] check failed: %s\n", cur, #c);    \
-			fail();                                             \
-		}                                                           \
-	} while (0)
 
 static struct tcfg cfgs[256];
 static size_t ncfg;
@@ -49,12 +42,12 @@ static void expect_mapped(struct iopt_pgtable *pt, struct tmem *m,
 	uint64_t got = 0;
 
 	iopt_get_info(pt, &info);
-	CHK(iopt_iova_to_phys(pt, va, &got) == 0);
-	CHK(got == pa);
+	TU_CHK(cur, iopt_iova_to_phys(pt, va, &got) == 0);
+	TU_CHK(cur, got == pa);
 	ref_walk(&info, cfg->quirks, tmem_host_p2v, m, va, &w);
-	CHK(w.mapped);
-	CHK(w.oa == pa);
-	CHK(w.prot == tu_expect_prot(cfg->fmt, cfg->quirks, prot));
+	TU_CHK(cur, w.mapped);
+	TU_CHK(cur, w.oa == pa);
+	TU_CHK(cur, w.prot == tu_expect_prot(cfg->fmt, cfg->quirks, prot));
 }
 
 static void expect_unmapped(struct iopt_pgtable *pt, struct tmem *m,
@@ -65,9 +58,9 @@ static void expect_unmapped(struct iopt_pgtable *pt, struct tmem *m,
 	uint64_t got;
 
 	iopt_get_info(pt, &info);
-	CHK(iopt_iova_to_phys(pt, va, &got) == -ENOENT);
+	TU_CHK(cur, iopt_iova_to_phys(pt, va, &got) == -ENOENT);
 	ref_walk(&info, cfg->quirks, tmem_host_p2v, m, va, &w);
-	CHK(!w.mapped);
+	TU_CHK(cur, !w.mapped);
 }
 
 static struct iopt_pgtable *make(struct tcfg *t, struct tmem *m)
@@ -78,14 +71,14 @@ static struct iopt_pgtable *make(struct tcfg *t, struct tmem *m)
 	t->cfg.mem = &tmem_ops;
 	t->cfg.mem_ctx = m;
 	cur = t->name;
-	CHK(iopt_alloc(&t->cfg, &pt) == 0);
+	TU_CHK(cur, iopt_alloc(&t->cfg, &pt) == 0);
 	return pt;
 }
 
 static void destroy(struct iopt_pgtable *pt, struct tmem *m)
 {
 	iopt_free(pt);
-	CHK(m->live == 0);
+	TU_CHK(cur, m->live == 0);
 	tmem_destroy(m);
 }
 
@@ -99,9 +92,9 @@ static void test_empty(void **state)
 		uint64_t top = (1ull << cfgs[i].cfg.ias) - 1;
 
 		iopt_get_info(pt, &info);
-		CHK(info.pgsize_bitmap & cfgs[i].cfg.granule);
-		CHK(info.levels >= 1 && info.levels <= 4);
-		CHK(info.start_level + info.levels == 4);
+		TU_CHK(cur, info.pgsize_bitmap & cfgs[i].cfg.granule);
+		TU_CHK(cur, info.levels >= 1 && info.levels <= 4);
+		TU_CHK(cur, info.start_level + info.levels == 4);
 		expect_unmapped(pt, &m, &cfgs[i].cfg, 0);
 		expect_unmapped(pt, &m, &cfgs[i].cfg, top);
 		expect_unmapped(pt, &m, &cfgs[i].cfg, top / 3);
@@ -144,9 +137,9 @@ static void test_every_size(void **state)
 				continue;
 			if (!pick_pa(&t->cfg, sz, 2 * n, &pa)) {
 				/* No output address fits: must be refused. */
-				CHK(iopt_map_pages(pt, 0, 0, sz, 1, prot, &mapped) ==
+				TU_CHK(cur, iopt_map_pages(pt, 0, 0, sz, 1, prot, &mapped) ==
 				    -ERANGE);
-				CHK(mapped == 0);
+				TU_CHK(cur, mapped == 0);
 				continue;
 			}
 			for (unsigned k = 0; k < n; k++) {
@@ -159,8 +152,8 @@ static void test_every_size(void **state)
 						    (unsigned long long)sz,
 						    (unsigned long long)(va + k * stride),
 						    (unsigned long long)(pa + k * sz), r);
-				CHK(r == 0);
-				CHK(mapped == sz);
+				TU_CHK(cur, r == 0);
+				TU_CHK(cur, mapped == sz);
 			}
 			for (unsigned k = 0; k < n; k++) {
 				uint64_t v = va + k * stride, p = pa + k * sz;
@@ -176,15 +169,15 @@ static void test_every_size(void **state)
 			/* Overlaps fail and change nothing. */
 			long allocs = m.allocs;
 
-			CHK(iopt_map_pages(pt, va, 0, sz, 1, IOPT_READ, &mapped) ==
+			TU_CHK(cur, iopt_map_pages(pt, va, 0, sz, 1, IOPT_READ, &mapped) ==
 			    -EEXIST);
-			CHK(mapped == 0);
-			CHK(iopt_map_pages(pt, va + sz - t->cfg.granule, 0,
+			TU_CHK(cur, mapped == 0);
+			TU_CHK(cur, iopt_map_pages(pt, va + sz - t->cfg.granule, 0,
 					   t->cfg.granule, 1, IOPT_READ,
 					   NULL) == -EEXIST);
 			if (n > 1) {
 				/* Spans a hole then a mapping: all or nothing. */
-				CHK(iopt_map_pages(pt, va - sz, 0, sz, 2, IOPT_READ,
+				TU_CHK(cur, iopt_map_pages(pt, va - sz, 0, sz, 2, IOPT_READ,
 						   NULL) == -EEXIST);
 				expect_unmapped(pt, &m, &t->cfg, va - sz);
 			}
@@ -193,7 +186,7 @@ static void test_every_size(void **state)
 
 			/* Unmap removes. */
 			for (unsigned k = 0; k < n; k++)
-				CHK(iopt_unmap_pages(pt, va + k * stride, sz, 1,
+				TU_CHK(cur, iopt_unmap_pages(pt, va + k * stride, sz, 1,
 						     NULL) == (int64_t)sz);
 			for (unsigned k = 0; k < n; k++)
 				expect_unmapped(pt, &m, &t->cfg,
@@ -202,15 +195,15 @@ static void test_every_size(void **state)
 			unsigned prot2 = IOPT_READ | IOPT_NOEXEC | IOPT_PRIV |
 					 IOPT_MMIO;
 
-			CHK(iopt_map_pages(pt, va, pa, sz, 1, prot2, NULL) == 0);
+			TU_CHK(cur, iopt_map_pages(pt, va, pa, sz, 1, prot2, NULL) == 0);
 			expect_mapped(pt, &m, &t->cfg, va + sz - 1, pa + sz - 1,
 				      prot2);
-			CHK(iopt_unmap_pages(pt, va, sz, 1, NULL) == (int64_t)sz);
+			TU_CHK(cur, iopt_unmap_pages(pt, va, sz, 1, NULL) == (int64_t)sz);
 			unsigned prot3 = IOPT_WRITE;
 
-			CHK(iopt_map_pages(pt, va, pa, sz, 1, prot3, NULL) == 0);
+			TU_CHK(cur, iopt_map_pages(pt, va, pa, sz, 1, prot3, NULL) == 0);
 			expect_mapped(pt, &m, &t->cfg, va, pa, prot3);
-			CHK(iopt_unmap_pages(pt, va, sz, 1, NULL) == (int64_t)sz);
+			TU_CHK(cur, iopt_unmap_pages(pt, va, sz, 1, NULL) == (int64_t)sz);
 			expect_unmapped(pt, &m, &t->cfg, va);
 		}
 		destroy(pt, &m);
@@ -232,18 +225,18 @@ static void test_top_of_range(void **state)
 			if ((info.pgsize_bitmap >> b) & 1 && (1ull << b) < space &&
 			    pick_pa(&t->cfg, 1ull << b, 1, &pa))
 				big = 1ull << b;
-		CHK(big);
+		TU_CHK(cur, big);
 		pick_pa(&t->cfg, big, 1, &pa);
-		CHK(iopt_map_pages(pt, space - big, pa, big, 1, IOPT_READ, NULL) ==
+		TU_CHK(cur, iopt_map_pages(pt, space - big, pa, big, 1, IOPT_READ, NULL) ==
 		    0);
 		expect_mapped(pt, &m, &t->cfg, space - 1, pa + big - 1, IOPT_READ);
 		expect_mapped(pt, &m, &t->cfg, space - big, pa, IOPT_READ);
 		/* One page past the top is out of range. */
-		CHK(iopt_map_pages(pt, space, 0, t->cfg.granule, 1, IOPT_READ,
+		TU_CHK(cur, iopt_map_pages(pt, space, 0, t->cfg.granule, 1, IOPT_READ,
 				   NULL) == -ERANGE);
-		CHK(iopt_map_pages(pt, space - big, 0, big, 2, IOPT_READ, NULL) ==
+		TU_CHK(cur, iopt_map_pages(pt, space - big, 0, big, 2, IOPT_READ, NULL) ==
 		    -ERANGE);
-		CHK(iopt_unmap_pages(pt, space - big, big, 1, NULL) ==
+		TU_CHK(cur, iopt_unmap_pages(pt, space - big, big, 1, NULL) ==
 		    (int64_t)big);
 		expect_unmapped(pt, &m, &t->cfg, space - 1);
 		destroy(pt, &m);

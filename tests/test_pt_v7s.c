@@ -26,13 +26,6 @@
 
 static const char *cur;
 
-#define CHK(c)                                                              \
-	do {                                                                \
-		if (!(c)) {                                                 \
-			print_error("[%s] check failed: %s\n", cur, #c);    \
-			fail();                                             \
-		}                                                           \
-	} while (0)
 
 struct qcase {
 	const char *name;
@@ -66,7 +59,7 @@ static struct iopt_pgtable *make(const struct qcase *q, struct tmem *m,
 
 	tmem_init(m, q->table_base, 32u << 20);
 	cur = q->name;
-	CHK(iopt_alloc(&cfg, &pt) == 0);
+	TU_CHK(cur, iopt_alloc(&cfg, &pt) == 0);
 	return pt;
 }
 
@@ -80,15 +73,15 @@ static void expect(struct iopt_pgtable *pt, struct tmem *m,
 
 	iopt_get_info(pt, &info);
 	ref_walk(&info, q->quirks, p2v, m, va, &w);
-	CHK(w.mapped == mapped);
+	TU_CHK(cur, w.mapped == mapped);
 	if (p2v == tmem_host_p2v)
-		CHK(iopt_iova_to_phys(pt, va, &got) == (mapped ? 0 : -ENOENT));
+		TU_CHK(cur, iopt_iova_to_phys(pt, va, &got) == (mapped ? 0 : -ENOENT));
 	if (!mapped)
 		return;
-	CHK(w.oa == pa);
+	TU_CHK(cur, w.oa == pa);
 	if (p2v == tmem_host_p2v)
-		CHK(got == pa);
-	CHK(w.prot == tu_expect_prot(IOPT_ARM_V7S, q->quirks, prot));
+		TU_CHK(cur, got == pa);
+	TU_CHK(cur, w.prot == tu_expect_prot(IOPT_ARM_V7S, q->quirks, prot));
 }
 
 static void test_quirks_by_sizes(void **state)
@@ -103,14 +96,14 @@ static void test_quirks_by_sizes(void **state)
 		struct iopt_info info;
 
 		iopt_get_info(pt, &info);
-		CHK(info.pgsize_bitmap == (SZ_4K | SZ_64K | SZ_1M | SZ_16M));
+		TU_CHK(cur, info.pgsize_bitmap == (SZ_4K | SZ_64K | SZ_1M | SZ_16M));
 		for (unsigned s = 0; s < 4; s++) {
 			uint64_t sz = sizes[s], va = 2 * sz, stride = 2 * sz;
 			uint64_t pa = q->pa_base;
 			unsigned prot = IOPT_READ | IOPT_WRITE | IOPT_CACHE;
 
 			for (unsigned i = 0; i < 3; i++)
-				CHK(iopt_map_pages(pt, va + i * stride, pa + i * sz, sz, 1,
+				TU_CHK(cur, iopt_map_pages(pt, va + i * stride, pa + i * sz, sz, 1,
 						   prot, NULL) == 0);
 			for (unsigned i = 0; i < 3; i++) {
 				uint64_t v = va + i * stride, p = pa + i * sz;
@@ -121,27 +114,27 @@ static void test_quirks_by_sizes(void **state)
 				expect(pt, &m, q, v + sz, false, 0, 0, tmem_host_p2v);
 			}
 			/* Overlaps fail, change nothing. */
-			CHK(iopt_map_pages(pt, va, 0, sz, 1, IOPT_READ, NULL) == -EEXIST);
-			CHK(iopt_map_pages(pt, va + sz - SZ_4K, 0, SZ_4K, 1, IOPT_READ,
+			TU_CHK(cur, iopt_map_pages(pt, va, 0, sz, 1, IOPT_READ, NULL) == -EEXIST);
+			TU_CHK(cur, iopt_map_pages(pt, va + sz - SZ_4K, 0, SZ_4K, 1, IOPT_READ,
 					   NULL) == -EEXIST);
-			CHK(iopt_map_pages(pt, va - sz, 0, sz, 2, IOPT_READ, NULL) ==
+			TU_CHK(cur, iopt_map_pages(pt, va - sz, 0, sz, 2, IOPT_READ, NULL) ==
 			    -EEXIST);
 			expect(pt, &m, q, va - sz, false, 0, 0, tmem_host_p2v);
 			expect(pt, &m, q, va, true, pa, prot, tmem_host_p2v);
 			for (unsigned i = 0; i < 3; i++)
-				CHK(iopt_unmap_pages(pt, va + i * stride, sz, 1, NULL) ==
+				TU_CHK(cur, iopt_unmap_pages(pt, va + i * stride, sz, 1, NULL) ==
 				    (int64_t)sz);
 			expect(pt, &m, q, va + sz / 2, false, 0, 0, tmem_host_p2v);
 			/* Remap with other attributes. */
 			unsigned prot2 = IOPT_READ | IOPT_NOEXEC | IOPT_PRIV | IOPT_MMIO;
 
-			CHK(iopt_map_pages(pt, va, pa + sz, sz, 1, prot2, NULL) == 0);
+			TU_CHK(cur, iopt_map_pages(pt, va, pa + sz, sz, 1, prot2, NULL) == 0);
 			expect(pt, &m, q, va + 5, true, pa + sz + 5, prot2,
 			       tmem_host_p2v);
-			CHK(iopt_unmap_pages(pt, va, sz, 1, NULL) == (int64_t)sz);
+			TU_CHK(cur, iopt_unmap_pages(pt, va, sz, 1, NULL) == (int64_t)sz);
 		}
 		iopt_free(pt);
-		CHK(m.live == 0);
+		TU_CHK(cur, m.live == 0);
 		tmem_destroy(&m);
 	}
 }
@@ -167,15 +160,15 @@ static void test_partial_unmap_of_runs(void **state)
 				unsigned prot = IOPT_READ | IOPT_WRITE;
 				uint64_t hole = va + pos[p] * item + (run == SZ_16M ? 5 * SZ_4K : 0);
 
-				CHK(iopt_map_pages(pt, va, pa, run, 1, prot, NULL) == 0);
-				CHK(iopt_unmap_pages(pt, hole, SZ_4K, 1, NULL) == SZ_4K);
+				TU_CHK(cur, iopt_map_pages(pt, va, pa, run, 1, prot, NULL) == 0);
+				TU_CHK(cur, iopt_unmap_pages(pt, hole, SZ_4K, 1, NULL) == SZ_4K);
 				iopt_get_stats(pt, &st);
-				CHK(st.run_breaks == 1);
+				TU_CHK(cur, st.run_breaks == 1);
 				for (uint64_t off = 0; off < run; off += SZ_4K)
 					expect(pt, &m, q, va + off, va + off != hole, pa + off,
 					       prot, tmem_host_p2v);
 				iopt_free(pt);
-				CHK(m.live == 0);
+				TU_CHK(cur, m.live == 0);
 				tmem_destroy(&m);
 			}
 }
@@ -340,7 +333,7 @@ static void test_noncoherent_device_view(void **state)
 				 * view too. */
 				uint64_t off = sz > SZ_4K ? SZ_4K : 0;
 
-				CHK(iopt_unmap_pages(pt, va + off, SZ_4K, 1, NULL) ==
+				TU_CHK(cur, iopt_unmap_pages(pt, va + off, SZ_4K, 1, NULL) ==
 				    SZ_4K);
 				expect(pt, &m, q, va + off, false, 0, 0, tmem_dev_p2v);
 				if (off)
@@ -349,7 +342,7 @@ static void test_noncoherent_device_view(void **state)
 			}
 		}
 		iopt_free(pt);
-		CHK(m.live == 0);
+		TU_CHK(cur, m.live == 0);
 		tmem_destroy(&m);
 	}
 }
@@ -398,14 +391,7 @@ static void test_racing_splits_and_breaks(void **state)
 			}
 			for (int i = 0; i < n; i++)
 				pthread_join(th[i], NULL);
-			for (uint64_t p = 0; p < total / SZ_4K; p++) {
-				uint64_t pa;
-				int r = iopt_iova_to_phys(pt, va + p * SZ_4K + 1, &pa);
-
-				assert_int_equal(r, gone[p] ? -ENOENT : 0);
-				if (!gone[p])
-					assert_int_equal(pa, va + p * SZ_4K + 1);
-			}
+			tu_expect_pages(pt, va, total, gone, 1, 0);
 			iopt_free(pt);
 			assert_int_equal(m.live, 0);
 			tmem_destroy(&m);

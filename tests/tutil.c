@@ -522,3 +522,16 @@ void tu_expect_none(struct iopt_pgtable *pt, uint64_t va)
 
 	assert_int_equal(iopt_iova_to_phys(pt, va, &got), -ENOENT);
 }
+
+void tu_expect_pages(struct iopt_pgtable *pt, uint64_t va, uint64_t bytes,
+		     const uint8_t *gone, uint64_t off, uint64_t pa_off)
+{
+	for (uint64_t p = 0; p < bytes / 4096; p++) {
+		uint64_t a = va + p * 4096 + off;
+
+		if (gone[p])
+			tu_expect_none(pt, a);
+		else
+			tu_expect_pa(pt, a, a + pa_off);
+	}
+}

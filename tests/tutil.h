@@ -136,8 +136,21 @@ static inline uint64_t tu_rand(uint64_t *state)
 /* Expected prot after encoding: what a format can express of prot. */
 unsigned tu_expect_prot(enum iopt_fmt fmt, uint32_t quirks, unsigned prot);
 
+/* A cmocka check that names the case (a string) it failed in. */
+#define TU_CHK(name, c)                                                     \
+	do {                                                                \
+		if (!(c)) {                                                 \
+			print_error("[%s] check failed: %s\n", name, #c);   \
+			fail();                                             \
+		}                                                           \
+	} while (0)
+
 /* Assert (cmocka) that va translates to pa, or is not mapped. */
 void tu_expect_pa(struct iopt_pgtable *pt, uint64_t va, uint64_t pa);
 void tu_expect_none(struct iopt_pgtable *pt, uint64_t va);
+/* Every 4K page p of [va, va + bytes): unmapped if gone[p], else mapped
+ * to its address + pa_off (checked at byte offset off in the page). */
+void tu_expect_pages(struct iopt_pgtable *pt, uint64_t va, uint64_t bytes,
+		     const uint8_t *gone, uint64_t off, uint64_t pa_off);
 
 #endif
