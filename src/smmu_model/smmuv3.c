@@ -725,14 +725,13 @@ static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 	w.ipa = 0;
 	w.s2_on_walk = false;
 	s->st.translations++;
-	if (t->translated && !s->p.ats) {
-		ev = IOPT_EVT_F_UUT;
-		goto done;
-	}
-	if (t->translated && (!(s->cr0 & CR0_SMMUEN) || !(s->cr0 & CR0_ATSCHK))) {
-		/* 3.9.1: unchecked Translated traffic passes; with SMMUEN = 0
-		 * it is forbidden. */
-		if (!(s->cr0 & CR0_SMMUEN))
+	if (t->translated &&
+	    (!s->p.ats || !(s->cr0 & CR0_SMMUEN) || !(s->cr0 & CR0_ATSCHK))) {
+		/* 3.9.1: without ATS, unsupported; with SMMUEN = 0,
+		 * forbidden; with ATSCHK = 0, passed unchecked. */
+		if (!s->p.ats)
+			ev = IOPT_EVT_F_UUT;
+		else if (!(s->cr0 & CR0_SMMUEN))
 			ev = IOPT_EVT_F_TRANSL_FORBIDDEN;
 		r->oa = t->addr;
 		goto done;
