@@ -4,8 +4,9 @@
  * that only changes when the sync callback covers it, and fills freshly
  * allocated tables' device view with garbage (0xa5). A walker over the
  * device view must never follow a table descriptor into unsynced content,
- * must see every completed map and unmap, and runs of leaves must cost one
- * sync each.
+ * must see every completed map and unmap, runs of leaves must cost one
+ * sync each, and a leaf's invalidation must come after its cleared entry
+ * reaches the device (or the walker could refill the TLB from it).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -175,6 +176,86 @@ static void test_one_sync_per_run(void **state)
 	tmem_destroy(&m);
 }
 
+struct inv_check {
+	struct iopt_pgtable *pt;
+	struct tmem *m;
+	unsigned pages;		/* add_page calls seen */
+	unsigned stale;		/* ... of which the device still maps */
+};
+
+static void inv_add_page(struct iopt_gather *g, uint64_t iova, uint64_t gran,
+			 void *cookie)
+{
+	struct inv_check *c = cookie;
+	struct iopt_info info;
+	struct ref_walk w;
+
+	(void)g;
+	iopt_get_info(c->pt, &info);
+	for (uint64_t off = 0; off < gran; off += info.granule) {
+		ref_walk(&info, 0, tmem_dev_p2v, c->m, iova + off, &w);
+		c->stale += w.mapped;
+	}
+	c->pages++;
+}
+
+/* Every add_page finds its leaf already cleared in the device view: pages,
+ * a run across two leaf tables, blocks, contiguous runs (whole and broken)
+ * and a page out of a split block. */
+static void test_invalidate_after_sync(void **state)
+{
+	static const struct iopt_tlb_ops ops = { .add_page = inv_add_page };
+	static const struct {
+		uint64_t va, size;
+		unsigned count;		/* mapped */
+		uint64_t uva, usize;
+		unsigned ucount;	/* unmapped */
+		unsigned leaves;	/* add_page calls expected */
+	} c[] = {
+		{ 0x40000000, SZ_4K, 1, 0x40000000, SZ_4K, 1, 1 },
+		{ 0x40000000, SZ_4K, 40, 0x40000000, SZ_4K, 40, 40 },
+		{ SZ_2M - 8 * SZ_4K, SZ_4K, 16, SZ_2M - 8 * SZ_4K, SZ_4K, 16, 16 },
+		{ 0x80000000, SZ_2M, 3, 0x80000000, SZ_2M, 3, 3 },
+		/* A contiguous run may be cached as 16 single entries: one
+		 * add_page per item. */
+		{ 0xc0000000, 0x10000, 2, 0xc0000000, 0x10000, 2, 32 },
+		/* One page out of a contiguous run: the run's other 15 pages
+		 * stay mapped; the page's own clear reaches the device first. */
+		{ 0xc0000000, 0x10000, 1, 0xc0000000 + SZ_4K, SZ_4K, 1, 1 },
+		{ 0x100000000ull, SZ_2M, 1, 0x100000000ull, SZ_4K, 1, 1 },
+	};
+
+	(void)state;
+	for (unsigned k = 0; k < sizeof(c) / sizeof(c[0]); k++) {
+		struct tmem m;
+		struct inv_check chk = { .m = &m };
+		struct iopt_cfg cfg = {
+			.fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096, .ias = 40,
+			.oas = 40, .coherent_walk = false, .mem = &tmem_ops,
+			.mem_ctx = &m, .tlb = &ops, .tlb_cookie = &chk,
+		};
+		struct iopt_pgtable *pt = NULL;
+		struct iopt_gather g;
+
+		tmem_init(&m, 0x80000000ull, 64u << 20);
+		assert_int_equal(iopt_alloc(&cfg, &pt), 0);
+		chk.pt = pt;
+		assert_int_equal(iopt_map_pages(pt, c[k].va, c[k].va, c[k].size,
+						c[k].count, IOPT_READ, NULL), 0);
+		iopt_gather_init(&g);
+		assert_int_equal(iopt_unmap_pages(pt, c[k].uva, c[k].usize,
+						  c[k].ucount, &g),
+				 (int64_t)(c[k].usize * c[k].ucount));
+		assert_int_equal(chk.pages, c[k].leaves);
+		assert_int_equal(chk.stale, 0);
+		assert_true(g.start == c[k].uva &&
+			    g.last == c[k].uva + c[k].usize * c[k].ucount - 1);
+		iopt_free(pt);
+		assert_int_equal(m.live, 0);
+		tmem_destroy(&m);
+	}
+}
+
 static void *map_one(void *arg)
 {
 	struct iopt_pgtable *pt = arg;
@@ -275,6 +356,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_device_view_follows),
 		cmocka_unit_test(test_one_sync_per_run),
+		cmocka_unit_test(test_invalidate_after_sync),
 		cmocka_unit_test(test_unsynced_entry_is_kicked),
 		cmocka_unit_test(test_concurrent_install_never_exposes_garbage),
 	};

@@ -45,7 +45,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "pt_internal.h"
+#include "pt_entry.h"
 
 #define PT_ALGO static inline __attribute__((always_inline))
 /* Rare paths (allocation, splits, run breaks) stay out of the hot loops. */
@@ -355,22 +355,14 @@ PT_COLD void pt_break_run(const struct pt_fmt *F, struct iopt_pgtable *pt,
 
 /* ---- unmap ------------------------------------------------------------ */
 
-/* n removed leaves of size bytes from va: one add_page each, one gather
- * update for all. */
+/* n removed leaves of size bytes from va: one gather update for all, one
+ * add_page each. Call once the cleared entries are synced, so that no
+ * walk can refill the TLB from them after the invalidation. */
 PT_ALGO void pt_gather_range(struct iopt_pgtable *pt, struct iopt_gather *g,
 			     uint64_t va, uint64_t n, uint64_t size)
 {
 	const struct iopt_tlb_ops *tlb = pt->cfg.tlb;
 
-	if (tlb && tlb->add_page) {
-		void (*add)(struct iopt_gather *, uint64_t, uint64_t, void *) =
-			tlb->add_page;
-		void *cookie = pt->cfg.tlb_cookie;
-
-		for (uint64_t i = 0; i < n; i++, va += size)
-			add(g, va, size, cookie);
-		va -= n * size;
-	}
 	if (g) {
 		uint64_t last = va + (n * size - 1);
 
@@ -381,6 +373,27 @@ PT_ALGO void pt_gather_range(struct iopt_pgtable *pt, struct iopt_gather *g,
 		if (!g->pgsize || size < g->pgsize)
 			g->pgsize = size;
 	}
+	if (tlb && tlb->add_page) {
+		void (*add)(struct iopt_gather *, uint64_t, uint64_t, void *) =
+			tlb->add_page;
+		void *cookie = pt->cfg.tlb_cookie;
+
+		for (uint64_t i = 0; i < n; i++, va += size)
+			add(g, va, size, cookie);
+	}
+}
+
+/* Leaves cleared in tbl[*from, idx) (the last gn of them from gva on):
+ * sync the entries, then gather the leaves (item 6, then pt_gather_range). */
+PT_ALGO void pt_retire(const struct pt_fmt *F, struct iopt_pgtable *pt,
+		       void *tbl, unsigned *from, unsigned idx, uint64_t gva,
+		       uint64_t *gn, uint64_t item, struct iopt_gather *gather)
+{
+	pt_sync_entries(F, pt, tbl, *from, idx - *from);
+	if (*gn)
+		pt_gather_range(pt, gather, gva, *gn, item);
+	*from = idx;
+	*gn = 0;
 }
 
 /*
@@ -419,12 +432,11 @@ PT_COLD bool pt_remove_table(const struct pt_fmt *F, struct iopt_pgtable *pt,
 
 /*
  * Item 2, fast path: clear the plain (non-run) leaves of the last-level
- * table tbl from idx up to end, stopping at anything else; one gather
- * update for all. Returns the number cleared.
+ * table tbl from idx up to end, stopping at anything else. Returns the
+ * number cleared; the caller syncs and gathers them (pt_retire()).
  */
 PT_ALGO uint64_t pt_clear_leaves(const struct pt_fmt *F, struct iopt_pgtable *pt,
-				 void *tbl, unsigned idx, uint64_t end,
-				 uint64_t va, struct iopt_gather *gather)
+				 void *tbl, unsigned idx, uint64_t end)
 {
 	const unsigned lvl = pt_lvl(pt, pt->levels - 1);
 	unsigned i = idx;
@@ -436,10 +448,36 @@ PT_ALGO uint64_t pt_clear_leaves(const struct pt_fmt *F, struct iopt_pgtable *pt
 			break;
 		pt_store_rlx(F, tbl, i, 0);
 	}
-	if (i > idx)
-		pt_gather_range(pt, gather, va, i - idx,
-				1ull << pt->shift[pt->levels - 1]);
 	return i - idx;
+}
+
+/*
+ * Item 7, the common case: unmap count single last-level items through
+ * this thread's cached leaf table. Returns the number cleared; the caller
+ * walks for the rest (cache miss, end of table, or anything but a plain
+ * leaf).
+ */
+PT_ALGO size_t pt_unmap_cached(const struct pt_fmt *F, struct iopt_pgtable *pt,
+			       uint64_t va, size_t count,
+			       struct iopt_gather *gather)
+{
+	const unsigned D = pt->levels - 1;
+	uint64_t gen;
+	void *tbl = pt_lc_lookup(pt, va, &gen);
+
+	if (!tbl)
+		return 0;
+	unsigned idx = pt_index(pt, va, D);
+	uint64_t room = (uint64_t)pt->idx_mask[D] + 1 - idx;
+	uint64_t n = pt_clear_leaves(F, pt, tbl, idx,
+				     idx + (count < room ? count : room));
+
+	if (n) {
+		pt_sync_entries(F, pt, tbl, idx, (unsigned)n);
+		pt_gather_range(pt, gather, va, n, 1ull << pt->shift[D]);
+		pt_tlb_mark_pending(pt);
+	}
+	return (size_t)n;
 }
 
 PT_ALGO int64_t pt_unmap_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
@@ -454,25 +492,6 @@ PT_ALGO int64_t pt_unmap_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 	uint64_t unmapped = 0;
 	bool cleared_leaf = false, nomem = false;
 
-	/* Leaf-table cache hit (item 7): start with the fast path there. */
-	if (pt_last(pt, D)) {
-		uint64_t gen;
-		void *tbl = pt_lc_lookup(pt, va, &gen);
-
-		if (tbl) {
-			unsigned idx = pt_index(pt, va, D);
-			uint64_t end = idx + (left < entries - idx ? left : entries - idx);
-			uint64_t n = pt_clear_leaves(F, pt, tbl, idx, end, va, gather);
-
-			pt_sync_entries(F, pt, tbl, idx, (unsigned)n);
-			if (n) {
-				cleared_leaf = true;
-				unmapped = n * item;
-				left -= n;
-				va += n * item;
-			}
-		}
-	}
 	while (left) {
 		void *tbl = pt->top;
 		unsigned d = 0, idx;
@@ -515,18 +534,21 @@ PT_ALGO int64_t pt_unmap_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 		if (!leaf_tbl && pt_last(pt, D))
 			pt_lc_fill(pt, va, tbl, gen);
 
-		/* Clear items [idx, end) of this table at depth D. */
-		unsigned first = idx;
+		/* Clear items [idx, end) of this table at depth D; entries
+		 * [from, idx) are cleared but not yet synced, the last gn of
+		 * them leaves from gva not yet gathered. */
+		unsigned first = idx, from = idx;
 		uint64_t end = idx + (left < entries - idx ? left : entries - idx);
+		uint64_t gva = va, gn = 0;
 		unsigned lvl = pt_lvl(pt, D);
 		bool hole = false;
 
 		if (pt_last(pt, D)) {
-			uint64_t n = pt_clear_leaves(F, pt, tbl, idx, end, va,
-						     gather);
+			uint64_t n = pt_clear_leaves(F, pt, tbl, idx, end);
 
 			if (n) {
 				cleared_leaf = true;
+				gn = n;
 				unmapped += n * item;
 				left -= n;
 				va += n * item;
@@ -545,17 +567,22 @@ PT_ALGO int64_t pt_unmap_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 				continue;
 			}
 			if (kind == PT_TABLE) {
+				pt_retire(F, pt, tbl, &from, idx, gva, &gn, item,
+					  gather);
 				if (!pt_remove_table(F, pt, tbl, idx, pte, D, va,
 						     &nomem))
 					continue;
 				if (nomem)
 					break;
+				from = idx + 1;	/* synced by pt_remove_table() */
 			} else {
 				if (F->is_run(pt, pte, lvl)) {
 					unsigned n = F->run_items(pt, lvl);
 					unsigned base = idx & ~(n - 1);
 
 					if (base < first || base + n > end) {
+						pt_retire(F, pt, tbl, &from, idx,
+							  gva, &gn, item, gather);
 						pt_break_run(F, pt, tbl, idx, D, va);
 						continue;
 					}
@@ -568,7 +595,9 @@ PT_ALGO int64_t pt_unmap_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 					if (!pt_cas(F, tbl, idx, &old, 0))
 						continue;
 				}
-				pt_gather_range(pt, gather, va, 1, item);
+				if (!gn)
+					gva = va;
+				gn++;
 				cleared_leaf = true;
 			}
 			unmapped += item;
@@ -576,7 +605,7 @@ PT_ALGO int64_t pt_unmap_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 			idx++;
 			va += item;
 		}
-		pt_sync_entries(F, pt, tbl, first, idx - first);
+		pt_retire(F, pt, tbl, &from, idx, gva, &gn, item, gather);
 		if (hole || nomem)
 			break;
 	}
@@ -900,18 +929,54 @@ static void pt_free_children(const struct pt_fmt *F, struct iopt_pgtable *pt,
 }
 
 #define PT_DEFINE_IMPL(name, fmtp)					\
-	static __attribute__((flatten)) int name##_map(				\
+	static __attribute__((flatten)) int name##_map_pages(			\
 		struct iopt_pgtable *pt, uint64_t va, uint64_t pa,		\
-		const struct pt_size *sz, size_t count, unsigned prot)		\
+		uint64_t pgsize, size_t count, unsigned prot,			\
+		uint64_t *mapped)						\
 	{									\
-		return pt_map_algo(fmtp, pt, va, pa, sz, count, prot);		\
+		const struct pt_size *sz;					\
+		uint64_t bytes;							\
+		int ret;							\
+										\
+		if (mapped)							\
+			*mapped = 0;						\
+		ret = pt_map_args(pt, va, pa, pgsize, count, prot, &sz,		\
+				  &bytes);					\
+		if (ret)							\
+			return ret;						\
+		pt_enter(pt);							\
+		ret = pt_map_algo(fmtp, pt, va, pa, sz, count, prot);		\
+		pt_leave(pt);							\
+		if (!ret && mapped)						\
+			*mapped = bytes;					\
+		return ret;							\
 	}									\
-	static __attribute__((flatten)) int64_t name##_unmap(			\
+	static __attribute__((flatten, noinline)) int64_t name##_unmap_walk(	\
 		struct iopt_pgtable *pt, uint64_t va,				\
 		const struct pt_size *sz, size_t count,				\
 		struct iopt_gather *g)						\
 	{									\
 		return pt_unmap_algo(fmtp, pt, va, sz, count, g);		\
+	}									\
+	static __attribute__((flatten)) int64_t name##_unmap_pages(		\
+		struct iopt_pgtable *pt, uint64_t va, uint64_t pgsize,		\
+		size_t count, struct iopt_gather *g)				\
+	{									\
+		const struct pt_size *sz;					\
+		int64_t ret = pt_unmap_args(pt, va, pgsize, count, &sz);	\
+		size_t done = 0;						\
+										\
+		if (ret)							\
+			return ret;						\
+		pt_enter(pt);							\
+		if (sz->depth + 1u == pt->levels && !sz->run_lg2)		\
+			done = pt_unmap_cached(fmtp, pt, va, count, g);		\
+		ret = (int64_t)(done * pgsize);					\
+		if (done < count)						\
+			ret += name##_unmap_walk(pt, va + done * pgsize, sz,	\
+						 count - done, g);		\
+		pt_leave(pt);							\
+		return ret;							\
 	}									\
 	static __attribute__((flatten)) int name##_iova_to_phys(		\
 		struct iopt_pgtable *pt, uint64_t va, uint64_t *pa)		\
@@ -936,8 +1001,8 @@ static void pt_free_children(const struct pt_fmt *F, struct iopt_pgtable *pt,
 		pt_free_children(fmtp, pt, t, d);				\
 	}									\
 	static const struct pt_impl name##_impl = {					\
-		.map = name##_map,						\
-		.unmap = name##_unmap,						\
+		.map_pages = name##_map_pages,					\
+		.unmap_pages = name##_unmap_pages,				\
 		.iova_to_phys = name##_iova_to_phys,				\
 		.walk = name##_walk,						\
 		.dirty = name##_dirty,						\

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pt_internal.h"
+#include "pt_entry.h"
 
 #define PT_V7S_MEM_BASE 0x80000000ull
 #define PT_V7S_MEM_SIZE 0x80000000ull
@@ -76,98 +76,19 @@ void iopt_tlb_sync(struct iopt_pgtable *pt)
 	pt_tlb_sync(pt);
 }
 
-static inline void pt_enter(struct iopt_pgtable *pt)
-{
-	if (pt->cfg.serialised)
-		plat_spin_lock(&pt->lock);
-	plat_rcu_read_lock();
-}
-
-static inline void pt_leave(struct iopt_pgtable *pt)
-{
-	plat_rcu_read_unlock();
-	if (pt->cfg.serialised)
-		plat_spin_unlock(&pt->lock);
-}
-
-static const struct pt_size *pt_size_of(const struct iopt_pgtable *pt,
-					uint64_t pgsize)
-{
-	if (!pgsize || (pgsize & (pgsize - 1)))
-		return NULL;
-	unsigned idx = pt->size_idx[__builtin_ctzll(pgsize)];
-
-	return idx ? &pt->sizes[idx - 1] : NULL;
-}
-
-/* Is [va, va + bytes) inside the input range? bytes >= 1. */
-static int pt_check_va(const struct iopt_pgtable *pt, uint64_t va,
-		       uint64_t bytes)
-{
-	uint64_t last = va + (bytes - 1);
-
-	if (last < va || va < pt->va_first || last > pt->va_last)
-		return -ERANGE;
-	return 0;
-}
-
-/* pgsize * pgcount, or 0 if it overflows. */
-static uint64_t pt_bytes(uint64_t pgsize, size_t pgcount)
-{
-	uint64_t bytes;
-
-	if (__builtin_mul_overflow(pgsize, (uint64_t)pgcount, &bytes))
-		return 0;
-	return bytes;
-}
-
 int iopt_map_pages(struct iopt_pgtable *pt, uint64_t iova, uint64_t paddr,
 		   uint64_t pgsize, size_t pgcount, unsigned prot,
 		   uint64_t *mapped)
 {
-	const struct pt_size *sz = pt_size_of(pt, pgsize);
-	uint64_t bytes, last;
-	int ret;
-
-	if (mapped)
-		*mapped = 0;
-	if (!sz || !pgcount || (prot & ~IOPT_PROT_MASK) ||
-	    !(prot & (IOPT_READ | IOPT_WRITE)) || (iova & (pgsize - 1)) ||
-	    (paddr & (pgsize - 1)))
-		return -EINVAL;
-	bytes = pt_bytes(pgsize, pgcount);
-	if (!bytes || pt_check_va(pt, iova, bytes))
-		return -ERANGE;
-	last = paddr + (bytes - 1);
-	if (last < paddr || last > pt->oa_last)
-		return -ERANGE;
-
-	pt_enter(pt);
-	ret = pt->impl->map(pt, iova, paddr, sz, pgcount, prot);
-	pt_leave(pt);
-	if (!ret && mapped)
-		*mapped = bytes;
-	return ret;
+	return pt->impl->map_pages(pt, iova, paddr, pgsize, pgcount, prot,
+				   mapped);
 }
 
 int64_t iopt_unmap_pages(struct iopt_pgtable *pt, uint64_t iova,
 			 uint64_t pgsize, size_t pgcount,
 			 struct iopt_gather *gather)
 {
-	const struct pt_size *sz = pt_size_of(pt, pgsize);
-	uint64_t bytes;
-	int64_t ret;
-
-	if (!sz || !pgcount || (iova & (pgsize - 1)))
-		return -EINVAL;
-	bytes = pt_bytes(pgsize, pgcount);
-	if (!bytes || pt_check_va(pt, iova, bytes))
-		return -ERANGE;
-
-	pt_enter(pt);
-	ret = pt->impl->unmap(pt, iova, sz, pgcount, gather);
-	pt_leave(pt);
-	return ret;
+	return pt->impl->unmap_pages(pt, iova, pgsize, pgcount, gather);
 }
 
 int iopt_iova_to_phys(struct iopt_pgtable *pt, uint64_t iova, uint64_t *pa)

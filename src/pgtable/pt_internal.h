@@ -94,11 +94,14 @@ struct pt_fmt {
 
 /* Per-format compiled algorithm (see pt_algo.h). */
 struct pt_impl {
-	int (*map)(struct iopt_pgtable *pt, uint64_t va, uint64_t pa,
-		   const struct pt_size *sz, size_t count, unsigned prot);
-	int64_t (*unmap)(struct iopt_pgtable *pt, uint64_t va,
-			 const struct pt_size *sz, size_t count,
-			 struct iopt_gather *gather);
+	/* The public map and unmap, argument checks and section included
+	 * (pt_entry.h), compiled with the format's algorithm. */
+	int (*map_pages)(struct iopt_pgtable *pt, uint64_t iova,
+			 uint64_t paddr, uint64_t pgsize, size_t pgcount,
+			 unsigned prot, uint64_t *mapped);
+	int64_t (*unmap_pages)(struct iopt_pgtable *pt, uint64_t iova,
+			       uint64_t pgsize, size_t pgcount,
+			       struct iopt_gather *gather);
 	int (*iova_to_phys)(struct iopt_pgtable *pt, uint64_t va,
 			    uint64_t *pa);
 	void (*walk)(struct iopt_pgtable *pt, uint64_t va,
