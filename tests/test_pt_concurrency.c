@@ -418,6 +418,76 @@ static void test_phase_e_sync_protocol(void **state)
 	iopt_free(pt);
 }
 
+/* F: serialised mode. Its lock excludes: callbacks made inside it from
+ * different threads never overlap, and every thread's work lands. */
+static unsigned f_inside, f_overlaps;
+
+static void f_add_page(struct iopt_gather *g, uint64_t iova, uint64_t gran,
+		       void *cookie)
+{
+	(void)g;
+	(void)iova;
+	(void)gran;
+	(void)cookie;
+	if (__atomic_fetch_add(&f_inside, 1, __ATOMIC_ACQ_REL))
+		__atomic_fetch_add(&f_overlaps, 1, __ATOMIC_RELAXED);
+	for (volatile int i = 0; i < 400; i++)
+		;
+	__atomic_fetch_sub(&f_inside, 1, __ATOMIC_ACQ_REL);
+}
+
+static void *f_worker(void *arg)
+{
+	struct ctx *c = arg;
+
+	for (long i = 0; i < c->ops; i++) {
+		uint64_t va = c->base + ((uint64_t)i % 1024) * SZ_4K;
+
+		assert_int_equal(iopt_map_pages(c->pt, va, va + PA_OFF, SZ_4K, 1,
+						IOPT_READ, NULL), 0);
+		if (i % 4 != 3)
+			assert_int_equal(iopt_unmap_pages(c->pt, va, SZ_4K, 1,
+							  NULL), SZ_4K);
+		else
+			c->npages++;	/* left mapped */
+	}
+	return NULL;
+}
+
+static void test_phase_f_serialised(void **state)
+{
+	static const struct iopt_tlb_ops ops = { .add_page = f_add_page };
+	struct iopt_cfg cfg = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
+				.ias = 48, .oas = 48, .coherent_walk = true,
+				.serialised = true, .tlb = &ops };
+	struct iopt_pgtable *pt;
+	struct ctx c[MAXT + 2];
+	unsigned n = 4;
+	/* Below 1024 ops per thread, so that no page is mapped twice. */
+	long per = ops_total() / 100 / n < 1000 ? ops_total() / 100 / n : 1000;
+
+	(void)state;
+	assert_int_equal(iopt_alloc(&cfg, &pt), 0);
+	for (unsigned i = 0; i < n; i++)
+		c[i] = (struct ctx){ pt, NULL, n, (int)i, per,
+				     (uint64_t)i * 2 * SZ_2M + SZ_1G, 0, NULL, NULL,
+				     0 };
+	run_threads(c, n, f_worker, false);
+	assert_int_equal(f_overlaps, 0);
+	for (unsigned i = 0; i < n; i++) {
+		assert_int_equal(c[i].npages, (uint64_t)(per / 4));
+		for (long k = 0; k < per; k++) {
+			uint64_t va = c[i].base + (uint64_t)k * SZ_4K;
+
+			if (k % 4 == 3)
+				tu_expect_pa(pt, va, va + PA_OFF);
+			else
+				tu_expect_none(pt, va);
+		}
+	}
+	iopt_free(pt);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -426,6 +496,7 @@ int main(void)
 		cmocka_unit_test(test_phase_c_racing_run_breaks),
 		cmocka_unit_test(test_phase_d_overlapping_chaos),
 		cmocka_unit_test(test_phase_e_sync_protocol),
+		cmocka_unit_test(test_phase_f_serialised),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -220,7 +220,7 @@ int iopt_alloc(const struct iopt_cfg *cfg, struct iopt_pgtable **out)
 	ret = plat_mutex_init(&pt->split_lock);
 	if (ret)
 		goto fail;
-	plat_spin_init(&pt->lock);
+	plat_ticket_init(&pt->lock);
 	pt->top = pt_table_alloc(pt, 0, &pt->top_pa);
 	if (!pt->top) {
 		plat_mutex_destroy(&pt->split_lock);

@@ -19,7 +19,7 @@
 static inline void pt_enter(struct iopt_pgtable *pt)
 {
 	if (pt->cfg.serialised)
-		plat_spin_lock(&pt->lock);
+		plat_ticket_lock(&pt->lock);
 	plat_rcu_read_lock();
 }
 
@@ -27,7 +27,7 @@ static inline void pt_leave(struct iopt_pgtable *pt)
 {
 	plat_rcu_read_unlock();
 	if (pt->cfg.serialised)
-		plat_spin_unlock(&pt->lock);
+		plat_ticket_unlock(&pt->lock);
 }
 
 static inline const struct pt_size *pt_size_of(const struct iopt_pgtable *pt,

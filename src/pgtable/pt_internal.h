@@ -146,7 +146,7 @@ struct iopt_pgtable {
 	bool identity;			/* default allocator: pa == va */
 	struct iopt_physmem *own_mem;	/* default v7s table memory */
 
-	struct plat_spinlock lock;	/* serialised mode only */
+	struct plat_ticketlock lock;	/* serialised mode only */
 	struct plat_mutex split_lock;	/* breaking runs only */
 
 	/* TLB sync state (see pt_tlb_sync()): bit 0 = invalidations pending,

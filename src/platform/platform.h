@@ -171,7 +171,8 @@ void plat_cpu_relax(void);
 
 /* ---- locks ------------------------------------------------------------ */
 
-/* Test-and-test-and-set spinlock: what a kernel driver would take. */
+/* Test-and-test-and-set spinlock: cheap, unfair, and tolerant of a
+ * descheduled waiter. */
 struct plat_spinlock {
 	uint32_t v;
 };
@@ -197,6 +198,44 @@ static inline void plat_spin_lock(struct plat_spinlock *l)
 static inline void plat_spin_unlock(struct plat_spinlock *l)
 {
 	plat_store_rel32(&l->v, 0);
+}
+
+/*
+ * FIFO ticket spinlock, the lock a kernel driver takes around a domain's
+ * page table (arm64 spinlocks were ticket locks, then queued spinlocks:
+ * both hand the lock to the longest waiter). Under contention it changes
+ * hands, and its cache line moves, at every release, where the unfair lock
+ * above lets the releasing CPU take it straight back. Used where the
+ * kernel's behaviour is what is being reproduced (the page tables'
+ * serialised mode); a waiter whose turn comes while it is descheduled
+ * holds everyone up, so oversubscribed userspace paths use the lock above.
+ */
+struct plat_ticketlock {
+	uint32_t next;		/* next ticket to hand out */
+	uint32_t owner;		/* ticket now holding the lock */
+};
+
+static inline void plat_ticket_init(struct plat_ticketlock *l)
+{
+	plat_store_rlx32(&l->next, 0);
+	plat_store_rlx32(&l->owner, 0);
+}
+
+static inline void plat_ticket_lock(struct plat_ticketlock *l)
+{
+	PLAT_YIELD();
+	/* Relaxed: the ticket only orders waiters; the acquire is below. */
+	uint32_t ticket = __atomic_fetch_add(&l->next, 1, __ATOMIC_RELAXED);
+
+	/* Acquire pairs with the release store in plat_ticket_unlock(). */
+	while (plat_load_acq32(&l->owner) != ticket)
+		plat_cpu_relax();
+}
+
+static inline void plat_ticket_unlock(struct plat_ticketlock *l)
+{
+	/* Only the holder writes owner. */
+	plat_store_rel32(&l->owner, plat_load_rlx32(&l->owner) + 1);
 }
 
 /* Sleeping mutex for rare, possibly long sections. */
