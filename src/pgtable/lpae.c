@@ -387,8 +387,9 @@ static void lpae_add_size(struct iopt_pgtable *pt, unsigned lg2, unsigned d,
 
 	if (want && !(want & (1ull << lg2)))
 		return;
-	pt->sizes[pt->nr_sizes++] = (struct pt_size){ (uint8_t)lg2, (uint8_t)d,
-						      (uint8_t)run_lg2 };
+	pt->sizes[pt->nr_sizes++] = (struct pt_size){
+		.lg2 = (uint8_t)lg2, .depth = (uint8_t)d,
+		.run_lg2 = (uint8_t)run_lg2 };
 }
 
 static bool lpae_block_ok(const struct iopt_pgtable *pt, unsigned g,

@@ -782,7 +782,8 @@ undo:
 	/* All or nothing: remove what this call mapped in earlier tables. */
 	if (va != va0) {
 		struct iopt_gather g;
-		struct pt_size item_sz = { pt->shift[D], (uint8_t)D, 0 };
+		struct pt_size item_sz = { .lg2 = pt->shift[D],
+					   .depth = (uint8_t)D };
 
 		iopt_gather_init(&g);
 		pt_unmap_algo(F, pt, va0, &item_sz, (va - va0) >> pt->shift[D],
@@ -929,10 +930,17 @@ static void pt_free_children(const struct pt_fmt *F, struct iopt_pgtable *pt,
 }
 
 #define PT_DEFINE_IMPL(name, fmtp)					\
-	static __attribute__((flatten)) int name##_map_pages(			\
-		struct iopt_pgtable *pt, uint64_t va, uint64_t pa,		\
-		uint64_t pgsize, size_t count, unsigned prot,			\
-		uint64_t *mapped)						\
+	static __attribute__((flatten, noinline)) int64_t name##_unmap_walk(	\
+		struct iopt_pgtable *pt, uint64_t va,				\
+		const struct pt_size *sz, size_t count,				\
+		struct iopt_gather *g)						\
+	{									\
+		return pt_unmap_algo(fmtp, pt, va, sz, count, g);		\
+	}									\
+	PT_ALGO int name##_map_body(struct iopt_pgtable *pt, uint64_t va,	\
+				    uint64_t pa, uint64_t pgsize,		\
+				    size_t count, unsigned prot,		\
+				    uint64_t *mapped)				\
 	{									\
 		const struct pt_size *sz;					\
 		uint64_t bytes;							\
@@ -944,23 +952,16 @@ static void pt_free_children(const struct pt_fmt *F, struct iopt_pgtable *pt,
 				  &bytes);					\
 		if (ret)							\
 			return ret;						\
-		pt_enter(pt);							\
+		plat_rcu_read_lock();						\
 		ret = pt_map_algo(fmtp, pt, va, pa, sz, count, prot);		\
-		pt_leave(pt);							\
+		plat_rcu_read_unlock();						\
 		if (!ret && mapped)						\
 			*mapped = bytes;					\
 		return ret;							\
 	}									\
-	static __attribute__((flatten, noinline)) int64_t name##_unmap_walk(	\
-		struct iopt_pgtable *pt, uint64_t va,				\
-		const struct pt_size *sz, size_t count,				\
-		struct iopt_gather *g)						\
-	{									\
-		return pt_unmap_algo(fmtp, pt, va, sz, count, g);		\
-	}									\
-	static __attribute__((flatten)) int64_t name##_unmap_pages(		\
-		struct iopt_pgtable *pt, uint64_t va, uint64_t pgsize,		\
-		size_t count, struct iopt_gather *g)				\
+	PT_ALGO int64_t name##_unmap_body(struct iopt_pgtable *pt, uint64_t va,	\
+					  uint64_t pgsize, size_t count,	\
+					  struct iopt_gather *g)		\
 	{									\
 		const struct pt_size *sz;					\
 		int64_t ret = pt_unmap_args(pt, va, pgsize, count, &sz);	\
@@ -968,15 +969,57 @@ static void pt_free_children(const struct pt_fmt *F, struct iopt_pgtable *pt,
 										\
 		if (ret)							\
 			return ret;						\
-		pt_enter(pt);							\
-		if (sz->depth + 1u == pt->levels && !sz->run_lg2)		\
+		plat_rcu_read_lock();						\
+		if (sz->one_leaf)						\
 			done = pt_unmap_cached(fmtp, pt, va, count, g);		\
 		ret = (int64_t)(done * pgsize);					\
 		if (done < count)						\
 			ret += name##_unmap_walk(pt, va + done * pgsize, sz,	\
 						 count - done, g);		\
-		pt_leave(pt);							\
+		plat_rcu_read_unlock();						\
 		return ret;							\
+	}									\
+	/* Serialised mode: the same, inside the table's lock. */		\
+	static __attribute__((flatten, noinline, cold)) int			\
+	name##_map_serialised(struct iopt_pgtable *pt, uint64_t va,		\
+			      uint64_t pa, uint64_t pgsize, size_t count,	\
+			      unsigned prot, uint64_t *mapped)			\
+	{									\
+		plat_ticket_lock(&pt->lock);					\
+		int ret = name##_map_body(pt, va, pa, pgsize, count, prot,	\
+					  mapped);				\
+		plat_ticket_unlock(&pt->lock);					\
+		return ret;							\
+	}									\
+	static __attribute__((flatten, noinline, cold)) int64_t		\
+	name##_unmap_serialised(struct iopt_pgtable *pt, uint64_t va,		\
+				uint64_t pgsize, size_t count,			\
+				struct iopt_gather *g)				\
+	{									\
+		plat_ticket_lock(&pt->lock);					\
+		int64_t ret = name##_unmap_body(pt, va, pgsize, count, g);	\
+		plat_ticket_unlock(&pt->lock);					\
+		return ret;							\
+	}									\
+	static __attribute__((flatten)) int name##_map_pages(			\
+		struct iopt_pgtable *pt, uint64_t va, uint64_t pa,		\
+		uint64_t pgsize, size_t count, unsigned prot,			\
+		uint64_t *mapped)						\
+	{									\
+		if (__builtin_expect(pt->cfg.serialised, 0))			\
+			return name##_map_serialised(pt, va, pa, pgsize, count,	\
+						     prot, mapped);		\
+		return name##_map_body(pt, va, pa, pgsize, count, prot,		\
+				       mapped);					\
+	}									\
+	static __attribute__((flatten)) int64_t name##_unmap_pages(		\
+		struct iopt_pgtable *pt, uint64_t va, uint64_t pgsize,		\
+		size_t count, struct iopt_gather *g)				\
+	{									\
+		if (__builtin_expect(pt->cfg.serialised, 0))			\
+			return name##_unmap_serialised(pt, va, pgsize, count,	\
+						       g);			\
+		return name##_unmap_body(pt, va, pgsize, count, g);		\
 	}									\
 	static __attribute__((flatten)) int name##_iova_to_phys(		\
 		struct iopt_pgtable *pt, uint64_t va, uint64_t *pa)		\

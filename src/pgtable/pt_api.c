@@ -206,6 +206,8 @@ int iopt_alloc(const struct iopt_cfg *cfg, struct iopt_pgtable **out)
 	pt->id = plat_fetch_add_acq_rel64(&pt_next_id, 1) + 1;
 	for (unsigned i = 0; i < pt->nr_sizes; i++) {
 		pt->size_idx[pt->sizes[i].lg2] = (uint8_t)(i + 1);
+		pt->sizes[i].one_leaf = pt->sizes[i].depth + 1u == pt->levels &&
+					!pt->sizes[i].run_lg2;
 		pt->info.pgsize_bitmap |= 1ull << pt->sizes[i].lg2;
 	}
 	if ((pt->cfg.quirks & IOPT_QUIRK_TTBR1)) {

@@ -48,6 +48,7 @@ struct pt_size {
 	uint8_t lg2;		/* page size */
 	uint8_t depth;		/* depth of the items that map it */
 	uint8_t run_lg2;	/* items per page (0: one item) */
+	bool one_leaf;		/* one last-level item: the cached fast path */
 };
 
 struct iopt_pgtable;

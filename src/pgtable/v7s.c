@@ -325,7 +325,8 @@ int pt_v7s_setup(struct iopt_pgtable *pt)
 		pt->table_bytes[0] = 64;
 
 	static const struct pt_size sizes[] = {
-		{ 12, 1, 0 }, { 16, 1, 4 }, { 20, 0, 0 }, { 24, 0, 4 },
+		{ .lg2 = 12, .depth = 1 }, { .lg2 = 16, .depth = 1, .run_lg2 = 4 },
+		{ .lg2 = 20, .depth = 0 }, { .lg2 = 24, .depth = 0, .run_lg2 = 4 },
 	};
 	for (unsigned i = 0; i < 4; i++) {
 		if (sizes[i].lg2 >= cfg->ias ||
