@@ -413,18 +413,23 @@ int bench_pgtable_main(int argc, char **argv)
 		double ops = bench_median(v->ops, o.runs);
 
 		if (o.json) {
+			/* No one-thread lockless variant: no speed-up (null). */
+			char su[24] = "null";
+
+			if (base > 0)
+				snprintf(su, sizeof(su), "%.3f", ops / base);
 			printf("{\"suite\":\"pgtable\",\"format\":\"%s\","
 			       "\"granule\":%u,\"mode\":\"%s\",\"threads\":%u,"
 			       "\"pattern\":\"%s\",\"pages\":%llu,"
 			       "\"pgcount\":%llu,\"runs\":%u,\"map_ns\":%.2f,"
 			       "\"unmap_ns\":%.2f,\"ops_per_sec\":%.0f,"
-			       "\"speedup\":%.3f}\n",
+			       "\"speedup\":%s}\n",
 			       fmt_names[o.fmt], o.granule,
 			       v->locked ? "locked" : "lockless", v->nthreads,
 			       o.random ? "random" : "seq",
 			       (unsigned long long)o.pages,
 			       (unsigned long long)o.pgcount, o.runs, map_ns,
-			       unmap_ns, ops, base > 0 ? ops / base : 0.0);
+			       unmap_ns, ops, su);
 		} else {
 			char su[16] = "-";
 
