@@ -20,7 +20,9 @@
 #include "tutil.h"
 
 #define SZ_4K 0x1000ull
+#define SZ_1M 0x100000ull
 #define SZ_2M 0x200000ull
+#define SZ_16M 0x1000000ull
 #define GARBAGE 0xa5a5a5a5a5a5a5a5ull
 
 static struct iopt_pgtable *make(struct tmem *m, enum iopt_fmt fmt,
@@ -201,38 +203,56 @@ static void inv_add_page(struct iopt_gather *g, uint64_t iova, uint64_t gran,
 
 /* Every add_page finds its leaf already cleared in the device view: pages,
  * a run across two leaf tables, blocks, contiguous runs (whole and broken)
- * and a page out of a split block. */
+ * and a page out of a split block; LPAE and v7s. */
 static void test_invalidate_after_sync(void **state)
 {
 	static const struct iopt_tlb_ops ops = { .add_page = inv_add_page };
 	static const struct {
+		enum iopt_fmt fmt;
 		uint64_t va, size;
 		unsigned count;		/* mapped */
 		uint64_t uva, usize;
 		unsigned ucount;	/* unmapped */
 		unsigned leaves;	/* add_page calls expected */
 	} c[] = {
-		{ 0x40000000, SZ_4K, 1, 0x40000000, SZ_4K, 1, 1 },
-		{ 0x40000000, SZ_4K, 40, 0x40000000, SZ_4K, 40, 40 },
-		{ SZ_2M - 8 * SZ_4K, SZ_4K, 16, SZ_2M - 8 * SZ_4K, SZ_4K, 16, 16 },
-		{ 0x80000000, SZ_2M, 3, 0x80000000, SZ_2M, 3, 3 },
+		{ IOPT_ARM_64_LPAE_S1, 0x40000000, SZ_4K, 1, 0x40000000, SZ_4K, 1, 1 },
+		{ IOPT_ARM_64_LPAE_S1, 0x40000000, SZ_4K, 40, 0x40000000, SZ_4K, 40, 40 },
+		{ IOPT_ARM_64_LPAE_S1, SZ_2M - 8 * SZ_4K, SZ_4K, 16, SZ_2M - 8 * SZ_4K,
+		  SZ_4K, 16, 16 },
+		{ IOPT_ARM_64_LPAE_S1, 0x80000000, SZ_2M, 3, 0x80000000, SZ_2M, 3, 3 },
 		/* A contiguous run may be cached as 16 single entries: one
 		 * add_page per item. */
-		{ 0xc0000000, 0x10000, 2, 0xc0000000, 0x10000, 2, 32 },
+		{ IOPT_ARM_64_LPAE_S1, 0xc0000000, 0x10000, 2, 0xc0000000, 0x10000, 2,
+		  32 },
 		/* One page out of a contiguous run: the run's other 15 pages
 		 * stay mapped; the page's own clear reaches the device first. */
-		{ 0xc0000000, 0x10000, 1, 0xc0000000 + SZ_4K, SZ_4K, 1, 1 },
-		{ 0x100000000ull, SZ_2M, 1, 0x100000000ull, SZ_4K, 1, 1 },
+		{ IOPT_ARM_64_LPAE_S1, 0xc0000000, 0x10000, 1, 0xc0000000 + SZ_4K,
+		  SZ_4K, 1, 1 },
+		{ IOPT_ARM_64_LPAE_S1, 0x100000000ull, SZ_2M, 1, 0x100000000ull, SZ_4K,
+		  1, 1 },
+		{ IOPT_ARM_V7S, 0x40000000, SZ_4K, 40, 0x40000000, SZ_4K, 40, 40 },
+		{ IOPT_ARM_V7S, SZ_1M - 8 * SZ_4K, SZ_4K, 16, SZ_1M - 8 * SZ_4K, SZ_4K,
+		  16, 16 },
+		{ IOPT_ARM_V7S, 0x50000000, SZ_1M, 3, 0x50000000, SZ_1M, 3, 3 },
+		{ IOPT_ARM_V7S, 0x60000000, 0x10000, 2, 0x60000000, 0x10000, 2, 32 },
+		{ IOPT_ARM_V7S, 0x60000000, 0x10000, 1, 0x60000000 + SZ_4K, SZ_4K, 1,
+		  1 },
+		{ IOPT_ARM_V7S, 0x70000000, SZ_16M, 1, 0x70000000, SZ_16M, 1, 16 },
+		{ IOPT_ARM_V7S, 0x70000000, SZ_16M, 1, 0x70000000 + SZ_1M, SZ_1M, 1,
+		  1 },
+		{ IOPT_ARM_V7S, 0x50000000, SZ_1M, 1, 0x50000000 + SZ_4K, SZ_4K, 1, 1 },
 	};
 
 	(void)state;
 	for (unsigned k = 0; k < sizeof(c) / sizeof(c[0]); k++) {
 		struct tmem m;
 		struct inv_check chk = { .m = &m };
+		bool v7s = c[k].fmt == IOPT_ARM_V7S;
 		struct iopt_cfg cfg = {
-			.fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096, .ias = 40,
-			.oas = 40, .coherent_walk = false, .mem = &tmem_ops,
-			.mem_ctx = &m, .tlb = &ops, .tlb_cookie = &chk,
+			.fmt = c[k].fmt, .granule = 4096, .ias = v7s ? 32 : 40,
+			.oas = v7s ? 32 : 40, .coherent_walk = false,
+			.mem = &tmem_ops, .mem_ctx = &m, .tlb = &ops,
+			.tlb_cookie = &chk,
 		};
 		struct iopt_pgtable *pt = NULL;
 		struct iopt_gather g;
