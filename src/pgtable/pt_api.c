@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Public page-table entry points: argument checks shared by every format,
- * the serialised-mode lock, RCU read-side sections, TLB sync, and
- * creation/destruction. The per-format work is in pt->impl (pt_algo.h).
+ * Public page-table entry points: map and unmap dispatch to the format's
+ * compiled entry points (PT_DEFINE_IMPL in pt_algo.h); the rest run their
+ * checks, the serialised-mode lock and the RCU read-side section here
+ * (pt_entry.h) around pt->impl. Also TLB sync and creation/destruction.
  */
 #include <errno.h>
 #include <stdlib.h>
