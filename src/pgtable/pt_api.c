@@ -2,8 +2,8 @@
 /*
  * Public page-table entry points: map and unmap dispatch to the format's
  * compiled entry points (PT_DEFINE_IMPL in pt_algo.h); the rest run their
- * checks, the serialised-mode lock and the RCU read-side section here
- * (pt_entry.h) around pt->impl. Also TLB sync and creation/destruction.
+ * checks (pt_entry.h), the serialised-mode lock and the RCU read-side
+ * section here around pt->impl. Also TLB sync and creation/destruction.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -27,6 +27,22 @@ const char *iopt_fmt_name(enum iopt_fmt fmt)
 	case IOPT_ARM_V7S: return "v7s";
 	default: return "unknown";
 	}
+}
+
+/* The section iova_to_phys, walk and dirty run in (map and unmap have
+ * their own, in PT_DEFINE_IMPL): serialised-mode lock, RCU read side. */
+static inline void pt_enter(struct iopt_pgtable *pt)
+{
+	if (pt->cfg.serialised)
+		plat_ticket_lock(&pt->lock);
+	plat_rcu_read_lock();
+}
+
+static inline void pt_leave(struct iopt_pgtable *pt)
+{
+	plat_rcu_read_unlock();
+	if (pt->cfg.serialised)
+		plat_ticket_unlock(&pt->lock);
 }
 
 void iopt_gather_init(struct iopt_gather *g)

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Argument checks and the section every public page-table operation runs
- * in (serialised-mode lock, RCU read side). Shared by pt_api.c and by the
- * per-format map/unmap entry points that PT_DEFINE_IMPL compiles together
- * with the algorithm, so that the hot paths are one function each.
+ * Argument checks of the public page-table operations. Shared by pt_api.c
+ * and by the per-format map/unmap entry points that PT_DEFINE_IMPL
+ * compiles together with the algorithm, so that the hot paths are one
+ * function each.
  *
  * Errors (docs/pgtable.md, "Errors"): -EINVAL for a size not in the
  * bitmap, zero count, bad prot or misalignment; -ERANGE for a range that
@@ -15,20 +15,6 @@
 #include <errno.h>
 
 #include "pt_internal.h"
-
-static inline void pt_enter(struct iopt_pgtable *pt)
-{
-	if (pt->cfg.serialised)
-		plat_ticket_lock(&pt->lock);
-	plat_rcu_read_lock();
-}
-
-static inline void pt_leave(struct iopt_pgtable *pt)
-{
-	plat_rcu_read_unlock();
-	if (pt->cfg.serialised)
-		plat_ticket_unlock(&pt->lock);
-}
 
 static inline const struct pt_size *pt_size_of(const struct iopt_pgtable *pt,
 					       uint64_t pgsize)
