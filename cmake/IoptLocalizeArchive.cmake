@@ -23,6 +23,10 @@ function(iopt_localize_check)
   if(IOPT_LOCALIZE_WORKS)
     return()
   endif()
+  if(CMAKE_INTERPROCEDURAL_OPTIMIZATION)
+    # LTO objects hold compiler IR, whose symbols objcopy cannot change.
+    iopt_localize_fail("CMAKE_INTERPROCEDURAL_OPTIMIZATION is on")
+  endif()
   if(NOT CMAKE_OBJCOPY)
     iopt_localize_fail("no objcopy found (CMAKE_OBJCOPY)")
   endif()
@@ -35,11 +39,22 @@ function(iopt_localize_check)
   file(WRITE ${dir}/b.c
     "__attribute__((visibility(\"hidden\"))) int iopt_check_inner(void);\n"
     "int iopt_check_inner(void) { return 41; }\n")
-  iopt_localize_step(${dir} ${CMAKE_C_COMPILER} -c a.c -o a.o)
-  iopt_localize_step(${dir} ${CMAKE_C_COMPILER} -c b.c -o b.o)
-  iopt_localize_step(${dir} ${CMAKE_C_COMPILER} -r -nostdlib a.o b.o -o ab.o)
+  iopt_localize_target(cc)
+  iopt_localize_step(${dir} ${cc} -c a.c -o a.o)
+  iopt_localize_step(${dir} ${cc} -c b.c -o b.o)
+  iopt_localize_step(${dir} ${cc} -r -nostdlib a.o b.o -o ab.o)
   iopt_localize_step(${dir} ${CMAKE_OBJCOPY} --localize-hidden ab.o ab-local.o)
   set(IOPT_LOCALIZE_WORKS ON CACHE INTERNAL "toolchain can localise the archive")
+endfunction()
+
+# The compiler driver, with the target triple when cross-compiling with
+# clang (CMAKE_C_COMPILER_TARGET), so that -r links objects of that target.
+function(iopt_localize_target out)
+  set(cc ${CMAKE_C_COMPILER})
+  if(CMAKE_C_COMPILER_TARGET AND CMAKE_C_COMPILE_OPTIONS_TARGET)
+    list(APPEND cc "${CMAKE_C_COMPILE_OPTIONS_TARGET}${CMAKE_C_COMPILER_TARGET}")
+  endif()
+  set(${out} ${cc} PARENT_SCOPE)
 endfunction()
 
 function(iopt_localize_step dir)
@@ -63,8 +78,9 @@ function(iopt_localize_fail why)
 endfunction()
 
 function(iopt_localized_object out objlib)
+  iopt_localize_target(cc)
   add_custom_command(OUTPUT ${out}
-    COMMAND ${CMAKE_C_COMPILER} -r -nostdlib -o ${out}.partial
+    COMMAND ${cc} -r -nostdlib -o ${out}.partial
       $<TARGET_OBJECTS:${objlib}>
     COMMAND ${CMAKE_OBJCOPY} --localize-hidden ${out}.partial ${out}
     COMMAND ${CMAKE_COMMAND} -E remove ${out}.partial
