@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* A program built against the installed library only. */
 #include <stdio.h>
+#include <string.h>
 
 #include <iopgtable/pgtable.h>
+#include <iopgtable/version.h>
 
 int main(void)
 {
@@ -11,6 +13,13 @@ int main(void)
 	struct iopt_pgtable *pt;
 	uint64_t pa = 0;
 
+	/* The installed header and the installed library are one version. */
+	if (strcmp(iopt_version(), IOPT_VERSION_STRING) ||
+	    iopt_version_number() != IOPT_VERSION_NUMBER) {
+		fprintf(stderr, "consumer: header %s, library %s\n",
+			IOPT_VERSION_STRING, iopt_version());
+		return 1;
+	}
 	if (iopt_alloc(&cfg, &pt))
 		return 1;
 	if (iopt_map_pages(pt, 0x200000, 0x40000000, 0x200000, 1, IOPT_READ,
@@ -20,6 +29,7 @@ int main(void)
 		return 1;
 	}
 	iopt_free(pt);
-	printf("consumer: ok (%s)\n", iopt_fmt_name(IOPT_ARM_64_LPAE_S1));
+	printf("consumer: ok (%s, %s)\n", iopt_version(),
+	       iopt_fmt_name(IOPT_ARM_64_LPAE_S1));
 	return 0;
 }

@@ -1,22 +1,92 @@
 #!/usr/bin/env bash
-# Install the built tree into a temporary prefix, then build and run a
-# consumer with find_package (shared and static) and with pkg-config.
+# Usage: run.sh BUILD-DIR SOURCE-DIR
+# Install the built tree into a temporary prefix, then build and run
+# consumers of it: with find_package (shared and static library, the
+# package's version rules, liburcu-bp from where the consumer says) and
+# with pkg-config (shared, and static with --static). Each links main.c
+# and clash.c (a host with its own tlb_init & co).
 set -euo pipefail
 build=$1 src=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+cons=$src/tests/consumer
+version=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$build/CMakeCache.txt")
+major=${version%%.*} rest=${version#*.} minor=${rest%%.*}
+# An archive built with -DIOPT_LOCALIZE_STATIC=OFF keeps its internal
+# symbols global by choice: no static clash programs then.
+leaks=OFF statics="consumer clash" pcs="main clash"
+if grep -q '^IOPT_LOCALIZE_STATIC:BOOL=OFF' "$build/CMakeCache.txt"; then
+  leaks=ON statics=consumer pcs=main
+fi
 cmake --install "$build" --prefix "$tmp/prefix" >/dev/null
-cmake -S "$src/tests/consumer" -B "$tmp/b" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
-cmake --build "$tmp/b" >/dev/null
 lib=$(ls -d "$tmp"/prefix/lib*/ | head -1)
-LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$tmp/b/consumer_shared"
-"$tmp/b/consumer_static"
+lib=${lib%/}
+
+# The soname carries what docs/abi.md says an ABI is.
+want=libiopgtable.so.$major
+if [ "$major" = 0 ]; then want=libiopgtable.so.0.$minor; fi
+soname=$(objdump -p "$lib/libiopgtable.so" | awk '$1 == "SONAME" { print $2 }')
+if [ "$soname" != "$want" ]; then
+  echo "consumer: soname $soname, docs/abi.md says $want"; exit 1
+fi
+
+# A program linked with the static library must not need the shared one.
+static_only() {
+  if objdump -p "$1" | grep -q 'NEEDED.*libiopgtable'; then
+    echo "consumer: $1 needs the shared library"; exit 1
+  fi
+}
+
+cmake -S "$cons" -B "$tmp/b" -DCMAKE_PREFIX_PATH="$tmp/prefix" \
+  -DIOPT_EXPECT_VERSION="$version" -DIOPT_ARCHIVE_LEAKS=$leaks >/dev/null
+cmake --build "$tmp/b" >/dev/null
+for p in consumer clash; do
+  LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$tmp/b/${p}_shared"
+done
+for p in $statics; do
+  static_only "$tmp/b/${p}_static"
+  env -u LD_LIBRARY_PATH "$tmp/b/${p}_static"
+done
+
+# liburcu-bp elsewhere: a copy in its own prefix, named by the consumer's
+# PKG_CONFIG_PATH, is the one the static library's link interface takes.
+urcu_libdir=$(pkg-config --variable=libdir liburcu-bp)
+urcu_incdir=$(pkg-config --variable=includedir liburcu-bp)
+mkdir -p "$tmp/urcu/lib/pkgconfig"
+cp -P "$urcu_libdir"/liburcu-bp.* "$tmp/urcu/lib/"
+cp -P "$urcu_libdir"/liburcu-common.* "$tmp/urcu/lib/" 2>/dev/null || true
+cat >"$tmp/urcu/lib/pkgconfig/liburcu-bp.pc" <<PC
+libdir=$tmp/urcu/lib
+includedir=$urcu_incdir
+Name: liburcu-bp
+Description: a copy of liburcu-bp in a prefix of its own
+Version: $(pkg-config --modversion liburcu-bp)
+Libs: -L\${libdir} -lurcu-bp
+Cflags: -I\${includedir}
+PC
+PKG_CONFIG_PATH="$tmp/urcu/lib/pkgconfig" cmake -S "$cons" -B "$tmp/b2" \
+  -DCMAKE_PREFIX_PATH="$tmp/prefix" -DIOPT_EXPECT_VERSION="$version" \
+  -DIOPT_EXPECT_URCU_DIR="$tmp/urcu/lib" -DIOPT_ARCHIVE_LEAKS=$leaks >/dev/null
+cmake --build "$tmp/b2" --target consumer_static >/dev/null
+if ! env -u LD_LIBRARY_PATH ldd "$tmp/b2/consumer_static" | grep -q "$tmp/urcu/lib/liburcu-bp"; then
+  echo "consumer: consumer_static does not use the liburcu-bp of its PKG_CONFIG_PATH"; exit 1
+fi
+env -u LD_LIBRARY_PATH "$tmp/b2/consumer_static"
+
+# pkg-config: shared, then static (the archive, and what --static adds).
 export PKG_CONFIG_PATH="$lib/pkgconfig"
-cc -o "$tmp/pc" "$src/tests/consumer/main.c" $(pkg-config --cflags --libs iopgtable)
-LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$tmp/pc"
-# Static: the archive, then what pkg-config --static says it needs.
+if [ "$(pkg-config --modversion iopgtable)" != "$version" ]; then
+  echo "consumer: iopgtable.pc says $(pkg-config --modversion iopgtable)"; exit 1
+fi
 deps=$(pkg-config --static --libs iopgtable | sed 's/-liopgtable//')
-cc -o "$tmp/pcs" "$src/tests/consumer/main.c" $(pkg-config --cflags iopgtable) \
-  -L"$lib" -Wl,-Bstatic -liopgtable -Wl,-Bdynamic $deps
-env -u LD_LIBRARY_PATH "$tmp/pcs"
-echo "consumer: installed tree works with find_package and pkg-config"
+for p in main clash; do
+  cc -o "$tmp/pc_$p" "$cons/$p.c" $(pkg-config --cflags --libs iopgtable)
+  LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$tmp/pc_$p"
+done
+for p in $pcs; do
+  cc -o "$tmp/pcs_$p" "$cons/$p.c" $(pkg-config --cflags iopgtable) \
+    -L"$lib" -Wl,-Bstatic -liopgtable -Wl,-Bdynamic $deps
+  static_only "$tmp/pcs_$p"
+  env -u LD_LIBRARY_PATH "$tmp/pcs_$p"
+done
+echo "consumer: installed tree works with find_package and pkg-config, shared and static"
