@@ -122,7 +122,11 @@ struct iopt_cfg {
 	uint32_t granule;
 	/* Page sizes to allow; 0 allows every size the format supports. */
 	uint64_t pgsize_bitmap;
-	unsigned ias;		/* input address bits */
+	/* Input address bits: 64-bit LPAE 25-48 (52 with the 64K granule);
+	 * 32-bit LPAE stage 1 25-32, stage 2 25-40; v7s 25-32 (TTBCR.N 0-7),
+	 * 33-34 with IOPT_QUIRK_MTK_EXT. A stage 2 ias also needs a start
+	 * level the VTCR can encode (docs/pgtable.md). */
+	unsigned ias;
 	unsigned oas;		/* output address bits */
 	uint32_t quirks;	/* IOPT_QUIRK_* */
 	bool coherent_walk;	/* walker snoops CPU caches */
@@ -151,7 +155,10 @@ struct iopt_regs {
 /* Geometry and registers of a created table (iopt_get_info()). */
 struct iopt_info {
 	enum iopt_fmt fmt;
-	uint64_t pgsize_bitmap;		/* every page size map accepts */
+	/* Every page size map accepts: the blocks, pages and contiguous runs
+	 * the architecture defines for this granule, start level and oas
+	 * (Arm ARM D8.3, D8.7.1), none larger than 2^ias. */
+	uint64_t pgsize_bitmap;
 	uint32_t granule;
 	unsigned ias, oas;
 	unsigned levels;		/* lookup levels */
