@@ -303,7 +303,7 @@ static void test_bad_configs(void **state)
 					NULL), 0);
 	assert_int_equal(iopt_map_pages(pt, 0, 1ull << 32, SZ_4K, 1, IOPT_READ,
 					NULL), -ERANGE);
-	assert_int_equal(iopt_read_and_clear_dirty(pt, 0, SZ_4K, 0, NULL, NULL),
+	assert_int_equal(iopt_read_and_clear_dirty(pt, 0, SZ_4K, 0, NULL, NULL, NULL),
 			 -EINVAL);
 	iopt_free(pt);
 }

@@ -119,7 +119,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		}
 		default:
-			r = iopt_read_and_clear_dirty(pt, iova, pgsize * count, prot & 1,
+			r = iopt_read_and_clear_dirty(pt, iova, pgsize * count, prot & 1, NULL,
 						      NULL, NULL);
 			if (!err_ok(r, -EINVAL, -ERANGE, 0, 0))
 				abort();
