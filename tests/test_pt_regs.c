@@ -309,6 +309,7 @@ static void test_52bit_output(void **state)
  *  MAIR: every attribute byte a defined encoding (Device 0b0000dd00, or
  *    Normal with both nibbles non-zero).
  *  PRRR: bits 23:20 RES0, no TRn = 0b11 (reserved).
+ *  TTBR: see check_regs().
  */
 #define TCR_RES0	(1ull << 6 | 1ull << 35 | 3ull << 62)
 #define TCR_FIELDS	(0x3full | 1ull << 7 | 0xffull << 8 | 0x3full << 16 | \
@@ -361,6 +362,17 @@ static void check_regs(const char *name, const struct iopt_info *i)
 		break;
 	default:
 		fail();
+	}
+	/* TTBR (D24.2.210 and the VMSAv8-32 64-bit TTBR0): ASID/VMID
+	 * (63:48) left to the driver, CnP (bit 0) clear; with a 52-bit OA
+	 * bits 5:2 hold BADDR[51:48] and bit 1 is RES0; VMSAv8-32 LPAE
+	 * holds a 40-bit base (bits 47:40 RES0). */
+	if (i->fmt != IOPT_ARM_V7S) {
+		TU_CHK(name, !(i->regs.ttbr >> 48) && !(i->regs.ttbr & 1));
+		if (i->oas > 48)
+			TU_CHK(name, !(i->regs.ttbr & 2));
+		if (i->fmt == IOPT_ARM_32_LPAE_S1 || i->fmt == IOPT_ARM_32_LPAE_S2)
+			TU_CHK(name, !(i->regs.ttbr >> 40));
 	}
 	if (i->fmt == IOPT_ARM_64_LPAE_S1 || i->fmt == IOPT_ARM_32_LPAE_S1)
 		for (unsigned n = 0; n < 8; n++)
