@@ -86,7 +86,7 @@ static void test_invalid_args_change_nothing(void **state)
 	uint64_t pa;
 
 	assert_int_equal(iopt_iova_to_phys(pt, 1ull << 48, &pa), -ERANGE);
-	assert_int_equal(iopt_read_and_clear_dirty(pt, 0, SZ_4K, 0, NULL, NULL),
+	assert_int_equal(iopt_read_and_clear_dirty(pt, 0, SZ_4K, 0, NULL, NULL, NULL),
 			 -EINVAL);	/* no HD quirk */
 
 	iopt_get_stats(pt, &after);

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -290,6 +291,149 @@ static void test_52bit_output(void **state)
 	tmem_destroy(&m);
 }
 
+/* ---- reserved bits of every register value ------------------------------ */
+
+/*
+ * Reserved-as-zero and reserved-as-one bits, from the Arm ARM register
+ * descriptions, and the fields a configuration may set at all (anything
+ * else is a feature this library does not use, so must be 0):
+ *  TCR_EL1 (D24.2.194): bits 6, 35, 63:62 RES0; the library may set T0SZ,
+ *    EPD0, IRGN0, ORGN0, SH0, TG0, T1SZ, EPD1, IRGN1, ORGN1, SH1, TG1,
+ *    IPS, HA, HD.
+ *  VTCR_EL2 and AArch32 VTCR (G8.2.172, mapped to VTCR_EL2[31:0]): bit 31
+ *    RES1; AArch32 bits 30:29, 24:14, 5 RES0; the library may set T0SZ,
+ *    SL0, IRGN0, ORGN0, SH0, (AArch64) TG0 and PS, (AArch32) S.
+ *  TTBCR with EAE (G8.2.165): bits 5:3, 15:14, 21:19 RES0; T2E (6) and the
+ *    IMPLEMENTATION DEFINED bit 30 left 0.
+ *  TTBCR without EAE: bit 3 and 30:6 RES0, EAE 0.
+ *  MAIR: every attribute byte a defined encoding (Device 0b0000dd00, or
+ *    Normal with both nibbles non-zero).
+ *  PRRR: bits 23:20 RES0, no TRn = 0b11 (reserved).
+ *  TTBR: see check_regs().
+ */
+#define TCR_RES0	(1ull << 6 | 1ull << 35 | 3ull << 62)
+#define TCR_FIELDS	(0x3full | 1ull << 7 | 0xffull << 8 | 0x3full << 16 | \
+			 1ull << 23 | 0xffull << 24 | 7ull << 32 | 3ull << 39)
+#define VTCR_RES1	(1ull << 31)
+#define VTCR64_FIELDS	(0x3ffffull | 7ull << 16 | VTCR_RES1)
+#define VTCR32_RES0	(3ull << 29 | 0x7ffull << 14 | 1ull << 5)
+#define VTCR32_FIELDS	(0xfull | 1ull << 4 | 0xffull << 6 | VTCR_RES1)
+#define TTBCR_EAE	(1ull << 31)
+#define TTBCR_L_RES0	(7ull << 3 | 3ull << 14 | 7ull << 19)
+#define TTBCR_L_FIELDS	(7ull | 1ull << 7 | 0x7full << 8 | 7ull << 16 | \
+			 0xffull << 22 | TTBCR_EAE)
+#define TTBCR_S_FIELDS	(7ull | 1ull << 4 | 1ull << 5)
+
+static bool mair_byte_ok(unsigned b)
+{
+	unsigned hi = b >> 4, lo = b & 0xf;
+
+	return hi == 0 ? (lo & 3) == 0 : lo != 0;
+}
+
+static void check_regs(const char *name, const struct iopt_info *i)
+{
+	uint64_t t = i->regs.tcr;
+
+	switch (i->fmt) {
+	case IOPT_ARM_64_LPAE_S1:
+		TU_CHK(name, !(t & TCR_RES0));
+		TU_CHK(name, !(t & ~TCR_FIELDS));
+		break;
+	case IOPT_ARM_64_LPAE_S2:
+		TU_CHK(name, (t & VTCR_RES1) == VTCR_RES1);
+		TU_CHK(name, !(t & ~VTCR64_FIELDS));
+		break;
+	case IOPT_ARM_32_LPAE_S1:
+		TU_CHK(name, t & TTBCR_EAE);
+		TU_CHK(name, !(t & TTBCR_L_RES0));
+		TU_CHK(name, !(t & ~TTBCR_L_FIELDS));
+		break;
+	case IOPT_ARM_32_LPAE_S2:
+		TU_CHK(name, (t & VTCR_RES1) == VTCR_RES1);
+		TU_CHK(name, !(t & VTCR32_RES0));
+		TU_CHK(name, !(t & ~VTCR32_FIELDS));
+		break;
+	case IOPT_ARM_V7S:
+		TU_CHK(name, !(t & ~TTBCR_S_FIELDS));	/* EAE 0, RES0 */
+		TU_CHK(name, !(i->regs.prrr & (0xfu << 20)));
+		for (unsigned n = 0; n < 8; n++)
+			TU_CHK(name, (i->regs.prrr >> (2 * n) & 3) != 3);
+		break;
+	default:
+		fail();
+	}
+	/* TTBR (D24.2.210 and the VMSAv8-32 64-bit TTBR0): ASID/VMID
+	 * (63:48) left to the driver, CnP (bit 0) clear; with a 52-bit OA
+	 * bits 5:2 hold BADDR[51:48] and bit 1 is RES0; VMSAv8-32 LPAE
+	 * holds a 40-bit base (bits 47:40 RES0). */
+	if (i->fmt != IOPT_ARM_V7S) {
+		TU_CHK(name, !(i->regs.ttbr >> 48) && !(i->regs.ttbr & 1));
+		if (i->oas > 48)
+			TU_CHK(name, !(i->regs.ttbr & 2));
+		if (i->fmt == IOPT_ARM_32_LPAE_S1 || i->fmt == IOPT_ARM_32_LPAE_S2)
+			TU_CHK(name, !(i->regs.ttbr >> 40));
+	}
+	if (i->fmt == IOPT_ARM_64_LPAE_S1 || i->fmt == IOPT_ARM_32_LPAE_S1)
+		for (unsigned n = 0; n < 8; n++)
+			TU_CHK(name, mair_byte_ok((unsigned)(i->regs.mair >> (8 * n)) &
+						  0xff));
+}
+
+static void test_reserved_bits(void **state)
+{
+	static const struct {
+		enum iopt_fmt fmt;
+		uint32_t quirks;
+	} fq[] = {
+		{ IOPT_ARM_64_LPAE_S1, 0 },
+		{ IOPT_ARM_64_LPAE_S1, IOPT_QUIRK_TTBR1 | IOPT_QUIRK_HD },
+		{ IOPT_ARM_64_LPAE_S1, IOPT_QUIRK_NS | IOPT_QUIRK_OUTER_WBWA },
+		{ IOPT_ARM_64_LPAE_S2, 0 },
+		{ IOPT_ARM_64_LPAE_S2, IOPT_QUIRK_S2FWB | IOPT_QUIRK_OUTER_WBWA },
+		{ IOPT_ARM_32_LPAE_S1, 0 },
+		{ IOPT_ARM_32_LPAE_S1, IOPT_QUIRK_NS | IOPT_QUIRK_OUTER_WBWA },
+		{ IOPT_ARM_32_LPAE_S2, 0 },
+		{ IOPT_ARM_V7S, 0 },
+		{ IOPT_ARM_V7S, IOPT_QUIRK_NS },
+	};
+	unsigned n = 0;
+
+	(void)state;
+	for (unsigned k = 0; k < sizeof(fq) / sizeof(fq[0]); k++)
+		for (uint32_t g = 4096; g <= 65536; g *= 2)
+			for (unsigned ias = 25; ias <= 52; ias++)
+				for (unsigned oas = 32; oas <= 52; oas += 4)
+					for (int coh = 0; coh < 2; coh++) {
+		struct iopt_cfg cfg = {
+			.fmt = fq[k].fmt, .granule = g, .ias = ias, .oas = oas,
+			.quirks = fq[k].quirks, .coherent_walk = coh,
+			.mem = &tmem_ops,
+		};
+		struct iopt_pgtable *pt;
+		struct iopt_info i;
+		struct tmem m;
+		char name[80];
+
+		if (g == 8192)
+			continue;
+		tmem_init(&m, 0x10000000ull, 1u << 20);
+		cfg.mem_ctx = &m;
+		if (iopt_alloc(&cfg, &pt)) {
+			tmem_destroy(&m);
+			continue;
+		}
+		snprintf(name, sizeof(name), "%s q%#x g%u ias%u oas%u coh%d",
+			 iopt_fmt_name(cfg.fmt), cfg.quirks, g, ias, oas, coh);
+		iopt_get_info(pt, &i);
+		check_regs(name, &i);
+		iopt_free(pt);
+		tmem_destroy(&m);
+		n++;
+	}
+	assert_true(n > 500);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -298,6 +442,7 @@ int main(void)
 		cmocka_unit_test(test_32bit_regs),
 		cmocka_unit_test(test_descriptor_bits),
 		cmocka_unit_test(test_52bit_output),
+		cmocka_unit_test(test_reserved_bits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

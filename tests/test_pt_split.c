@@ -261,7 +261,7 @@ static void test_dirty_tracking(void **state)
 	assert_true(w.mapped);
 	assert_true(w.prot & IOPT_WRITE);	/* writable-clean */
 	assert_false(w.dirty);
-	assert_int_equal(iopt_read_and_clear_dirty(pt, va, 2 * SZ_2M, 0, record,
+	assert_int_equal(iopt_read_and_clear_dirty(pt, va, 2 * SZ_2M, 0, NULL, record,
 						   &log), 0);
 	assert_int_equal(log.n, 0);
 
@@ -270,11 +270,11 @@ static void test_dirty_tracking(void **state)
 	hw_dirty(pt, va + SZ_2M);
 	/* NO_CLEAR reports and keeps. */
 	assert_int_equal(iopt_read_and_clear_dirty(pt, va, 2 * SZ_2M,
-						   IOPT_DIRTY_NO_CLEAR, record,
+						   IOPT_DIRTY_NO_CLEAR, NULL, record,
 						   &log), 0);
 	assert_int_equal(log.n, 3);
 	log.n = 0;
-	assert_int_equal(iopt_read_and_clear_dirty(pt, va, 2 * SZ_2M, 0, record,
+	assert_int_equal(iopt_read_and_clear_dirty(pt, va, 2 * SZ_2M, 0, NULL, record,
 						   &log), 0);
 	assert_int_equal(log.n, 3);
 	assert_int_equal(log.va[0], va + 3 * SZ_4K);
@@ -283,14 +283,14 @@ static void test_dirty_tracking(void **state)
 	assert_int_equal(log.va[2], va + SZ_2M);
 	assert_int_equal(log.size[2], SZ_2M);
 	log.n = 0;
-	assert_int_equal(iopt_read_and_clear_dirty(pt, va, 2 * SZ_2M, 0, record,
+	assert_int_equal(iopt_read_and_clear_dirty(pt, va, 2 * SZ_2M, 0, NULL, record,
 						   &log), 0);
 	assert_int_equal(log.n, 0);
 	/* Splitting a dirty block keeps every piece dirty. */
 	hw_dirty(pt, va + SZ_2M);
 	assert_int_equal(iopt_unmap_pages(pt, va + SZ_2M, SZ_4K, 1, NULL), SZ_4K);
 	log.n = 0;
-	assert_int_equal(iopt_read_and_clear_dirty(pt, va + SZ_2M, SZ_2M, 0,
+	assert_int_equal(iopt_read_and_clear_dirty(pt, va + SZ_2M, SZ_2M, 0, NULL,
 						   record, &log), 0);
 	assert_int_equal(log.n, 511);
 	/* A read-only page is never dirty. */

@@ -303,9 +303,125 @@ static void test_bad_configs(void **state)
 					NULL), 0);
 	assert_int_equal(iopt_map_pages(pt, 0, 1ull << 32, SZ_4K, 1, IOPT_READ,
 					NULL), -ERANGE);
-	assert_int_equal(iopt_read_and_clear_dirty(pt, 0, SZ_4K, 0, NULL, NULL),
+	assert_int_equal(iopt_read_and_clear_dirty(pt, 0, SZ_4K, 0, NULL, NULL, NULL),
 			 -EINVAL);
 	iopt_free(pt);
+}
+
+/* Table memory that remembers the size of the first allocation (the
+ * level-1 table: iopt_alloc() allocates it first). */
+struct szmem {
+	struct tmem m;
+	size_t first;
+};
+
+static void *sz_alloc(size_t size, uint64_t *pa, void *ctx)
+{
+	struct szmem *s = ctx;
+
+	if (!s->first)
+		s->first = size;
+	return tmem_ops.alloc(size, pa, &s->m);
+}
+
+static void sz_free(void *va, uint64_t pa, size_t size, void *ctx)
+{
+	tmem_ops.free(va, pa, size, &((struct szmem *)ctx)->m);
+}
+
+static void *sz_p2v(uint64_t pa, void *ctx)
+{
+	return tmem_host_p2v(pa, &((struct szmem *)ctx)->m);
+}
+
+static void sz_sync(void *va, size_t size, void *ctx)
+{
+	tmem_ops.sync(va, size, &((struct szmem *)ctx)->m);
+}
+
+static const struct iopt_mem_ops sz_ops = { sz_alloc, sz_free, sz_p2v, sz_sync };
+
+/*
+ * Every ias from 0 to 40. The short-descriptor format (Arm ARM G8.2.165,
+ * TTBCR) narrows TTBR0's range with TTBCR.N, bits [2:0], to 2^(32 - N)
+ * bytes and its level-1 table to 16 KiB >> N: ias 25 to 32. The MediaTek
+ * extension also indexes 33 and 34 bits (a 4 << (ias - 20) byte level-1
+ * table; N stays 0). Everything else is -EINVAL and leaves nothing
+ * allocated. Accepted: TTBCR holds N, PD1, and nothing in its RES0 bits
+ * (3, 30:6) or EAE (31); TTBR0 is aligned to the table; the first and the
+ * last page of the range translate through the reference walker (which
+ * reads N), the page after the range is -ERANGE.
+ */
+static void test_every_ias(void **state)
+{
+	static const struct {
+		uint32_t quirks;
+		unsigned oas, max_ias;
+	} qs[] = {
+		{ 0, 32, 32 },
+		{ IOPT_QUIRK_NS, 32, 32 },
+		{ IOPT_QUIRK_MTK_EXT | IOPT_QUIRK_NO_PERMS, 35, 34 },
+	};
+
+	(void)state;
+	for (unsigned q = 0; q < sizeof(qs) / sizeof(qs[0]); q++)
+		for (unsigned ias = 0; ias <= 40; ias++) {
+			struct szmem sm = { .first = 0 };
+			struct iopt_cfg cfg = {
+				.fmt = IOPT_ARM_V7S, .ias = ias, .oas = qs[q].oas,
+				.quirks = qs[q].quirks, .coherent_walk = true,
+				.mem = &sz_ops, .mem_ctx = &sm,
+			};
+			struct iopt_pgtable *pt = NULL;
+			bool ok = ias >= 25 && ias <= qs[q].max_ias;
+			char name[48];
+
+			snprintf(name, sizeof(name), "quirks %#x ias %u",
+				 qs[q].quirks, ias);
+			tmem_init(&sm.m, 0x10000000ull, 4u << 20);
+			int ret = iopt_alloc(&cfg, &pt);
+
+			TU_CHK(name, ret == (ok ? 0 : -EINVAL));
+			if (!ok) {
+				TU_CHK(name, sm.m.live == 0);
+				tmem_destroy(&sm.m);
+				continue;
+			}
+			struct iopt_info i;
+			unsigned n = ias < 32 ? 32 - ias : 0;
+			size_t l1 = ias <= 32 ? (size_t)16384 >> n :
+						(size_t)4 << (ias - 20);
+
+			iopt_get_info(pt, &i);
+			TU_CHK(name, (i.regs.tcr & 7) == n);		/* N */
+			TU_CHK(name, !(i.regs.tcr & (1u << 3)));	/* RES0 */
+			TU_CHK(name, !(i.regs.tcr & (1u << 4)));	/* PD0 */
+			TU_CHK(name, n == 0 || (i.regs.tcr & (1u << 5))); /* PD1 */
+			TU_CHK(name, !(i.regs.tcr & 0x7fffffc0u));	/* RES0 */
+			TU_CHK(name, !(i.regs.tcr >> 31));		/* EAE */
+			TU_CHK(name, sm.first == l1);
+			/* TTBR0 base: bits [31:14-N]; bits 6:0 are attributes. */
+			TU_CHK(name, ((i.regs.ttbr & ~0x7full) & (l1 - 1)) == 0);
+
+			uint64_t last = (1ull << ias) - SZ_4K;
+			struct ref_walk w;
+
+			TU_CHK(name, iopt_map_pages(pt, 0, 0x1000000, SZ_4K, 1,
+						    IOPT_READ, NULL) == 0);
+			TU_CHK(name, iopt_map_pages(pt, last, 0x2000000, SZ_4K, 1,
+						    IOPT_READ, NULL) == 0);
+			TU_CHK(name, iopt_map_pages(pt, 1ull << ias, 0x3000000,
+						    SZ_4K, 1, IOPT_READ,
+						    NULL) == -ERANGE);
+			ref_walk(&i, qs[q].quirks, tmem_host_p2v, &sm.m, 0x123, &w);
+			TU_CHK(name, w.mapped && w.oa == 0x1000123);
+			ref_walk(&i, qs[q].quirks, tmem_host_p2v, &sm.m,
+				 last + 0x456, &w);
+			TU_CHK(name, w.mapped && w.oa == 0x2000456);
+			iopt_free(pt);
+			TU_CHK(name, sm.m.live == 0);
+			tmem_destroy(&sm.m);
+		}
 }
 
 static void test_noncoherent_device_view(void **state)
@@ -405,6 +521,7 @@ int main(void)
 		cmocka_unit_test(test_partial_unmap_of_runs),
 		cmocka_unit_test(test_descriptor_bits_and_regs),
 		cmocka_unit_test(test_bad_configs),
+		cmocka_unit_test(test_every_ias),
 		cmocka_unit_test(test_noncoherent_device_view),
 		cmocka_unit_test(test_racing_splits_and_breaks),
 	};

@@ -451,12 +451,12 @@ static void test_httu(void **state)
 	assert_int_equal(smmu_cfg_from_cd(&cd, false, 48, false, &c), -EINVAL);
 	assert_int_equal(smmu_cfg_from_cd(&cd, false, 48, true, &c), 0);
 	smmu_walk(&c, NULL, &m, 0x5000, SMMU_ACC_PRIV, &r);	/* read */
-	assert_int_equal(iopt_read_and_clear_dirty(pt, 0x5000, 0x2000, 0, rec,
+	assert_int_equal(iopt_read_and_clear_dirty(pt, 0x5000, 0x2000, 0, NULL, rec,
 						   &log), 0);
 	assert_int_equal(log.n, 0);
 	smmu_walk(&c, NULL, &m, 0x6008, SMMU_ACC_PRIV | SMMU_ACC_WRITE, &r);
 	assert_int_equal(r.fault, SMMU_OK);
-	assert_int_equal(iopt_read_and_clear_dirty(pt, 0x5000, 0x2000, 0, rec,
+	assert_int_equal(iopt_read_and_clear_dirty(pt, 0x5000, 0x2000, 0, NULL, rec,
 						   &log), 0);
 	assert_int_equal(log.n, 1);
 	assert_int_equal(log.va, 0x6000);

@@ -122,7 +122,11 @@ struct iopt_cfg {
 	uint32_t granule;
 	/* Page sizes to allow; 0 allows every size the format supports. */
 	uint64_t pgsize_bitmap;
-	unsigned ias;		/* input address bits */
+	/* Input address bits: 64-bit LPAE 25-48 (52 with the 64K granule);
+	 * 32-bit LPAE stage 1 25-32, stage 2 25-40; v7s 25-32 (TTBCR.N 0-7),
+	 * 33-34 with IOPT_QUIRK_MTK_EXT. A stage 2 ias also needs a start
+	 * level the VTCR can encode (docs/pgtable.md). */
+	unsigned ias;
 	unsigned oas;		/* output address bits */
 	uint32_t quirks;	/* IOPT_QUIRK_* */
 	bool coherent_walk;	/* walker snoops CPU caches */
@@ -151,7 +155,10 @@ struct iopt_regs {
 /* Geometry and registers of a created table (iopt_get_info()). */
 struct iopt_info {
 	enum iopt_fmt fmt;
-	uint64_t pgsize_bitmap;		/* every page size map accepts */
+	/* Every page size map accepts: the blocks, pages and contiguous runs
+	 * the architecture defines for this granule, start level and oas
+	 * (Arm ARM D8.3, D8.7.1), none larger than 2^ias. */
+	uint64_t pgsize_bitmap;
 	uint32_t granule;
 	unsigned ias, oas;
 	unsigned levels;		/* lookup levels */
@@ -247,12 +254,31 @@ IOPT_API int iopt_walk(struct iopt_pgtable *pt, uint64_t iova,
 /*
  * For every leaf in [iova, iova + size) that is writable-dirty, call
  * record(leaf_iova, leaf_size, arg) and, unless IOPT_DIRTY_NO_CLEAR, make
- * it writable-clean again. Needs IOPT_QUIRK_HD. Returns 0, -EINVAL (no HD,
- * unknown flags, size 0) or -ERANGE.
+ * it writable-clean again. A leaf is a page, a block, or a whole
+ * contiguous run (dirty if any of its items is: the hardware may mark any
+ * item of a run, Arm ARM D8.5.5); its range may extend beyond the request.
+ * Needs IOPT_QUIRK_HD. Returns 0, or -EINVAL (no HD, unknown flags, size
+ * 0) or -ERANGE, changing nothing.
+ *
+ * TLB: a TLB entry cached writable-dirty lets the device keep writing
+ * without setting the dirty state again, so cleaning invalidates as unmap
+ * does: each cleaned item is added to gather (may be NULL) and passed to
+ * the TLB ops' add_page, after the cleaned descriptor is visible to the
+ * walker. The caller then calls iopt_tlb_sync() (once for any number of
+ * calls) before it relies on the report, e.g. before copying the recorded
+ * pages: every write that completes after that sync sets the dirty state
+ * again and is reported by a later call; a write that completed before it
+ * is in the data the caller copies after it. With IOPT_DIRTY_NO_CLEAR
+ * nothing is invalidated.
+ *
+ * Concurrency: as the other calls (see the top of this file). A cleaned
+ * descriptor is changed by compare-and-swap from the value read, so an
+ * entry that a concurrent call changed is never overwritten.
  */
 IOPT_API int iopt_read_and_clear_dirty(struct iopt_pgtable *pt,
 				       uint64_t iova, uint64_t size,
 				       unsigned flags,
+				       struct iopt_gather *gather,
 				       void (*record)(uint64_t iova,
 						      uint64_t size,
 						      void *arg),

@@ -82,6 +82,9 @@
 #define TCR_HD			(1ull << 40)
 #define VTCR_SL0_SHIFT		6
 #define VTCR_PS_SHIFT		16
+/* Bit 31 is RES1 in VTCR_EL2 and in the AArch32 VTCR (Arm ARM G8.2.172,
+ * whose bits [31:0] map to VTCR_EL2[31:0]). */
+#define VTCR_RES1		(1ull << 31)
 #define TTBCR_EAE		(1ull << 31)
 #define VTCR32_S		(1ull << 4)
 
@@ -230,14 +233,22 @@ static unsigned lpae_leaf_prot(const struct iopt_pgtable *pt, uint64_t pte,
 	return prot;
 }
 
-/* Contiguous-hint run lengths (Arm ARM D8.6.1, "The Contiguous bit"). */
+/*
+ * Items in a contiguous-hint run at lvl, or 1 where the architecture
+ * defines no run (Arm ARM D8.7.1, "The Contiguous bit", Table D8-104, and
+ * VMSAv7 B3.6.2, 16 items): 4K granule levels 1-3, 16 items; 16K level 2,
+ * 32, level 3, 128; 64K levels 2 and 3, 32. With the 64K granule the bit
+ * is RES0 in a level 1 block (FEAT_LPA; the pseudocode's ContiguousBit()
+ * returns 0 there), so 4T blocks never form runs; level 0 (4K) and level 1
+ * (16K) blocks need TCR.DS, which this library does not use.
+ */
 static unsigned lpae_run_items_g(unsigned g, unsigned lvl)
 {
 	if (g == 12)
-		return 16;
+		return lvl >= 1 ? 16 : 1;
 	if (g == 14)
-		return lvl == 3 ? 128 : 32;
-	return 32;
+		return lvl == 3 ? 128 : lvl == 2 ? 32 : 1;
+	return lvl >= 2 ? 32 : 1;
 }
 
 static unsigned lpae_run_items(const struct iopt_pgtable *pt, unsigned lvl)
@@ -328,15 +339,26 @@ static int lpae_ps_encoding(unsigned oas)
 	return -1;
 }
 
-/* May a stage 2 walk start at lvl (VTCR.SL0 encodable)? */
+/*
+ * May a stage 2 walk start at lvl (VTCR.SL0 encodable)? AArch32 VTCR: level
+ * 1 or 2 (G8.2.172). AArch64 (the stage 2 start-level checks of the
+ * translation table walk pseudocode, AArch64.S2InvalidSL): 4K levels 1-2,
+ * and 0 only with a PA size above 42 bits; 16K and 64K levels 2-3, and 1
+ * only with a PA size above 40 (16K) or 42 (64K) bits. The library takes
+ * oas as the PA size, and concatenates tables at the next level instead.
+ */
 static bool lpae_s2_start_ok(const struct iopt_pgtable *pt, unsigned g,
 			     unsigned lvl)
 {
+	unsigned oas = pt->cfg.oas;
+
 	if (pt->cfg.fmt == IOPT_ARM_32_LPAE_S2)
 		return lvl == 1 || lvl == 2;
-	if (g == 12)	/* level 0 start needs a PA size of at least 44 bits */
-		return lvl == 1 || lvl == 2 || (lvl == 0 && pt->cfg.oas >= 44);
-	return lvl >= 1;
+	if (g == 12)
+		return lvl == 1 || lvl == 2 || (lvl == 0 && oas > 42);
+	if (g == 14)
+		return lvl == 2 || lvl == 3 || (lvl == 1 && oas > 40);
+	return lvl == 2 || lvl == 3 || (lvl == 1 && oas > 42);
 }
 
 static unsigned lpae_sl0(unsigned g, unsigned lvl)
@@ -392,6 +414,12 @@ static void lpae_add_size(struct iopt_pgtable *pt, unsigned lg2, unsigned d,
 		.run_lg2 = (uint8_t)run_lg2 };
 }
 
+/*
+ * May a block sit at lvl (levels 0-2; level 3 holds pages)? Arm ARM D8.3:
+ * 4K granule levels 1 and 2 (level 0 needs TCR.DS); 16K level 2 (level 1
+ * needs DS); 64K level 2, and level 1 when the PA size is 52 bits
+ * (FEAT_LPA), which this library assumes exactly when oas is 52.
+ */
 static bool lpae_block_ok(const struct iopt_pgtable *pt, unsigned g,
 			  unsigned lvl)
 {
@@ -453,7 +481,7 @@ static void lpae_regs(struct iopt_pgtable *pt, unsigned g)
 			 (uint64_t)lpae_sl0(g, pt->start_level) << VTCR_SL0_SHIFT |
 			 irgn << TCR_IRGN0_SHIFT | orgn << TCR_ORGN0_SHIFT |
 			 sh << TCR_SH0_SHIFT | tg0 << TCR_TG0_SHIFT |
-			 ps << VTCR_PS_SHIFT;
+			 ps << VTCR_PS_SHIFT | VTCR_RES1;
 		break;
 	case IOPT_ARM_32_LPAE_S1:
 		r->tcr = (32 - cfg->ias) << TCR_T0SZ_SHIFT |
@@ -471,7 +499,7 @@ static void lpae_regs(struct iopt_pgtable *pt, unsigned g)
 		r->tcr = t << TCR_T0SZ_SHIFT | ((t & 8) ? VTCR32_S : 0) |
 			 (uint64_t)(2 - pt->start_level) << VTCR_SL0_SHIFT |
 			 irgn << TCR_IRGN0_SHIFT | orgn << TCR_ORGN0_SHIFT |
-			 sh << TCR_SH0_SHIFT;
+			 sh << TCR_SH0_SHIFT | VTCR_RES1;
 		break;
 	}
 	default:
@@ -544,7 +572,9 @@ int pt_lpae_setup(struct iopt_pgtable *pt)
 		if (!lpae_block_ok(pt, g, lvl))
 			continue;
 		lpae_add_size(pt, s, d, 0);
-		if (s + run_lg2 <= cfg->ias && run_lg2 <= pt->bits[d])
+		/* A run must not span more than the input range (D8.7.1.3:
+		 * a programming error). */
+		if (run_lg2 && s + run_lg2 <= cfg->ias && run_lg2 <= pt->bits[d])
 			lpae_add_size(pt, s + run_lg2, d, run_lg2);
 	}
 	if (!pt->nr_sizes)

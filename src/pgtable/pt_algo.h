@@ -860,16 +860,54 @@ PT_ALGO void pt_walk_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 }
 
 /*
- * Report and clean writable-dirty leaves in [va, va + size). Hardware sets
- * dirty state with its own atomic update; cleaning is an atomic OR, so no
- * update is lost: a leaf dirtied again after it was read stays dirty.
+ * Clean the writable-dirty leaf tbl[idx] (value pte): compare-and-swap to
+ * the same descriptor with dirty_clean_bits set, never a plain OR, so that
+ * an entry a concurrent unmap, split or run break has changed is left
+ * alone. The hardware's own dirty and access-flag updates are atomic
+ * read-modify-writes of the descriptor (Arm ARM D8.5, "Hardware updates to
+ * the translation tables"); the release CAS here is ordered with them on
+ * the entry. It fails only when the entry changed; a leaf still dirty is
+ * cleaned on the retry. Returns whether this call cleaned it.
+ */
+PT_ALGO bool pt_dirty_clean(const struct pt_fmt *F, struct iopt_pgtable *pt,
+			    void *tbl, unsigned idx, uint64_t pte, unsigned d)
+{
+	unsigned lvl = pt_lvl(pt, d);
+
+	for (;;) {
+		if (pt_kind_of(F, pt, pte, d) != PT_LEAF ||
+		    !F->leaf_dirty(pt, pte, lvl))
+			return false;
+		if (pt_cas(F, tbl, idx, &pte, pte | F->dirty_clean_bits))
+			return true;
+	}
+}
+
+/*
+ * Report and clean writable-dirty leaves in [va, va + size).
+ *
+ * A run (contiguous hint) is one unit: the hardware may have set the dirty
+ * state of any one of its items for a write to another, because a TLB may
+ * hold the run as one entry (Arm ARM D8.5.5, "Use of the Contiguous bit
+ * with hardware updates to the translation tables": software combines the
+ * dirty state of all items of the group). So if any item is dirty, the
+ * whole run is recorded and every item of it cleaned.
+ *
+ * Cleaning must reach the TLB: an entry cached writable-dirty lets later
+ * writes through without setting the bit again. Every cleaned item is
+ * synced to a non-coherent walker and then reported like a removed leaf
+ * (the gather, and add_page per item), and the table's invalidations are
+ * marked pending; the caller's iopt_tlb_sync() completes them. A write that
+ * completes after that sync sets the dirty state again.
  */
 PT_ALGO int pt_dirty_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 			  uint64_t va, uint64_t size, unsigned flags,
+			  struct iopt_gather *gather,
 			  void (*record)(uint64_t, uint64_t, void *),
 			  void *arg)
 {
 	uint64_t left = size;
+	bool cleaned = false;
 
 	if (!F->leaf_dirty || F->entry_lg2 != 3)
 		return -EINVAL;
@@ -887,16 +925,44 @@ PT_ALGO int pt_dirty_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 				d++;
 				continue;
 			}
+			if (kind == PT_BUSY) {
+				/* A run break keeps the items' dirty state:
+				 * wait for it and read the items again. */
+				pt_wait_busy(pt);
+				continue;
+			}
 			uint64_t item = 1ull << pt->shift[d];
-			uint64_t skip = item - (va & (item - 1));
+			unsigned n = 1, base = idx;
 
-			if (kind == PT_LEAF && F->leaf_dirty(pt, pte, lvl)) {
-				if (record)
-					record(va & ~(item - 1), item, arg);
-				if (!(flags & IOPT_DIRTY_NO_CLEAR)) {
-					plat_fetch_or_rlx64(pt_entry(F, tbl, idx),
-							    F->dirty_clean_bits);
-					pt_sync_entries(F, pt, tbl, idx, 1);
+			if (kind == PT_LEAF && F->is_run(pt, pte, lvl)) {
+				n = F->run_items(pt, lvl);
+				base = idx & ~(n - 1);
+			}
+			uint64_t base_va = (va & ~(item - 1)) -
+					   (uint64_t)(idx - base) * item;
+			uint64_t skip = base_va + n * item - va;
+
+			if (kind == PT_LEAF) {
+				bool dirty = false;
+
+				for (unsigned j = 0; j < n && !dirty; j++)
+					dirty = F->leaf_dirty(pt, pt_load_acq(F, tbl,
+									      base + j),
+							      lvl);
+				if (dirty && record)
+					record(base_va, n * item, arg);
+				if (dirty && !(flags & IOPT_DIRTY_NO_CLEAR)) {
+					for (unsigned j = 0; j < n; j++)
+						pt_dirty_clean(F, pt, tbl, base + j,
+							       pt_load_acq(F, tbl,
+									   base + j),
+							       d);
+					/* Synced before the invalidations, as
+					 * for unmap (item 6). */
+					pt_sync_entries(F, pt, tbl, base, n);
+					pt_gather_range(pt, gather, base_va, n,
+							item);
+					cleaned = true;
 				}
 			}
 			if (skip > left)
@@ -906,6 +972,8 @@ PT_ALGO int pt_dirty_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 			break;
 		}
 	}
+	if (cleaned)
+		pt_tlb_mark_pending(pt);
 	return 0;
 }
 
@@ -1033,10 +1101,11 @@ static void pt_free_children(const struct pt_fmt *F, struct iopt_pgtable *pt,
 	}									\
 	static int name##_dirty(struct iopt_pgtable *pt, uint64_t va,		\
 				uint64_t size, unsigned flags,			\
+				struct iopt_gather *g,				\
 				void (*rec)(uint64_t, uint64_t, void *),	\
 				void *arg)					\
 	{									\
-		return pt_dirty_algo(fmtp, pt, va, size, flags, rec, arg);	\
+		return pt_dirty_algo(fmtp, pt, va, size, flags, g, rec, arg);	\
 	}									\
 	static void name##_free_subtree(struct iopt_pgtable *pt, void *t,	\
 					unsigned d)				\

@@ -139,6 +139,7 @@ int iopt_walk(struct iopt_pgtable *pt, uint64_t iova, struct iopt_walk *walk)
 
 int iopt_read_and_clear_dirty(struct iopt_pgtable *pt, uint64_t iova,
 			      uint64_t size, unsigned flags,
+			      struct iopt_gather *gather,
 			      void (*record)(uint64_t, uint64_t, void *),
 			      void *arg)
 {
@@ -150,7 +151,7 @@ int iopt_read_and_clear_dirty(struct iopt_pgtable *pt, uint64_t iova,
 	if (pt_check_va(pt, iova, size))
 		return -ERANGE;
 	pt_enter(pt);
-	ret = pt->impl->dirty(pt, iova, size, flags, record, arg);
+	ret = pt->impl->dirty(pt, iova, size, flags, gather, record, arg);
 	pt_leave(pt);
 	return ret;
 }

@@ -108,7 +108,7 @@ struct pt_impl {
 	void (*walk)(struct iopt_pgtable *pt, uint64_t va,
 		     struct iopt_walk *w);
 	int (*dirty)(struct iopt_pgtable *pt, uint64_t va, uint64_t size,
-		     unsigned flags,
+		     unsigned flags, struct iopt_gather *gather,
 		     void (*record)(uint64_t, uint64_t, void *), void *arg);
 	/* Free every table below table (at depth), not table itself. */
 	void (*free_subtree)(struct iopt_pgtable *pt, void *table,

@@ -309,7 +309,15 @@ int pt_v7s_setup(struct iopt_pgtable *pt)
 		return -EINVAL;
 	if (cfg->granule != 4096)
 		return -EINVAL;
-	if (cfg->ias < 21 || cfg->ias > (mtk ? 34u : 32u) || cfg->oas < 21 ||
+	/*
+	 * ias: TTBCR.N (3 bits, 0-7) shortens the TTBR0 range to 2^(32 - N)
+	 * bytes and its level-1 table to 16 KiB >> N (Arm ARM G8.2.165,
+	 * TTBCR; short-descriptor format, "Selecting between TTBR0 and
+	 * TTBR1"), so the format expresses 25 to 32 bits; the MediaTek
+	 * extension also indexes 33 and 34 bits with a larger level-1 table
+	 * (not an Arm format: TTBCR is not used there).
+	 */
+	if (cfg->ias < 25 || cfg->ias > (mtk ? 34u : 32u) || cfg->oas < 21 ||
 	    cfg->oas > (mtk ? 35u : 32u))
 		return -EINVAL;
 
@@ -321,8 +329,6 @@ int pt_v7s_setup(struct iopt_pgtable *pt)
 	pt->bits[1] = 8;
 	pt->table_bytes[0] = (size_t)4 << pt->bits[0];
 	pt->table_bytes[1] = 1024;
-	if (pt->table_bytes[0] < 64)
-		pt->table_bytes[0] = 64;
 
 	static const struct pt_size sizes[] = {
 		{ .lg2 = 12, .depth = 1 }, { .lg2 = 16, .depth = 1, .run_lg2 = 4 },
@@ -377,7 +383,9 @@ void pt_v7s_regs(struct iopt_pgtable *pt)
 		if (pt->cfg.coherent_walk)
 			r->ttbr |= TTBR_NOS | TTBR_IRGN0 | TTBR_RGN_WBWA;
 	}
-	/* TTBCR.N shortens the TTBR0 range below 32 bits. */
+	/* TTBCR.N = 32 - ias (0-7, checked in pt_v7s_setup()) shortens the
+	 * TTBR0 range; PD1: addresses above it fault instead of walking
+	 * TTBR1. EAE (bit 31) = 0 selects this format. */
 	r->tcr = (pt->cfg.ias < 32 ? 32 - pt->cfg.ias : 0) | TTBCR_PD1;
 	r->prrr = PRRR_TR(0, PRRR_NORMAL) | PRRR_TR(1, PRRR_DEVICE) |
 		  PRRR_TR(3, PRRR_NORMAL) | PRRR_DS0 | PRRR_DS1 | PRRR_NS1 |
