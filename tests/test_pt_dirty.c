@@ -460,7 +460,11 @@ static void test_clean_races_unmap(void **state)
 		mapped[i] = true;
 	assert_int_equal(pthread_create(&hw, NULL, race_hw, &r), 0);
 	assert_int_equal(pthread_create(&hv, NULL, race_harvest, &r), 0);
-	for (long op = 0; op < ops; op++) {
+	/* At least ops operations, and on until the hardware thread has
+	 * dirtied something: on a loaded machine it may not have run yet
+	 * (no deadline here; ctest's timeout is the only bound). */
+	for (long op = 0; op < ops ||
+	     !__atomic_load_n(&r.dirtied, __ATOMIC_RELAXED); op++) {
 		unsigned p = (unsigned)(tu_rand(&rng) % NPAGES);
 		uint64_t va = VA0 + p * 0x1000ull;
 
