@@ -825,6 +825,19 @@ static void test_ats_and_event_fields(void **state)
  * failed event MSI sets GERROR.MSI_EVTQ_ABT_ERR; address 0 falls back to
  * the wired line.
  */
+/* Empty the event queue: CONS = PROD. */
+static void evt_consume(struct rig *r)
+{
+	wr(r, 0x100ac, rd(r, 0x100a8));
+}
+
+/*
+ * Interrupts (3.18.2): the Event queue interrupt marks the queue going
+ * from empty to non-empty; GERROR's marks a global error becoming active.
+ * Each pulses the wired output (implemented here: the rig passes an irq
+ * callback) and, with an MSI address, also writes the MSI. An MSI that
+ * aborts activates GERROR.MSI_*_ABT_ERR (6.3.19), itself a global error.
+ */
 static void test_irq_msis(void **state)
 {
 	struct rig r;
@@ -842,31 +855,59 @@ static void test_irq_msis(void **state)
 	assert_int_equal(iopt_smmu_mmio_write(r.s, 0x68, 8, MSI + 0x200, r.cycle), 0);
 	wr(&r, 0x70, 0x6e770002);
 	wr(&r, 0x50, 0x5);
-	/* An event (C_BAD_STE: STE 7 is not valid): MSI, no wired line. */
+	/* An event (C_BAD_STE: STE 7 is not valid) into the empty queue:
+	 * the MSI and the wired pulse. */
 	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_EVT_C_BAD_STE);
 	assert_int_equal(*evt_msi, 0xabcd0001);
-	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_EVTQ], 0);
-	/* GERROR.CMDQ_ERR from an illegal command: the GERROR MSI. */
+	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_EVTQ], 1);
+	/* A second record while the queue is not empty: no interrupt. */
+	*evt_msi = 0;
+	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_EVT_C_BAD_STE);
+	assert_int_equal(rd(&r, 0x100a8), 2);
+	assert_int_equal(*evt_msi, 0);
+	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_EVTQ], 1);
+	/* Consumed, the next one interrupts again. */
+	evt_consume(&r);
+	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_EVT_C_BAD_STE);
+	assert_int_equal(*evt_msi, 0xabcd0001);
+	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_EVTQ], 2);
+	/* GERROR.CMDQ_ERR from an illegal command: the GERROR MSI and pulse. */
 	queue_illegal(&r);
 	assert_int_equal(rd(&r, 0x60) & 1, 1);
 	assert_int_equal(*gerr_msi, 0x6e770002);
-	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_GERROR], 0);
+	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_GERROR], 1);
+	r.prod = 0;
+	wr(&r, 0x98, 0);			/* 7.1: PROD back to CONS */
 	wr(&r, 0x64, rd(&r, 0x60));			/* acknowledge */
-	/* An event MSI to an address with no memory: MSI_EVTQ_ABT_ERR, raised
-	 * through the GERROR MSI. */
+	/* An event MSI to an address with no memory: MSI_EVTQ_ABT_ERR,
+	 * signalled through the GERROR interrupt. */
 	*gerr_msi = 0;
 	wr(&r, 0x50, 0x1);
 	assert_int_equal(iopt_smmu_mmio_write(r.s, 0xb0, 8, 0x10000000000ull, r.cycle), 0);
 	wr(&r, 0x50, 0x5);
+	evt_consume(&r);
 	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_EVT_C_BAD_STE);
 	assert_int_equal((rd(&r, 0x60) ^ rd(&r, 0x64)) & 0x20, 0x20);
 	assert_int_equal(*gerr_msi, 0x6e770002);
-	/* Address 0: the wired line again. */
+	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_EVTQ], 3);
+	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_GERROR], 2);
+	/* Address 0: the wired line alone. */
 	wr(&r, 0x50, 0x1);
 	assert_int_equal(iopt_smmu_mmio_write(r.s, 0xb0, 8, 0, r.cycle), 0);
 	wr(&r, 0x50, 0x5);
+	evt_consume(&r);
 	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_EVT_C_BAD_STE);
-	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_EVTQ], 1);
+	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_EVTQ], 4);
+	/* A GERROR MSI that aborts: MSI_GERROR_ABT_ERR [7] becomes active,
+	 * a global error of its own (one more pulse); its own MSI aborts
+	 * again, finding it already active. */
+	wr(&r, 0x64, rd(&r, 0x60));
+	wr(&r, 0x50, 0x4);
+	assert_int_equal(iopt_smmu_mmio_write(r.s, 0x68, 8, 0x10000000000ull, r.cycle), 0);
+	wr(&r, 0x50, 0x5);
+	queue_illegal(&r);
+	assert_int_equal((rd(&r, 0x60) ^ rd(&r, 0x64)) & 0x81, 0x81);
+	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_GERROR], 4);
 	teardown_rig(&r);
 }
 
@@ -1413,7 +1454,8 @@ static void test_cmd_timing(void **state)
 	assert_int_equal(*msi, 0x77);
 	assert_int_equal(t[1], 1062);
 	assert_int_equal(t[2], 1076);
-	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_CMD_SYNC], 1);
+	/* SIG_IRQ pulses the wired output with or without an MSI (4.7.3). */
+	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_CMD_SYNC], 2);
 	assert_int_equal(t[3], 1079);				/* the error, stopping */
 	assert_int_equal(CONS_ERR(rd(&r, R_CONS)), 1);
 	/* A queue restarted by the acknowledgement at 2000 takes its next
@@ -1668,6 +1710,41 @@ static void test_register_rules(void **state)
 	teardown_rig(&r);
 }
 
+/*
+ * Aborts on the command queue's memory (7.1, 4.7.3, 6.3.19): a command
+ * fetch that aborts stops the queue with CONS.ERR = CERROR_ABT (0x02),
+ * CONS.RD at the command and CMDQ_ERR active; a CMD_SYNC whose MSI write
+ * aborts completes (consumed, no command error) and activates
+ * MSI_CMDQ_ABT_ERR [4].
+ */
+static void test_cmdq_aborts(void **state)
+{
+	struct rig r;
+
+	(void)state;
+	setup_rig(&r, NULL);
+	put_raw(&r, OP(0x46) | SYNC_CS(1) | SYNC_DATA(1), SYNC_ADDR(0x10000000000ull));
+	run_queue(&r);
+	assert_int_equal(CONS_RD(rd(&r, R_CONS)), 1);
+	assert_int_equal((rd(&r, 0x60) ^ rd(&r, 0x64)) & 0x11, 0x10);
+	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_GERROR], 1);
+	wr(&r, 0x64, rd(&r, 0x60));
+	/* The queue moved to memory that aborts. */
+	wr(&r, 0x20, 0x5);				/* CMDQEN off */
+	wr(&r, 0x90, 0x10000000000ull | 8);
+	wr(&r, 0x9c, 3);				/* CONS while disabled */
+	wr(&r, 0x20, 0xd);
+	r.prod = 4;
+	run_queue(&r);
+	uint64_t cons = rd(&r, R_CONS);
+
+	assert_int_equal(CONS_RD(cons), 3);
+	assert_int_equal(CONS_ERR(cons), 2);		/* CERROR_ABT */
+	assert_int_equal((rd(&r, 0x60) ^ rd(&r, 0x64)) & 1, 1);
+	assert_int_equal(iopt_smmu_next_event(r.s), UINT64_MAX);
+	teardown_rig(&r);
+}
+
 /* ---- host failures: every allocation of create, the runner's thread ----
  * The test binary is linked with --wrap=calloc and --wrap=pthread_create
  * (tests/CMakeLists.txt): calls from the library reach these wrappers,
@@ -1797,6 +1874,7 @@ int main(void)
 		cmocka_unit_test(test_sid32_log2size32),
 		cmocka_unit_test(test_eventq_abort),
 		cmocka_unit_test(test_register_rules),
+		cmocka_unit_test(test_cmdq_aborts),
 		cmocka_unit_test(test_create_alloc_failure),
 		cmocka_unit_test(test_runner_start_failure),
 	};

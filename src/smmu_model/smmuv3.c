@@ -404,27 +404,25 @@ void iopt_smmu_destroy(struct iopt_smmu *s)
 static void gerror_raise(struct iopt_smmu *s, uint32_t bit, uint64_t cycle);
 
 /*
- * Signal the event queue or GERROR interrupt: an MSI (a 32-bit write of
- * *_IRQ_CFG1 to the *_IRQ_CFG0 address) when MSIs are implemented and the
- * address is not 0, otherwise the wired line (the irq callback). A failed
- * MSI write sets GERROR.MSI_*_ABT_ERR (7.5).
+ * Signal the event queue or GERROR interrupt (3.18.2): a pulse on its
+ * wired output, which this model implements when an irq callback is
+ * given, and an MSI (a 32-bit write of *_IRQ_CFG1 to the *_IRQ_CFG0
+ * address) when IDR0.MSI = 1 and the address is not 0; both when both
+ * apply. A failed MSI write activates GERROR.MSI_*_ABT_ERR (7.5), which
+ * (a global error) signals the GERROR interrupt in turn; an aborting
+ * GERROR MSI finds MSI_GERROR_ABT_ERR already active the second time.
  */
 static void raise_irq(struct iopt_smmu *s, unsigned line, uint64_t cycle)
 {
+	if (s->irq)
+		s->irq(s->irq_ctx, line, cycle);
 	if (s->p.msi && line < 2 && s->msi[line].addr) {
 		uint32_t data = s->msi[line].data;
 
-		if (s->mem.write(s->mem.ctx, s->msi[line].addr, &data, 4) < 0) {
-			if (line == IOPT_SMMU_IRQ_EVTQ)
-				gerror_raise(s, GERROR_MSI_EVTQ_ABT, cycle);
-			else if (!((s->gerror ^ s->gerrorn) & GERROR_MSI_GERROR_ABT))
-				/* active, without a GERROR interrupt for its own MSI */
-				s->gerror ^= GERROR_MSI_GERROR_ABT;
-		}
-		return;
+		if (s->mem.write(s->mem.ctx, s->msi[line].addr, &data, 4) < 0)
+			gerror_raise(s, line == IOPT_SMMU_IRQ_EVTQ ? GERROR_MSI_EVTQ_ABT :
+				     GERROR_MSI_GERROR_ABT, cycle);
 	}
-	if (s->irq)
-		s->irq(s->irq_ctx, line, cycle);
 }
 
 /* GERROR bits are active while they differ from GERRORN (7.5). */
@@ -468,6 +466,8 @@ static void event(struct iopt_smmu *s, unsigned type, const struct iopt_smmu_txn
 		s->st.events_lost++;
 		return;
 	}
+	bool was_empty = prod == cons;
+
 	rec[0] = type | (t && t->ssv ? 1ull << 11 : 0) |
 		 (t ? (uint64_t)(t->ssid & 0xfffff) << 12 : 0) |
 		 (t ? (uint64_t)t->sid << 32 : 0);
@@ -487,7 +487,9 @@ static void event(struct iopt_smmu *s, unsigned type, const struct iopt_smmu_txn
 	}
 	s->evtq_prod = (s->evtq_prod & Q_OVFLG) | ((prod + 1) & ((wrap << 1) - 1));
 	s->st.events++;
-	if (s->irq_ctrl & IRQ_EVENTQ_EN)
+	/* 3.18.2: the interrupt marks the queue going from empty to
+	 * non-empty, not every record. */
+	if (was_empty && (s->irq_ctrl & IRQ_EVENTQ_EN))
 		raise_irq(s, IOPT_SMMU_IRQ_EVTQ, cycle + s->p.event_cycles);
 }
 
@@ -1124,14 +1126,17 @@ static void exec_cmd(struct iopt_smmu *s, const struct iopt_smmu_cmd *cmd,
 		/* c is the completion cycle: every earlier command has
 		 * completed (the engine is in order). */
 		s->st.syncs++;
+		/* 4.7.3 SIG_IRQ: the wired output, if implemented (an irq
+		 * callback), regardless of MSIAddress; and the MSI when
+		 * MSIs are implemented and MSIAddress is not 0. */
 		if (cmd->cs == IOPT_SYNC_CS_IRQ) {
+			if (s->irq)
+				s->irq(s->irq_ctx, IOPT_SMMU_IRQ_CMD_SYNC, c);
 			if (sync_msi(s, cmd)) {
 				uint32_t data = cmd->msi_data;
 
 				if (s->mem.write(s->mem.ctx, cmd->msi_addr, &data, 4) < 0)
 					gerror_raise(s, GERROR_MSI_CMDQ_ABT, c);
-			} else {
-				raise_irq(s, IOPT_SMMU_IRQ_CMD_SYNC, c);
 			}
 		}
 		break;
