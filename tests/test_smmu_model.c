@@ -1604,7 +1604,10 @@ static void test_eventq_abort(void **state)
 
 	(void)state;
 	setup_rig(&r, NULL);
-	wr(&r, 0x20, 0x9);				/* EVENTQEN off to move it */
+	/* EVENTQEN = 0: records are discarded without overflow (7.2.1, 7.4). */
+	wr(&r, 0x20, 0x9);
+	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_EVT_C_BAD_STE);
+	assert_int_equal(rd(&r, 0x100a8), 0);		/* PROD, OVFLG clear */
 	wr(&r, 0xa0, 0x10000000000ull | 6);		/* no memory there */
 	wr(&r, 0x20, 0xd);
 	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_EVT_C_BAD_STE);
@@ -1687,6 +1690,20 @@ static void test_register_rules(void **state)
 	assert_int_equal(rd(&r, 0x90), CMDQ | 8);
 	wr(&r, 0xa0, EVTQ | 4);				/* EVENTQ_BASE */
 	assert_int_equal(rd(&r, 0xa0), EVTQ | 6);
+	/* 6.2: both 32-bit halves of a 64-bit register are accessible on
+	 * their own, [63:32] at +4; a write to one keeps the other. */
+	wr(&r, 0x20, 0x9);				/* EVENTQEN off */
+	assert_int_equal(iopt_smmu_mmio_write(r.s, 0xa4, 4, 0x000f1234, r.cycle), 0);
+	assert_int_equal(rd(&r, 0xa0), 0x000f123400000000ull | EVTQ | 6);
+	assert_int_equal(iopt_smmu_mmio_write(r.s, 0xa0, 4, 0x80001005, r.cycle), 0);
+	uint64_t lo, hi;
+
+	assert_int_equal(iopt_smmu_mmio_read(r.s, 0xa0, 4, &lo, r.cycle), 0);
+	assert_int_equal(iopt_smmu_mmio_read(r.s, 0xa4, 4, &hi, r.cycle), 0);
+	assert_int_equal(lo, 0x80001005);		/* ADDR [51:5], LOG2SIZE */
+	assert_int_equal(hi, 0x000f1234);		/* [51:32]; [63:52] RES0 */
+	wr(&r, 0xa0, EVTQ | 6);
+	wr(&r, 0x20, 0xd);
 	/* GERRORN (6.3.20): the defined fields as written; GERROR is RO. */
 	wr(&r, 0x64, 0xffffffffu);
 	assert_int_equal(rd(&r, 0x64), 0x1b5);		/* 0, 2, 4, 5, 7, 8 */

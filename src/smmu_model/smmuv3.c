@@ -1330,13 +1330,38 @@ int iopt_smmu_run_until(struct iopt_smmu *s, uint64_t cycle)
 
 /* ---- registers ------------------------------------------------------------ */
 
+/* The 64-bit registers (6.2.1): each has two separately accessible
+ * 32-bit halves, [63:32] at offset + 4. */
+static bool is_reg64(uint64_t off)
+{
+	return off == R_GERROR_IRQ_CFG0 || off == R_STRTAB_BASE ||
+	       off == R_CMDQ_BASE || off == R_EVENTQ_BASE || off == R_EVENTQ_IRQ_CFG0;
+}
+
+static uint64_t reg64(const struct iopt_smmu *s, uint64_t off)
+{
+	switch (off) {
+	case R_GERROR_IRQ_CFG0: return s->msi[IOPT_SMMU_IRQ_GERROR].addr;
+	case R_STRTAB_BASE: return s->strtab_base;
+	case R_CMDQ_BASE: return s->cmdq_base;
+	case R_EVENTQ_BASE: return s->evtq_base;
+	default: return s->msi[IOPT_SMMU_IRQ_EVTQ].addr;
+	}
+}
+
 int iopt_smmu_mmio_read(struct iopt_smmu *s, uint64_t off, unsigned size,
 			uint64_t *val, uint64_t cycle)
 {
 	uint64_t v = 0;
+	unsigned half = 0;
 
 	if ((size != 4 && size != 8) || (off & (size - 1)))
 		return -EINVAL;
+	/* 6.2: a 32-bit access to the upper half of a 64-bit register. */
+	if (size == 4 && (off & 4) && is_reg64(off - 4)) {
+		off -= 4;
+		half = 32;
+	}
 	plat_mutex_lock(&s->lock);
 	if (at_cycle(s, &cycle)) {
 		plat_mutex_unlock(&s->lock);
@@ -1374,6 +1399,9 @@ int iopt_smmu_mmio_read(struct iopt_smmu *s, uint64_t off, unsigned size,
 	default: break;				/* RAZ */
 	}
 	plat_mutex_unlock(&s->lock);
+	/* An 8-byte read of two 32-bit registers returns the lower one
+	 * (one of the behaviours 6.2 permits). */
+	v >>= half;
 	*val = size == 4 ? (uint32_t)v : v;
 	return 0;
 }
@@ -1407,6 +1435,18 @@ int iopt_smmu_mmio_write(struct iopt_smmu *s, uint64_t off, unsigned size,
 	}
 	run_cmds(s, cycle);
 	stopped = cmdq_stopped(s);
+	/* 6.2: a 32-bit write to one half of a 64-bit register leaves the
+	 * other half; it is then written as the whole register. An 8-byte
+	 * write to two 32-bit registers writes the lower one only (one of
+	 * the behaviours 6.2 permits). */
+	if (size == 4 && is_reg64(off & ~7ull)) {
+		uint64_t cur = reg64(s, off & ~7ull);
+
+		val = off & 4 ? (cur & 0xffffffffull) | (uint64_t)v32 << 32 :
+				(cur & ~0xffffffffull) | v32;
+		off &= ~7ull;
+		v32 = (uint32_t)val;
+	}
 	switch (off) {
 	case R_CR0:
 		/* 6.3.9: SMMUEN, EVENTQEN, CMDQEN, and ATSCHK with IDR0.ATS;
