@@ -1762,6 +1762,57 @@ static void test_cmdq_aborts(void **state)
 	teardown_rig(&r);
 }
 
+/*
+ * Queue bases and sizes (6.3.26, 6.3.29): the effective base is ADDR
+ * aligned down to the larger of the queue's size in bytes and 32; a
+ * LOG2SIZE above IDR1.CMDQS/EVENTQS reads back as written but is used as
+ * the maximum.
+ */
+static void test_queue_base_and_size(void **state)
+{
+	struct rig r;
+	struct iopt_smmu_params p;
+
+	(void)state;
+	setup_rig(&r, NULL);
+	/* 256 commands (4 KiB) at CMDQ + 0x40: the queue is at CMDQ. */
+	wr(&r, 0x20, 0x5);
+	wr(&r, 0x90, (CMDQ + 0x40) | 8);
+	wr(&r, 0x20, 0xd);
+	uint64_t w[2] = { OP(0x7f), 0 };		/* illegal, if read */
+
+	memcpy(iopt_physmem_ptr(r.pm, CMDQ + 0x40, 16), w, 16);
+	assert_int_equal(raw_err(&r, OP(0x30), 0), 0);	/* read from CMDQ */
+	/* 64 events (2 KiB) at EVTQ + 0x20: records land at EVTQ. */
+	wr(&r, 0x20, 0x9);
+	wr(&r, 0xa0, (EVTQ + 0x20) | 6);
+	wr(&r, 0x20, 0xd);
+	memset(iopt_physmem_ptr(r.pm, EVTQ, 64), 0, 64);
+	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_EVT_C_BAD_STE);
+	assert_int_equal(evt_word(&r, 0, 0) & 0xff, IOPT_EVT_C_BAD_STE);
+	teardown_rig(&r);
+
+	/* CMDQS = EVENTQS = 2: LOG2SIZE 8 reads back, 4 entries are used
+	 * (PROD and CONS keep index and wrap bits [2:0]). */
+	iopt_smmu_default_params(&p);
+	p.cmdqs = 2;
+	p.evtqs = 2;
+	setup_rig(&r, &p);
+	assert_int_equal(rd(&r, 0x4) >> 21 & 31, 2);
+	assert_int_equal(rd(&r, 0x90) & 31, 8);
+	for (int i = 0; i < 4; i++)
+		put_raw(&r, OP(0x30), 0);
+	wr(&r, 0x98, 4);				/* full: wrap set, index 0 */
+	run_queue(&r);
+	assert_int_equal(CONS_RD(rd(&r, R_CONS)), 4);
+	wr(&r, 0x98, 0xc);				/* bit 3: beyond the queue */
+	assert_int_equal(rd(&r, 0x98), 4);
+	for (int i = 0; i < 6; i++)
+		xlate(&r, 7, 0x1000, false);
+	assert_int_equal(rd(&r, 0x100a8), 0x80000004u);	/* 4 records, OVFLG */
+	teardown_rig(&r);
+}
+
 /* ---- host failures: every allocation of create, the runner's thread ----
  * The test binary is linked with --wrap=calloc and --wrap=pthread_create
  * (tests/CMakeLists.txt): calls from the library reach these wrappers,
@@ -1892,6 +1943,7 @@ int main(void)
 		cmocka_unit_test(test_eventq_abort),
 		cmocka_unit_test(test_register_rules),
 		cmocka_unit_test(test_cmdq_aborts),
+		cmocka_unit_test(test_queue_base_and_size),
 		cmocka_unit_test(test_create_alloc_failure),
 		cmocka_unit_test(test_runner_start_failure),
 	};

@@ -435,6 +435,15 @@ static void gerror_raise(struct iopt_smmu *s, uint32_t bit, uint64_t cycle)
 		raise_irq(s, IOPT_SMMU_IRQ_GERROR, cycle);
 }
 
+/* A queue's effective base (6.3.26, 6.3.29): ADDR [51:5], aligned down to
+ * the larger of the queue's size in bytes and 32. */
+static uint64_t q_base(uint64_t reg, uint64_t bytes)
+{
+	uint64_t align = bytes > 32 ? bytes : 32;
+
+	return reg & ((1ull << 52) - 1) & ~(align - 1);
+}
+
 static unsigned q_log2(uint64_t base, unsigned max)
 {
 	unsigned l = (unsigned)fld(base, 4, 0);
@@ -474,7 +483,7 @@ static void event(struct iopt_smmu *s, unsigned type, const struct iopt_smmu_txn
 	rec[1] = w1;
 	rec[2] = w2;
 	rec[3] = w3;
-	uint64_t base = s->evtq_base & (((1ull << 52) - 1) & ~0x1full);
+	uint64_t base = q_base(s->evtq_base, 32ull << l2);
 
 	if (s->mem.write(s->mem.ctx, base + (uint64_t)(prod & mask) * 32, rec,
 			 sizeof(rec)) < 0) {
@@ -1242,7 +1251,7 @@ static bool next_cmd(struct iopt_smmu *s, struct cmd_step *c)
 {
 	unsigned l2 = q_log2(s->cmdq_base, s->p.cmdqs);
 	uint32_t prod = q_ptr(s->cmdq_prod, l2), cons = q_ptr(s->cmdq_cons, l2);
-	uint64_t base = s->cmdq_base & (((1ull << 52) - 1) & ~0x1full);
+	uint64_t base = q_base(s->cmdq_base, 16ull << l2);
 	uint64_t vis, start;
 
 	if (cmdq_stopped(s) || prod == cons)
