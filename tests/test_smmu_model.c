@@ -1565,13 +1565,15 @@ static void test_walk_cache_latency(void **state)
 	assert_int_equal(ready[1] - ready[0], 7 * probes[1]);
 }
 
-/* A 32-bit StreamID space with a linear table of LOG2SIZE 32: every
- * StreamID is in range (5.1; no shift by the type's width). */
+/* A 32-bit StreamID space with LOG2SIZE 32 (a two-level table, SPLIT 10:
+ * its 2^22 L1STDs need 32 MiB alignment, which MEM_BASE has): every
+ * StreamID is in range (6.3.25; no shift by the type's width). */
 static void test_sid32_log2size32(void **state)
 {
 	struct rig r;
 	struct iopt_smmu_params p;
 	struct iopt_ste byp = { .valid = true, .config = IOPT_STE_BYPASS };
+	uint64_t l1 = L2STE | 11;			/* span 11: 1024 STEs */
 
 	(void)state;
 	iopt_smmu_default_params(&p);
@@ -1579,15 +1581,81 @@ static void test_sid32_log2size32(void **state)
 	setup_rig(&r, &p);
 	assert_int_equal(rd(&r, 0x4) & 63, 32);		/* IDR1.SIDSIZE */
 	wr(&r, 0x20, 0xc);
-	wr(&r, 0x88, 32);				/* linear, LOG2SIZE 32 */
+	wr(&r, 0x88, 32 | 10 << 6 | 1 << 16);		/* 2-level, SPLIT 10 */
 	wr(&r, 0x20, 0xd);
-	put_ste(&r, 5, &byp, STRTAB);
+	memcpy(iopt_physmem_ptr(r.pm, STRTAB, 8), &l1, 8);
+	memcpy(iopt_physmem_ptr(r.pm, STRTAB + 0x3fffffull * 8, 8), &l1, 8);
+	put_ste(&r, 5, &byp, L2STE);
+	put_ste(&r, 0x3ff, &byp, L2STE);
 	struct iopt_smmu_resp resp = xlate(&r, 5, 0x123000, false);
 
 	assert_int_equal(resp.fault, 0);
 	assert_int_equal(resp.oa, 0x123000);
-	/* StreamID 0xffffffff: in range, its STE beyond memory. */
-	assert_int_equal(xlate(&r, 0xffffffffu, 0, false).fault, IOPT_EVT_F_STE_FETCH);
+	resp = xlate(&r, 0xffffffffu, 0x456000, false);
+	assert_int_equal(resp.fault, 0);
+	assert_int_equal(resp.oa, 0x456000);
+	teardown_rig(&r);
+}
+
+/*
+ * Stream table registers (6.3.24-25): LOG2SIZE above SIDSIZE is used as
+ * SIDSIZE for the StreamID range; the base is aligned by the literal
+ * LOG2SIZE (linear: ADDR[LOG2SIZE+5:0] = 0); reserved FMT values act as
+ * linear and reserved SPLIT values as 6; without ST_LEVEL, FMT and SPLIT
+ * are RES0.
+ */
+static void test_stream_table_cfg(void **state)
+{
+	struct rig r;
+	struct iopt_smmu_params p;
+	struct iopt_ste byp = { .valid = true, .config = IOPT_STE_BYPASS };
+	struct iopt_ste off = { .valid = true, .config = IOPT_STE_ABORT };
+
+	(void)state;
+	iopt_smmu_default_params(&p);
+	p.sidsize = 8;
+	setup_rig(&r, &p);
+	put_ste(&r, 5, &byp, STRTAB);
+	put_ste(&r, 6, &off, STRTAB);
+	/* LOG2SIZE 20 > SIDSIZE 8: StreamIDs up to 255 (the base, MEM_BASE,
+	 * meets the 64 MiB alignment LOG2SIZE 20 asks). */
+	wr(&r, 0x20, 0xc);
+	wr(&r, 0x88, 20);
+	wr(&r, 0x20, 0xd);
+	assert_int_equal(rd(&r, 0x88), 20);		/* read back as written */
+	assert_int_equal(xlate(&r, 5, 0x5000, false).fault, 0);
+	assert_int_equal(xlate(&r, 256, 0x5000, false).fault, IOPT_EVT_C_BAD_STREAMID);
+	/* Base STRTAB + 0x40 with LOG2SIZE 8: aligned to 16 KiB, STRTAB. */
+	wr(&r, 0x20, 0xc);
+	wr(&r, 0x80, STRTAB + 0x40);
+	wr(&r, 0x88, 8);
+	wr(&r, 0x20, 0xd);
+	assert_int_equal(xlate(&r, 5, 0x5000, false).fault, 0);
+	/* FMT 0b10 (reserved) is linear. */
+	wr(&r, 0x20, 0xc);
+	wr(&r, 0x80, STRTAB);
+	wr(&r, 0x88, 8 | 2 << 16);
+	wr(&r, 0x20, 0xd);
+	assert_int_equal(xlate(&r, 5, 0x5000, false).fault, 0);
+	/* Two-level with SPLIT 7 (reserved): SPLIT 6, L1STD per 64 STEs. */
+	uint64_t l1 = L2STE | 7;			/* span 7: 64 STEs */
+
+	memcpy(iopt_physmem_ptr(r.pm, STRTAB + 8, 8), &l1, 8);
+	put_ste(&r, 5, &byp, L2STE);
+	wr(&r, 0x20, 0xc);
+	wr(&r, 0x88, 8 | 7 << 6 | 1 << 16);
+	wr(&r, 0x20, 0xd);
+	assert_int_equal(xlate(&r, 64 + 5, 0x5000, false).fault, 0);
+	teardown_rig(&r);
+
+	/* Without two-level tables (ST_LEVEL = 0) FMT and SPLIT are RES0. */
+	iopt_smmu_default_params(&p);
+	p.strtab_2lvl = false;
+	setup_rig(&r, &p);
+	assert_int_equal(rd(&r, 0x0) >> 27 & 3, 0);	/* IDR0.ST_LEVEL */
+	wr(&r, 0x20, 0xc);
+	wr(&r, 0x88, 8 | 8 << 6 | 1 << 16);
+	assert_int_equal(rd(&r, 0x88), 8);
 	teardown_rig(&r);
 }
 
@@ -1940,6 +2008,7 @@ int main(void)
 		cmocka_unit_test(test_time_never_goes_back),
 		cmocka_unit_test(test_walk_cache_latency),
 		cmocka_unit_test(test_sid32_log2size32),
+		cmocka_unit_test(test_stream_table_cfg),
 		cmocka_unit_test(test_eventq_abort),
 		cmocka_unit_test(test_register_rules),
 		cmocka_unit_test(test_cmdq_aborts),

@@ -504,11 +504,17 @@ static void event(struct iopt_smmu *s, unsigned type, const struct iopt_smmu_txn
 
 /* ---- configuration: STE and CD ------------------------------------------- */
 
-/* Fetch the STE for sid: 0, or the event type. */
+/*
+ * Fetch the STE for sid: 0, or the event type. The stream table as
+ * STRTAB_BASE and STRTAB_BASE_CFG (6.3.24-25) define it: LOG2SIZE as
+ * written aligns the base, MIN(LOG2SIZE, SIDSIZE) bounds the StreamIDs;
+ * reserved FMT values act as linear, reserved SPLIT values as 6.
+ */
 static unsigned fetch_ste(struct iopt_smmu *s, uint32_t sid, struct iopt_ste *ste,
 			  int64_t *lat)
 {
-	unsigned log2size = (unsigned)fld(s->strtab_cfg, 5, 0);
+	unsigned lit = (unsigned)fld(s->strtab_cfg, 5, 0);
+	unsigned log2size = lit < s->p.sidsize ? lit : s->p.sidsize;
 	unsigned split = (unsigned)fld(s->strtab_cfg, 10, 6);
 	unsigned fmt = (unsigned)fld(s->strtab_cfg, 17, 16);
 	uint64_t base = s->strtab_base & (((1ull << 52) - 1) & ~0x3full);
@@ -517,14 +523,17 @@ static unsigned fetch_ste(struct iopt_smmu *s, uint32_t sid, struct iopt_ste *st
 
 	/* A 32-bit StreamID with LOG2SIZE 32 has no bit above the table:
 	 * shift only by less than the width. */
-	if (log2size > s->p.sidsize || (log2size < 32 && (sid >> log2size)) ||
-	    (s->p.sidsize < 32 && sid >> s->p.sidsize))
+	if (log2size < 32 && (sid >> log2size))
 		return IOPT_EVT_C_BAD_STREAMID;
 	if (fmt == 1 && s->p.strtab_2lvl) {
 		uint64_t l1;
+		int hi;
 
 		if (split != 6 && split != 8 && split != 10)
-			return IOPT_EVT_C_BAD_STREAMID;
+			split = 6;
+		/* ADDR[MAX(5, LOG2SIZE - SPLIT - 1 + 3):0] = 0. */
+		hi = (int)lit + 2 - (int)split;
+		base &= ~((2ull << (hi > 5 ? hi : 5)) - 1);
 		s->fetch_pa = base + (uint64_t)(sid >> split) * 8;
 		l = mem_read(s, s->fetch_pa, &l1, 8);
 		if (l < 0)
@@ -538,10 +547,10 @@ static unsigned fetch_ste(struct iopt_smmu *s, uint32_t sid, struct iopt_ste *st
 		pa = (l1 & (((1ull << 56) - 1) & ~0x3full) &
 		      ~((64ull << (span - 1)) - 1)) +
 		     (uint64_t)(sid & ((1u << split) - 1)) * 64;
-	} else if (fmt == 0) {
-		pa = base + (uint64_t)sid * 64;
 	} else {
-		return IOPT_EVT_C_BAD_STREAMID;
+		/* Linear: ADDR[LOG2SIZE + 5:0] = 0. */
+		base = lit + 5 >= 63 ? 0 : base & ~((2ull << (lit + 5)) - 1);
+		pa = base + (uint64_t)sid * 64;
 	}
 	s->fetch_pa = pa;
 	l = mem_read(s, pa, w, sizeof(w));
@@ -1521,8 +1530,9 @@ int iopt_smmu_mmio_write(struct iopt_smmu *s, uint64_t off, unsigned size,
 			s->strtab_base = val & ((1ull << 62) | (((1ull << 52) - 1) & ~0x3full));
 		break;
 	case R_STRTAB_BASE_CFG:
+		/* FMT [17:16] and SPLIT [10:6] exist with IDR0.ST_LEVEL. */
 		if (!(s->cr0 & CR0_SMMUEN))
-			s->strtab_cfg = v32 & 0x307ff;
+			s->strtab_cfg = v32 & (s->p.strtab_2lvl ? 0x307ffu : 0x3fu);
 		break;
 	case R_CMDQ_BASE:
 		if (!(s->cr0 & CR0_CMDQEN)) {
