@@ -198,6 +198,11 @@ static void test_registers(void **state)
 	setup_rig(&r, NULL);
 	v = rd(&r, 0x0);				/* IDR0 */
 	assert_int_equal(v & 3, 3);			/* S1P, S2P */
+	assert_int_equal(v >> 19 & 1, 1);		/* CD2L: 2-level CD tables */
+	assert_int_equal(v >> 21 & 3, 2);		/* TTENDIAN: little-endian */
+	assert_int_equal(v >> 24 & 3, 1);		/* STALL_MODEL: no stall */
+	assert_int_equal(v >> 26 & 1, 1);		/* TERM_MODEL */
+	assert_int_equal(v >> 27 & 3, 1);		/* ST_LEVEL: 2-level */
 	assert_int_equal(v >> 2 & 3, 2);		/* TTF: AArch64 */
 	assert_int_equal(v >> 6 & 3, 2);		/* HTTU: AF + dirty */
 	assert_int_equal(v >> 13 & 1, 1);		/* MSI */
@@ -1322,11 +1327,17 @@ static void test_cmd_legality(void **state)
 	assert_int_equal(raw_err(&r, OP(0x12), W1_TG(1) | W1_TTL(3)), 1);
 	teardown_rig(&r);
 
-	/* With ATS, ATC_INV is legal (and has nothing to invalidate). */
+	/* With ATS, ATC_INV is legal (and has nothing to invalidate);
+	 * IDR0.ATS [10] set, NS1ATS [11] set with both stages only. */
 	iopt_smmu_default_params(&p);
 	p.ats = true;
 	setup_rig(&r, &p);
+	assert_int_equal(rd(&r, 0x0) >> 10 & 3, 3);
 	assert_int_equal(raw_err(&r, OP(0x40), 0), 0);
+	teardown_rig(&r);
+	p.s2 = false;
+	setup_rig(&r, &p);
+	assert_int_equal(rd(&r, 0x0) >> 10 & 3, 1);
 	teardown_rig(&r);
 
 	/* 4.7.3: without IDR0.SEV, CS = SIG_SEV is SIG_NONE: consumed, no

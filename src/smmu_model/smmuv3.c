@@ -373,7 +373,11 @@ int iopt_smmu_create(const struct iopt_smmu_params *p,
 		    (p->msi ? 1u << 13 : 0) | (p->sev ? 1u << 14 : 0) |
 		    (p->vmid16 ? 1u << 18 : 0) | 1u << 26 /* TERM_MODEL */ |
 		    (p->strtab_2lvl ? 1u << 27 : 0) | 1u << 24 /* STALL: no */ |
-		    (p->ats ? 1u << 10 | 1u << 11 /* NS1ATS: no split stage */ : 0);
+		    (p->s1 ? 1u << 19 : 0) /* CD2L: S1Fmt 1, 2 walked */ |
+		    2u << 21 /* TTENDIAN: little-endian tables only */ |
+		    (p->ats ? 1u << 10 : 0) |
+		    /* NS1ATS (no split-stage ATS): RES0 unless ATS, S1P, S2P. */
+		    (p->ats && p->s1 && p->s2 ? 1u << 11 : 0);
 	s->idr[1] = p->sidsize | p->ssidsize << 6 | p->evtqs << 16 |
 		    p->cmdqs << 21;
 	s->idr[3] = p->ril ? 1u << 10 : 0;
