@@ -1838,6 +1838,13 @@ static void test_cmdq_aborts(void **state)
 	assert_int_equal(CONS_ERR(cons), 2);		/* CERROR_ABT */
 	assert_int_equal((rd(&r, 0x60) ^ rd(&r, 0x64)) & 1, 1);
 	assert_int_equal(iopt_smmu_next_event(r.s), UINT64_MAX);
+	/* 6.3.28: with CMDQEN = 0 software writes RD; a written ERR is
+	 * ignored or taken: never anything else. */
+	wr(&r, 0x20, 0x5);
+	wr(&r, 0x9c, 0x7f000001u);
+	cons = rd(&r, R_CONS);
+	assert_int_equal(CONS_RD(cons), 1);
+	assert_true(CONS_ERR(cons) == 2 || CONS_ERR(cons) == 0x7f);
 	teardown_rig(&r);
 }
 

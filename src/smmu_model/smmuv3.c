@@ -1549,8 +1549,11 @@ int iopt_smmu_mmio_write(struct iopt_smmu *s, uint64_t off, unsigned size,
 		cmd_publish(s, s->cmdq_prod, cycle);
 		break;
 	case R_CMDQ_CONS:
+		/* 6.3.28: RD and its wrap bit; a written ERR is ignored (one
+		 * of the two behaviours permitted). */
 		if (!(s->cr0 & CR0_CMDQEN))
-			s->cmdq_cons = v32 & ((2u << q_log2(s->cmdq_base, s->p.cmdqs)) - 1);
+			s->cmdq_cons = (s->cmdq_cons & (0x7fu << CONS_ERR_SHIFT)) |
+				       (v32 & ((2u << q_log2(s->cmdq_base, s->p.cmdqs)) - 1));
 		break;
 	case R_EVENTQ_BASE:
 		if (!(s->cr0 & CR0_EVENTQEN))
