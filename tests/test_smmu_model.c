@@ -1736,6 +1736,18 @@ static void test_register_rules(void **state)
 	wr(&r, 0x20, 0xffffffffu);
 	assert_int_equal(rd(&r, 0x20), 0xd);
 	assert_int_equal(rd(&r, 0x24), 0xd);
+	/* CR0ACK, IRQ_CTRLACK, IDR1-5, AIDR are RO too (6.2.1). */
+	wr(&r, 0x24, 0);
+	assert_int_equal(rd(&r, 0x24), 0xd);
+	uint64_t irqack = rd(&r, 0x54), idr1 = rd(&r, 0x4), aidr = rd(&r, 0x1c);
+
+	wr(&r, 0x54, ~irqack & 0xffffffffu);
+	wr(&r, 0x4, 0);
+	wr(&r, 0x1c, 0);
+	assert_int_equal(rd(&r, 0x54), irqack);
+	assert_int_equal(rd(&r, 0x4), idr1);
+	assert_int_equal(rd(&r, 0x1c), aidr);
+	assert_int_equal(aidr, 0x2);			/* SMMUv3.2 */
 	/* CR1 (6.3.11): TABLE_* [11:6] guarded by SMMUEN, QUEUE_* [5:0] by
 	 * the queue enables; [31:12] RES0. */
 	wr(&r, 0x28, 0xffffffffu);
