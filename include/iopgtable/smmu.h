@@ -232,18 +232,22 @@ struct iopt_smmu_params {
 /* One plausible implementation (docs/smmu_model.md says why each value). */
 IOPT_API void iopt_smmu_default_params(struct iopt_smmu_params *p);
 
-/* Interrupt lines for the irq callback: the wired interrupts. The event
- * queue and GERROR interrupts are MSIs instead (a 32-bit store of
- * *_IRQ_CFG1 to the *_IRQ_CFG0 address) when params.msi is set and that
- * address is not 0. */
+/* Interrupt lines for the irq callback: the wired interrupt outputs,
+ * which the model implements when a callback is given (IHI0070 3.18.2).
+ * An enabled interrupt pulses its line and, when params.msi is set and
+ * its *_IRQ_CFG0 address is not 0, also writes its MSI (a 32-bit store of
+ * *_IRQ_CFG1). The event queue interrupt marks the queue going from empty
+ * to non-empty; GERROR's a global error becoming active. */
 #define IOPT_SMMU_IRQ_EVTQ	0
 #define IOPT_SMMU_IRQ_GERROR	1
-#define IOPT_SMMU_IRQ_CMD_SYNC	2	/* CMD_SYNC with CS=IRQ and no MSI */
+#define IOPT_SMMU_IRQ_CMD_SYNC	2	/* CMD_SYNC with CS=IRQ (MSI or not) */
 
 struct iopt_smmu;
 
-/* 0; -EINVAL: bad parameters (nothing allocated); -ENOMEM: host memory
- * ran out (nothing leaked); or the host mutex's own negative errno. */
+/* irq (may be NULL: no wired outputs) is called with the model's lock
+ * held and must not call the model. 0; -EINVAL: bad parameters (nothing
+ * allocated); -ENOMEM: host memory ran out (nothing leaked); or the host
+ * mutex's own negative errno. */
 IOPT_API int iopt_smmu_create(const struct iopt_smmu_params *p,
 			      const struct iopt_smmu_mem *mem,
 			      void (*irq)(void *ctx, unsigned line, uint64_t cycle),
