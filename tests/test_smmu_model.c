@@ -17,6 +17,7 @@
  *    removed by Leaf=0 and by-ASID TLBI.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -197,6 +198,11 @@ static void test_registers(void **state)
 	setup_rig(&r, NULL);
 	v = rd(&r, 0x0);				/* IDR0 */
 	assert_int_equal(v & 3, 3);			/* S1P, S2P */
+	assert_int_equal(v >> 19 & 1, 1);		/* CD2L: 2-level CD tables */
+	assert_int_equal(v >> 21 & 3, 2);		/* TTENDIAN: little-endian */
+	assert_int_equal(v >> 24 & 3, 1);		/* STALL_MODEL: no stall */
+	assert_int_equal(v >> 26 & 1, 1);		/* TERM_MODEL */
+	assert_int_equal(v >> 27 & 3, 1);		/* ST_LEVEL: 2-level */
 	assert_int_equal(v >> 2 & 3, 2);		/* TTF: AArch64 */
 	assert_int_equal(v >> 6 & 3, 2);		/* HTTU: AF + dirty */
 	assert_int_equal(v >> 13 & 1, 1);		/* MSI */
@@ -211,17 +217,23 @@ static void test_registers(void **state)
 	/* Base registers are locked while their unit is enabled. */
 	wr(&r, 0x80, MEM_BASE + 0x100000);
 	assert_int_equal(rd(&r, 0x80), STRTAB);
-	/* Control registers read back what was written, within their
-	 * fields; IRQ_CTRLACK follows IRQ_CTRL. */
+	/* Control registers read back what was written, within the fields
+	 * this SMMU has (6.3.17: GERROR_IRQEN [0], EVENTQ_IRQEN [2]; PRIQ
+	 * [1] is RES0 without PRI); IRQ_CTRLACK follows IRQ_CTRL. */
 	wr(&r, 0x50, 0xff);
-	assert_int_equal(rd(&r, 0x50), 0x7);
-	assert_int_equal(rd(&r, 0x54), 0x7);
-	wr(&r, 0x2c, 0xff);				/* CR2: E2H, RECINVSID, PTM */
-	assert_int_equal(rd(&r, 0x2c), 0x7);
+	assert_int_equal(rd(&r, 0x50), 0x5);
+	assert_int_equal(rd(&r, 0x54), 0x5);
+	/* 6.3.12: CR2 is read-only while SMMUEN = 1. */
+	wr(&r, 0x2c, 0x0);
+	assert_int_equal(rd(&r, 0x2c), 0x2);
+	/* 6.3.21: *_IRQ_CFGn are IGNORED while their IRQEN is set. */
 	wr(&r, 0x70, 0x12345678);			/* GERROR_IRQ_CFG1 */
+	assert_int_equal(rd(&r, 0x70), 0);
+	wr(&r, 0x50, 0);
+	wr(&r, 0x70, 0x12345678);
 	assert_int_equal(rd(&r, 0x70), 0x12345678);
-	assert_int_equal(iopt_smmu_mmio_write(r.s, 0xb0, 8, 0x8000000003ull, 0), 0);
-	assert_int_equal(iopt_smmu_mmio_read(r.s, 0xb0, 8, &v, 0), 0);
+	assert_int_equal(iopt_smmu_mmio_write(r.s, 0xb0, 8, 0x8000000003ull, r.cycle), 0);
+	assert_int_equal(iopt_smmu_mmio_read(r.s, 0xb0, 8, &v, r.cycle), 0);
 	assert_int_equal(v, 0x8000000000ull);		/* ADDR [51:2] */
 	/* Queue pointers owned by the SMMU ignore writes while enabled. */
 	wr(&r, 0x9c, 5);				/* CMDQ_CONS */
@@ -231,8 +243,8 @@ static void test_registers(void **state)
 	/* RAZ/WI and bad sizes. */
 	wr(&r, 0xfe0, 0x1234);
 	assert_int_equal(rd(&r, 0xfe0), 0);
-	assert_int_equal(iopt_smmu_mmio_read(r.s, 0x2, 4, &v, 0), -EINVAL);
-	assert_int_equal(iopt_smmu_mmio_write(r.s, 0x20, 2, 0, 0), -EINVAL);
+	assert_int_equal(iopt_smmu_mmio_read(r.s, 0x2, 4, &v, r.cycle), -EINVAL);
+	assert_int_equal(iopt_smmu_mmio_write(r.s, 0x20, 2, 0, r.cycle), -EINVAL);
 	/* Disabled: GBPA aborts by default, bypasses when cleared. */
 	wr(&r, 0x20, 0);
 	assert_int_equal(xlate(&r, 0, 0x1234, false).fault, IOPT_EVT_ABORT);
@@ -444,10 +456,14 @@ static void test_bad_config_events(void **state)
 	/* CR2.RECINVSID = 0: a bad StreamID aborts without a record. */
 	unsigned e = evt_next(&r);
 
+	wr(&r, 0x20, 0xc);			/* CR2 changes only with SMMUEN = 0 */
 	wr(&r, 0x2c, 0x4);
+	wr(&r, 0x20, 0xd);
 	assert_int_equal(xlate(&r, 300, 0x1000, false).fault, IOPT_EVT_C_BAD_STREAMID);
 	assert_int_equal(evt_next(&r), e);
+	wr(&r, 0x20, 0xc);
 	wr(&r, 0x2c, 0x6);
+	wr(&r, 0x20, 0xd);
 	/* Overflow: 64 entries, none consumed. */
 	for (int i = 0; i < 80; i++)
 		xlate(&r, 1, 0x1000, false);
@@ -814,6 +830,19 @@ static void test_ats_and_event_fields(void **state)
  * failed event MSI sets GERROR.MSI_EVTQ_ABT_ERR; address 0 falls back to
  * the wired line.
  */
+/* Empty the event queue: CONS = PROD. */
+static void evt_consume(struct rig *r)
+{
+	wr(r, 0x100ac, rd(r, 0x100a8));
+}
+
+/*
+ * Interrupts (3.18.2): the Event queue interrupt marks the queue going
+ * from empty to non-empty; GERROR's marks a global error becoming active.
+ * Each pulses the wired output (implemented here: the rig passes an irq
+ * callback) and, with an MSI address, also writes the MSI. An MSI that
+ * aborts activates GERROR.MSI_*_ABT_ERR (6.3.19), itself a global error.
+ */
 static void test_irq_msis(void **state)
 {
 	struct rig r;
@@ -823,33 +852,67 @@ static void test_irq_msis(void **state)
 	setup_rig(&r, NULL);
 	evt_msi = iopt_physmem_ptr(r.pm, MSI + 0x100, 4);
 	gerr_msi = iopt_physmem_ptr(r.pm, MSI + 0x200, 4);
-	assert_int_equal(iopt_smmu_mmio_write(r.s, 0xb0, 8, MSI + 0x100, 0), 0);
+	wr(&r, 0x50, 0);		/* MSI configuration: interrupts off */
+	assert_int_equal(iopt_smmu_mmio_write(r.s, 0xb0, 8, MSI + 0x100, r.cycle), 0);
 	wr(&r, 0xb8, 0xabcd0001);
 	wr(&r, 0xbc, 0x1f);
 	assert_int_equal(rd(&r, 0xbc), 0x1f);
-	assert_int_equal(iopt_smmu_mmio_write(r.s, 0x68, 8, MSI + 0x200, 0), 0);
+	assert_int_equal(iopt_smmu_mmio_write(r.s, 0x68, 8, MSI + 0x200, r.cycle), 0);
 	wr(&r, 0x70, 0x6e770002);
-	/* An event (C_BAD_STE: STE 7 is not valid): MSI, no wired line. */
+	wr(&r, 0x50, 0x5);
+	/* An event (C_BAD_STE: STE 7 is not valid) into the empty queue:
+	 * the MSI and the wired pulse. */
 	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_EVT_C_BAD_STE);
 	assert_int_equal(*evt_msi, 0xabcd0001);
-	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_EVTQ], 0);
-	/* GERROR.CMDQ_ERR from an illegal command: the GERROR MSI. */
+	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_EVTQ], 1);
+	/* A second record while the queue is not empty: no interrupt. */
+	*evt_msi = 0;
+	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_EVT_C_BAD_STE);
+	assert_int_equal(rd(&r, 0x100a8), 2);
+	assert_int_equal(*evt_msi, 0);
+	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_EVTQ], 1);
+	/* Consumed, the next one interrupts again. */
+	evt_consume(&r);
+	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_EVT_C_BAD_STE);
+	assert_int_equal(*evt_msi, 0xabcd0001);
+	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_EVTQ], 2);
+	/* GERROR.CMDQ_ERR from an illegal command: the GERROR MSI and pulse. */
 	queue_illegal(&r);
 	assert_int_equal(rd(&r, 0x60) & 1, 1);
 	assert_int_equal(*gerr_msi, 0x6e770002);
-	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_GERROR], 0);
+	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_GERROR], 1);
+	r.prod = 0;
+	wr(&r, 0x98, 0);			/* 7.1: PROD back to CONS */
 	wr(&r, 0x64, rd(&r, 0x60));			/* acknowledge */
-	/* An event MSI to an address with no memory: MSI_EVTQ_ABT_ERR, raised
-	 * through the GERROR MSI. */
+	/* An event MSI to an address with no memory: MSI_EVTQ_ABT_ERR,
+	 * signalled through the GERROR interrupt. */
 	*gerr_msi = 0;
-	assert_int_equal(iopt_smmu_mmio_write(r.s, 0xb0, 8, 0x10000000000ull, 0), 0);
+	wr(&r, 0x50, 0x1);
+	assert_int_equal(iopt_smmu_mmio_write(r.s, 0xb0, 8, 0x10000000000ull, r.cycle), 0);
+	wr(&r, 0x50, 0x5);
+	evt_consume(&r);
 	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_EVT_C_BAD_STE);
 	assert_int_equal((rd(&r, 0x60) ^ rd(&r, 0x64)) & 0x20, 0x20);
 	assert_int_equal(*gerr_msi, 0x6e770002);
-	/* Address 0: the wired line again. */
-	assert_int_equal(iopt_smmu_mmio_write(r.s, 0xb0, 8, 0, 0), 0);
+	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_EVTQ], 3);
+	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_GERROR], 2);
+	/* Address 0: the wired line alone. */
+	wr(&r, 0x50, 0x1);
+	assert_int_equal(iopt_smmu_mmio_write(r.s, 0xb0, 8, 0, r.cycle), 0);
+	wr(&r, 0x50, 0x5);
+	evt_consume(&r);
 	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_EVT_C_BAD_STE);
-	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_EVTQ], 1);
+	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_EVTQ], 4);
+	/* A GERROR MSI that aborts: MSI_GERROR_ABT_ERR [7] becomes active,
+	 * a global error of its own (one more pulse); its own MSI aborts
+	 * again, finding it already active. */
+	wr(&r, 0x64, rd(&r, 0x60));
+	wr(&r, 0x50, 0x4);
+	assert_int_equal(iopt_smmu_mmio_write(r.s, 0x68, 8, 0x10000000000ull, r.cycle), 0);
+	wr(&r, 0x50, 0x5);
+	queue_illegal(&r);
+	assert_int_equal((rd(&r, 0x60) ^ rd(&r, 0x64)) & 0x81, 0x81);
+	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_GERROR], 4);
 	teardown_rig(&r);
 }
 
@@ -1103,6 +1166,857 @@ static void test_cfgi_commands(void **state)
 	teardown_rig(&r);
 }
 
+/* ---- commands, timing, registers and errors against IHI0070 -------------
+ * Expected values come from the architecture's field positions and rules,
+ * written here as constants; commands are packed by hand, not with
+ * iopt_smmu_cmd_encode.
+ */
+
+/* Command words by hand (4.x): opcode [7:0] of word 0. */
+#define OP(x)		((uint64_t)(x))
+#define SSEC		(1ull << 10)		/* 4.1.6 */
+#define TLBI_NUM(x)	((uint64_t)(x) << 12)	/* word 0 [16:12] */
+#define TLBI_SCALE(x)	((uint64_t)(x) << 20)	/* word 0 [24:20] */
+#define W1_LEAF		1ull			/* bit 64 */
+#define W1_TTL(x)	((uint64_t)(x) << 8)	/* [73:72] */
+#define W1_TG(x)	((uint64_t)(x) << 10)	/* [75:74] */
+#define SYNC_CS(x)	((uint64_t)(x) << 12)	/* word 0 [13:12] */
+#define SYNC_DATA(x)	((uint64_t)(x) << 32)	/* MSIData [63:32] */
+#define SYNC_ADDR(a)	((uint64_t)(a) & ~3ull)	/* MSIAddress[55:2] at [119:66] */
+
+#define R_CONS		0x9c
+#define CONS_RD(v)	((v) & 0xfffff)
+#define CONS_ERR(v)	((v) >> 24 & 0x7f)	/* 7.1: [30:24] */
+#define GERROR_CMDQ	0x1u
+#define GERROR_EVTQ_ABT	0x4u
+
+/* Put one raw command at PROD (not yet published). */
+static void put_raw(struct rig *r, uint64_t w0, uint64_t w1)
+{
+	uint64_t w[2] = { w0, w1 };
+
+	memcpy(iopt_physmem_ptr(r->pm, CMDQ + (r->prod & 255) * 16ull, 16), w, 16);
+	r->prod = (r->prod + 1) & 511;
+}
+
+/* Publish PROD and run until the queue stops or empties. */
+static void run_queue(struct rig *r)
+{
+	uint64_t next;
+
+	wr(r, 0x98, r->prod);
+	while ((next = iopt_smmu_next_event(r->s)) != UINT64_MAX) {
+		r->cycle = next;
+		assert_int_equal(iopt_smmu_run_until(r->s, r->cycle), 0);
+	}
+}
+
+/* Queue one raw command on an empty, running queue: its CONS.ERR (0:
+ * consumed). An error is acknowledged and the command skipped, so the
+ * next check starts clean. */
+static unsigned raw_err(struct rig *r, uint64_t w0, uint64_t w1)
+{
+	uint32_t at = r->prod;
+	uint64_t cons;
+	unsigned err;
+
+	put_raw(r, w0, w1);
+	run_queue(r);
+	cons = rd(r, R_CONS);
+	/* CONS.ERR is meaningful while GERROR.CMDQ_ERR is active (7.1). */
+	if (!((rd(r, 0x60) ^ rd(r, 0x64)) & GERROR_CMDQ)) {
+		assert_int_equal(CONS_RD(cons) & 511, r->prod);
+		return 0;
+	}
+	/* 4.1.3: CONS.RD points at the command that failed; nothing more
+	 * is consumed. */
+	err = (unsigned)CONS_ERR(cons);
+	assert_true(err != 0);
+	assert_int_equal(CONS_RD(cons) & 511, at);
+	/* Recovery (7.1): replace the command with a CMD_SYNC, acknowledge. */
+	uint64_t sync[2] = { OP(0x46), 0 };
+
+	memcpy(iopt_physmem_ptr(r->pm, CMDQ + (at & 255) * 16ull, 16), sync, 16);
+	wr(r, 0x64, rd(r, 0x60));
+	run_queue(r);
+	assert_int_equal(CONS_RD(rd(r, R_CONS)) & 511, r->prod);
+	return err;
+}
+
+/*
+ * Command legality (4.1.3, 4.3, 4.4, 4.5, 4.7.3) for the features the ID
+ * registers advertise: default parameters (S1 + S2, RIL, SEV, no ATS, no
+ * Hyp, no PRI, no stall model, no MPAM, IDR5.DS = 0), then a stage 2-only
+ * SMMU and one without SEV.
+ */
+static void test_cmd_legality(void **state)
+{
+	struct rig r;
+	struct iopt_smmu_params p;
+
+	(void)state;
+	setup_rig(&r, NULL);
+	/* Reserved opcodes and opcodes for features this SMMU lacks. */
+	static const unsigned ill[] = {
+		0x00, 0x07 /* VMS_PIDM: no MPAM */, 0x08, 0x14,
+		0x18, 0x1a /* EL3: Secure queue only */,
+		0x20, 0x21, 0x22, 0x23 /* EL2: IDR0.Hyp = 0 */,
+		0x41 /* PRI_RESP: no PRI */, 0x44, 0x45 /* no stall model */,
+		0x50, 0x58, 0x5a, 0x60 /* Secure: NS queue */,
+		0x70, 0x73 /* DPT: not implemented */, 0x80, 0xff,
+	};
+	for (unsigned i = 0; i < sizeof(ill) / sizeof(ill[0]); i++)
+		assert_int_equal(raw_err(&r, OP(ill[i]), 0), 1);
+	/* Every command this SMMU implements is accepted in its plain form. */
+	static const unsigned ok[] = { 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x10,
+				       0x11, 0x12, 0x13, 0x28, 0x2a, 0x30, 0x46 };
+	for (unsigned i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		assert_int_equal(raw_err(&r, OP(ok[i]), 0), 0);
+	/* 4.1.6: SSec = 1 on the Non-secure queue is ILLEGAL. */
+	assert_int_equal(raw_err(&r, OP(0x03) | SSEC, 0), 1);	/* CFGI_STE */
+	assert_int_equal(raw_err(&r, OP(0x04) | SSEC, 0), 1);	/* CFGI_STE_RANGE */
+	assert_int_equal(raw_err(&r, OP(0x05) | SSEC, 0), 1);	/* CFGI_CD */
+	assert_int_equal(raw_err(&r, OP(0x06) | SSEC, 0), 1);	/* CFGI_CD_ALL */
+	assert_int_equal(raw_err(&r, OP(0x01) | SSEC, 0), 1);	/* PREFETCH_CONFIG */
+	/* 4.4.1.1: TG != 0 with NUM = SCALE = TTL = 0 is Reserved. */
+	assert_int_equal(raw_err(&r, OP(0x12), W1_TG(1)), 1);
+	assert_int_equal(raw_err(&r, OP(0x13), W1_TG(3) | W1_LEAF), 1);
+	assert_int_equal(raw_err(&r, OP(0x2a), W1_TG(2)), 1);
+	/* ... and 16K with TTL = 1 is TTL = 0 when IDR5.DS = 0. */
+	assert_int_equal(raw_err(&r, OP(0x12), W1_TG(2) | W1_TTL(1)), 1);
+	/* Legal range forms: a TTL hint, or NUM/SCALE. */
+	assert_int_equal(raw_err(&r, OP(0x12), W1_TG(1) | W1_TTL(3)), 0);
+	assert_int_equal(raw_err(&r, OP(0x12) | TLBI_NUM(1), W1_TG(1)), 0);
+	assert_int_equal(raw_err(&r, OP(0x2a) | TLBI_SCALE(2), W1_TG(3)), 0);
+	assert_int_equal(raw_err(&r, OP(0x12), W1_TG(2) | W1_TTL(2)), 0);
+	/* 4.5.1: ATC_INV is ILLEGAL with IDR0.ATS = 0. */
+	assert_int_equal(raw_err(&r, OP(0x40), 0), 1);
+	/* 4.7.3: CS = 0b11 is Reserved. */
+	assert_int_equal(raw_err(&r, OP(0x46) | SYNC_CS(3), 0), 1);
+	teardown_rig(&r);
+
+	/* Stage 2 only: stage 1 TLBIs and CFGI_CD* are ILLEGAL (4.3.3,
+	 * 4.3.4, 4.4.2); stage 2 ones and NSNH_ALL are not. */
+	iopt_smmu_default_params(&p);
+	p.s1 = false;
+	setup_rig(&r, &p);
+	assert_int_equal(rd(&r, 0x0) & 3, 1);		/* IDR0: S2P only */
+	static const unsigned s1only[] = { 0x05, 0x06, 0x10, 0x11, 0x12, 0x13 };
+	for (unsigned i = 0; i < sizeof(s1only) / sizeof(s1only[0]); i++)
+		assert_int_equal(raw_err(&r, OP(s1only[i]), 0), 1);
+	assert_int_equal(raw_err(&r, OP(0x28), 0), 0);
+	assert_int_equal(raw_err(&r, OP(0x2a), 0), 0);
+	assert_int_equal(raw_err(&r, OP(0x30), 0), 0);
+	assert_int_equal(raw_err(&r, OP(0x03), 0), 0);
+	teardown_rig(&r);
+
+	/* Stage 1 only: stage 2 TLBIs are ILLEGAL (4.4.3). */
+	iopt_smmu_default_params(&p);
+	p.s2 = false;
+	setup_rig(&r, &p);
+	assert_int_equal(raw_err(&r, OP(0x28), 0), 1);
+	assert_int_equal(raw_err(&r, OP(0x2a), 0), 1);
+	assert_int_equal(raw_err(&r, OP(0x10), 0), 0);
+	teardown_rig(&r);
+
+	/* Without RIL, TG is RES0 and this model detects it (4.1.5). */
+	iopt_smmu_default_params(&p);
+	p.ril = false;
+	setup_rig(&r, &p);
+	assert_int_equal(rd(&r, 0xc) >> 10 & 1, 0);
+	assert_int_equal(raw_err(&r, OP(0x12), W1_TG(1) | W1_TTL(3)), 1);
+	teardown_rig(&r);
+
+	/* With ATS, ATC_INV is legal (and has nothing to invalidate);
+	 * IDR0.ATS [10] set, NS1ATS [11] set with both stages only. */
+	iopt_smmu_default_params(&p);
+	p.ats = true;
+	setup_rig(&r, &p);
+	assert_int_equal(rd(&r, 0x0) >> 10 & 3, 3);
+	assert_int_equal(raw_err(&r, OP(0x40), 0), 0);
+	teardown_rig(&r);
+	p.s2 = false;
+	setup_rig(&r, &p);
+	assert_int_equal(rd(&r, 0x0) >> 10 & 3, 1);
+	teardown_rig(&r);
+
+	/* 4.7.3: without IDR0.SEV, CS = SIG_SEV is SIG_NONE: consumed, no
+	 * error and no interrupt. */
+	iopt_smmu_default_params(&p);
+	p.sev = false;
+	setup_rig(&r, &p);
+	assert_int_equal(rd(&r, 0x0) >> 14 & 1, 0);	/* IDR0.SEV */
+	assert_int_equal(raw_err(&r, OP(0x46) | SYNC_CS(2), 0), 0);
+	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_CMD_SYNC], 0);
+	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_GERROR], 0);
+	teardown_rig(&r);
+}
+
+/* Completion cycles of every command now waiting, in order. */
+static unsigned completions(struct rig *r, uint64_t *out, unsigned max)
+{
+	unsigned n = 0;
+	uint64_t next;
+
+	while ((next = iopt_smmu_next_event(r->s)) != UINT64_MAX && n < max) {
+		out[n++] = next;
+		r->cycle = next;
+		assert_int_equal(iopt_smmu_run_until(r->s, next), 0);
+	}
+	return n;
+}
+
+/*
+ * docs/smmu_model.md, Timing: command k completes at max(the cycle PROD
+ * made it visible, completion of k - 1) + its cost, the cost being
+ * cmd_cycles plus tlbi_cycles (TLBI), cfgi_cycles (CFGI) or sync_cycles
+ * (+ msi_cycles with an MSI) (CMD_SYNC). A later PROD write does not
+ * delay commands that were already visible.
+ */
+static void test_cmd_timing(void **state)
+{
+	struct rig r;
+	struct iopt_smmu_params p;
+	uint64_t t[16];
+	const uint64_t nsnh = OP(0x30);
+
+	(void)state;
+	iopt_smmu_default_params(&p);
+	p.cmd_cycles = 4;
+	p.tlbi_cycles = 16;
+	setup_rig(&r, &p);
+	/* Four TLBIs published at cycle 100: 120, 140, 160, 180. */
+	for (int i = 0; i < 4; i++)
+		put_raw(&r, nsnh, 0);
+	r.cycle = 100;
+	wr(&r, 0x98, r.prod);
+	assert_int_equal(completions(&r, t, 16), 4);
+	assert_int_equal(t[0], 120);
+	assert_int_equal(t[1], 140);
+	assert_int_equal(t[2], 160);
+	assert_int_equal(t[3], 180);
+	teardown_rig(&r);
+
+	/* The same four, then a fifth and a second PROD write at 130: the
+	 * first four keep 120..180, the fifth follows at 200. */
+	setup_rig(&r, &p);
+	for (int i = 0; i < 4; i++)
+		put_raw(&r, nsnh, 0);
+	r.cycle = 100;
+	wr(&r, 0x98, r.prod);
+	r.cycle = 130;
+	put_raw(&r, nsnh, 0);
+	wr(&r, 0x98, r.prod);			/* runs the first (120) on the way */
+	assert_int_equal(CONS_RD(rd(&r, R_CONS)), 1);
+	assert_int_equal(completions(&r, t, 16), 4);
+	assert_int_equal(t[0], 140);
+	assert_int_equal(t[1], 160);
+	assert_int_equal(t[2], 180);
+	assert_int_equal(t[3], 200);
+	/* A command published after the engine went idle waits for its own
+	 * PROD write: at 1000, done at 1020. */
+	r.cycle = 1000;
+	put_raw(&r, nsnh, 0);
+	wr(&r, 0x98, r.prod);
+	assert_int_equal(completions(&r, t, 16), 1);
+	assert_int_equal(t[0], 1020);
+	/* Writes of other registers do not delay waiting commands. */
+	put_raw(&r, nsnh, 0);
+	put_raw(&r, nsnh, 0);
+	r.cycle = 1100;
+	wr(&r, 0x98, r.prod);
+	r.cycle = 1110;
+	wr(&r, 0x20, 0xd);			/* CR0, unchanged */
+	wr(&r, 0x64, rd(&r, 0x64));		/* GERRORN, unchanged */
+	assert_int_equal(completions(&r, t, 16), 2);
+	assert_int_equal(t[0], 1120);
+	assert_int_equal(t[1], 1140);
+	teardown_rig(&r);
+
+	/* Each command class costs what its parameters say, CMD_SYNC
+	 * included (one cost rule for timing and effects). */
+	p.cmd_cycles = 3;
+	p.tlbi_cycles = 5;
+	p.cfgi_cycles = 7;
+	p.sync_cycles = 11;
+	p.msi_cycles = 13;
+	setup_rig(&r, &p);
+	uint32_t *msi = iopt_physmem_ptr(r.pm, MSI, 4);
+
+	put_raw(&r, OP(0x03), 0);				/* CFGI_STE: 3+7 */
+	put_raw(&r, OP(0x10), 0);				/* TLBI_NH_ALL: 3+5 */
+	put_raw(&r, OP(0x46), 0);				/* SYNC, NONE: 3+11 */
+	put_raw(&r, OP(0x46) | SYNC_CS(1) | SYNC_DATA(0x77),	/* SYNC, MSI: 3+11+13 */
+		SYNC_ADDR(MSI) << 0);
+	put_raw(&r, OP(0x01), 0);				/* PREFETCH: 3 */
+	put_raw(&r, OP(0x46) | SYNC_CS(1), 0);			/* SYNC, wired: 3+11 */
+	put_raw(&r, OP(0x7f), 0);				/* illegal: 3 */
+	r.cycle = 1000;
+	wr(&r, 0x98, r.prod);
+	assert_int_equal(completions(&r, t, 3), 3);
+	assert_int_equal(t[0], 1010);
+	assert_int_equal(t[1], 1018);
+	assert_int_equal(t[2], 1032);
+	assert_int_equal(iopt_smmu_next_event(r.s), 1059);
+	assert_int_equal(iopt_smmu_run_until(r.s, 1058), 0);
+	assert_int_equal(*msi, 0);				/* not before it completes */
+	assert_int_equal(completions(&r, t, 16), 4);
+	assert_int_equal(t[0], 1059);
+	assert_int_equal(*msi, 0x77);
+	assert_int_equal(t[1], 1062);
+	assert_int_equal(t[2], 1076);
+	/* SIG_IRQ pulses the wired output with or without an MSI (4.7.3). */
+	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_CMD_SYNC], 2);
+	assert_int_equal(t[3], 1079);				/* the error, stopping */
+	assert_int_equal(CONS_ERR(rd(&r, R_CONS)), 1);
+	/* A queue restarted by the acknowledgement at 2000 takes its next
+	 * command from then: the replacement SYNC at 2000 + 14. */
+	uint64_t sync[2] = { OP(0x46), 0 };
+
+	memcpy(iopt_physmem_ptr(r.pm, CMDQ + 6 * 16, 16), sync, 16);
+	r.cycle = 2000;
+	wr(&r, 0x64, rd(&r, 0x60));
+	assert_int_equal(completions(&r, t, 16), 1);
+	assert_int_equal(t[0], 2014);
+	teardown_rig(&r);
+}
+
+/* The model never goes back in time: every entry point that takes a cycle
+ * rejects one before the model's time with -EINVAL and changes nothing;
+ * with params.shared_clock it is taken as the model's time. */
+static void test_time_never_goes_back(void **state)
+{
+	struct rig r;
+	struct iopt_smmu_params p;
+	struct iopt_smmu_stats a, b;
+	struct iopt_smmu_txn t = { .sid = 1, .addr = 0x1000 };
+	struct iopt_smmu_resp resp;
+	uint64_t v;
+
+	(void)state;
+	setup_rig(&r, NULL);
+	r.cycle = 500;
+	put_raw(&r, OP(0x30), 0);
+	wr(&r, 0x98, r.prod);			/* completes at 500 + 20 */
+	iopt_smmu_get_stats(r.s, &a);
+	assert_int_equal(iopt_smmu_mmio_write(r.s, 0x20, 4, 0, 499), -EINVAL);
+	assert_int_equal(iopt_smmu_mmio_write(r.s, 0x98, 4, 0, 499), -EINVAL);
+	assert_int_equal(iopt_smmu_mmio_read(r.s, 0x20, 4, &v, 499), -EINVAL);
+	assert_int_equal(iopt_smmu_translate(r.s, &t, 499, &resp), -EINVAL);
+	assert_int_equal(iopt_smmu_run_until(r.s, 0), -EINVAL);
+	iopt_smmu_get_stats(r.s, &b);
+	assert_memory_equal(&a, &b, sizeof(a));	/* no translation, no event */
+	assert_int_equal(rd(&r, 0x20), 0xd);	/* CR0 kept */
+	assert_int_equal(rd(&r, 0x98), 1);	/* PROD kept */
+	assert_int_equal(iopt_smmu_next_event(r.s), 520);
+	/* The same cycle again is not going back. */
+	assert_int_equal(iopt_smmu_run_until(r.s, 500), 0);
+	assert_int_equal(iopt_smmu_run_until(r.s, 520), 0);
+	r.cycle = 520;
+	assert_int_equal(CONS_RD(rd(&r, R_CONS)), 1);
+	assert_int_equal(iopt_smmu_mmio_read(r.s, 0x20, 4, &v, 519), -EINVAL);
+	teardown_rig(&r);
+
+	iopt_smmu_default_params(&p);
+	p.shared_clock = true;
+	setup_rig(&r, &p);
+	r.cycle = 500;
+	rd(&r, 0x20);
+	assert_int_equal(iopt_smmu_translate(r.s, &t, 400, &resp), 0);
+	assert_true(resp.ready >= 500);		/* taken at 500 */
+	assert_int_equal(iopt_smmu_mmio_read(r.s, 0x20, 4, &v, 10), 0);
+	assert_int_equal(v, 0xd);
+	teardown_rig(&r);
+}
+
+/* Walk-cache latency (params.walk.latency, cycles per probe) is part of a
+ * walk's cycles: the same walk in two models that differ only in it is
+ * later by latency x probes. */
+static void test_walk_cache_latency(void **state)
+{
+	uint64_t ready[2], probes[2];
+
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		struct rig r;
+		struct iopt_smmu_params p;
+		struct iopt_pgtable *pt;
+		struct iopt_cd cd;
+		struct iopt_ste ste = { .valid = true, .config = IOPT_STE_S1,
+					.s1_context_ptr = CDTAB };
+		struct iopt_smmu_stats a, b;
+
+		iopt_smmu_default_params(&p);
+		p.walk.latency = k ? 7 : 0;
+		setup_rig(&r, &p);
+		pt = s1_table(&r, 3, &cd);
+		put_cd(&r, CDTAB, &cd);
+		put_ste(&r, 9, &ste, STRTAB);
+		assert_int_equal(iopt_map_pages(pt, 0x40000000, 0x9000000, 0x1000, 2,
+						IOPT_READ, NULL), 0);
+		/* Warm the configuration cache and the walk cache, then
+		 * walk the neighbour: same cycle in both models. */
+		assert_int_equal(xlate(&r, 9, 0x40000000, false).fault, 0);
+		r.cycle = 100000;
+		iopt_smmu_get_stats(r.s, &a);
+		struct iopt_smmu_resp resp = xlate(&r, 9, 0x40001000, false);
+
+		iopt_smmu_get_stats(r.s, &b);
+		assert_int_equal(resp.fault, 0);
+		assert_int_equal(resp.oa, 0x9001000);
+		assert_int_equal(b.walks - a.walks, 1);
+		ready[k] = resp.ready;
+		probes[k] = (b.walk_cache_hits + b.walk_cache_misses) -
+			    (a.walk_cache_hits + a.walk_cache_misses);
+		iopt_free(pt);
+		teardown_rig(&r);
+	}
+	assert_int_equal(probes[0], probes[1]);
+	assert_true(probes[1] > 0);
+	assert_int_equal(ready[1] - ready[0], 7 * probes[1]);
+}
+
+/* A 32-bit StreamID space with LOG2SIZE 32 (a two-level table, SPLIT 10:
+ * its 2^22 L1STDs need 32 MiB alignment, which MEM_BASE has): every
+ * StreamID is in range (6.3.25; no shift by the type's width). */
+static void test_sid32_log2size32(void **state)
+{
+	struct rig r;
+	struct iopt_smmu_params p;
+	struct iopt_ste byp = { .valid = true, .config = IOPT_STE_BYPASS };
+	uint64_t l1 = L2STE | 11;			/* span 11: 1024 STEs */
+
+	(void)state;
+	iopt_smmu_default_params(&p);
+	p.sidsize = 32;
+	setup_rig(&r, &p);
+	assert_int_equal(rd(&r, 0x4) & 63, 32);		/* IDR1.SIDSIZE */
+	wr(&r, 0x20, 0xc);
+	wr(&r, 0x88, 32 | 10 << 6 | 1 << 16);		/* 2-level, SPLIT 10 */
+	wr(&r, 0x20, 0xd);
+	memcpy(iopt_physmem_ptr(r.pm, STRTAB, 8), &l1, 8);
+	memcpy(iopt_physmem_ptr(r.pm, STRTAB + 0x3fffffull * 8, 8), &l1, 8);
+	put_ste(&r, 5, &byp, L2STE);
+	put_ste(&r, 0x3ff, &byp, L2STE);
+	struct iopt_smmu_resp resp = xlate(&r, 5, 0x123000, false);
+
+	assert_int_equal(resp.fault, 0);
+	assert_int_equal(resp.oa, 0x123000);
+	resp = xlate(&r, 0xffffffffu, 0x456000, false);
+	assert_int_equal(resp.fault, 0);
+	assert_int_equal(resp.oa, 0x456000);
+	teardown_rig(&r);
+}
+
+/*
+ * Stream table registers (6.3.24-25): LOG2SIZE above SIDSIZE is used as
+ * SIDSIZE for the StreamID range; the base is aligned by the literal
+ * LOG2SIZE (linear: ADDR[LOG2SIZE+5:0] = 0); reserved FMT values act as
+ * linear and reserved SPLIT values as 6; without ST_LEVEL, FMT and SPLIT
+ * are RES0.
+ */
+static void test_stream_table_cfg(void **state)
+{
+	struct rig r;
+	struct iopt_smmu_params p;
+	struct iopt_ste byp = { .valid = true, .config = IOPT_STE_BYPASS };
+	struct iopt_ste off = { .valid = true, .config = IOPT_STE_ABORT };
+
+	(void)state;
+	iopt_smmu_default_params(&p);
+	p.sidsize = 8;
+	setup_rig(&r, &p);
+	put_ste(&r, 5, &byp, STRTAB);
+	put_ste(&r, 6, &off, STRTAB);
+	/* LOG2SIZE 20 > SIDSIZE 8: StreamIDs up to 255 (the base, MEM_BASE,
+	 * meets the 64 MiB alignment LOG2SIZE 20 asks). */
+	wr(&r, 0x20, 0xc);
+	wr(&r, 0x88, 20);
+	wr(&r, 0x20, 0xd);
+	assert_int_equal(rd(&r, 0x88), 20);		/* read back as written */
+	assert_int_equal(xlate(&r, 5, 0x5000, false).fault, 0);
+	assert_int_equal(xlate(&r, 256, 0x5000, false).fault, IOPT_EVT_C_BAD_STREAMID);
+	/* Base STRTAB + 0x40 with LOG2SIZE 8: aligned to 16 KiB, STRTAB. */
+	wr(&r, 0x20, 0xc);
+	wr(&r, 0x80, STRTAB + 0x40);
+	wr(&r, 0x88, 8);
+	wr(&r, 0x20, 0xd);
+	assert_int_equal(xlate(&r, 5, 0x5000, false).fault, 0);
+	/* FMT 0b10 (reserved) is linear. */
+	wr(&r, 0x20, 0xc);
+	wr(&r, 0x80, STRTAB);
+	wr(&r, 0x88, 8 | 2 << 16);
+	wr(&r, 0x20, 0xd);
+	assert_int_equal(xlate(&r, 5, 0x5000, false).fault, 0);
+	/* Two-level with SPLIT 7 (reserved): SPLIT 6, L1STD per 64 STEs. */
+	uint64_t l1 = L2STE | 7;			/* span 7: 64 STEs */
+
+	memcpy(iopt_physmem_ptr(r.pm, STRTAB + 8, 8), &l1, 8);
+	put_ste(&r, 5, &byp, L2STE);
+	wr(&r, 0x20, 0xc);
+	wr(&r, 0x88, 8 | 7 << 6 | 1 << 16);
+	wr(&r, 0x20, 0xd);
+	assert_int_equal(xlate(&r, 64 + 5, 0x5000, false).fault, 0);
+	teardown_rig(&r);
+
+	/* Without two-level tables (ST_LEVEL = 0) FMT and SPLIT are RES0. */
+	iopt_smmu_default_params(&p);
+	p.strtab_2lvl = false;
+	setup_rig(&r, &p);
+	assert_int_equal(rd(&r, 0x0) >> 27 & 3, 0);	/* IDR0.ST_LEVEL */
+	wr(&r, 0x20, 0xc);
+	wr(&r, 0x88, 8 | 8 << 6 | 1 << 16);
+	assert_int_equal(rd(&r, 0x88), 8);
+	teardown_rig(&r);
+}
+
+/*
+ * 7.2.1, 7.2.2, 6.3.19: an Event queue write that aborts activates
+ * GERROR.EVENTQ_ABT_ERR (with the GERROR interrupt); PROD does not move
+ * (synchronous abort); the queue is unwritable until the error is
+ * acknowledged, then records are written again.
+ */
+static void test_eventq_abort(void **state)
+{
+	struct rig r;
+	struct iopt_smmu_stats st;
+
+	(void)state;
+	setup_rig(&r, NULL);
+	/* EVENTQEN = 0: records are discarded without overflow (7.2.1, 7.4). */
+	wr(&r, 0x20, 0x9);
+	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_EVT_C_BAD_STE);
+	assert_int_equal(rd(&r, 0x100a8), 0);		/* PROD, OVFLG clear */
+	wr(&r, 0xa0, 0x10000000000ull | 6);		/* no memory there */
+	wr(&r, 0x20, 0xd);
+	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_EVT_C_BAD_STE);
+	assert_int_equal((rd(&r, 0x60) ^ rd(&r, 0x64)) & GERROR_EVTQ_ABT,
+			 GERROR_EVTQ_ABT);
+	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_GERROR], 1);
+	assert_int_equal(rd(&r, 0x100a8), 0);		/* PROD unmoved */
+	/* Unwritable: the next record is discarded, no second error. */
+	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_EVT_C_BAD_STE);
+	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_GERROR], 1);
+	/* Software moves the queue to memory and acknowledges. */
+	wr(&r, 0x20, 0x9);
+	wr(&r, 0xa0, EVTQ | 6);
+	wr(&r, 0x20, 0xd);
+	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_EVT_C_BAD_STE);
+	assert_int_equal(rd(&r, 0x100a8), 0);		/* still unwritable */
+	wr(&r, 0x64, rd(&r, 0x60));
+	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_EVT_C_BAD_STE);
+	assert_int_equal(rd(&r, 0x100a8), 1);
+	assert_int_equal(evt_word(&r, 0, 0) & 0xff, IOPT_EVT_C_BAD_STE);
+	assert_int_equal(evt_word(&r, 0, 0) >> 32, 7);
+	iopt_smmu_get_stats(r.s, &st);
+	assert_int_equal(st.events, 1);
+	teardown_rig(&r);
+}
+
+/*
+ * Register rules of 6.3 beyond the ID values: reserved fields (RES0) read
+ * as zero and are not reflected in the ACK registers; Guarded registers
+ * ignore writes while their enable is set (the SMMUv3.2 behaviour);
+ * GERRORN holds what was written to its defined fields.
+ */
+static void test_register_rules(void **state)
+{
+	struct rig r;
+	struct iopt_smmu_params p;
+
+	(void)state;
+	setup_rig(&r, NULL);
+	/* ID registers are read-only. */
+	uint64_t idr0 = rd(&r, 0x0);
+
+	wr(&r, 0x0, ~idr0 & 0xffffffffu);
+	assert_int_equal(rd(&r, 0x0), idr0);
+	/* CR0 (6.3.9): without ATS, PRI, VMW, DPT only SMMUEN, EVENTQEN,
+	 * CMDQEN exist; CR0ACK reflects exactly those. */
+	wr(&r, 0x20, 0xffffffffu);
+	assert_int_equal(rd(&r, 0x20), 0xd);
+	assert_int_equal(rd(&r, 0x24), 0xd);
+	/* CR0ACK, IRQ_CTRLACK, IDR1-5, AIDR are RO too (6.2.1). */
+	wr(&r, 0x24, 0);
+	assert_int_equal(rd(&r, 0x24), 0xd);
+	uint64_t irqack = rd(&r, 0x54), idr1 = rd(&r, 0x4), aidr = rd(&r, 0x1c);
+
+	wr(&r, 0x54, ~irqack & 0xffffffffu);
+	wr(&r, 0x4, 0);
+	wr(&r, 0x1c, 0);
+	assert_int_equal(rd(&r, 0x54), irqack);
+	assert_int_equal(rd(&r, 0x4), idr1);
+	assert_int_equal(rd(&r, 0x1c), aidr);
+	assert_int_equal(aidr, 0x2);			/* SMMUv3.2 */
+	/* CR1 (6.3.11): TABLE_* [11:6] guarded by SMMUEN, QUEUE_* [5:0] by
+	 * the queue enables; [31:12] RES0. */
+	wr(&r, 0x28, 0xffffffffu);
+	assert_int_equal(rd(&r, 0x28), 0);
+	wr(&r, 0x20, 0x0);
+	wr(&r, 0x28, 0xffffffffu);
+	assert_int_equal(rd(&r, 0x28), 0xfff);
+	wr(&r, 0x20, 0x1);				/* SMMUEN: TABLE_* locked */
+	wr(&r, 0x28, 0);
+	assert_int_equal(rd(&r, 0x28), 0xfc0);
+	wr(&r, 0x20, 0x0);
+	wr(&r, 0x28, 0xfff);
+	wr(&r, 0x20, 0x8);				/* CMDQEN: QUEUE_* locked */
+	wr(&r, 0x28, 0);
+	assert_int_equal(rd(&r, 0x28), 0x03f);
+	/* CR2 (6.3.12): RECINVSID only (no Hyp, BTM, ATSRECERR). */
+	wr(&r, 0x20, 0x0);
+	wr(&r, 0x2c, 0xffffffffu);
+	assert_int_equal(rd(&r, 0x2c), 0x2);
+	/* GBPA (6.3.14): a write without Update is IGNORED; with it the
+	 * fields [20:16], [13:8], [4:0] are stored, Update reads 0. */
+	wr(&r, 0x44, 0x0);
+	assert_int_equal(rd(&r, 0x44), 1u << 20);	/* reset: ABORT */
+	wr(&r, 0x44, 0xffffffffu);
+	assert_int_equal(rd(&r, 0x44), 0x1f3f1f);
+	/* Guarded base registers and pointers (6.3.23-29). */
+	wr(&r, 0x20, 0xd);
+	wr(&r, 0x88, 0);				/* STRTAB_BASE_CFG */
+	assert_int_equal(rd(&r, 0x88), 8);
+	wr(&r, 0x90, CMDQ | 4);				/* CMDQ_BASE */
+	assert_int_equal(rd(&r, 0x90), CMDQ | 8);
+	wr(&r, 0xa0, EVTQ | 4);				/* EVENTQ_BASE */
+	assert_int_equal(rd(&r, 0xa0), EVTQ | 6);
+	/* 6.2: both 32-bit halves of a 64-bit register are accessible on
+	 * their own, [63:32] at +4; a write to one keeps the other. */
+	wr(&r, 0x20, 0x9);				/* EVENTQEN off */
+	assert_int_equal(iopt_smmu_mmio_write(r.s, 0xa4, 4, 0x000f1234, r.cycle), 0);
+	assert_int_equal(rd(&r, 0xa0), 0x000f123400000000ull | EVTQ | 6);
+	assert_int_equal(iopt_smmu_mmio_write(r.s, 0xa0, 4, 0x80001005, r.cycle), 0);
+	uint64_t lo, hi;
+
+	assert_int_equal(iopt_smmu_mmio_read(r.s, 0xa0, 4, &lo, r.cycle), 0);
+	assert_int_equal(iopt_smmu_mmio_read(r.s, 0xa4, 4, &hi, r.cycle), 0);
+	assert_int_equal(lo, 0x80001005);		/* ADDR [51:5], LOG2SIZE */
+	assert_int_equal(hi, 0x000f1234);		/* [51:32]; [63:52] RES0 */
+	wr(&r, 0xa0, EVTQ | 6);
+	wr(&r, 0x20, 0xd);
+	/* GERRORN (6.3.20): the defined fields as written; GERROR is RO. */
+	wr(&r, 0x64, 0xffffffffu);
+	assert_int_equal(rd(&r, 0x64), 0x1b5);		/* 0, 2, 4, 5, 7, 8 */
+	wr(&r, 0x60, 0xffffffffu);
+	assert_int_equal(rd(&r, 0x60), 0);
+	wr(&r, 0x64, 0);
+	teardown_rig(&r);
+
+	/* Without MSIs the *_IRQ_CFGn registers are RES0 and GERROR's MSI
+	 * abort bits do not exist. */
+	iopt_smmu_default_params(&p);
+	p.msi = false;
+	setup_rig(&r, &p);
+	wr(&r, 0x50, 0);
+	wr(&r, 0x70, 0x1234);
+	assert_int_equal(rd(&r, 0x70), 0);
+	wr(&r, 0xb8, 0x1234);
+	assert_int_equal(rd(&r, 0xb8), 0);
+	wr(&r, 0x64, 0xffffffffu);
+	assert_int_equal(rd(&r, 0x64), 0x105);
+	teardown_rig(&r);
+}
+
+/*
+ * Aborts on the command queue's memory (7.1, 4.7.3, 6.3.19): a command
+ * fetch that aborts stops the queue with CONS.ERR = CERROR_ABT (0x02),
+ * CONS.RD at the command and CMDQ_ERR active; a CMD_SYNC whose MSI write
+ * aborts completes (consumed, no command error) and activates
+ * MSI_CMDQ_ABT_ERR [4].
+ */
+static void test_cmdq_aborts(void **state)
+{
+	struct rig r;
+
+	(void)state;
+	setup_rig(&r, NULL);
+	put_raw(&r, OP(0x46) | SYNC_CS(1) | SYNC_DATA(1), SYNC_ADDR(0x10000000000ull));
+	run_queue(&r);
+	assert_int_equal(CONS_RD(rd(&r, R_CONS)), 1);
+	assert_int_equal((rd(&r, 0x60) ^ rd(&r, 0x64)) & 0x11, 0x10);
+	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_GERROR], 1);
+	wr(&r, 0x64, rd(&r, 0x60));
+	/* The queue moved to memory that aborts. */
+	wr(&r, 0x20, 0x5);				/* CMDQEN off */
+	wr(&r, 0x90, 0x10000000000ull | 8);
+	wr(&r, 0x9c, 3);				/* CONS while disabled */
+	wr(&r, 0x20, 0xd);
+	r.prod = 4;
+	run_queue(&r);
+	uint64_t cons = rd(&r, R_CONS);
+
+	assert_int_equal(CONS_RD(cons), 3);
+	assert_int_equal(CONS_ERR(cons), 2);		/* CERROR_ABT */
+	assert_int_equal((rd(&r, 0x60) ^ rd(&r, 0x64)) & 1, 1);
+	assert_int_equal(iopt_smmu_next_event(r.s), UINT64_MAX);
+	/* 6.3.28: with CMDQEN = 0 software writes RD; a written ERR is
+	 * ignored or taken: never anything else. */
+	wr(&r, 0x20, 0x5);
+	wr(&r, 0x9c, 0x7f000001u);
+	cons = rd(&r, R_CONS);
+	assert_int_equal(CONS_RD(cons), 1);
+	assert_true(CONS_ERR(cons) == 2 || CONS_ERR(cons) == 0x7f);
+	teardown_rig(&r);
+}
+
+/*
+ * Queue bases and sizes (6.3.26, 6.3.29): the effective base is ADDR
+ * aligned down to the larger of the queue's size in bytes and 32; a
+ * LOG2SIZE above IDR1.CMDQS/EVENTQS reads back as written but is used as
+ * the maximum.
+ */
+static void test_queue_base_and_size(void **state)
+{
+	struct rig r;
+	struct iopt_smmu_params p;
+
+	(void)state;
+	setup_rig(&r, NULL);
+	/* 256 commands (4 KiB) at CMDQ + 0x40: the queue is at CMDQ. */
+	wr(&r, 0x20, 0x5);
+	wr(&r, 0x90, (CMDQ + 0x40) | 8);
+	wr(&r, 0x20, 0xd);
+	uint64_t w[2] = { OP(0x7f), 0 };		/* illegal, if read */
+
+	memcpy(iopt_physmem_ptr(r.pm, CMDQ + 0x40, 16), w, 16);
+	assert_int_equal(raw_err(&r, OP(0x30), 0), 0);	/* read from CMDQ */
+	/* 64 events (2 KiB) at EVTQ + 0x20: records land at EVTQ. */
+	wr(&r, 0x20, 0x9);
+	wr(&r, 0xa0, (EVTQ + 0x20) | 6);
+	wr(&r, 0x20, 0xd);
+	memset(iopt_physmem_ptr(r.pm, EVTQ, 64), 0, 64);
+	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_EVT_C_BAD_STE);
+	assert_int_equal(evt_word(&r, 0, 0) & 0xff, IOPT_EVT_C_BAD_STE);
+	teardown_rig(&r);
+
+	/* CMDQS = EVENTQS = 2: LOG2SIZE 8 reads back, 4 entries are used
+	 * (PROD and CONS keep index and wrap bits [2:0]). */
+	iopt_smmu_default_params(&p);
+	p.cmdqs = 2;
+	p.evtqs = 2;
+	setup_rig(&r, &p);
+	assert_int_equal(rd(&r, 0x4) >> 21 & 31, 2);
+	assert_int_equal(rd(&r, 0x90) & 31, 8);
+	for (int i = 0; i < 4; i++)
+		put_raw(&r, OP(0x30), 0);
+	wr(&r, 0x98, 4);				/* full: wrap set, index 0 */
+	run_queue(&r);
+	assert_int_equal(CONS_RD(rd(&r, R_CONS)), 4);
+	wr(&r, 0x98, 0xc);				/* bit 3: beyond the queue */
+	assert_int_equal(rd(&r, 0x98), 4);
+	for (int i = 0; i < 6; i++)
+		xlate(&r, 7, 0x1000, false);
+	assert_int_equal(rd(&r, 0x100a8), 0x80000004u);	/* 4 records, OVFLG */
+	teardown_rig(&r);
+}
+
+/* ---- host failures: every allocation of create, the runner's thread ----
+ * The test binary is linked with --wrap=calloc and --wrap=pthread_create
+ * (tests/CMakeLists.txt): calls from the library reach these wrappers,
+ * which fail on request.
+ */
+void *__real_calloc(size_t n, size_t size);
+void *__wrap_calloc(size_t n, size_t size);
+int __real_pthread_create(pthread_t *t, const pthread_attr_t *a,
+			  void *(*fn)(void *), void *arg);
+int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *a,
+			  void *(*fn)(void *), void *arg);
+
+static long calloc_fail_at;	/* fail the n-th calloc from now; 0: never */
+static long calloc_calls;
+static int thread_fail;		/* errno for the next pthread_create */
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+	if (calloc_fail_at && ++calloc_calls == calloc_fail_at)
+		return NULL;
+	return __real_calloc(n, size);
+}
+
+int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *a,
+			  void *(*fn)(void *), void *arg)
+{
+	int e = thread_fail;
+
+	thread_fail = 0;
+	return e ? e : __real_pthread_create(t, a, fn, arg);
+}
+
+/* Each allocation of iopt_smmu_create failing in turn gives -ENOMEM and
+ * leaks nothing (LeakSanitizer checks in the ASan build); bad cache
+ * geometry is -EINVAL. */
+static void test_create_alloc_failure(void **state)
+{
+	struct iopt_physmem *pm;
+	struct iopt_smmu_params p;
+	struct iopt_smmu_mem mem;
+	struct iopt_smmu *s;
+	long n;
+
+	(void)state;
+	assert_int_equal(iopt_physmem_create(MEM_BASE, 64u << 20, &pm), 0);
+	iopt_smmu_physmem(pm, 10, &mem);
+	iopt_smmu_default_params(&p);
+	for (n = 1;; n++) {
+		int rc;
+
+		calloc_calls = 0;
+		calloc_fail_at = n;
+		rc = iopt_smmu_create(&p, &mem, NULL, NULL, &s);
+		calloc_fail_at = 0;
+		if (!rc)
+			break;
+		assert_int_equal(rc, -ENOMEM);
+	}
+	/* slot lanes, walk lanes, configuration cache, TLB (entries and
+	 * round-robin state), walk cache (the same) and the model: 8. */
+	assert_int_equal(n, 9);
+	iopt_smmu_destroy(s);
+	/* Bad geometry is the caller's: -EINVAL, before any allocation. */
+	p.tlb.ways = 3;
+	calloc_calls = 0;
+	calloc_fail_at = 1;
+	assert_int_equal(iopt_smmu_create(&p, &mem, NULL, NULL, &s), -EINVAL);
+	calloc_fail_at = 0;
+	assert_int_equal(calloc_calls, 0);
+	iopt_smmu_default_params(&p);
+	p.walk.entries = 96;			/* 24 sets: not a power of two */
+	assert_int_equal(iopt_smmu_create(&p, &mem, NULL, NULL, &s), -EINVAL);
+	iopt_smmu_default_params(&p);
+	p.tlb.repl = (enum iopt_smmu_repl)7;
+	assert_int_equal(iopt_smmu_create(&p, &mem, NULL, NULL, &s), -EINVAL);
+	iopt_physmem_destroy(pm);
+}
+
+/* A runner whose thread cannot start reports the thread library's error
+ * (-EAGAIN), leaves nothing attached (late cycles are rejected again) and
+ * a later start works. */
+static void test_runner_start_failure(void **state)
+{
+	struct rig r;
+	struct iopt_smmu_runner *run = NULL;
+	uint64_t v;
+
+	(void)state;
+	setup_rig(&r, NULL);
+	r.cycle = 100;
+	rd(&r, 0x20);
+	thread_fail = EAGAIN;
+	assert_int_equal(iopt_smmu_runner_start(r.s, 1.0, &run), -EAGAIN);
+	assert_null(run);
+	assert_int_equal(iopt_smmu_mmio_read(r.s, 0x20, 4, &v, 50), -EINVAL);
+	calloc_calls = 0;
+	calloc_fail_at = 1;
+	assert_int_equal(iopt_smmu_runner_start(r.s, 1.0, &run), -ENOMEM);
+	calloc_fail_at = 0;
+	assert_int_equal(iopt_smmu_runner_start(r.s, 1.0, &run), 0);
+	/* Attached: a cycle behind the model's time is taken as its time. */
+	assert_int_equal(iopt_smmu_mmio_read(r.s, 0x20, 4, &v, 50), 0);
+	iopt_smmu_runner_stop(run);
+	teardown_rig(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1119,6 +2033,18 @@ int main(void)
 		cmocka_unit_test(test_cd_ste_fields),
 		cmocka_unit_test(test_aborts_and_addr_size),
 		cmocka_unit_test(test_cfgi_commands),
+		cmocka_unit_test(test_cmd_legality),
+		cmocka_unit_test(test_cmd_timing),
+		cmocka_unit_test(test_time_never_goes_back),
+		cmocka_unit_test(test_walk_cache_latency),
+		cmocka_unit_test(test_sid32_log2size32),
+		cmocka_unit_test(test_stream_table_cfg),
+		cmocka_unit_test(test_eventq_abort),
+		cmocka_unit_test(test_register_rules),
+		cmocka_unit_test(test_cmdq_aborts),
+		cmocka_unit_test(test_queue_base_and_size),
+		cmocka_unit_test(test_create_alloc_failure),
+		cmocka_unit_test(test_runner_start_failure),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

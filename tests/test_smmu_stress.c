@@ -164,6 +164,7 @@ static void test_translate_while_mapping(void **state)
 	iopt_smmu_default_params(&p);
 	p.tlb.entries = 64;		/* small caches: evictions and refills */
 	p.walk.entries = 16;
+	p.shared_clock = true;		/* threads tick one clock outside the lock */
 	assert_int_equal(iopt_smmu_create(&p, &mem, NULL, NULL, &sh.s), 0);
 	assert_int_equal(iopt_smmu_mmio_write(sh.s, 0x80, 8, STRTAB, 0), 0);
 	assert_int_equal(iopt_smmu_mmio_write(sh.s, 0x88, 4, 4, 0), 0);

@@ -159,7 +159,12 @@ IOPT_API int iopt_smmu_cmd_decode(const uint64_t words[2],
 
 /*
  * The model is a deterministic discrete-event component. Every entry point
- * takes the current cycle; the model never goes back in time. Commands are
+ * takes the current cycle; the model never goes back in time: a call whose
+ * cycle is earlier than the latest cycle the model has been called or run
+ * at fails with -EINVAL and changes nothing — unless params.shared_clock
+ * is set or a runner is attached, when such a cycle is taken as the
+ * model's time (callers on several threads read one clock before they
+ * take the model's lock). Commands are
  * consumed, syncs completed, events and MSIs written at cycles the timing
  * parameters decide; iopt_smmu_next_event() tells the simulator when the
  * next internal event is due and iopt_smmu_run_until() advances to it.
@@ -190,9 +195,9 @@ enum iopt_smmu_repl { IOPT_REPL_LRU, IOPT_REPL_RR, IOPT_REPL_RANDOM };
 
 struct iopt_smmu_cache_params {
 	bool enable;
-	unsigned entries, ways;
+	unsigned entries, ways;		/* entries / ways: a power of two */
 	enum iopt_smmu_repl repl;
-	unsigned latency;		/* cycles per lookup */
+	unsigned latency;		/* cycles per lookup (walk cache: per probe) */
 };
 
 struct iopt_smmu_params {
@@ -219,22 +224,30 @@ struct iopt_smmu_params {
 	unsigned sync_cycles;		/* to complete a CMD_SYNC */
 	unsigned msi_cycles;		/* to write an MSI */
 	unsigned event_cycles;		/* to write an event record */
+	/* Callers share one clock across threads: a cycle behind the
+	 * model's time is taken as the model's time instead of -EINVAL. */
+	bool shared_clock;
 };
 
 /* One plausible implementation (docs/smmu_model.md says why each value). */
 IOPT_API void iopt_smmu_default_params(struct iopt_smmu_params *p);
 
-/* Interrupt lines for the irq callback: the wired interrupts. The event
- * queue and GERROR interrupts are MSIs instead (a 32-bit store of
- * *_IRQ_CFG1 to the *_IRQ_CFG0 address) when params.msi is set and that
- * address is not 0. */
+/* Interrupt lines for the irq callback: the wired interrupt outputs,
+ * which the model implements when a callback is given (IHI0070 3.18.2).
+ * An enabled interrupt pulses its line and, when params.msi is set and
+ * its *_IRQ_CFG0 address is not 0, also writes its MSI (a 32-bit store of
+ * *_IRQ_CFG1). The event queue interrupt marks the queue going from empty
+ * to non-empty; GERROR's a global error becoming active. */
 #define IOPT_SMMU_IRQ_EVTQ	0
 #define IOPT_SMMU_IRQ_GERROR	1
-#define IOPT_SMMU_IRQ_CMD_SYNC	2	/* CMD_SYNC with CS=IRQ and no MSI */
+#define IOPT_SMMU_IRQ_CMD_SYNC	2	/* CMD_SYNC with CS=IRQ (MSI or not) */
 
 struct iopt_smmu;
 
-/* 0, -EINVAL (bad parameters), -ENOMEM. */
+/* irq (may be NULL: no wired outputs) is called with the model's lock
+ * held and must not call the model. 0; -EINVAL: bad parameters (nothing
+ * allocated); -ENOMEM: host memory ran out (nothing leaked); or the host
+ * mutex's own negative errno. */
 IOPT_API int iopt_smmu_create(const struct iopt_smmu_params *p,
 			      const struct iopt_smmu_mem *mem,
 			      void (*irq)(void *ctx, unsigned line, uint64_t cycle),
@@ -244,7 +257,9 @@ IOPT_API void iopt_smmu_destroy(struct iopt_smmu *s);
 /*
  * Register access at offset (page 0 at 0, page 1 at 0x10000), 4 or 8
  * bytes, at cycle. Unknown and reserved registers read as zero and ignore
- * writes (RAZ/WI). -EINVAL: bad size or alignment.
+ * writes (RAZ/WI); docs/smmu_conformance.md lists each register's rules.
+ * -EINVAL: bad size or alignment, or a cycle before the model's time
+ * (nothing read or changed).
  */
 IOPT_API int iopt_smmu_mmio_read(struct iopt_smmu *s, uint64_t offset,
 				 unsigned size, uint64_t *val, uint64_t cycle);
@@ -291,20 +306,27 @@ struct iopt_smmu_resp {
 #define IOPT_EVT_F_CFG_CONFLICT		0x21
 #define IOPT_EVT_ABORT			0xff	/* aborted, no event (Config 0) */
 
+/* 0 (the outcome in *resp, faults included); -EINVAL: a cycle before the
+ * model's time (nothing changed). */
 IOPT_API int iopt_smmu_translate(struct iopt_smmu *s,
 				 const struct iopt_smmu_txn *txn,
 				 uint64_t cycle, struct iopt_smmu_resp *resp);
 
 /* Cycle of the next internal event, or UINT64_MAX if none is pending. */
 IOPT_API uint64_t iopt_smmu_next_event(struct iopt_smmu *s);
-/* Perform every internal event due at or before cycle. */
-IOPT_API void iopt_smmu_run_until(struct iopt_smmu *s, uint64_t cycle);
+/* Perform every internal event due at or before cycle. 0; -EINVAL: a
+ * cycle before the model's time (nothing changed). */
+IOPT_API int iopt_smmu_run_until(struct iopt_smmu *s, uint64_t cycle);
 
 /*
  * Free-running adapter: a thread that runs the model against host time,
  * cycle = (host ns since start) * cycles_per_ns, so that real threads can
  * poll it (for a CMD_SYNC's MSI, say) in benchmarks. Threads that call the
- * model pass iopt_smmu_runner_now() as the cycle. 0, -EINVAL, -ENOMEM.
+ * model pass iopt_smmu_runner_now() as the cycle; while a runner is
+ * attached a cycle behind the model's time is taken as its time. 0;
+ * -EINVAL (bad arguments); -ENOMEM; or the thread library's negative
+ * errno when the thread cannot start (-EAGAIN: no resources). Nothing is
+ * left attached on failure.
  */
 struct iopt_smmu_runner;
 IOPT_API int iopt_smmu_runner_start(struct iopt_smmu *s, double cycles_per_ns,

@@ -65,6 +65,11 @@
 #define IRQ_GERROR_EN	(1u << 0)
 #define IRQ_EVENTQ_EN	(1u << 2)
 #define GERROR_CMDQ_ERR	(1u << 0)
+#define GERROR_EVENTQ_ABT (1u << 2)
+#define GERROR_SFM	(1u << 8)
+#define CR1_TABLE	0xfc0u		/* TABLE_SH, TABLE_OC, TABLE_IC */
+#define CR1_QUEUE	0x03fu		/* QUEUE_SH, QUEUE_OC, QUEUE_IC */
+#define GBPA_FIELDS	0x1f3f1fu	/* ABORT ... MemAttr, no RES0 bits */
 #define GERROR_MSI_CMDQ_ABT (1u << 4)
 #define GERROR_MSI_EVTQ_ABT (1u << 5)
 #define GERROR_MSI_GERROR_ABT (1u << 7)
@@ -72,7 +77,10 @@
 #define FETCH_MASK	(((1ull << 56) - 1) & ~7ull)	/* FetchAddr[55:3] */
 #define CERROR_ILL	1u
 #define CERROR_ABT	2u
+#define CMD_SSEC_BIT	10		/* SSec, 4.1.6 */
 #define Q_OVFLG		(1u << 31)
+/* PROD writes remembered while their commands wait (see vis below). */
+#define CMD_VIS_MARKS	64
 
 /* A configuration cache entry: what an STE (and CD) decode to for one
  * StreamID and SubstreamID, ready for the walker. */
@@ -109,6 +117,14 @@ struct iopt_smmu {
 	uint64_t cmd_free;		/* engine free from this cycle */
 	uint64_t fetch_pa;		/* last STE/CD fetch address (F_*_FETCH) */
 	uint64_t cmd_visible;		/* cycle PROD last moved */
+	/*
+	 * When each waiting command became visible: a FIFO of PROD writes
+	 * that moved PROD forward, oldest first. The commands up to vis[i].prod
+	 * (not covered by an older mark) became visible at vis[i].cycle.
+	 */
+	struct { uint32_t prod; uint64_t cycle; } vis[CMD_VIS_MARKS];
+	unsigned vis_head, vis_n;
+	unsigned runners;		/* free-running adapters attached */
 	uint64_t *slot_free, *walk_free;
 	unsigned next_slot, next_walk;
 
@@ -282,23 +298,39 @@ static void wc_insert(void *ctx, unsigned stage, unsigned level, uint64_t ia,
 
 /* ---- creation ----------------------------------------------------------- */
 
+/* A cache's geometry: enabled, ways dividing entries into a power-of-two
+ * number of sets, a known replacement policy. */
+static bool cache_params_ok(const struct iopt_smmu_cache_params *c)
+{
+	unsigned sets;
+
+	if (!c->enable)
+		return true;
+	if (!c->ways || !c->entries || c->entries % c->ways ||
+	    (unsigned)c->repl > IOPT_REPL_RANDOM)
+		return false;
+	sets = c->entries / c->ways;
+	return !(sets & (sets - 1));
+}
+
 int iopt_smmu_create(const struct iopt_smmu_params *p,
 		     const struct iopt_smmu_mem *mem,
 		     void (*irq)(void *ctx, unsigned line, uint64_t cycle),
 		     void *irq_ctx, struct iopt_smmu **out)
 {
 	struct iopt_smmu *s;
+	int err;
 
 	if (!p || !mem || !mem->read || !mem->write || !mem->load64 ||
 	    !mem->cas64 || !out || p->sidsize > 32 || p->ssidsize > 20 ||
 	    p->cmdqs > 19 || p->evtqs > 19 || p->oas < 32 || p->oas > 52 ||
 	    !p->translation_slots || !p->walk_slots || p->httu > 2 ||
-	    (p->cfg.enable && (!p->cfg.ways || p->cfg.entries % p->cfg.ways ||
-			       !p->cfg.entries ||
-			       ((p->cfg.entries / p->cfg.ways) &
-				(p->cfg.entries / p->cfg.ways - 1)))) ||
+	    !cache_params_ok(&p->tlb) || !cache_params_ok(&p->walk) ||
+	    !cache_params_ok(&p->cfg) ||
 	    (!p->s1 && !p->s2) || (!p->gran4k && !p->gran16k && !p->gran64k))
 		return -EINVAL;
+	/* From here on every failure is the host's: -ENOMEM (or the mutex's
+	 * own error), never -EINVAL. */
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -306,22 +338,33 @@ int iopt_smmu_create(const struct iopt_smmu_params *p,
 	s->mem = *mem;
 	s->irq = irq;
 	s->irq_ctx = irq_ctx;
-	if (plat_mutex_init(&s->lock)) {
+	err = plat_mutex_init(&s->lock);
+	if (err) {
 		free(s);
-		return -ENOMEM;
+		return err;
 	}
+	/* Caches not yet set up are marked disabled, so that destroy frees
+	 * only what exists. */
+	s->p.tlb.enable = s->p.walk.enable = false;
 	s->slot_free = calloc(p->translation_slots, sizeof(uint64_t));
 	s->walk_free = calloc(p->walk_slots, sizeof(uint64_t));
 	s->ncfg = p->cfg.enable ? p->cfg.entries : 0;
 	s->cfg_set_mask = s->ncfg ? s->ncfg / p->cfg.ways - 1 : 0;
 	s->cfg = s->ncfg ? calloc(s->ncfg, sizeof(*s->cfg)) : NULL;
-	if (!s->slot_free || !s->walk_free || (s->ncfg && !s->cfg) ||
-	    (p->tlb.enable && tlb_init(&s->tlb, p->tlb.entries, p->tlb.ways,
-				       (enum tlb_repl)p->tlb.repl, p->seed)) ||
-	    (p->walk.enable && tlb_init(&s->wc, p->walk.entries, p->walk.ways,
-					(enum tlb_repl)p->walk.repl, p->seed + 1))) {
+	err = !s->slot_free || !s->walk_free || (s->ncfg && !s->cfg) ? -ENOMEM : 0;
+	if (!err && p->tlb.enable) {
+		err = tlb_init(&s->tlb, p->tlb.entries, p->tlb.ways,
+			       (enum tlb_repl)p->tlb.repl, p->seed);
+		s->p.tlb.enable = !err;
+	}
+	if (!err && p->walk.enable) {
+		err = tlb_init(&s->wc, p->walk.entries, p->walk.ways,
+			       (enum tlb_repl)p->walk.repl, p->seed + 1);
+		s->p.walk.enable = !err;
+	}
+	if (err) {
 		iopt_smmu_destroy(s);
-		return -EINVAL;
+		return err;
 	}
 	s->wc_ops = (struct smmu_walk_cache){ wc_lookup, wc_insert, s };
 	/* ID registers (6.3.1-6.3.6). */
@@ -330,7 +373,11 @@ int iopt_smmu_create(const struct iopt_smmu_params *p,
 		    (p->msi ? 1u << 13 : 0) | (p->sev ? 1u << 14 : 0) |
 		    (p->vmid16 ? 1u << 18 : 0) | 1u << 26 /* TERM_MODEL */ |
 		    (p->strtab_2lvl ? 1u << 27 : 0) | 1u << 24 /* STALL: no */ |
-		    (p->ats ? 1u << 10 | 1u << 11 /* NS1ATS: no split stage */ : 0);
+		    (p->s1 ? 1u << 19 : 0) /* CD2L: S1Fmt 1, 2 walked */ |
+		    2u << 21 /* TTENDIAN: little-endian tables only */ |
+		    (p->ats ? 1u << 10 : 0) |
+		    /* NS1ATS (no split-stage ATS): RES0 unless ATS, S1P, S2P. */
+		    (p->ats && p->s1 && p->s2 ? 1u << 11 : 0);
 	s->idr[1] = p->sidsize | p->ssidsize << 6 | p->evtqs << 16 |
 		    p->cmdqs << 21;
 	s->idr[3] = p->ril ? 1u << 10 : 0;
@@ -361,27 +408,25 @@ void iopt_smmu_destroy(struct iopt_smmu *s)
 static void gerror_raise(struct iopt_smmu *s, uint32_t bit, uint64_t cycle);
 
 /*
- * Signal the event queue or GERROR interrupt: an MSI (a 32-bit write of
- * *_IRQ_CFG1 to the *_IRQ_CFG0 address) when MSIs are implemented and the
- * address is not 0, otherwise the wired line (the irq callback). A failed
- * MSI write sets GERROR.MSI_*_ABT_ERR (7.5).
+ * Signal the event queue or GERROR interrupt (3.18.2): a pulse on its
+ * wired output, which this model implements when an irq callback is
+ * given, and an MSI (a 32-bit write of *_IRQ_CFG1 to the *_IRQ_CFG0
+ * address) when IDR0.MSI = 1 and the address is not 0; both when both
+ * apply. A failed MSI write activates GERROR.MSI_*_ABT_ERR (7.5), which
+ * (a global error) signals the GERROR interrupt in turn; an aborting
+ * GERROR MSI finds MSI_GERROR_ABT_ERR already active the second time.
  */
 static void raise_irq(struct iopt_smmu *s, unsigned line, uint64_t cycle)
 {
+	if (s->irq)
+		s->irq(s->irq_ctx, line, cycle);
 	if (s->p.msi && line < 2 && s->msi[line].addr) {
 		uint32_t data = s->msi[line].data;
 
-		if (s->mem.write(s->mem.ctx, s->msi[line].addr, &data, 4) < 0) {
-			if (line == IOPT_SMMU_IRQ_EVTQ)
-				gerror_raise(s, GERROR_MSI_EVTQ_ABT, cycle);
-			else if (!((s->gerror ^ s->gerrorn) & GERROR_MSI_GERROR_ABT))
-				/* active, without a GERROR interrupt for its own MSI */
-				s->gerror ^= GERROR_MSI_GERROR_ABT;
-		}
-		return;
+		if (s->mem.write(s->mem.ctx, s->msi[line].addr, &data, 4) < 0)
+			gerror_raise(s, line == IOPT_SMMU_IRQ_EVTQ ? GERROR_MSI_EVTQ_ABT :
+				     GERROR_MSI_GERROR_ABT, cycle);
 	}
-	if (s->irq)
-		s->irq(s->irq_ctx, line, cycle);
 }
 
 /* GERROR bits are active while they differ from GERRORN (7.5). */
@@ -392,6 +437,15 @@ static void gerror_raise(struct iopt_smmu *s, uint32_t bit, uint64_t cycle)
 	s->gerror ^= bit;
 	if (s->irq_ctrl & IRQ_GERROR_EN)
 		raise_irq(s, IOPT_SMMU_IRQ_GERROR, cycle);
+}
+
+/* A queue's effective base (6.3.26, 6.3.29): ADDR [51:5], aligned down to
+ * the larger of the queue's size in bytes and 32. */
+static uint64_t q_base(uint64_t reg, uint64_t bytes)
+{
+	uint64_t align = bytes > 32 ? bytes : 32;
+
+	return reg & ((1ull << 52) - 1) & ~(align - 1);
 }
 
 static unsigned q_log2(uint64_t base, unsigned max)
@@ -412,7 +466,9 @@ static void event(struct iopt_smmu *s, unsigned type, const struct iopt_smmu_txn
 	uint32_t wrap = 1u << l2, mask = wrap - 1;
 	uint32_t prod = s->evtq_prod & (wrap | mask), cons = s->evtq_cons & (wrap | mask);
 
-	if (!(s->cr0 & CR0_EVENTQEN)) {
+	/* 7.2.1: writable only while enabled and without an active
+	 * EVENTQ_ABT_ERR; otherwise the record is discarded silently. */
+	if (!(s->cr0 & CR0_EVENTQEN) || ((s->gerror ^ s->gerrorn) & GERROR_EVENTQ_ABT)) {
 		s->st.events_lost++;
 		return;
 	}
@@ -423,46 +479,65 @@ static void event(struct iopt_smmu *s, unsigned type, const struct iopt_smmu_txn
 		s->st.events_lost++;
 		return;
 	}
+	bool was_empty = prod == cons;
+
 	rec[0] = type | (t && t->ssv ? 1ull << 11 : 0) |
 		 (t ? (uint64_t)(t->ssid & 0xfffff) << 12 : 0) |
 		 (t ? (uint64_t)t->sid << 32 : 0);
 	rec[1] = w1;
 	rec[2] = w2;
 	rec[3] = w3;
-	uint64_t base = s->evtq_base & (((1ull << 52) - 1) & ~0x1full);
+	uint64_t base = q_base(s->evtq_base, 32ull << l2);
 
 	if (s->mem.write(s->mem.ctx, base + (uint64_t)(prod & mask) * 32, rec,
 			 sizeof(rec)) < 0) {
+		/* 7.2.2: a synchronous abort (this model's choice): PROD
+		 * does not move, the record is lost, EVENTQ_ABT_ERR is
+		 * activated and the queue is unwritable until acknowledged. */
 		s->st.events_lost++;
+		gerror_raise(s, GERROR_EVENTQ_ABT, cycle);
 		return;
 	}
 	s->evtq_prod = (s->evtq_prod & Q_OVFLG) | ((prod + 1) & ((wrap << 1) - 1));
 	s->st.events++;
-	if (s->irq_ctrl & IRQ_EVENTQ_EN)
+	/* 3.18.2: the interrupt marks the queue going from empty to
+	 * non-empty, not every record. */
+	if (was_empty && (s->irq_ctrl & IRQ_EVENTQ_EN))
 		raise_irq(s, IOPT_SMMU_IRQ_EVTQ, cycle + s->p.event_cycles);
 }
 
 /* ---- configuration: STE and CD ------------------------------------------- */
 
-/* Fetch the STE for sid: 0, or the event type. */
+/*
+ * Fetch the STE for sid: 0, or the event type. The stream table as
+ * STRTAB_BASE and STRTAB_BASE_CFG (6.3.24-25) define it: LOG2SIZE as
+ * written aligns the base, MIN(LOG2SIZE, SIDSIZE) bounds the StreamIDs;
+ * reserved FMT values act as linear, reserved SPLIT values as 6.
+ */
 static unsigned fetch_ste(struct iopt_smmu *s, uint32_t sid, struct iopt_ste *ste,
 			  int64_t *lat)
 {
-	unsigned log2size = (unsigned)fld(s->strtab_cfg, 5, 0);
+	unsigned lit = (unsigned)fld(s->strtab_cfg, 5, 0);
+	unsigned log2size = lit < s->p.sidsize ? lit : s->p.sidsize;
 	unsigned split = (unsigned)fld(s->strtab_cfg, 10, 6);
 	unsigned fmt = (unsigned)fld(s->strtab_cfg, 17, 16);
 	uint64_t base = s->strtab_base & (((1ull << 52) - 1) & ~0x3full);
 	uint64_t w[8], pa;
 	int64_t l;
 
-	if (log2size > s->p.sidsize || (sid >> log2size) || (s->p.sidsize < 32 &&
-							     sid >> s->p.sidsize))
+	/* A 32-bit StreamID with LOG2SIZE 32 has no bit above the table:
+	 * shift only by less than the width. */
+	if (log2size < 32 && (sid >> log2size))
 		return IOPT_EVT_C_BAD_STREAMID;
 	if (fmt == 1 && s->p.strtab_2lvl) {
 		uint64_t l1;
+		int hi;
 
 		if (split != 6 && split != 8 && split != 10)
-			return IOPT_EVT_C_BAD_STREAMID;
+			split = 6;
+		/* ADDR[MAX(5, LOG2SIZE - SPLIT - 1 + 3):0] = 0. */
+		hi = (int)lit + 2 - (int)split;
+		base &= ~((2ull << (hi > 5 ? hi : 5)) - 1);
 		s->fetch_pa = base + (uint64_t)(sid >> split) * 8;
 		l = mem_read(s, s->fetch_pa, &l1, 8);
 		if (l < 0)
@@ -476,10 +551,10 @@ static unsigned fetch_ste(struct iopt_smmu *s, uint32_t sid, struct iopt_ste *st
 		pa = (l1 & (((1ull << 56) - 1) & ~0x3full) &
 		      ~((64ull << (span - 1)) - 1)) +
 		     (uint64_t)(sid & ((1u << split) - 1)) * 64;
-	} else if (fmt == 0) {
-		pa = base + (uint64_t)sid * 64;
 	} else {
-		return IOPT_EVT_C_BAD_STREAMID;
+		/* Linear: ADDR[LOG2SIZE + 5:0] = 0. */
+		base = lit + 5 >= 63 ? 0 : base & ~((2ull << (lit + 5)) - 1);
+		pa = base + (uint64_t)sid * 64;
 	}
 	s->fetch_pa = pa;
 	l = mem_read(s, pa, w, sizeof(w));
@@ -595,6 +670,7 @@ static uint64_t *slot(uint64_t *a, unsigned n, unsigned *next)
 }
 
 static void run_cmds(struct iopt_smmu *s, uint64_t until);
+static int at_cycle(const struct iopt_smmu *s, uint64_t *cycle);
 
 /* Nested: a CD or L1CD address is an IPA. false, or true with a stage 2
  * fault in *w (its IPA set). */
@@ -818,11 +894,15 @@ static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 
 	s->wc_vmid = c->vmid;
 	s->wc_asid = c->asid;
-	tcur += s->p.walk.latency;
+	uint64_t probes = s->st.walk_cache_hits + s->st.walk_cache_misses;
+
 	smmu_walk(first, c->s1 && c->s2 ? &c->s2c : NULL, &m, ia, acc, &w);
 	s->st.walks++;
 	s->st.fetches += w.fetches;
-	tcur = wstart + (uint64_t)w.fetches * s->mem.desc_latency;
+	/* walk.latency per walk cache probe, plus the descriptor reads. */
+	probes = s->st.walk_cache_hits + s->st.walk_cache_misses - probes;
+	tcur = wstart + probes * s->p.walk.latency +
+	       (uint64_t)w.fetches * s->mem.desc_latency;
 	*ws = tcur;
 	if (w.fault) {
 		ev = walk_fault_event(w.fault);
@@ -900,12 +980,17 @@ int iopt_smmu_translate(struct iopt_smmu *s, const struct iopt_smmu_txn *txn,
 	 * of translation tables (smmu_walk); stream and context tables are
 	 * read through the memory callbacks by copy. */
 	plat_mutex_lock(&s->lock);
+	int ret = at_cycle(s, &cycle);
+
+	if (plat_unlikely(ret)) {
+		plat_mutex_unlock(&s->lock);
+		return ret;
+	}
 	if (s->cmdq_prod != (s->cmdq_cons & ~(0x7fu << CONS_ERR_SHIFT)))
 		run_cmds(s, cycle);	/* commands due by now take effect first */
-	else if (cycle > s->now)
+	else
 		s->now = cycle;
-	int ret = translate_locked(s, txn, cycle, resp);
-
+	ret = translate_locked(s, txn, cycle, resp);
 	plat_mutex_unlock(&s->lock);
 	return ret;
 }
@@ -924,84 +1009,173 @@ static void invalidate_cfg(struct iopt_smmu *s, bool all, uint32_t sid_lo,
 	}
 }
 
-/* Perform one command completing at cycle c: 0, or -1 for CERROR_ILL. */
-static int64_t exec_cmd(struct iopt_smmu *s, const uint64_t w[2], uint64_t c)
+static bool is_tlbi(unsigned op)
 {
-	struct iopt_smmu_cmd cmd;
+	switch (op) {
+	case IOPT_CMD_TLBI_NH_ALL: case IOPT_CMD_TLBI_NH_ASID:
+	case IOPT_CMD_TLBI_NH_VA: case IOPT_CMD_TLBI_NH_VAA:
+	case IOPT_CMD_TLBI_S12_VMALL: case IOPT_CMD_TLBI_S2_IPA:
+	case IOPT_CMD_TLBI_NSNH_ALL:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool is_cfgi(unsigned op)
+{
+	return op >= IOPT_CMD_CFGI_STE && op <= IOPT_CMD_CFGI_CD_ALL;
+}
+
+/* Does a CMD_SYNC signal its completion with an MSI write (4.7.3)? */
+static bool sync_msi(const struct iopt_smmu *s, const struct iopt_smmu_cmd *c)
+{
+	return c->cs == IOPT_SYNC_CS_IRQ && s->p.msi && c->msi_addr;
+}
+
+/*
+ * Decode a command and check it against chapter 4 for the features the ID
+ * registers advertise: 0, or CERROR_ILL. *cmd is what exec_cmd performs.
+ * Checks and effects are separate so that the cost (cmd_cost) is known
+ * when the command is taken and the effects happen when it completes.
+ */
+static uint32_t cmd_check(const struct iopt_smmu *s, const uint64_t w[2],
+			  struct iopt_smmu_cmd *cmd)
+{
+	unsigned op;
+
+	if (iopt_smmu_cmd_decode(w, cmd))
+		return CERROR_ILL;		/* 4.1.3: Reserved opcode */
+	op = cmd->opcode;
+	switch (op) {
+	case IOPT_CMD_PREFETCH_CONFIG: case IOPT_CMD_PREFETCH_ADDR:
+	case IOPT_CMD_CFGI_STE: case IOPT_CMD_CFGI_STE_RANGE:
+	case IOPT_CMD_CFGI_CD: case IOPT_CMD_CFGI_CD_ALL:
+		/* 4.1.6: SSec (bit 10) must be 0 on the Non-secure queue,
+		 * the only one this model has. */
+		if (w[0] >> CMD_SSEC_BIT & 1)
+			return CERROR_ILL;
+		break;
+	default:
+		break;
+	}
+	/* 4.3.3, 4.3.4: CFGI_CD and CFGI_CD_ALL need stage 1. */
+	if ((op == IOPT_CMD_CFGI_CD || op == IOPT_CMD_CFGI_CD_ALL) && !s->p.s1)
+		return CERROR_ILL;
+	/* 4.4.2: stage 1 TLBIs need stage 1; 4.4.3: stage 2 ones stage 2. */
+	if ((op == IOPT_CMD_TLBI_NH_ALL || op == IOPT_CMD_TLBI_NH_ASID ||
+	     op == IOPT_CMD_TLBI_NH_VA || op == IOPT_CMD_TLBI_NH_VAA) && !s->p.s1)
+		return CERROR_ILL;
+	if ((op == IOPT_CMD_TLBI_S2_IPA || op == IOPT_CMD_TLBI_S12_VMALL) && !s->p.s2)
+		return CERROR_ILL;
+	if (op == IOPT_CMD_TLBI_NH_VA || op == IOPT_CMD_TLBI_NH_VAA ||
+	    op == IOPT_CMD_TLBI_S2_IPA) {
+		/* 4.4.1.1: TG, TTL, NUM, SCALE are RES0 without RIL; this
+		 * model detects a non-zero TG (4.1.5 lets it choose). */
+		if (cmd->tg && !s->p.ril)
+			return CERROR_ILL;
+		if (cmd->tg) {
+			/* 16K granule, TTL = 1 is Reserved without IDR5.DS
+			 * (always 0 here) and treated as TTL = 0. */
+			if (cmd->tg == 2 && cmd->ttl == 1)
+				cmd->ttl = 0;
+			/* NUM = SCALE = TTL = 0 with TG != 0: Reserved. */
+			if (!cmd->num && !cmd->scale && !cmd->ttl)
+				return CERROR_ILL;
+		}
+	}
+	/* 4.5.1: CMD_ATC_INV is ILLEGAL when IDR0.ATS == 0. */
+	if (op == IOPT_CMD_ATC_INV && !s->p.ats)
+		return CERROR_ILL;
+	if (op == IOPT_CMD_SYNC) {
+		/* 4.7.3: CS = 0b11 is Reserved; SIG_SEV without IDR0.SEV is
+		 * SIG_NONE. */
+		if (cmd->cs > IOPT_SYNC_CS_SEV)
+			return CERROR_ILL;
+		if (cmd->cs == IOPT_SYNC_CS_SEV && !s->p.sev)
+			cmd->cs = IOPT_SYNC_CS_NONE;
+	}
+	return 0;
+}
+
+/*
+ * The cycles a command takes from the engine taking it to its completion:
+ * the one place the timing parameters turn into command cost. An illegal
+ * or unreadable command costs cmd_cycles (it is consumed as far as that).
+ */
+static uint64_t cmd_cost(const struct iopt_smmu *s, const struct iopt_smmu_cmd *c,
+			 uint32_t err)
+{
+	uint64_t t = s->p.cmd_cycles;
+
+	if (err)
+		return t;
+	if (is_cfgi(c->opcode))
+		t += s->p.cfgi_cycles;
+	else if (is_tlbi(c->opcode))
+		t += s->p.tlbi_cycles;
+	else if (c->opcode == IOPT_CMD_SYNC)
+		t += s->p.sync_cycles + (sync_msi(s, c) ? s->p.msi_cycles : 0);
+	return t;
+}
+
+/* Perform one legal command (cmd_check passed) completing at cycle c. */
+static void exec_cmd(struct iopt_smmu *s, const struct iopt_smmu_cmd *cmd,
+		     uint64_t c)
+{
 	struct tlb_match m;
 
-	if (iopt_smmu_cmd_decode(w, &cmd))
-		return -1;
-	s->st.cmds[cmd.opcode]++;
-	switch (cmd.opcode) {
-	case IOPT_CMD_PREFETCH_CONFIG:
-	case IOPT_CMD_PREFETCH_ADDR:
-	case IOPT_CMD_ATC_INV:		/* no ATC: accepted, nothing to do */
-		return s->p.cmd_cycles;
+	s->st.cmds[cmd->opcode]++;
+	switch (cmd->opcode) {
 	case IOPT_CMD_CFGI_STE:
-		invalidate_cfg(s, false, cmd.sid, cmd.sid, false, 0);
-		return s->p.cmd_cycles + s->p.cfgi_cycles;
+		invalidate_cfg(s, false, cmd->sid, cmd->sid, false, 0);
+		break;
 	case IOPT_CMD_CFGI_STE_RANGE:
-		if (cmd.range == 31)
+		if (cmd->range == 31)
 			invalidate_cfg(s, true, 0, 0, false, 0);
 		else
 			invalidate_cfg(s, false,
-				       cmd.sid & ~((2u << cmd.range) - 1),
-				       cmd.sid | ((2u << cmd.range) - 1), false, 0);
-		return s->p.cmd_cycles + s->p.cfgi_cycles;
+				       cmd->sid & ~((2u << cmd->range) - 1),
+				       cmd->sid | ((2u << cmd->range) - 1), false, 0);
+		break;
 	case IOPT_CMD_CFGI_CD:
-		invalidate_cfg(s, false, cmd.sid, cmd.sid, true, cmd.ssid);
-		return s->p.cmd_cycles + s->p.cfgi_cycles;
+		invalidate_cfg(s, false, cmd->sid, cmd->sid, true, cmd->ssid);
+		break;
 	case IOPT_CMD_CFGI_CD_ALL:
-		invalidate_cfg(s, false, cmd.sid, cmd.sid, false, 0);
-		return s->p.cmd_cycles + s->p.cfgi_cycles;
-	case IOPT_CMD_TLBI_NH_ALL:
-	case IOPT_CMD_TLBI_NH_ASID:
-	case IOPT_CMD_TLBI_NH_VA:
-	case IOPT_CMD_TLBI_NH_VAA:
-	case IOPT_CMD_TLBI_S12_VMALL:
-	case IOPT_CMD_TLBI_S2_IPA:
-	case IOPT_CMD_TLBI_NSNH_ALL:
-		if (cmd.tg && !s->p.ril)
-			return -1;
-		if ((cmd.opcode == IOPT_CMD_TLBI_NH_ALL || cmd.opcode == IOPT_CMD_TLBI_NH_ASID ||
-		     cmd.opcode == IOPT_CMD_TLBI_NH_VA || cmd.opcode == IOPT_CMD_TLBI_NH_VAA) &&
-		    !s->p.s1)
-			return -1;
-		if ((cmd.opcode == IOPT_CMD_TLBI_S2_IPA ||
-		     cmd.opcode == IOPT_CMD_TLBI_S12_VMALL) && !s->p.s2)
-			return -1;
-		tlb_match_from_cmd(&cmd, &m);
+		invalidate_cfg(s, false, cmd->sid, cmd->sid, false, 0);
+		break;
+	case IOPT_CMD_SYNC:
+		/* c is the completion cycle: every earlier command has
+		 * completed (the engine is in order). */
+		s->st.syncs++;
+		/* 4.7.3 SIG_IRQ: the wired output, if implemented (an irq
+		 * callback), regardless of MSIAddress; and the MSI when
+		 * MSIs are implemented and MSIAddress is not 0. */
+		if (cmd->cs == IOPT_SYNC_CS_IRQ) {
+			if (s->irq)
+				s->irq(s->irq_ctx, IOPT_SMMU_IRQ_CMD_SYNC, c);
+			if (sync_msi(s, cmd)) {
+				uint32_t data = cmd->msi_data;
+
+				if (s->mem.write(s->mem.ctx, cmd->msi_addr, &data, 4) < 0)
+					gerror_raise(s, GERROR_MSI_CMDQ_ABT, c);
+			}
+		}
+		break;
+	default:
+		if (!is_tlbi(cmd->opcode))
+			break;	/* PREFETCH_*, ATC_INV: no ATC, nothing to do */
+		tlb_match_from_cmd(cmd, &m);
 		if (s->p.tlb.enable)
 			tlb_invalidate(&s->tlb, &m);
 		/* Walk caches hold table descriptors: a Leaf=1 invalidation
 		 * leaves them; the TTL hint names a leaf level, not theirs. */
-		if (s->p.walk.enable && !(m.by_range && cmd.leaf)) {
+		if (s->p.walk.enable && !(m.by_range && cmd->leaf)) {
 			m.level = 0;
 			m.or_global = false;
 			tlb_invalidate(&s->wc, &m);
 		}
-		return s->p.cmd_cycles + s->p.tlbi_cycles;
-	case IOPT_CMD_SYNC:
-		/* c is the completion cycle: every earlier command has
-		 * completed (the engine is in order). */
-		if (cmd.cs > IOPT_SYNC_CS_SEV ||
-		    (cmd.cs == IOPT_SYNC_CS_SEV && !s->p.sev))
-			return -1;
-		s->st.syncs++;
-		if (cmd.cs == IOPT_SYNC_CS_IRQ) {
-			if (s->p.msi && cmd.msi_addr) {
-				uint32_t data = cmd.msi_data;
-
-				if (s->mem.write(s->mem.ctx, cmd.msi_addr, &data, 4) < 0)
-					gerror_raise(s, GERROR_MSI_CMDQ_ABT, c);
-			} else {
-				raise_irq(s, IOPT_SMMU_IRQ_CMD_SYNC, c);
-			}
-		}
-		return 0;
-	default:
-		return -1;
+		break;
 	}
 }
 
@@ -1011,50 +1185,99 @@ static uint32_t q_ptr(uint32_t v, unsigned l2)
 	return v & ((2u << l2) - 1);
 }
 
+/* How far queue pointer a is ahead of b (index and wrap bits). */
+static uint32_t q_dist(uint32_t a, uint32_t b, unsigned l2)
+{
+	return (a - b) & ((2u << l2) - 1);
+}
+
 static bool cmdq_stopped(const struct iopt_smmu *s)
 {
 	return !(s->cr0 & CR0_CMDQEN) || ((s->gerror ^ s->gerrorn) & GERROR_CMDQ_ERR);
 }
 
+/* PROD was written at cycle with the commands before prod now visible:
+ * remember when the new ones became visible. */
+static void cmd_publish(struct iopt_smmu *s, uint32_t prod, uint64_t cycle)
+{
+	unsigned l2 = q_log2(s->cmdq_base, s->p.cmdqs);
+	uint32_t cons = q_ptr(s->cmdq_cons, l2);
+	uint32_t d = q_dist(prod, cons, l2);
+
+	s->cmd_visible = cycle;
+	if (!d || d > (1u << l2)) {
+		s->vis_n = 0;		/* empty, or a PROD past a full queue */
+		return;
+	}
+	if (s->vis_n) {
+		unsigned last = (s->vis_head + s->vis_n - 1) % CMD_VIS_MARKS;
+		uint32_t dl = q_dist(s->vis[last].prod, cons, l2);
+
+		if (d == dl)
+			return;		/* no new command */
+		if (d < dl || dl > (1u << l2)) {
+			s->vis_n = 0;	/* PROD moved back: start again */
+		} else if (s->vis_n == CMD_VIS_MARKS) {
+			/* Full: the newest mark grows to the new commands and
+			 * takes this cycle (docs/smmu_model.md, Timing). */
+			s->vis[last].prod = prod;
+			s->vis[last].cycle = cycle;
+			return;
+		}
+	}
+	if (!s->vis_n)
+		s->vis_head = 0;
+	s->vis[(s->vis_head + s->vis_n) % CMD_VIS_MARKS].prod = prod;
+	s->vis[(s->vis_head + s->vis_n) % CMD_VIS_MARKS].cycle = cycle;
+	s->vis_n++;
+}
+
+/* The cycle the command at cons became visible (marks it has passed are
+ * dropped). */
+static uint64_t cmd_visible_at(struct iopt_smmu *s, uint32_t cons, unsigned l2)
+{
+	while (s->vis_n) {
+		uint32_t d = q_dist(s->vis[s->vis_head].prod, cons, l2);
+
+		if (d && d <= (1u << l2))
+			return s->vis[s->vis_head].cycle;
+		s->vis_head = (s->vis_head + 1) % CMD_VIS_MARKS;
+		s->vis_n--;
+	}
+	return s->cmd_visible;
+}
+
+/* The command at CONS, as the engine will take it. */
+struct cmd_step {
+	uint64_t w[2];
+	struct iopt_smmu_cmd cmd;
+	uint32_t err;		/* 0, CERROR_ILL or CERROR_ABT */
+	uint64_t done;		/* its completion cycle */
+};
+
 /*
- * The next command, if the queue runs: its words, the cycle the engine
- * takes it, and the cycle it completes (its cost from the timing
- * parameters; an illegal or unreadable command "completes" when taken).
- * false if there is none.
+ * The next command, if the queue runs: command k completes at
+ * max(the cycle it became visible, completion of k - 1) + its cost
+ * (cmd_cost). false if there is none.
  */
-static bool next_cmd(struct iopt_smmu *s, uint64_t w[2], uint64_t *start,
-		     uint64_t *done, bool *readable)
+static bool next_cmd(struct iopt_smmu *s, struct cmd_step *c)
 {
 	unsigned l2 = q_log2(s->cmdq_base, s->p.cmdqs);
 	uint32_t prod = q_ptr(s->cmdq_prod, l2), cons = q_ptr(s->cmdq_cons, l2);
-	uint64_t base = s->cmdq_base & (((1ull << 52) - 1) & ~0x1full);
-	struct iopt_smmu_cmd cmd;
+	uint64_t base = q_base(s->cmdq_base, 16ull << l2);
+	uint64_t vis, start;
 
 	if (cmdq_stopped(s) || prod == cons)
 		return false;
-	*start = s->cmd_free > s->cmd_visible ? s->cmd_free : s->cmd_visible;
-	*readable = s->mem.read(s->mem.ctx, base + (uint64_t)(cons & ((1u << l2) - 1)) * 16,
-				w, 16) >= 0;
-	*done = *start + s->p.cmd_cycles;
-	if (!*readable || iopt_smmu_cmd_decode(w, &cmd))
-		return true;
-	switch (cmd.opcode) {
-	case IOPT_CMD_CFGI_STE: case IOPT_CMD_CFGI_STE_RANGE:
-	case IOPT_CMD_CFGI_CD: case IOPT_CMD_CFGI_CD_ALL:
-		*done += s->p.cfgi_cycles;
-		break;
-	case IOPT_CMD_SYNC:
-		*done += s->p.sync_cycles;
-		if (cmd.cs == IOPT_SYNC_CS_IRQ && s->p.msi && cmd.msi_addr)
-			*done += s->p.msi_cycles;
-		break;
-	case IOPT_CMD_PREFETCH_CONFIG: case IOPT_CMD_PREFETCH_ADDR:
-	case IOPT_CMD_ATC_INV:
-		break;
-	default:
-		*done += s->p.tlbi_cycles;
-		break;
-	}
+	vis = cmd_visible_at(s, cons, l2);
+	start = s->cmd_free > vis ? s->cmd_free : vis;
+	memset(&c->cmd, 0, sizeof(c->cmd));
+	if (s->mem.read(s->mem.ctx, base + (uint64_t)(cons & ((1u << l2) - 1)) * 16,
+			c->w, 16) < 0)
+		c->err = CERROR_ABT;	/* 4.1.3: external abort on the fetch */
+	else
+		c->err = cmd_check(s, c->w, &c->cmd);
+	c->done = start + cmd_cost(s, &c->cmd, c->err);
 	return true;
 }
 
@@ -1062,26 +1285,23 @@ static bool next_cmd(struct iopt_smmu *s, uint64_t w[2], uint64_t *start,
  * completion cycle). */
 static void run_cmds(struct iopt_smmu *s, uint64_t until)
 {
-	uint64_t w[2], start, done;
-	bool readable;
+	struct cmd_step c;
 
-	while (next_cmd(s, w, &start, &done, &readable) && done <= until) {
+	while (next_cmd(s, &c) && c.done <= until) {
 		unsigned l2 = q_log2(s->cmdq_base, s->p.cmdqs);
 		uint32_t cons = q_ptr(s->cmdq_cons, l2);
-		uint32_t err = !readable ? CERROR_ABT :
-			       exec_cmd(s, w, done) < 0 ? CERROR_ILL : 0;
 
-		if (err) {
-			/* 4.7: the queue stops at the bad command; CONS
-			 * points at it and CONS.ERR says why. */
+		s->cmd_free = c.done;
+		if (c.err) {
+			/* 4.1.3, 7.1: the queue stops at the bad command;
+			 * CONS points at it and CONS.ERR says why. */
 			s->cmdq_cons = (s->cmdq_cons & ~(0x7fu << CONS_ERR_SHIFT)) |
-				       err << CONS_ERR_SHIFT;
+				       c.err << CONS_ERR_SHIFT;
 			s->st.cmd_errors++;
-			s->cmd_free = done;
-			gerror_raise(s, GERROR_CMDQ_ERR, done);
+			gerror_raise(s, GERROR_CMDQ_ERR, c.done);
 			break;
 		}
-		s->cmd_free = done;
+		exec_cmd(s, &c.cmd, c.done);
 		s->cmdq_cons = (s->cmdq_cons & (0x7fu << CONS_ERR_SHIFT)) |
 			       ((cons + 1) & ((2u << l2) - 1));
 	}
@@ -1089,35 +1309,86 @@ static void run_cmds(struct iopt_smmu *s, uint64_t until)
 		s->now = until;
 }
 
+/*
+ * The cycle an entry point runs at (under the lock): its own, or -EINVAL
+ * if it is earlier than the model's time, which never goes back. With a
+ * shared clock (params.shared_clock, or while a runner is attached) such
+ * a cycle was read before another caller moved time on: it is taken as
+ * the model's time.
+ */
+static int at_cycle(const struct iopt_smmu *s, uint64_t *cycle)
+{
+	if (plat_likely(*cycle >= s->now))
+		return 0;
+	if (!s->p.shared_clock && !s->runners)
+		return -EINVAL;
+	*cycle = s->now;
+	return 0;
+}
+
 uint64_t iopt_smmu_next_event(struct iopt_smmu *s)
 {
-	uint64_t w[2], start, done;
-	bool readable;
+	struct cmd_step c;
+	uint64_t done = UINT64_MAX;
 
 	plat_mutex_lock(&s->lock);
-	if (!next_cmd(s, w, &start, &done, &readable))
-		done = UINT64_MAX;
+	if (next_cmd(s, &c))
+		done = c.done;
 	plat_mutex_unlock(&s->lock);
 	return done;
 }
 
-void iopt_smmu_run_until(struct iopt_smmu *s, uint64_t cycle)
+int iopt_smmu_run_until(struct iopt_smmu *s, uint64_t cycle)
 {
+	int ret;
+
 	plat_mutex_lock(&s->lock);
-	run_cmds(s, cycle);
+	ret = at_cycle(s, &cycle);
+	if (!ret)
+		run_cmds(s, cycle);
 	plat_mutex_unlock(&s->lock);
+	return ret;
 }
 
 /* ---- registers ------------------------------------------------------------ */
+
+/* The 64-bit registers (6.2.1): each has two separately accessible
+ * 32-bit halves, [63:32] at offset + 4. */
+static bool is_reg64(uint64_t off)
+{
+	return off == R_GERROR_IRQ_CFG0 || off == R_STRTAB_BASE ||
+	       off == R_CMDQ_BASE || off == R_EVENTQ_BASE || off == R_EVENTQ_IRQ_CFG0;
+}
+
+static uint64_t reg64(const struct iopt_smmu *s, uint64_t off)
+{
+	switch (off) {
+	case R_GERROR_IRQ_CFG0: return s->msi[IOPT_SMMU_IRQ_GERROR].addr;
+	case R_STRTAB_BASE: return s->strtab_base;
+	case R_CMDQ_BASE: return s->cmdq_base;
+	case R_EVENTQ_BASE: return s->evtq_base;
+	default: return s->msi[IOPT_SMMU_IRQ_EVTQ].addr;
+	}
+}
 
 int iopt_smmu_mmio_read(struct iopt_smmu *s, uint64_t off, unsigned size,
 			uint64_t *val, uint64_t cycle)
 {
 	uint64_t v = 0;
+	unsigned half = 0;
 
 	if ((size != 4 && size != 8) || (off & (size - 1)))
 		return -EINVAL;
+	/* 6.2: a 32-bit access to the upper half of a 64-bit register. */
+	if (size == 4 && (off & 4) && is_reg64(off - 4)) {
+		off -= 4;
+		half = 32;
+	}
 	plat_mutex_lock(&s->lock);
+	if (at_cycle(s, &cycle)) {
+		plat_mutex_unlock(&s->lock);
+		return -EINVAL;
+	}
 	run_cmds(s, cycle);
 	switch (off) {
 	case R_IDR0: case R_IDR1: case R_IDR2: case R_IDR3: case R_IDR4:
@@ -1150,22 +1421,61 @@ int iopt_smmu_mmio_read(struct iopt_smmu *s, uint64_t off, unsigned size,
 	default: break;				/* RAZ */
 	}
 	plat_mutex_unlock(&s->lock);
+	/* An 8-byte read of two 32-bit registers returns the lower one
+	 * (one of the behaviours 6.2 permits). */
+	v >>= half;
 	*val = size == 4 ? (uint32_t)v : v;
 	return 0;
+}
+
+/* GERROR/GERRORN bits this SMMU has (6.3.19): CMDQ_ERR, EVENTQ_ABT_ERR,
+ * SFM_ERR, and the MSI abort bits with IDR0.MSI (no PRI: bits 3, 6 RES0). */
+static uint32_t gerror_fields(const struct iopt_smmu *s)
+{
+	return GERROR_CMDQ_ERR | GERROR_EVENTQ_ABT | GERROR_SFM |
+	       (s->p.msi ? GERROR_MSI_CMDQ_ABT | GERROR_MSI_EVTQ_ABT |
+			   GERROR_MSI_GERROR_ABT : 0);
+}
+
+static bool msi_cfg_writable(const struct iopt_smmu *s, uint32_t irqen)
+{
+	return s->p.msi && !(s->irq_ctrl & irqen);
 }
 
 int iopt_smmu_mmio_write(struct iopt_smmu *s, uint64_t off, unsigned size,
 			 uint64_t val, uint64_t cycle)
 {
 	uint32_t v32 = (uint32_t)val;
+	bool stopped;
 
 	if ((size != 4 && size != 8) || (off & (size - 1)))
 		return -EINVAL;
 	plat_mutex_lock(&s->lock);
+	if (at_cycle(s, &cycle)) {
+		plat_mutex_unlock(&s->lock);
+		return -EINVAL;
+	}
 	run_cmds(s, cycle);
+	stopped = cmdq_stopped(s);
+	/* 6.2: a 32-bit write to one half of a 64-bit register leaves the
+	 * other half; it is then written as the whole register. An 8-byte
+	 * write to two 32-bit registers writes the lower one only (one of
+	 * the behaviours 6.2 permits). */
+	if (size == 4 && is_reg64(off & ~7ull)) {
+		uint64_t cur = reg64(s, off & ~7ull);
+
+		val = off & 4 ? (cur & 0xffffffffull) | (uint64_t)v32 << 32 :
+				(cur & ~0xffffffffull) | v32;
+		off &= ~7ull;
+		v32 = (uint32_t)val;
+	}
 	switch (off) {
 	case R_CR0:
-		s->cr0 = v32 & 0x1ff;
+		/* 6.3.9: SMMUEN, EVENTQEN, CMDQEN, and ATSCHK with IDR0.ATS;
+		 * PRIQEN, VMW and DPT_WALK_EN are RES0 here (no PRI, VMW, DPT).
+		 * Updates complete at once: CR0ACK reads the same fields. */
+		s->cr0 = v32 & (CR0_SMMUEN | CR0_EVENTQEN | CR0_CMDQEN |
+				(s->p.ats ? CR0_ATSCHK : 0));
 		if (!(s->cr0 & CR0_SMMUEN)) {
 			struct tlb_match all = { 0 };
 
@@ -1175,51 +1485,92 @@ int iopt_smmu_mmio_write(struct iopt_smmu *s, uint64_t off, unsigned size,
 				tlb_invalidate(&s->wc, &all);
 		}
 		break;
-	case R_CR1: s->cr1 = v32; break;
-	case R_CR2: s->cr2 = v32 & 0x7; break;
+	case R_CR1:
+		/* 6.3.11: TABLE_* [11:6] Guarded by SMMUEN, QUEUE_* [5:0] by
+		 * EVENTQEN and CMDQEN; a write while guarded is IGNORED (the
+		 * only SMMUv3.2 behaviour), field by field. */
+		if (!(s->cr0 & CR0_SMMUEN))
+			s->cr1 = (s->cr1 & ~CR1_TABLE) | (v32 & CR1_TABLE);
+		if (!(s->cr0 & (CR0_EVENTQEN | CR0_CMDQEN)))
+			s->cr1 = (s->cr1 & ~CR1_QUEUE) | (v32 & CR1_QUEUE);
+		break;
+	case R_CR2:
+		/* 6.3.12: read-only while SMMUEN; only RECINVSID exists here
+		 * (E2H needs IDR0.Hyp, PTM IDR0.BTM, REC_CFG_ATS ATSRECERR). */
+		if (!(s->cr0 & CR0_SMMUEN))
+			s->cr2 = v32 & CR2_RECINVSID;
+		break;
 	case R_GBPA:
-		/* 6.3.14: written with UPDATE set; completes at once. */
+		/* 6.3.14: a write without UPDATE is IGNORED (SMMUv3.2); with
+		 * it the update completes at once, so UPDATE reads 0. */
 		if (v32 & GBPA_UPDATE)
-			s->gbpa = v32 & ~GBPA_UPDATE;
+			s->gbpa = v32 & GBPA_FIELDS;
 		break;
-	case R_IRQ_CTRL: s->irq_ctrl = v32 & 0x7; break;
-	case R_GERRORN: s->gerrorn = v32 & 0x1fd; break;
-	/* MSI configuration: ADDR [51:2]; data; MemAttr [3:0], SH [5:4]. */
+	case R_IRQ_CTRL:
+		/* 6.3.17: GERROR_IRQEN, EVENTQ_IRQEN (PRIQ_IRQEN is RES0
+		 * without PRI); acknowledged at once in IRQ_CTRLACK. */
+		s->irq_ctrl = v32 & (IRQ_GERROR_EN | IRQ_EVENTQ_EN);
+		break;
+	case R_GERRORN: s->gerrorn = v32 & gerror_fields(s); break;
+	/* MSI configuration (6.3.21-23, 6.3.31-33): present only with
+	 * IDR0.MSI; ADDR [51:2] (OAS <= 52), data, MemAttr [3:0] and SH
+	 * [5:4]; Guarded by the matching IRQ_CTRL enable (writes IGNORED
+	 * while it is set, as SMMUv3.2 requires). */
 	case R_GERROR_IRQ_CFG0:
-		s->msi[IOPT_SMMU_IRQ_GERROR].addr = val & (((1ull << 52) - 1) & ~3ull);
+		if (msi_cfg_writable(s, IRQ_GERROR_EN))
+			s->msi[IOPT_SMMU_IRQ_GERROR].addr = val & (((1ull << 52) - 1) & ~3ull);
 		break;
-	case R_GERROR_IRQ_CFG1: s->msi[IOPT_SMMU_IRQ_GERROR].data = v32; break;
-	case R_GERROR_IRQ_CFG2: s->msi[IOPT_SMMU_IRQ_GERROR].attr = v32 & 0x3f; break;
+	case R_GERROR_IRQ_CFG1:
+		if (msi_cfg_writable(s, IRQ_GERROR_EN))
+			s->msi[IOPT_SMMU_IRQ_GERROR].data = v32;
+		break;
+	case R_GERROR_IRQ_CFG2:
+		if (msi_cfg_writable(s, IRQ_GERROR_EN))
+			s->msi[IOPT_SMMU_IRQ_GERROR].attr = v32 & 0x3f;
+		break;
 	/* Base registers are writable only while their unit is off. */
 	case R_STRTAB_BASE:
 		if (!(s->cr0 & CR0_SMMUEN))
 			s->strtab_base = val & ((1ull << 62) | (((1ull << 52) - 1) & ~0x3full));
 		break;
 	case R_STRTAB_BASE_CFG:
+		/* FMT [17:16] and SPLIT [10:6] exist with IDR0.ST_LEVEL. */
 		if (!(s->cr0 & CR0_SMMUEN))
-			s->strtab_cfg = v32 & 0x307ff;
+			s->strtab_cfg = v32 & (s->p.strtab_2lvl ? 0x307ffu : 0x3fu);
 		break;
 	case R_CMDQ_BASE:
-		if (!(s->cr0 & CR0_CMDQEN))
+		if (!(s->cr0 & CR0_CMDQEN)) {
 			s->cmdq_base = val & ((1ull << 62) | (((1ull << 52) - 1) & ~0x1full) | 0x1f);
+			s->vis_n = 0;
+		}
 		break;
 	case R_CMDQ_PROD:
 		s->cmdq_prod = v32 & ((2u << q_log2(s->cmdq_base, s->p.cmdqs)) - 1);
-		s->cmd_visible = cycle;
+		cmd_publish(s, s->cmdq_prod, cycle);
 		break;
 	case R_CMDQ_CONS:
+		/* 6.3.28: RD and its wrap bit; a written ERR is ignored (one
+		 * of the two behaviours permitted). */
 		if (!(s->cr0 & CR0_CMDQEN))
-			s->cmdq_cons = v32 & ((2u << q_log2(s->cmdq_base, s->p.cmdqs)) - 1);
+			s->cmdq_cons = (s->cmdq_cons & (0x7fu << CONS_ERR_SHIFT)) |
+				       (v32 & ((2u << q_log2(s->cmdq_base, s->p.cmdqs)) - 1));
 		break;
 	case R_EVENTQ_BASE:
 		if (!(s->cr0 & CR0_EVENTQEN))
 			s->evtq_base = val & ((1ull << 62) | (((1ull << 52) - 1) & ~0x1full) | 0x1f);
 		break;
 	case R_EVENTQ_IRQ_CFG0:
-		s->msi[IOPT_SMMU_IRQ_EVTQ].addr = val & (((1ull << 52) - 1) & ~3ull);
+		if (msi_cfg_writable(s, IRQ_EVENTQ_EN))
+			s->msi[IOPT_SMMU_IRQ_EVTQ].addr = val & (((1ull << 52) - 1) & ~3ull);
 		break;
-	case R_EVENTQ_IRQ_CFG1: s->msi[IOPT_SMMU_IRQ_EVTQ].data = v32; break;
-	case R_EVENTQ_IRQ_CFG2: s->msi[IOPT_SMMU_IRQ_EVTQ].attr = v32 & 0x3f; break;
+	case R_EVENTQ_IRQ_CFG1:
+		if (msi_cfg_writable(s, IRQ_EVENTQ_EN))
+			s->msi[IOPT_SMMU_IRQ_EVTQ].data = v32;
+		break;
+	case R_EVENTQ_IRQ_CFG2:
+		if (msi_cfg_writable(s, IRQ_EVENTQ_EN))
+			s->msi[IOPT_SMMU_IRQ_EVTQ].attr = v32 & 0x3f;
+		break;
 	case R_EVENTQ_PROD:
 		if (!(s->cr0 & CR0_EVENTQEN))
 			s->evtq_prod = v32 & (Q_OVFLG |
@@ -1232,10 +1583,11 @@ int iopt_smmu_mmio_write(struct iopt_smmu *s, uint64_t off, unsigned size,
 	default:
 		break;				/* WI */
 	}
-	/* A write may have restarted the command queue. */
-	if (off == R_GERRORN || off == R_CR0 || off == R_CMDQ_PROD)
-		if (s->cmd_visible < cycle)
-			s->cmd_visible = cycle;
+	/* A queue restarted (CMDQEN set, CMDQ_ERR acknowledged) takes its
+	 * next command no earlier than now; other writes leave the command
+	 * engine's timing alone. */
+	if (stopped && !cmdq_stopped(s) && s->cmd_free < cycle)
+		s->cmd_free = cycle;
 	plat_mutex_unlock(&s->lock);
 	return 0;
 }
@@ -1288,6 +1640,7 @@ int iopt_smmu_runner_start(struct iopt_smmu *s, double cycles_per_ns,
 			   struct iopt_smmu_runner **out)
 {
 	struct iopt_smmu_runner *r;
+	int err;
 
 	if (!s || !out || !(cycles_per_ns > 0) || cycles_per_ns > 1e3)
 		return -EINVAL;
@@ -1297,9 +1650,18 @@ int iopt_smmu_runner_start(struct iopt_smmu *s, double cycles_per_ns,
 	r->s = s;
 	r->cpns = cycles_per_ns;
 	r->t0 = plat_clock_ns();
-	if (plat_thread_start(&r->th, runner_main, r)) {
+	/* While a runner is attached, callers read its clock before they
+	 * take the model's lock: a cycle a little behind is expected. */
+	plat_mutex_lock(&s->lock);
+	s->runners++;
+	plat_mutex_unlock(&s->lock);
+	err = plat_thread_start(&r->th, runner_main, r);
+	if (err) {
+		plat_mutex_lock(&s->lock);
+		s->runners--;
+		plat_mutex_unlock(&s->lock);
 		free(r);
-		return -ENOMEM;
+		return err;	/* the thread library's error, e.g. -EAGAIN */
 	}
 	*out = r;
 	return 0;
@@ -1311,5 +1673,8 @@ void iopt_smmu_runner_stop(struct iopt_smmu_runner *r)
 		return;
 	plat_store_rel64(&r->stop, 1);
 	plat_thread_join(&r->th);
+	plat_mutex_lock(&r->s->lock);
+	r->s->runners--;
+	plat_mutex_unlock(&r->s->lock);
 	free(r);
 }
