@@ -23,6 +23,32 @@ static uint64_t bitsat(const uint64_t w[2], unsigned lo, unsigned width)
 	return (w[lo / 64] >> (lo % 64)) & (width == 64 ? ~0ull : (1ull << width) - 1);
 }
 
+/* Field by field: a compound literal leaves the padding unspecified. */
+static void assert_same_cmd(const struct iopt_smmu_cmd *a,
+			    const struct iopt_smmu_cmd *b)
+{
+	assert_int_equal(a->opcode, b->opcode);
+	assert_int_equal(a->ssv, b->ssv);
+	assert_int_equal(a->ssid, b->ssid);
+	assert_int_equal(a->sid, b->sid);
+	assert_int_equal(a->leaf, b->leaf);
+	assert_int_equal(a->global, b->global);
+	assert_int_equal(a->range, b->range);
+	assert_int_equal(a->vmid, b->vmid);
+	assert_int_equal(a->asid, b->asid);
+	assert_int_equal(a->num, b->num);
+	assert_int_equal(a->scale, b->scale);
+	assert_int_equal(a->ttl, b->ttl);
+	assert_int_equal(a->tg, b->tg);
+	assert_int_equal(a->size, b->size);
+	assert_int_equal(a->addr, b->addr);
+	assert_int_equal(a->cs, b->cs);
+	assert_int_equal(a->msh, b->msh);
+	assert_int_equal(a->msi_attr, b->msi_attr);
+	assert_int_equal(a->msi_data, b->msi_data);
+	assert_int_equal(a->msi_addr, b->msi_addr);
+}
+
 static void test_command_fields(void **state)
 {
 	uint64_t w[2];
@@ -46,7 +72,7 @@ static void test_command_fields(void **state)
 	assert_int_equal(bitsat(w, 74, 2), 1);
 	assert_int_equal(bitsat(w, 76, 52), 0xfedcba9876543ull);
 	assert_int_equal(iopt_smmu_cmd_decode(w, &d), 0);
-	assert_memory_equal(&c, &d, sizeof(c));
+	assert_same_cmd(&c, &d);
 	/* CMD_SYNC: CS[13:12] MSH[23:22] MSIAttr[27:24] MSIData[63:32]
 	 * MSIAddress[115:66] = addr[51:2]. */
 	c = (struct iopt_smmu_cmd){ .opcode = IOPT_CMD_SYNC, .cs = 1, .msh = 3,
@@ -60,7 +86,7 @@ static void test_command_fields(void **state)
 	assert_int_equal(bitsat(w, 32, 32), 0xdeadbeef);
 	assert_int_equal(bitsat(w, 66, 50), 0x000fedcba9876544ull >> 2);
 	assert_int_equal(iopt_smmu_cmd_decode(w, &d), 0);
-	assert_memory_equal(&c, &d, sizeof(c));
+	assert_same_cmd(&c, &d);
 	/* CMD_CFGI_CD: SSID[31:12] SID[63:32] Leaf[64]; CFGI_STE_RANGE:
 	 * Range[68:64]. */
 	c = (struct iopt_smmu_cmd){ .opcode = IOPT_CMD_CFGI_CD, .ssid = 0xfffff,
