@@ -77,7 +77,9 @@ struct smmu_walk_res {
 	unsigned fault_stage;	/* 1 or 2 */
 	unsigned level;		/* of the leaf, or of the fault */
 	uint64_t ipa;		/* stage 2 faults: the IPA being translated */
-	bool s2_on_walk;	/* stage 2 fault on a stage 1 table fetch */
+	bool s2_on_walk;	/* stage 2 fault on a stage 1 table access */
+	bool tt_write;		/* ... on its update (HTTU), not its read:
+				 * the event's TTRnW = 0 (7.3.16) */
 	uint64_t oa;
 	unsigned size_lg2;	/* leaf size; a contiguous run's when hinted */
 	uint64_t desc;		/* the leaf descriptor (stage 1 when nested) */
@@ -87,12 +89,22 @@ struct smmu_walk_res {
 	uint64_t fetch_pa;	/* F_WALK_EABT: the descriptor's address */
 };
 
-/* Decode. -EINVAL: the structure is ILLEGAL for this model (C_BAD_CD /
- * C_BAD_STE). oas_cap: SMMU_IDR5.OAS in bits. */
-int smmu_cfg_from_cd(const struct iopt_cd *cd, bool upper, unsigned oas_cap,
-		     bool httu_ok, struct smmu_stage_cfg *c);
-int smmu_cfg_from_ste_s2(const struct iopt_ste *ste, unsigned oas_cap,
-			 bool httu_ok, struct smmu_stage_cfg *c);
+/* What the SMMU implements, as its ID registers advertise it: the rules
+ * that make a CD or STE ILLEGAL depend on these (IHI0070 5.2.2, 5.4.2). */
+struct smmu_caps {
+	unsigned oas;		/* SMMU_IDR5.OAS, in bits; also the IAS (no
+				 * VMSAv8-32 LPAE: IDR0.TTF = 0b10, 3.4) */
+	unsigned httu;		/* SMMU_IDR0.HTTU: 0 none, 1 AF, 2 AF + dirty */
+	unsigned grans;		/* SMMU_IDR5.GRAN*: bit lg2 set per granule */
+};
+
+/* Decode one translation table of a CD (upper: the TTB1 one) or the stage
+ * 2 fields of an STE. -EINVAL: ILLEGAL for an SMMU with caps (C_BAD_CD /
+ * C_BAD_STE). */
+int smmu_cfg_from_cd(const struct iopt_cd *cd, bool upper,
+		     const struct smmu_caps *caps, struct smmu_stage_cfg *c);
+int smmu_cfg_from_ste_s2(const struct iopt_ste *ste,
+			 const struct smmu_caps *caps, struct smmu_stage_cfg *c);
 
 /* Descriptor bits the walker and the TLB-hit checks read (Arm ARM D8.3). */
 #define D_VALID		1ull
