@@ -94,6 +94,7 @@
 #define D_AF		(1ull << 10)
 #define D_AP1		(1ull << 6)	/* stage 1: EL0 access; stage 2: S2AP read */
 #define D_AP2		(1ull << 7)	/* stage 1: read-only; stage 2: S2AP write */
+#define D_NG		(1ull << 11)	/* stage 1: not global */
 #define D_DBM		(1ull << 51)
 #define D_ATTRIDX(n)	((uint64_t)(n) << 2)
 #define S2_NORMAL	(0xfull << 2)	/* MemAttr: Normal, Write-Back */
@@ -1161,6 +1162,88 @@ static void test_stage1_eabt_and_disabled(void **state)
 	teardown(&r);
 }
 
+/* Queue one command and run the model until it has completed. */
+static void command(struct rig *r, const struct iopt_smmu_cmd *c)
+{
+	uint32_t prod = (uint32_t)mmio_r(r, 0x98, 4);
+	uint64_t w[2];
+
+	assert_int_equal(iopt_smmu_cmd_encode(c, w), 0);
+	memcpy(iopt_physmem_ptr(r->pm, CMDQ + (prod & 255) * 16ull, 16), w, 16);
+	mmio_w(r, 0x98, 4, (prod + 1) & 511);
+	for (uint64_t next; (next = iopt_smmu_next_event(r->s)) != UINT64_MAX;) {
+		r->cycle = next;
+		iopt_smmu_run_until(r->s, r->cycle);
+	}
+	assert_int_equal(mmio_r(r, 0x9c, 4), (prod + 1) & 511);	/* consumed */
+}
+
+/*
+ * ASID and VMID widths (5.4 ASID, 5.2.2 IgnoreSTES2VMID()): with 8-bit
+ * ASIDs and VMIDs, ASID[15:8] != 0 and S2VMID[15:8] != 0 are ILLEGAL,
+ * the latter also in a stage 1-only STE (S2VMID is not IGNORED there when
+ * stage 2 is implemented). And S2VMID tags stage 1-only translations
+ * (5.2 S2VMID): a TLBI by ASID reaches them only with that VMID.
+ */
+static void test_asid_vmid(void **state)
+{
+	struct iopt_smmu_params p;
+	struct rig r;
+	uint64_t w[8], cd[8];
+
+	(void)state;
+	params(&p);
+	p.asid16 = p.vmid16 = false;
+	setup(&r, &p);
+	struct tt t = new_tt(&r, 12, 1, 39);
+
+	tmap(&r, &t, 0x1000, 0x2000, S1_RW, 3);
+	cd_of(cd, &t, 0xff, 0);
+	put(&r, CDTAB, cd);
+	ste_s1(w, CDTAB);
+	setf(w, STE_S2VMID, 0xff);
+	put_ste(&r, 1, w);
+	expect_pa(&r, 1, 0x1000, 0x2000);
+	setf(w, STE_S2VMID, 0x100);
+	put_ste(&r, 2, w);
+	expect_bad(&r, 2, IOPT_EVT_C_BAD_STE);
+	setf(cd, CD_ASID, 0x100);
+	put(&r, CDTAB + 64, cd);
+	ste_s1(w, CDTAB + 64);
+	put_ste(&r, 3, w);
+	expect_bad(&r, 3, IOPT_EVT_C_BAD_CD);
+	ste_s2(w, &t);
+	setf(w, STE_S2VMID, 0x100);
+	put_ste(&r, 4, w);
+	expect_bad(&r, 4, IOPT_EVT_C_BAD_STE);
+	teardown(&r);
+
+	/* With a TLB: stage 1 only, S2VMID 5, ASID 1. */
+	params(&p);
+	p.tlb.enable = true;
+	setup(&r, &p);
+	t = new_tt(&r, 12, 1, 39);
+	uint64_t *leaf = tmap(&r, &t, 0x1000, 0x2000, S1_RW | D_NG, 3);
+
+	cd_of(cd, &t, 1, 0);
+	put(&r, CDTAB, cd);
+	ste_s1(w, CDTAB);
+	setf(w, STE_S2VMID, 5);
+	put_ste(&r, 1, w);
+	expect_pa(&r, 1, 0x1000, 0x2000);
+	*leaf = 0x3000 | S1_RW | D_NG | D_TABLE;	/* changed, not invalidated */
+	expect_pa(&r, 1, 0x1000, 0x2000);		/* the TLB's */
+	struct iopt_smmu_cmd c = { .opcode = IOPT_CMD_TLBI_NH_ASID, .vmid = 0,
+				   .asid = 1 };
+
+	command(&r, &c);
+	expect_pa(&r, 1, 0x1000, 0x2000);		/* VMID 0: not these */
+	c.vmid = 5;
+	command(&r, &c);
+	expect_pa(&r, 1, 0x1000, 0x3000);
+	teardown(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1173,6 +1256,7 @@ int main(void)
 		cmocka_unit_test(test_nested_records),
 		cmocka_unit_test(test_nested_httu_and_ptw),
 		cmocka_unit_test(test_stage1_eabt_and_disabled),
+		cmocka_unit_test(test_asid_vmid),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
