@@ -951,6 +951,21 @@ static void test_cd_illegal(void **state)
 	setf(w, CD_TTB0, (1ull << 41) >> 4);
 	put(&r, CDTAB, w);
 	expect_bad(&r, 1, IOPT_EVT_C_BAD_CD);
+	/* 52-bit PAs implemented, the 64K granule (Arm ARM D8.3, FEAT_LPA):
+	 * descriptor bits [15:12] are OA[51:48] whatever the IPS, so with
+	 * IPS 48 bits such an output is an Address Size fault; level 1
+	 * blocks exist (AArch64.BlockDescSupported() asks PAMax = 52). */
+	struct tt t64 = new_tt(&r, 16, 1, 48);
+
+	*slot_of(&r, &t64, 0x10000, 3) = 0x20000 | 3ull << 12 | S1_RW | D_TABLE;
+	*slot_of(&r, &t64, 1ull << 42, 1) = 5ull << 42 | S1_RW | D_BLOCK;
+	cd_of(w, &t64, 1, 0);
+	put(&r, CDTAB, w);
+	expect_fault(&r, 1, 0x10008, false, IOPT_EVT_F_ADDR_SIZE, false, CLASS_IN);
+	expect_pa(&r, 1, (1ull << 42) + 0x1234, (5ull << 42) + 0x1234);
+	setf(w, CD_IPS, 6);
+	put(&r, CDTAB, w);
+	expect_pa(&r, 1, 0x10008, 3ull << 48 | 0x20008);
 	teardown(&r);
 }
 

@@ -935,12 +935,14 @@ fault_event:
 		if (w.s2_on_walk || (ev == IOPT_EVT_F_WALK_EABT && w.fault_stage == 1))
 			cls = 1;
 		/* 7.3.13-16: InD is 0 for writes (post-override attributes);
-		 * S2 [39]; CLASS [41:40]; TTRnW [44], with CLASS = TT: 1 when
-		 * the table access that faulted was a read, 0 when it was a
-		 * hardware update of the descriptor. */
+		 * S2 [39]; CLASS [41:40]; TTRnW [44] in the four translation
+		 * faults with CLASS = TT: 1 when the table access that
+		 * faulted was a read, 0 when it was a hardware update of the
+		 * descriptor. */
 		uint64_t w1 = access_bits(t, t->exec && !t->write) |
 			      (w.fault_stage == 2 ? 1ull << 39 : 0) | (uint64_t)cls << 40 |
-			      (cls == 1 && !w.tt_write ? 1ull << 44 : 0);
+			      (cls == 1 && !w.tt_write && ev != IOPT_EVT_F_WALK_EABT ?
+			       1ull << 44 : 0);
 
 		/* IPA [51:12] for translation faults; FetchAddr [55:3] for
 		 * F_WALK_EABT, which CD.R/STE.S2R do not suppress (5.5).

@@ -78,6 +78,7 @@ int smmu_cfg_from_cd(const struct iopt_cd *cd, bool upper,
 	c->start = start_level(g, c->ias);
 	/* eff_IPS = MIN(CD.IPS, SMMU_IDR5.OAS) (5.4 IPS). */
 	c->oas = min_u(ps_bits[cd->ips], caps->oas);
+	c->pa52 = caps->oas == 52;
 	/* TTBx: ILLEGAL outside eff_IPS, or outside 48 bits with a 4K or
 	 * 16K granule (CD.DS = 0). */
 	if (ttb >> c->oas || (g < 16 && ttb >> 48))
@@ -132,6 +133,7 @@ int smmu_cfg_from_ste_s2(const struct iopt_ste *ste,
 		return -EINVAL;
 	/* eff_S2PS = MIN(S2PS, SMMU_IDR5.OAS) (5.2 S2PS). */
 	c->oas = min_u(ps_bits[ste->s2_ps], caps->oas);
+	c->pa52 = caps->oas == 52;
 	if (ste->s2_ttb >> c->oas || (g < 16 && ste->s2_ttb >> 48))
 		return -EINVAL;
 	c->ttb = align_ttb(c, ste->s2_ttb);
@@ -147,7 +149,10 @@ static uint64_t desc_addr(const struct smmu_stage_cfg *c, uint64_t d)
 {
 	uint64_t a = d & ((1ull << 48) - 1) & ~((1ull << c->g) - 1);
 
-	if (c->g == 16 && c->oas > 48)
+	/* Arm ARM D8.3: with FEAT_LPA and the 64K granule, bits [15:12]
+	 * hold OA[51:48]; an OA beyond the stage's effective PS is then an
+	 * Address Size fault, not a truncation. */
+	if (c->g == 16 && c->pa52)
 		a |= (d & 0xf000ull) << 36;
 	return a;
 }
@@ -157,7 +162,9 @@ static bool block_ok(const struct smmu_stage_cfg *c, unsigned level)
 	if (level >= 2)
 		return true;
 	if (level == 1)
-		return c->g == 12 || (c->g == 16 && c->oas > 48);
+		/* AArch64.BlockDescSupported(): 64K level 1 blocks need
+		 * a 52-bit PA implementation (PAMax), not a 52-bit PS. */
+		return c->g == 12 || (c->g == 16 && c->pa52);
 	return false;
 }
 

@@ -49,6 +49,10 @@ struct smmu_stage_cfg {
 	unsigned ias;		/* input address bits */
 	unsigned start;		/* start level */
 	unsigned oas;		/* effective output address bits */
+	bool pa52;		/* the SMMU implements 52-bit PAs (IDR5.OAS):
+				 * with the 64K granule, descriptor bits
+				 * [15:12] are OA[51:48] and level 1 blocks
+				 * exist, whatever the stage's own PS */
 	uint64_t ttb;		/* start table address */
 	bool upper;		/* stage 1: the TTB1 (upper) region */
 	bool affd, ha, hd;
