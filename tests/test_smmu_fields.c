@@ -844,6 +844,18 @@ static void test_cd_fields(void **state)
 	assert_int_equal(go_txn(&r, x).fault, IOPT_EVT_F_PERMISSION);
 	x.sid = 1;
 	assert_int_equal(go_txn(&r, x).fault, 0);
+	/* A page EL0 may write (AP = 0b01) is privileged execute-never;
+	 * EL0 may execute it, and EL1 may execute one EL0 can only read
+	 * (AP = 0b11). */
+	tmap(&r, &t, 0xa000, 0xe000, S1_RW | D_AP1, 3);
+	tmap(&r, &t, 0xb000, 0xf000, S1_RW | D_AP1 | D_AP2, 3);
+	x.addr = 0xa000;
+	assert_int_equal(go_txn(&r, x).fault, IOPT_EVT_F_PERMISSION);
+	x.priv = false;
+	assert_int_equal(go_txn(&r, x).fault, 0);
+	x.priv = true;
+	x.addr = 0xb000;
+	assert_int_equal(go_txn(&r, x).fault, 0);
 	/* PAN: no privileged data access to an EL0-accessible page. */
 	tmap(&r, &t, 0x9000, 0xd000, S1_RW | D_AP1, 3);
 	memcpy(w, base, 64);

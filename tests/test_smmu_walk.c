@@ -207,7 +207,11 @@ static void check_va(struct iopt_pgtable *pt, const struct smmu_stage_cfg *c,
 	smmu_walk(c, NULL, m, va, SMMU_ACC_PRIV | SMMU_ACC_WRITE, &r);
 	assert_int_equal(r.fault, prot & IOPT_WRITE ? SMMU_OK : SMMU_F_PERMISSION);
 	smmu_walk(c, NULL, m, va, SMMU_ACC_PRIV | SMMU_ACC_EXEC, &r);
-	assert_int_equal(r.fault, prot & IOPT_NOEXEC ? SMMU_F_PERMISSION : SMMU_OK);
+	/* Stage 1: a page EL0 may write (no IOPT_PRIV) is privileged
+	 * execute-never (Arm ARM D8.4). */
+	assert_int_equal(r.fault, (prot & IOPT_NOEXEC) ||
+				  (s1 && (prot & IOPT_WRITE) && !(prot & IOPT_PRIV)) ?
+				  SMMU_F_PERMISSION : SMMU_OK);
 	if (s1) {
 		smmu_walk(c, NULL, m, va, 0, &r);	/* unprivileged read */
 		assert_int_equal(r.fault, prot & IOPT_PRIV ? SMMU_F_PERMISSION :

@@ -141,8 +141,9 @@ static inline bool smmu_in_region(const struct smmu_stage_cfg *c, uint64_t va)
 /*
  * Stage 1 access permissions other than write (D8.4): AP[1] for
  * unprivileged access; PAN denies privileged data access to what EL0 may
- * access; execute needs PXN/UXN clear and, with WXN, a read-only page
- * (writable-clean DBM pages count as read-only until written).
+ * access; execute needs PXN/UXN clear, for privileged execute a page EL0
+ * cannot write, and with WXN a read-only page (writable-clean DBM pages
+ * count as read-only until written).
  */
 static inline bool smmu_stage1_allows(const struct smmu_stage_cfg *c, uint64_t d,
 				      unsigned acc)
@@ -154,6 +155,11 @@ static inline bool smmu_stage1_allows(const struct smmu_stage_cfg *c, uint64_t d
 	if (priv && !exec && c->pan && (d & D_AP_UNPRIV))
 		return false;
 	if (exec && (d & (priv ? D_PXN : D_UXN)))
+		return false;
+	/* A page EL0 may write is privileged execute-never (Arm ARM D8.4;
+	 * IHI0070 5.4 UWXN: "all EL0-writable regions are treated as being
+	 * PXN"). */
+	if (exec && priv && (d & D_AP_UNPRIV) && !(d & D_AP_RDONLY))
 		return false;
 	return !(exec && c->wxn && !(d & D_AP_RDONLY));
 }
