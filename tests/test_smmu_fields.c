@@ -1140,6 +1140,15 @@ static void test_nested_httu_and_ptw(void **state)
 	expect_pa(&r, 2, 0x1000, 0x50000000);
 	assert_int_equal(*leaf & D_AF, D_AF);
 	assert_int_equal(*s2l & D_AP2, D_AP2);
+	/* The stage 2 translation of a CD fetch: with S2HA its AF is set
+	 * (3.13.2), but S2AP[1] is never set for it (3.13.3.1), even with
+	 * S2HD and DBM. */
+	uint64_t *s2cdl = slot_of(&r, &n.s2, CDTAB, 3);
+
+	*s2cdl = (*s2cdl & ~(D_AF | D_AP2)) | D_DBM;
+	put_ste(&r, 4, ste);
+	expect_pa(&r, 4, 0x1000, 0x50000000);
+	assert_int_equal(*s2cdl & (D_AF | D_AP2), D_AF);
 	/* S2PTW: the stage 1 level 3 table's page as Device memory. */
 	*s2l = (*s2l & ~(0xfull << 2)) | S2_DEVICE;
 	setf(ste, STE_S2PTW, 1);

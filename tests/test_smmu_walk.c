@@ -6,8 +6,9 @@
  *  - the walker against the library's page tables (which it must read as
  *    an SMMU would, from a simulated physical memory): random mappings of
  *    every page size and permission translated through a CD or STE built
- *    from the table's registers, compared with iopt_iova_to_phys() and
- *    with the permissions asked for; stage 2; nested stage 1 + 2 with the
+ *    from the table's registers, compared with the physical address the
+ *    test mapped (and iopt_iova_to_phys() with it) and with the
+ *    permissions asked for; stage 2; nested stage 1 + 2 with the
  *    stage 1 tables in IPA space; hardware dirty-state and access-flag
  *    updates; faults and their levels; ILLEGAL structures refused.
  */
@@ -183,9 +184,12 @@ static struct iopt_pgtable *make_pt(struct iopt_physmem *pm, enum iopt_fmt fmt,
 }
 
 /* Check the walker on va against the table and the prot asked for. */
+/* Walk va and check the result against want_pa, the physical address
+ * the test mapped there (not the library's iova_to_phys, which must
+ * agree too), and against the permissions prot asked for. */
 static void check_va(struct iopt_pgtable *pt, const struct smmu_stage_cfg *c,
 		     const struct smmu_mem *m, uint64_t va, unsigned prot,
-		     bool mapped)
+		     bool mapped, uint64_t want_pa)
 {
 	struct smmu_walk_res r;
 	uint64_t pa;
@@ -198,11 +202,12 @@ static void check_va(struct iopt_pgtable *pt, const struct smmu_stage_cfg *c,
 		return;
 	}
 	assert_int_equal(iopt_iova_to_phys(pt, va, &pa), 0);
+	assert_int_equal(pa, want_pa);
 	if (!s1 && !(prot & IOPT_READ)) {
 		assert_int_equal(r.fault, SMMU_F_PERMISSION);
 	} else {
 		assert_int_equal(r.fault, SMMU_OK);
-		assert_int_equal(r.oa, pa);
+		assert_int_equal(r.oa, want_pa);
 	}
 	smmu_walk(c, NULL, m, va, SMMU_ACC_PRIV | SMMU_ACC_WRITE, &r);
 	assert_int_equal(r.fault, prot & IOPT_WRITE ? SMMU_OK : SMMU_F_PERMISSION);
@@ -275,12 +280,12 @@ static void walk_vs_pgtable(enum iopt_fmt fmt, uint32_t granule, unsigned ias,
 			continue;
 		unsigned want = tu_expect_prot(fmt, 0, prot);
 
-		check_va(pt, &c, &m, va, want, true);
-		check_va(pt, &c, &m, va + sz - 1, want, true);
+		check_va(pt, &c, &m, va, want, true, pa);
+		check_va(pt, &c, &m, va + sz - 1, want, true, pa + sz - 1);
 		if (tu_rand(&rng) % 3 == 0) {
 			assert_int_equal(iopt_unmap_pages(pt, va, sz, 1, NULL),
 					 (int64_t)sz);
-			check_va(pt, &c, &m, va + sz / 2, 0, false);
+			check_va(pt, &c, &m, va + sz / 2, 0, false, 0);
 		}
 	}
 	/* Outside the input range: a translation fault, no fetch. */
