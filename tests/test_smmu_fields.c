@@ -64,6 +64,7 @@
 #define CD_AFFD		35, 1
 #define CD_WXN		36, 1
 #define CD_TBI0		38, 1
+#define CD_TBI1		39, 1
 #define CD_PAN		40, 1
 #define CD_AA64		41, 1
 #define CD_HD		42, 1
@@ -802,6 +803,24 @@ static void test_cd_fields(void **state)
 	expect_pa(&r, 3, hi + 0x45, 0xa045);
 	expect_pa(&r, 3, 0x5000, 0x9000);
 	expect_fault(&r, 1, hi, false, IOPT_EVT_F_TRANSLATION, false, CLASS_IN);
+	/* TBI1: a tagged upper address goes through TTB1. */
+	setf(w, CD_TBI1, 1);
+	USE_CD(22, w);
+	expect_pa(&r, 22, 0x5affff8000007010ull, 0xa010);
+	expect_fault(&r, 3, 0x5affff8000007010ull, false, IOPT_EVT_F_TRANSLATION,
+		     false, CLASS_IN);
+	/* TG1 = 0b11 is the 64K granule (TG0's encoding differs): T1SZ 22,
+	 * start level 2. */
+	struct tt t1k = new_tt(&r, 16, 2, 42);
+	const uint64_t hi64 = 0xfffffc0000070000ull;
+
+	tmap(&r, &t1k, hi64, 0x7770000, S1_RW, 3);
+	setf(w, CD_TBI1, 0);
+	setf(w, CD_T1SZ, 22);
+	setf(w, CD_TG1, 3);
+	setf(w, CD_TTB1, t1k.root >> 4);
+	USE_CD(23, w);
+	expect_pa(&r, 23, hi64 + 0x1234, 0x7771234);
 	/* TG1 = 0b00 is Reserved: ILLEGAL while TTB1 is enabled. */
 	setf(w, CD_TG1, 0);
 	USE_CD(4, w);
