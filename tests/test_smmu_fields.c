@@ -97,6 +97,11 @@
 #define D_AP2		(1ull << 7)	/* stage 1: read-only; stage 2: S2AP write */
 #define D_NG		(1ull << 11)	/* stage 1: not global */
 #define D_DBM		(1ull << 51)
+#define D_PXN		(1ull << 53)
+#define T_PXNTABLE	(1ull << 59)	/* table descriptors, stage 1 */
+#define T_UXNTABLE	(1ull << 60)
+#define T_APTABLE0	(1ull << 61)
+#define T_APTABLE1	(1ull << 62)
 #define D_ATTRIDX(n)	((uint64_t)(n) << 2)
 #define S2_NORMAL	(0xfull << 2)	/* MemAttr: Normal, Write-Back */
 #define S2_DEVICE	(0x1ull << 2)	/* MemAttr: Device-nGnRE */
@@ -1000,6 +1005,93 @@ static void test_cd_illegal(void **state)
 	teardown(&r);
 }
 
+/*
+ * Hierarchical permissions (Arm ARM D8.4.2): IDR3.HAD = 0, so the
+ * APTable, UXNTable and PXNTable bits of stage 1 table descriptors limit
+ * every leaf below them, also when the walk starts from a walk cache
+ * entry below the table that set them; a write to a writable-clean page
+ * made read-only by APTable[1] is a Permission fault, never a dirty-state
+ * update (IHI0070 3.13.3.1).
+ */
+static void test_hierarchical_permissions(void **state)
+{
+	struct iopt_smmu_params p;
+	struct rig r;
+	uint64_t w[8], ste[8];
+
+	(void)state;
+	for (int wc = 0; wc < 2; wc++) {
+		params(&p);
+		p.walk.enable = wc;
+		setup(&r, &p);
+		assert_int_equal(mmio_r(&r, 0xc, 4) >> 2 & 1, 0);	/* IDR3.HAD */
+		struct tt t = new_tt(&r, 12, 1, 39);
+		/* Four 2 MiB regions, each under its own level 2 table, all
+		 * pages EL0 read/write, writable-clean with DBM at 0x...3000. */
+		static const uint64_t tbits[4] = { T_APTABLE0, T_APTABLE1, T_UXNTABLE,
+						   T_PXNTABLE };
+
+		for (unsigned k = 0; k < 4; k++) {
+			uint64_t va = (k + 1) << 21;
+
+			tmap(&r, &t, va + 0x1000, 0x100000 * (k + 1), S1_RW | D_AP1, 3);
+			tmap(&r, &t, va + 0x3000, 0x100000 * (k + 1) + 0x3000,
+			     S1_RW | D_AP1 | D_AP2 | D_DBM, 3);
+			*slot_of(&r, &t, va, 2) |= tbits[k];
+		}
+		cd_of(w, &t, 1, 0);
+		setf(w, CD_HA, 1);
+		setf(w, CD_HD, 1);
+		put(&r, CDTAB, w);
+		ste_s1(ste, CDTAB);
+		put_ste(&r, 1, ste);
+		for (int pass = 0; pass < 2; pass++) {	/* the second from the walk cache */
+			struct iopt_smmu_txn x = { .sid = 1, .priv = true };
+			unsigned want;
+
+			/* APTable[0]: no EL0 access; EL1 may read, write, and
+			 * (the page is no longer EL0-writable) execute. */
+			x.addr = (1 << 21) + 0x1000;
+			x.priv = false;
+			assert_int_equal(go_txn(&r, x).fault, IOPT_EVT_F_PERMISSION);
+			x.priv = true;
+			x.write = true;
+			assert_int_equal(go_txn(&r, x).fault, 0);
+			x.write = false;
+			x.exec = true;
+			assert_int_equal(go_txn(&r, x).fault, 0);
+			x.exec = false;
+			/* APTable[1]: no write, and no dirty-state update. */
+			x.addr = (2 << 21) + 0x1000;
+			assert_int_equal(go_txn(&r, x).fault, 0);
+			x.write = true;
+			assert_int_equal(go_txn(&r, x).fault, IOPT_EVT_F_PERMISSION);
+			x.addr = (2 << 21) + 0x3000;
+			assert_int_equal(go_txn(&r, x).fault, IOPT_EVT_F_PERMISSION);
+			assert_int_equal(*slot_of(&r, &t, x.addr, 3) & D_AP2, D_AP2);
+			x.write = false;
+			/* UXNTable: no EL0 execution; PXNTable: no EL1. */
+			x.exec = true;
+			x.priv = false;
+			x.addr = (3 << 21) + 0x1000;
+			assert_int_equal(go_txn(&r, x).fault, IOPT_EVT_F_PERMISSION);
+			x.addr = (4 << 21) + 0x1000;
+			assert_int_equal(go_txn(&r, x).fault, 0);
+			x.priv = true;
+			x.addr = (4 << 21) + 0x3000;	/* EL0 read-only: not implicit PXN */
+			assert_int_equal(go_txn(&r, x).fault, IOPT_EVT_F_PERMISSION);
+			x.addr = (3 << 21) + 0x3000;
+			want = 0;
+			assert_int_equal(go_txn(&r, x).fault, want);
+		}
+		struct iopt_smmu_stats st;
+
+		iopt_smmu_get_stats(r.s, &st);
+		assert_int_equal(st.walk_cache_hits > 0, wc == 1);
+		teardown(&r);
+	}
+}
+
 /* ---- nested translation: event records ---------------------------------- */
 
 struct nest {
@@ -1308,6 +1400,7 @@ int main(void)
 		cmocka_unit_test(test_ste_substreams),
 		cmocka_unit_test(test_cd_fields),
 		cmocka_unit_test(test_cd_illegal),
+		cmocka_unit_test(test_hierarchical_permissions),
 		cmocka_unit_test(test_nested_records),
 		cmocka_unit_test(test_nested_httu_and_ptw),
 		cmocka_unit_test(test_stage1_eabt_and_disabled),

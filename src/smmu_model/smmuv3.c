@@ -253,7 +253,7 @@ static int64_t mem_read(struct iopt_smmu *s, uint64_t pa, void *buf, size_t len)
 /* ---- walk cache ----------------------------------------------------------- */
 
 static bool wc_lookup(void *ctx, unsigned stage, unsigned level, uint64_t ia,
-		      unsigned shift, uint64_t *table)
+		      unsigned shift, uint64_t *table, uint64_t *hier)
 {
 	struct iopt_smmu *s = ctx;
 	struct tlb_entry *e = tlb_lookup_level(&s->wc, s->wc_vmid,
@@ -266,18 +266,19 @@ static bool wc_lookup(void *ctx, unsigned stage, unsigned level, uint64_t ia,
 	}
 	s->st.walk_cache_hits++;
 	*table = e->oa;
+	*hier = e->desc;	/* table attributes gathered above it */
 	return true;
 }
 
 static void wc_insert(void *ctx, unsigned stage, unsigned level, uint64_t ia,
-		      unsigned shift, unsigned g, uint64_t table)
+		      unsigned shift, unsigned g, uint64_t table, uint64_t hier)
 {
 	struct iopt_smmu *s = ctx;
 	struct tlb_entry e = {
 		.stage = (uint8_t)stage, .level = (uint8_t)level, .g = (uint8_t)g,
 		.size_lg2 = (uint8_t)shift, .vmid = s->wc_vmid,
 		.asid = stage == 1 ? s->wc_asid : 0,
-		.ia = ia & ~((1ull << shift) - 1), .oa = table,
+		.ia = ia & ~((1ull << shift) - 1), .oa = table, .desc = hier,
 	};
 
 	tlb_insert(&s->wc, &e);

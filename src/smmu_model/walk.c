@@ -265,7 +265,7 @@ static void walk_stage(const struct smmu_stage_cfg *c,
 		       struct smmu_walk_res *r)
 {
 	unsigned level = c->start;
-	uint64_t base = c->ttb;
+	uint64_t base = c->ttb, hier = 0;	/* stage 1 table attributes */
 	const bool write = acc & SMMU_ACC_WRITE, exec = acc & SMMU_ACC_EXEC;
 
 	if (!smmu_in_region(c, ia)) {
@@ -278,7 +278,7 @@ static void walk_stage(const struct smmu_stage_cfg *c,
 			uint64_t tbl;
 
 			if (m->wc->lookup(m->wc->ctx, c->stage, l, ia,
-					  shift_of(c->g, l - 1), &tbl)) {
+					  shift_of(c->g, l - 1), &tbl, &hier)) {
 				level = l;
 				base = tbl;
 				break;
@@ -311,9 +311,11 @@ static void walk_stage(const struct smmu_stage_cfg *c,
 			}
 			base = next;
 			level++;
+			if (c->stage == 1)
+				hier |= d & T_HIER;
 			if (m->wc)
 				m->wc->insert(m->wc->ctx, c->stage, level, ia, shift,
-					      c->g, base);
+					      c->g, base, hier);
 			continue;
 		}
 		if ((level == 3 && (d & 3) != 3) || (level < 3 && !block_ok(c, level))) {
@@ -354,9 +356,9 @@ static void walk_stage(const struct smmu_stage_cfg *c,
 		bool ok;
 
 		if (c->stage == 1) {
-			ok = smmu_stage1_allows(c, d, acc);
-			while (ok && write && (d & D_AP_RDONLY)) {
-				if (!(c->hd && (d & D_DBM))) {
+			ok = smmu_stage1_allows(c, smmu_apply_hier(d, hier), acc);
+			while (ok && write && (smmu_apply_hier(d, hier) & D_AP_RDONLY)) {
+				if (!(c->hd && (smmu_apply_hier(d, hier) & D_DBM))) {
 					ok = false;
 					break;
 				}
@@ -402,7 +404,8 @@ static void walk_stage(const struct smmu_stage_cfg *c,
 		r->fault = SMMU_OK;
 		r->level = level;
 		r->oa = oa;
-		r->desc = d;
+		/* What a TLB keeps: the leaf as the tables above restrict it. */
+		r->desc = c->stage == 1 ? smmu_apply_hier(d, hier) : d;
 		r->size_lg2 = shift + ((d & D_CONT) ? run_lg2(c->g, level) : 0);
 		return;
 	}

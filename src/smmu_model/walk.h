@@ -21,14 +21,15 @@
 /*
  * Walk caches (optional): table addresses the walker may start from. An
  * entry maps (stage, level, the input address above the level's index
- * bits) to the table for that level; tags beyond stage (VMID, ASID) are
- * the cache owner's context.
+ * bits) to the table for that level and the hierarchical attributes the
+ * walk gathered above it (stage 1: APTable, UXNTable, PXNTable); tags
+ * beyond stage (VMID, ASID) are the cache owner's context.
  */
 struct smmu_walk_cache {
 	bool (*lookup)(void *ctx, unsigned stage, unsigned level, uint64_t ia,
-		       unsigned shift, uint64_t *table);
+		       unsigned shift, uint64_t *table, uint64_t *hier);
 	void (*insert)(void *ctx, unsigned stage, unsigned level, uint64_t ia,
-		       unsigned shift, unsigned g, uint64_t table);
+		       unsigned shift, unsigned g, uint64_t table, uint64_t hier);
 	void *ctx;
 };
 
@@ -119,6 +120,29 @@ int smmu_cfg_from_ste_s2(const struct iopt_ste *ste,
 #define D_CONT		(1ull << 52)
 #define D_PXN		(1ull << 53)
 #define D_UXN		(1ull << 54)	/* stage 2: XN */
+/* Stage 1 table descriptor hierarchical attributes (Arm ARM D8.4.2);
+ * they apply as IDR3.HAD = 0 (no CD.HADx). */
+#define T_PXNTABLE	(1ull << 59)
+#define T_UXNTABLE	(1ull << 60)
+#define T_APTABLE0	(1ull << 61)	/* no EL0 access below */
+#define T_APTABLE1	(1ull << 62)	/* no write access below */
+#define T_HIER		(T_PXNTABLE | T_UXNTABLE | T_APTABLE0 | T_APTABLE1)
+
+/* A stage 1 leaf as the table attributes above it restrict it: APTable[0]
+ * removes EL0 access, APTable[1] write access (which DBM then cannot
+ * give back, IHI0070 3.13.3.1), XNTable/PXNTable execution. */
+static inline uint64_t smmu_apply_hier(uint64_t d, uint64_t hier)
+{
+	if (hier & T_APTABLE0)
+		d &= ~D_AP_UNPRIV;
+	if (hier & T_APTABLE1)
+		d = (d | D_AP_RDONLY) & ~D_DBM;
+	if (hier & T_UXNTABLE)
+		d |= D_UXN;
+	if (hier & T_PXNTABLE)
+		d |= D_PXN;
+	return d;
+}
 
 /* An address with its top byte replaced by copies of bit 55 (TBI). */
 static inline uint64_t smmu_untag(uint64_t va)
