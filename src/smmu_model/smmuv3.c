@@ -780,7 +780,6 @@ static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 	struct smmu_walk_res w;
 	struct cfg_entry local;
 	const struct cfg_entry *c = NULL;
-	bool rec_s1 = true, rec_s2 = true;	/* CD.R, STE.S2R (5.5) */
 
 	r->fault = 0;
 	r->oa = 0;
@@ -789,7 +788,6 @@ static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 	w.fault_stage = 0;
 	w.ipa = 0;
 	w.s2_on_walk = false;
-	w.tt_write = false;
 	s->st.translations++;
 	if (t->translated &&
 	    (!s->p.ats || !(s->cr0 & CR0_SMMUEN) || !(s->cr0 & CR0_ATSCHK))) {
@@ -825,9 +823,8 @@ static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 		if (ev) {
 			if (w.fault) {
 				/* A stage 2 fault on the CD fetch: CLASS = CD,
-				 * recorded as STE.S2R says. */
+				 * recorded as STE.S2R says (local.rec_s2). */
 				cls = 0;
-				rec_s2 = local.rec_s2;
 				goto fault_event;
 			}
 			goto done;
@@ -835,8 +832,6 @@ static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 		cfg_insert(s, &local);
 		c = &local;
 	}
-	rec_s1 = c->rec_s1;
-	rec_s2 = c->rec_s2;
 	if (t->translated) {
 		/* CR0.ATSCHK = 1: the STE decides (7.3.8). */
 		if (!c->ats_pass)
@@ -844,18 +839,9 @@ static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 		r->oa = t->addr;
 		goto done;
 	}
-	/* Stage 1 bypassed: an input address beyond the IAS (= OAS here;
-	 * with both stages bypassed, the OAS) is a stage 1 Address Size
-	 * fault, CLASS = IN (3.4, 7.3.14). No CD decides whether to record
-	 * it: it is recorded (docs/smmu_model.md). */
-	if (!c->s1 && t->addr >> s->p.oas) {
-		w.fault = SMMU_F_ADDR_SIZE;
-		w.fault_stage = 1;
-		ev = IOPT_EVT_F_ADDR_SIZE;
-		rec_s1 = true;
-		goto fault_event;
-	}
 	if (!c->s1 && !c->s2) {
+		if (t->addr >> s->p.oas)
+			goto s1_bypass_addr_size;
 		r->oa = t->addr;	/* bypass */
 		goto done;
 	}
@@ -870,6 +856,7 @@ static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 		if (!c->ttb_ok[u] || !smmu_in_region(first, t->addr)) {
 			w.fault = SMMU_F_TRANSLATION;
 			w.fault_stage = 1;
+			w.tt_write = false;
 			ev = IOPT_EVT_F_TRANSLATION;
 			goto fault_event;
 		}
@@ -892,6 +879,10 @@ static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 		}
 		s->st.tlb_misses++;
 	}
+	/* Stage 1 bypassed: checked after the TLB, which cannot hold such an
+	 * address (it holds only what walks translated). */
+	if (!c->s1 && t->addr >> s->p.oas)
+		goto s1_bypass_addr_size;
 	/* Walk, in a walk slot. */
 	uint64_t *ws = slot(s->walk_free, s->p.walk_slots, &s->next_walk);
 	uint64_t wstart = tcur > *ws ? tcur : *ws;
@@ -927,6 +918,16 @@ static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 	}
 	goto done;
 
+s1_bypass_addr_size:
+	/* Stage 1 bypassed: an input address beyond the IAS (= OAS here;
+	 * with both stages bypassed, the OAS) is a stage 1 Address Size
+	 * fault, CLASS = IN (3.4, 7.3.14). No CD decides whether to record
+	 * it: it is recorded (c->rec_s1 is true without a CD;
+	 * docs/smmu_model.md). */
+	w.fault = SMMU_F_ADDR_SIZE;
+	w.fault_stage = 1;
+	w.tt_write = false;
+	ev = IOPT_EVT_F_ADDR_SIZE;
 fault_event:
 	{
 		/* CLASS (7.3): TT for a stage 2 fault on a stage 1 table
@@ -951,7 +952,8 @@ fault_event:
 		 * faults CD.R. */
 		if (ev == IOPT_EVT_F_WALK_EABT)
 			event(s, ev, t, w1, t->addr, w.fetch_pa & FETCH_MASK, tcur);
-		else if (w.fault_stage == 2 ? rec_s2 : rec_s1)
+		else if (w.fault_stage == 2 ? (c ? c->rec_s2 : local.rec_s2) :
+					      c->rec_s1)
 			event(s, ev, t, w1, t->addr,
 			      w.ipa & (((1ull << 52) - 1) & ~0xfffull), tcur);
 	}
