@@ -6,8 +6,9 @@
  *  - the walker against the library's page tables (which it must read as
  *    an SMMU would, from a simulated physical memory): random mappings of
  *    every page size and permission translated through a CD or STE built
- *    from the table's registers, compared with iopt_iova_to_phys() and
- *    with the permissions asked for; stage 2; nested stage 1 + 2 with the
+ *    from the table's registers, compared with the physical address the
+ *    test mapped (and iopt_iova_to_phys() with it) and with the
+ *    permissions asked for; stage 2; nested stage 1 + 2 with the
  *    stage 1 tables in IPA space; hardware dirty-state and access-flag
  *    updates; faults and their levels; ILLEGAL structures refused.
  */
@@ -24,6 +25,11 @@
 
 #include "../src/smmu_model/walk.h"
 #include "tutil.h"
+
+/* An SMMU with an OAS of oas bits, HTTU level httu and every granule. */
+#define CAPS(oas, httu)                                                     \
+	(&(const struct smmu_caps){ (oas), (httu),                          \
+				   1u << 12 | 1u << 14 | 1u << 16 })
 
 /* ---- encoders ----------------------------------------------------------- */
 
@@ -67,8 +73,8 @@ static void test_ste_fields(void **state)
 	STE_ONE(s2_aa64, true, 179, 1, 1);
 	STE_ONE(s2_affd, true, 181, 1, 1);
 	STE_ONE(s2_ptw, true, 182, 1, 1);
-	STE_ONE(s2_ha, true, 183, 1, 1);
-	STE_ONE(s2_hd, true, 184, 1, 1);
+	STE_ONE(s2_hd, true, 183, 1, 1);
+	STE_ONE(s2_ha, true, 184, 1, 1);
 	STE_ONE(s2_s, true, 185, 1, 1);
 	STE_ONE(s2_r, true, 186, 1, 1);
 	STE_ONE(s2_ttb, 0xabcdef123450ull, 196, 48, 0xabcdef123450ull >> 4);
@@ -178,9 +184,12 @@ static struct iopt_pgtable *make_pt(struct iopt_physmem *pm, enum iopt_fmt fmt,
 }
 
 /* Check the walker on va against the table and the prot asked for. */
+/* Walk va and check the result against want_pa, the physical address
+ * the test mapped there (not the library's iova_to_phys, which must
+ * agree too), and against the permissions prot asked for. */
 static void check_va(struct iopt_pgtable *pt, const struct smmu_stage_cfg *c,
 		     const struct smmu_mem *m, uint64_t va, unsigned prot,
-		     bool mapped)
+		     bool mapped, uint64_t want_pa)
 {
 	struct smmu_walk_res r;
 	uint64_t pa;
@@ -193,16 +202,21 @@ static void check_va(struct iopt_pgtable *pt, const struct smmu_stage_cfg *c,
 		return;
 	}
 	assert_int_equal(iopt_iova_to_phys(pt, va, &pa), 0);
+	assert_int_equal(pa, want_pa);
 	if (!s1 && !(prot & IOPT_READ)) {
 		assert_int_equal(r.fault, SMMU_F_PERMISSION);
 	} else {
 		assert_int_equal(r.fault, SMMU_OK);
-		assert_int_equal(r.oa, pa);
+		assert_int_equal(r.oa, want_pa);
 	}
 	smmu_walk(c, NULL, m, va, SMMU_ACC_PRIV | SMMU_ACC_WRITE, &r);
 	assert_int_equal(r.fault, prot & IOPT_WRITE ? SMMU_OK : SMMU_F_PERMISSION);
 	smmu_walk(c, NULL, m, va, SMMU_ACC_PRIV | SMMU_ACC_EXEC, &r);
-	assert_int_equal(r.fault, prot & IOPT_NOEXEC ? SMMU_F_PERMISSION : SMMU_OK);
+	/* Stage 1: a page EL0 may write (no IOPT_PRIV) is privileged
+	 * execute-never (Arm ARM D8.4). */
+	assert_int_equal(r.fault, (prot & IOPT_NOEXEC) ||
+				  (s1 && (prot & IOPT_WRITE) && !(prot & IOPT_PRIV)) ?
+				  SMMU_F_PERMISSION : SMMU_OK);
 	if (s1) {
 		smmu_walk(c, NULL, m, va, 0, &r);	/* unprivileged read */
 		assert_int_equal(r.fault, prot & IOPT_PRIV ? SMMU_F_PERMISSION :
@@ -230,14 +244,14 @@ static void walk_vs_pgtable(enum iopt_fmt fmt, uint32_t granule, unsigned ias,
 		assert_int_equal(iopt_cd_from_pgtable(pt, 7, &cd), 0);
 		iopt_cd_encode(&cd, w);
 		iopt_cd_decode(w, &cd2);
-		assert_int_equal(smmu_cfg_from_cd(&cd2, false, 52, true, &c), 0);
+		assert_int_equal(smmu_cfg_from_cd(&cd2, false, CAPS(52, 2), &c), 0);
 	} else {
 		struct iopt_ste ste = { .valid = true, .config = IOPT_STE_S2 }, st2;
 
 		assert_int_equal(iopt_ste_s2_from_pgtable(pt, 3, &ste), 0);
 		iopt_ste_encode(&ste, w);
 		iopt_ste_decode(w, &st2);
-		assert_int_equal(smmu_cfg_from_ste_s2(&st2, 52, true, &c), 0);
+		assert_int_equal(smmu_cfg_from_ste_s2(&st2, CAPS(52, 2), &c), 0);
 	}
 	assert_int_equal(c.start, info.start_level);
 
@@ -266,12 +280,12 @@ static void walk_vs_pgtable(enum iopt_fmt fmt, uint32_t granule, unsigned ias,
 			continue;
 		unsigned want = tu_expect_prot(fmt, 0, prot);
 
-		check_va(pt, &c, &m, va, want, true);
-		check_va(pt, &c, &m, va + sz - 1, want, true);
+		check_va(pt, &c, &m, va, want, true, pa);
+		check_va(pt, &c, &m, va + sz - 1, want, true, pa + sz - 1);
 		if (tu_rand(&rng) % 3 == 0) {
 			assert_int_equal(iopt_unmap_pages(pt, va, sz, 1, NULL),
 					 (int64_t)sz);
-			check_va(pt, &c, &m, va + sz / 2, 0, false);
+			check_va(pt, &c, &m, va + sz / 2, 0, false, 0);
 		}
 	}
 	/* Outside the input range: a translation fault, no fetch. */
@@ -380,8 +394,8 @@ static void test_walk_nested(void **state)
 
 	assert_int_equal(iopt_cd_from_pgtable(t1, 1, &cd), 0);
 	assert_int_equal(iopt_ste_s2_from_pgtable(t2, 9, &ste), 0);
-	assert_int_equal(smmu_cfg_from_cd(&cd, false, 48, true, &s1), 0);
-	assert_int_equal(smmu_cfg_from_ste_s2(&ste, 48, true, &s2), 0);
+	assert_int_equal(smmu_cfg_from_cd(&cd, false, CAPS(48, 2), &s1), 0);
+	assert_int_equal(smmu_cfg_from_ste_s2(&ste, CAPS(48, 2), &s2), 0);
 
 	struct smmu_walk_res r;
 
@@ -448,8 +462,8 @@ static void test_httu(void **state)
 					IOPT_READ | IOPT_WRITE, NULL), 0);
 	assert_int_equal(iopt_cd_from_pgtable(pt, 1, &cd), 0);
 	assert_true(cd.ha && cd.hd);
-	assert_int_equal(smmu_cfg_from_cd(&cd, false, 48, false, &c), -EINVAL);
-	assert_int_equal(smmu_cfg_from_cd(&cd, false, 48, true, &c), 0);
+	assert_int_equal(smmu_cfg_from_cd(&cd, false, CAPS(48, 0), &c), -EINVAL);
+	assert_int_equal(smmu_cfg_from_cd(&cd, false, CAPS(48, 2), &c), 0);
 	smmu_walk(&c, NULL, &m, 0x5000, SMMU_ACC_PRIV, &r);	/* read */
 	assert_int_equal(iopt_read_and_clear_dirty(pt, 0x5000, 0x2000, 0, NULL, rec,
 						   &log), 0);
@@ -500,36 +514,36 @@ static void test_illegal_structures(void **state)
 	struct smmu_stage_cfg c;
 
 	(void)state;
-	assert_int_equal(smmu_cfg_from_cd(&cd, false, 48, false, &c), 0);
+	assert_int_equal(smmu_cfg_from_cd(&cd, false, CAPS(48, 0), &c), 0);
 	assert_int_equal(c.start, 0);
 	cd.valid = false;
-	assert_int_equal(smmu_cfg_from_cd(&cd, false, 48, false, &c), -EINVAL);
+	assert_int_equal(smmu_cfg_from_cd(&cd, false, CAPS(48, 0), &c), -EINVAL);
 	cd.valid = true;
 	cd.tg0 = 3;					/* reserved granule */
-	assert_int_equal(smmu_cfg_from_cd(&cd, false, 48, false, &c), -EINVAL);
+	assert_int_equal(smmu_cfg_from_cd(&cd, false, CAPS(48, 0), &c), -EINVAL);
 	cd.tg0 = 0;
 	cd.t0sz = 40;					/* too small a range */
-	assert_int_equal(smmu_cfg_from_cd(&cd, false, 48, false, &c), -EINVAL);
+	assert_int_equal(smmu_cfg_from_cd(&cd, false, CAPS(48, 0), &c), -EINVAL);
 	cd.t0sz = 16;
 	cd.aa64 = false;				/* AArch32 tables */
-	assert_int_equal(smmu_cfg_from_cd(&cd, false, 48, false, &c), -EINVAL);
+	assert_int_equal(smmu_cfg_from_cd(&cd, false, CAPS(48, 0), &c), -EINVAL);
 	cd.aa64 = true;
 	cd.ttb0 = 1ull << 45;				/* beyond IPS (40) */
 	cd.ips = 2;
-	assert_int_equal(smmu_cfg_from_cd(&cd, false, 48, false, &c), -EINVAL);
+	assert_int_equal(smmu_cfg_from_cd(&cd, false, CAPS(48, 0), &c), -EINVAL);
 
-	assert_int_equal(smmu_cfg_from_ste_s2(&ste, 48, false, &c), 0);
+	assert_int_equal(smmu_cfg_from_ste_s2(&ste, CAPS(48, 0), &c), 0);
 	assert_int_equal(c.start, 1);
 	ste.s2_sl0 = 0;	/* level 2 start for 40 bits: 512 tables */
-	assert_int_equal(smmu_cfg_from_ste_s2(&ste, 48, false, &c), -EINVAL);
+	assert_int_equal(smmu_cfg_from_ste_s2(&ste, CAPS(48, 0), &c), -EINVAL);
 	ste.s2_sl0 = 3;
-	assert_int_equal(smmu_cfg_from_ste_s2(&ste, 48, false, &c), -EINVAL);
+	assert_int_equal(smmu_cfg_from_ste_s2(&ste, CAPS(48, 0), &c), -EINVAL);
 	ste.s2_sl0 = 1;
 	ste.s2_hd = ste.s2_ha = true;			/* no HTTU */
-	assert_int_equal(smmu_cfg_from_ste_s2(&ste, 48, false, &c), -EINVAL);
+	assert_int_equal(smmu_cfg_from_ste_s2(&ste, CAPS(48, 0), &c), -EINVAL);
 	ste.s2_hd = ste.s2_ha = false;
 	ste.s2_tg = 3;
-	assert_int_equal(smmu_cfg_from_ste_s2(&ste, 48, false, &c), -EINVAL);
+	assert_int_equal(smmu_cfg_from_ste_s2(&ste, CAPS(48, 0), &c), -EINVAL);
 }
 
 int main(void)

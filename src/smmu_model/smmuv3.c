@@ -90,7 +90,10 @@ struct cfg_entry {
 	bool ssv;
 	bool s1, s2;		/* stages that translate */
 	bool ats_pass;		/* Translated traffic may pass (EATS 1, not bypass) */
-	bool record;		/* record fault events (CD.R / STE.S2R) */
+	/* Record translation-related faults (F_TRANSLATION, F_ADDR_SIZE,
+	 * F_ACCESS, F_PERMISSION) of stage 1 (CD.R) and of stage 2, the
+	 * CD fetch and stage 1 table walk included (STE.S2R) (5.5). */
+	bool rec_s1, rec_s2;
 	uint16_t vmid, asid;
 	bool ttb_ok[2];		/* TTB0, TTB1 walks enabled */
 	struct smmu_stage_cfg s1c[2], s2c;
@@ -266,7 +269,7 @@ static int64_t mem_read(struct iopt_smmu *s, uint64_t pa, void *buf, size_t len)
 /* ---- walk cache ----------------------------------------------------------- */
 
 static bool wc_lookup(void *ctx, unsigned stage, unsigned level, uint64_t ia,
-		      unsigned shift, uint64_t *table)
+		      unsigned shift, uint64_t *table, uint64_t *hier)
 {
 	struct iopt_smmu *s = ctx;
 	struct tlb_entry *e = tlb_lookup_level(&s->wc, s->wc_vmid,
@@ -279,18 +282,19 @@ static bool wc_lookup(void *ctx, unsigned stage, unsigned level, uint64_t ia,
 	}
 	s->st.walk_cache_hits++;
 	*table = e->oa;
+	*hier = e->desc;	/* table attributes gathered above it */
 	return true;
 }
 
 static void wc_insert(void *ctx, unsigned stage, unsigned level, uint64_t ia,
-		      unsigned shift, unsigned g, uint64_t table)
+		      unsigned shift, unsigned g, uint64_t table, uint64_t hier)
 {
 	struct iopt_smmu *s = ctx;
 	struct tlb_entry e = {
 		.stage = (uint8_t)stage, .level = (uint8_t)level, .g = (uint8_t)g,
 		.size_lg2 = (uint8_t)shift, .vmid = s->wc_vmid,
 		.asid = stage == 1 ? s->wc_asid : 0,
-		.ia = ia & ~((1ull << shift) - 1), .oa = table,
+		.ia = ia & ~((1ull << shift) - 1), .oa = table, .desc = hier,
 	};
 
 	tlb_insert(&s->wc, &e);
@@ -371,7 +375,8 @@ int iopt_smmu_create(const struct iopt_smmu_params *p,
 	s->idr[0] = (p->s2 ? 1u : 0) | (p->s1 ? 1u << 1 : 0) | 2u << 2 |
 		    1u << 4 | (uint32_t)p->httu << 6 | (p->asid16 ? 1u << 12 : 0) |
 		    (p->msi ? 1u << 13 : 0) | (p->sev ? 1u << 14 : 0) |
-		    (p->vmid16 ? 1u << 18 : 0) | 1u << 26 /* TERM_MODEL */ |
+		    (p->vmid16 ? 1u << 18 : 0) | 1u << 19 /* CD2L */ |
+		    2u << 21 /* TTENDIAN: little-endian */ | 1u << 26 /* TERM_MODEL */ |
 		    (p->strtab_2lvl ? 1u << 27 : 0) | 1u << 24 /* STALL: no */ |
 		    (p->s1 ? 1u << 19 : 0) /* CD2L: S1Fmt 1, 2 walked */ |
 		    2u << 21 /* TTENDIAN: little-endian tables only */ |
@@ -515,14 +520,14 @@ static void event(struct iopt_smmu *s, unsigned type, const struct iopt_smmu_txn
  * reserved FMT values act as linear, reserved SPLIT values as 6.
  */
 static unsigned fetch_ste(struct iopt_smmu *s, uint32_t sid, struct iopt_ste *ste,
-			  int64_t *lat)
+			  uint64_t w[8], int64_t *lat)
 {
 	unsigned lit = (unsigned)fld(s->strtab_cfg, 5, 0);
 	unsigned log2size = lit < s->p.sidsize ? lit : s->p.sidsize;
 	unsigned split = (unsigned)fld(s->strtab_cfg, 10, 6);
 	unsigned fmt = (unsigned)fld(s->strtab_cfg, 17, 16);
 	uint64_t base = s->strtab_base & (((1ull << 52) - 1) & ~0x3full);
-	uint64_t w[8], pa;
+	uint64_t pa;
 	int64_t l;
 
 	/* A 32-bit StreamID with LOG2SIZE 32 has no bit above the table:
@@ -557,7 +562,7 @@ static unsigned fetch_ste(struct iopt_smmu *s, uint32_t sid, struct iopt_ste *st
 		pa = base + (uint64_t)sid * 64;
 	}
 	s->fetch_pa = pa;
-	l = mem_read(s, pa, w, sizeof(w));
+	l = mem_read(s, pa, w, 8 * sizeof(uint64_t));
 	if (l < 0)
 		return IOPT_EVT_F_STE_FETCH;
 	*lat += l;
@@ -565,27 +570,54 @@ static unsigned fetch_ste(struct iopt_smmu *s, uint32_t sid, struct iopt_ste *st
 	return 0;
 }
 
-/* Is the STE usable by this model? 0, or the event type (5.2). */
-static unsigned check_ste(struct iopt_smmu *s, const struct iopt_ste *ste)
+/* Raw STE and CD bits the structures do not name (5.2, 5.4). */
+#define STE_S1STALLD(w)	((w)[1] >> (91 - 64) & 1)
+#define STE_S2ENDI(w)	((w)[2] >> (180 - 128) & 1)
+#define CD_ENDI(w)	((w)[0] >> 15 & 1)
+
+/*
+ * Is the STE usable? 0, IOPT_EVT_ABORT (no event), or C_BAD_STE for an
+ * ILLEGAL one given what the ID registers advertise (5.2.2 SteIllegal()).
+ * The stage 2 fields are checked where they are decoded (walk.c).
+ */
+static unsigned check_ste(struct iopt_smmu *s, const struct iopt_ste *ste,
+			  const uint64_t w[8])
 {
+	const bool s1 = ste->config == IOPT_STE_S1 || ste->config == IOPT_STE_NESTED;
+	const bool s2 = ste->config == IOPT_STE_S2 || ste->config == IOPT_STE_NESTED;
+
 	if (!ste->valid)
 		return IOPT_EVT_C_BAD_STE;
-	if (ste->config == IOPT_STE_ABORT)
-		return IOPT_EVT_ABORT;
+	/* Config 0b000 aborts without an event; 0b001-0b011 are Reserved
+	 * and behave as 0b000. */
 	if (ste->config < IOPT_STE_BYPASS)
-		return IOPT_EVT_C_BAD_STE;		/* reserved */
-	if (((ste->config & 1) && !s->p.s1) || ((ste->config & 2) && !s->p.s2))
+		return IOPT_EVT_ABORT;
+	if ((s1 && !s->p.s1) || (s2 && !s->p.s2))
 		return IOPT_EVT_C_BAD_STE;
-	if ((ste->config & 1) && ste->s1_cd_max > s->p.ssidsize)
+	/* S1STALLD = 1 is ILLEGAL with IDR0.STALL_MODEL != 0b00 (here
+	 * 0b01: no stall model). */
+	if (s1 && STE_S1STALLD(w))
 		return IOPT_EVT_C_BAD_STE;
-	if ((ste->config & 2) && !s->p.vmid16 && ste->s2_vmid >> 8)
+	/* S1CDMax: 0..IDR1.SSIDSIZE; IGNORED when SSIDSIZE = 0. */
+	if (s1 && s->p.ssidsize && ste->s1_cd_max > s->p.ssidsize)
 		return IOPT_EVT_C_BAD_STE;
-	/* No stall model (IDR0.STALL_MODEL = 0b01): S2S = 1 is ILLEGAL. */
-	if ((ste->config & 2) && ste->s2_s)
+	/* S1ContextPtr: an IPA within the IAS (= OAS here) when stage 2
+	 * translates, else a PA within the OAS (STES1ContextPtrOutOfRange). */
+	if (s1 && s->p.oas < 64 && ste->s1_context_ptr >> s->p.oas)
 		return IOPT_EVT_C_BAD_STE;
-	/* EATS (5.2): RES0 without ATS; split stage (2) is ILLEGAL with
-	 * IDR0.NS1ATS = 1; 3 (DPT checks) behaves as 0 without DPT. */
-	if (s->p.ats && ste->eats == 2)
+	/* S2VMID[15:8] must be zero with 8-bit VMIDs whenever it is not
+	 * IGNORED: stage 2 implemented and some stage translates
+	 * (IgnoreSTES2VMID(); STRW is RES0 as IDR0.Hyp = 0). */
+	if ((s1 || s2) && s->p.s2 && !s->p.vmid16 && ste->s2_vmid >> 8)
+		return IOPT_EVT_C_BAD_STE;
+	/* No stall model (IDR0.STALL_MODEL = 0b01): S2S = 1 is ILLEGAL;
+	 * only little-endian walks (IDR0.TTENDIAN = 0b10): S2ENDI = 1 is. */
+	if (s2 && (ste->s2_s || STE_S2ENDI(w)))
+		return IOPT_EVT_C_BAD_STE;
+	/* EATS (5.2): IGNORED without ATS or with Config[1:0] = 0b00; split
+	 * stage (0b10) is ILLEGAL with IDR0.NS1ATS = 1; 0b11 (DPT checks)
+	 * behaves as 0b00 without IDR3.DPT. */
+	if (s->p.ats && (s1 || s2) && ste->eats == 2)
 		return IOPT_EVT_C_BAD_STE;
 	return 0;
 }
@@ -672,8 +704,18 @@ static uint64_t *slot(uint64_t *a, unsigned n, unsigned *next)
 static void run_cmds(struct iopt_smmu *s, uint64_t until);
 static int at_cycle(const struct iopt_smmu *s, uint64_t *cycle);
 
+/* What the ID registers advertise, for the ILLEGAL-structure rules. */
+static struct smmu_caps caps_of(const struct iopt_smmu *s)
+{
+	return (struct smmu_caps){
+		.oas = s->p.oas, .httu = s->p.httu,
+		.grans = (s->p.gran4k ? 1u << 12 : 0) | (s->p.gran16k ? 1u << 14 : 0) |
+			 (s->p.gran64k ? 1u << 16 : 0),
+	};
+}
+
 /* Nested: a CD or L1CD address is an IPA. false, or true with a stage 2
- * fault in *w (its IPA set). */
+ * fault in *w (its IPA set): the event's CLASS is CD (7.3.13). */
 static bool ipa_to_pa(struct iopt_smmu *s, const struct cfg_entry *c,
 		      uint64_t *addr, int64_t *lat, struct smmu_walk_res *w)
 {
@@ -683,6 +725,12 @@ static bool ipa_to_pa(struct iopt_smmu *s, const struct cfg_entry *c,
 	s->wc_vmid = c->vmid;
 	smmu_walk(&c->s2c, NULL, &m, *addr, 0, w);
 	*lat += (int64_t)w->fetches * s->mem.desc_latency;
+	/* S2PTW: a CD fetch from a stage 2 page of any Device type is a
+	 * stage 2 Permission fault (5.2 S2PTW), as a table walk's is. */
+	if (!w->fault && c->s2c.ptw && !(w->desc >> 4 & 3)) {
+		w->fault = SMMU_F_PERMISSION;
+		w->fault_stage = 2;
+	}
 	if (w->fault) {
 		w->ipa = *addr;
 		return true;
@@ -695,41 +743,56 @@ static bool ipa_to_pa(struct iopt_smmu *s, const struct cfg_entry *c,
 /*
  * Build the configuration for t from the stream table (and CD): 0, or the
  * event type; a stage 2 fault on the CD fetch fills *w. *lat gathers the
- * fetch latencies.
+ * fetch latencies. On failure, what c holds so far still says how to
+ * record (rec_s2).
  */
 static unsigned build_cfg(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 			  struct cfg_entry *c, int64_t *lat,
 			  struct smmu_walk_res *w)
 {
+	const struct smmu_caps caps = caps_of(s);
 	struct iopt_ste ste;
 	struct iopt_cd cd;
+	uint64_t stew[8];
 	unsigned ev;
 
 	memset(c, 0, sizeof(*c));
 	c->sid = t->sid;
 	c->ssv = t->ssv;
 	c->ssid = t->ssv ? t->ssid : 0;
-	ev = fetch_ste(s, t->sid, &ste, lat);
+	c->rec_s1 = c->rec_s2 = true;
+	ev = fetch_ste(s, t->sid, &ste, stew, lat);
 	if (!ev)
-		ev = check_ste(s, &ste);
+		ev = check_ste(s, &ste, stew);
 	if (ev)
 		return ev;
 	c->s1 = ste.config & 1;
 	c->s2 = ste.config & 2;
 	c->ats_pass = s->p.ats && ste.eats == 1 && (c->s1 || c->s2);
-	c->record = true;
-	if (c->s2) {
-		if (smmu_cfg_from_ste_s2(&ste, s->p.oas, s->p.httu > 0, &c->s2c))
-			return IOPT_EVT_C_BAD_STE;
+	/* Translations are VMID-tagged with S2VMID whenever stage 2 is
+	 * implemented, stage 1-only ones too (5.2 S2VMID, 3.17). */
+	if (s->p.s2)
 		c->vmid = ste.s2_vmid;
-		c->record = ste.s2_r;
+	if (c->s2) {
+		if (smmu_cfg_from_ste_s2(&ste, &caps, &c->s2c))
+			return IOPT_EVT_C_BAD_STE;
+		c->rec_s2 = ste.s2_r;
 	}
-	if (t->ssv && (!c->s1 || !ste.s1_cd_max || t->ssid >= (1u << ste.s1_cd_max)))
+	/* S1CDMax and S1DSS are IGNORED without substreams (IDR1.SSIDSIZE
+	 * = 0), where a SubstreamID is refused (5.2 S1CDMax). */
+	unsigned cd_max = s->p.ssidsize ? ste.s1_cd_max : 0;
+
+	if (t->ssv && (!c->s1 || !cd_max || t->ssid >= (1u << cd_max)))
 		return IOPT_EVT_C_BAD_SUBSTREAMID;
-	if (c->s1 && !t->ssv && ste.s1_cd_max) {
-		if (ste.s1_dss == 0)
+	if (c->s1 && cd_max) {
+		/* S1DSS: 0b00 (and Reserved 0b11) terminate a transaction
+		 * without a SubstreamID; 0b01 bypasses stage 1 for it; 0b10
+		 * gives it substream 0, which is then refused to
+		 * transactions with a SubstreamID (F_STREAM_DISABLED). */
+		if (t->ssv ? ste.s1_dss == 2 && t->ssid == 0 :
+			     ste.s1_dss == 0 || ste.s1_dss == 3)
 			return IOPT_EVT_F_STREAM_DISABLED;
-		if (ste.s1_dss == 1)
+		if (!t->ssv && ste.s1_dss == 1)
 			c->s1 = false;	/* bypass stage 1 */
 	}
 	if (!c->s1)
@@ -738,7 +801,7 @@ static unsigned build_cfg(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 	unsigned split = ste.s1_fmt == 1 ? 6 : ste.s1_fmt == 2 ? 10 : 0;
 	int64_t l;
 
-	if (ste.s1_cd_max && split) {
+	if (cd_max && split) {
 		/* Two-level CD table (5.3): an L1CD per 2^split CDs. */
 		uint64_t l1_pa = ste.s1_context_ptr + (uint64_t)(c->ssid >> split) * 8, l1;
 
@@ -766,16 +829,18 @@ static unsigned build_cfg(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 		return IOPT_EVT_F_CD_FETCH;
 	*lat += l;
 	iopt_cd_decode(cdw, &cd);
-	/* 5.4.2: with STALL_MODEL = 0b01 CD.S = 1 is ILLEGAL, with
-	 * TERM_MODEL = 1 CD.A = 0 is. */
-	if (!cd.valid || cd.s || !cd.a || (!s->p.asid16 && cd.asid >> 8))
+	/* 5.4.2 CdIllegal(): with STALL_MODEL = 0b01 CD.S = 1 is ILLEGAL,
+	 * with TERM_MODEL = 1 CD.A = 0 is, with 8-bit ASIDs ASID[15:8] != 0
+	 * is, and with TTENDIAN = 0b10 ENDI = 1 is unless both TTBs are
+	 * disabled. */
+	if (!cd.valid || cd.s || !cd.a || (!s->p.asid16 && cd.asid >> 8) ||
+	    (CD_ENDI(cdw) && !(cd.epd0 && cd.epd1)))
 		return IOPT_EVT_C_BAD_CD;
 	c->asid = cd.asid;
-	c->record = cd.r;
+	c->rec_s1 = cd.r;
 	for (int u = 0; u < 2; u++) {
 		c->ttb_ok[u] = !(u ? cd.epd1 : cd.epd0);
-		if (c->ttb_ok[u] &&
-		    smmu_cfg_from_cd(&cd, u, s->p.oas, s->p.httu > 0, &c->s1c[u]))
+		if (c->ttb_ok[u] && smmu_cfg_from_cd(&cd, u, &caps, &c->s1c[u]))
 			return IOPT_EVT_C_BAD_CD;
 	}
 	return 0;
@@ -791,7 +856,6 @@ static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 	struct smmu_walk_res w;
 	struct cfg_entry local;
 	const struct cfg_entry *c = NULL;
-	bool record = true;
 
 	r->fault = 0;
 	r->oa = 0;
@@ -813,8 +877,9 @@ static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 		goto done;
 	}
 	if (!(s->cr0 & CR0_SMMUEN)) {
-		/* Disabled: GBPA decides (6.3.14). */
-		if (s->gbpa & GBPA_ABORT)
+		/* Disabled: GBPA decides (6.3.14); an input address beyond
+		 * the OAS aborts without an event (3.4). */
+		if ((s->gbpa & GBPA_ABORT) || t->addr >> s->p.oas)
 			ev = IOPT_EVT_ABORT;
 		r->oa = t->addr;
 		goto done;
@@ -833,6 +898,8 @@ static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 		tcur += (uint64_t)lat;
 		if (ev) {
 			if (w.fault) {
+				/* A stage 2 fault on the CD fetch: CLASS = CD,
+				 * recorded as STE.S2R says (local.rec_s2). */
 				cls = 0;
 				goto fault_event;
 			}
@@ -841,7 +908,6 @@ static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 		cfg_insert(s, &local);
 		c = &local;
 	}
-	record = c->record;
 	if (t->translated) {
 		/* CR0.ATSCHK = 1: the STE decides (7.3.8). */
 		if (!c->ats_pass)
@@ -850,6 +916,8 @@ static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 		goto done;
 	}
 	if (!c->s1 && !c->s2) {
+		if (t->addr >> s->p.oas)
+			goto s1_bypass_addr_size;
 		r->oa = t->addr;	/* bypass */
 		goto done;
 	}
@@ -864,6 +932,7 @@ static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 		if (!c->ttb_ok[u] || !smmu_in_region(first, t->addr)) {
 			w.fault = SMMU_F_TRANSLATION;
 			w.fault_stage = 1;
+			w.tt_write = false;
 			ev = IOPT_EVT_F_TRANSLATION;
 			goto fault_event;
 		}
@@ -886,6 +955,10 @@ static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 		}
 		s->st.tlb_misses++;
 	}
+	/* Stage 1 bypassed: checked after the TLB, which cannot hold such an
+	 * address (it holds only what walks translated). */
+	if (!c->s1 && t->addr >> s->p.oas)
+		goto s1_bypass_addr_size;
 	/* Walk, in a walk slot. */
 	uint64_t *ws = slot(s->walk_free, s->p.walk_slots, &s->next_walk);
 	uint64_t wstart = tcur > *ws ? tcur : *ws;
@@ -925,19 +998,42 @@ static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 	}
 	goto done;
 
+s1_bypass_addr_size:
+	/* Stage 1 bypassed: an input address beyond the IAS (= OAS here;
+	 * with both stages bypassed, the OAS) is a stage 1 Address Size
+	 * fault, CLASS = IN (3.4, 7.3.14). No CD decides whether to record
+	 * it: it is recorded (c->rec_s1 is true without a CD;
+	 * docs/smmu_model.md). */
+	w.fault = SMMU_F_ADDR_SIZE;
+	w.fault_stage = 1;
+	w.tt_write = false;
+	ev = IOPT_EVT_F_ADDR_SIZE;
 fault_event:
 	{
-		if (w.s2_on_walk)
+		/* CLASS (7.3): TT for a stage 2 fault on a stage 1 table
+		 * access, and for an external abort on a stage 1 descriptor
+		 * (S2 = 0, 7.3.12); CD for a stage 2 fault on the CD fetch
+		 * (set above); IN otherwise. */
+		if (w.s2_on_walk || (ev == IOPT_EVT_F_WALK_EABT && w.fault_stage == 1))
 			cls = 1;
-		/* 7.3.13-16: InD is 0 for writes (post-override attributes). */
+		/* 7.3.13-16: InD is 0 for writes (post-override attributes);
+		 * S2 [39]; CLASS [41:40]; TTRnW [44] in the four translation
+		 * faults with CLASS = TT: 1 when the table access that
+		 * faulted was a read, 0 when it was a hardware update of the
+		 * descriptor. */
 		uint64_t w1 = access_bits(t, t->exec && !t->write) |
-			      (w.fault_stage == 2 ? 1ull << 39 : 0) | (uint64_t)cls << 40;
+			      (w.fault_stage == 2 ? 1ull << 39 : 0) | (uint64_t)cls << 40 |
+			      (cls == 1 && !w.tt_write && ev != IOPT_EVT_F_WALK_EABT ?
+			       1ull << 44 : 0);
 
 		/* IPA [51:12] for translation faults; FetchAddr [55:3] for
-		 * F_WALK_EABT, which CD.R/STE.S2R do not suppress. */
+		 * F_WALK_EABT, which CD.R/STE.S2R do not suppress (5.5).
+		 * Stage 2 faults (CLASS CD, TT or IN) follow STE.S2R, stage 1
+		 * faults CD.R. */
 		if (ev == IOPT_EVT_F_WALK_EABT)
 			event(s, ev, t, w1, t->addr, w.fetch_pa & FETCH_MASK, tcur);
-		else if (record)
+		else if (w.fault_stage == 2 ? (c ? c->rec_s2 : local.rec_s2) :
+					      c->rec_s1)
 			event(s, ev, t, w1, t->addr,
 			      w.ipa & (((1ull << 52) - 1) & ~0xfffull), tcur);
 	}

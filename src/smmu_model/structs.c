@@ -45,8 +45,8 @@ static const struct field ste_fields[] = {
 	FB(179, struct iopt_ste, s2_aa64),
 	FB(181, struct iopt_ste, s2_affd),
 	FB(182, struct iopt_ste, s2_ptw),
-	FB(183, struct iopt_ste, s2_ha),
-	FB(184, struct iopt_ste, s2_hd),
+	FB(183, struct iopt_ste, s2_hd),
+	FB(184, struct iopt_ste, s2_ha),
 	FB(185, struct iopt_ste, s2_s),
 	FB(186, struct iopt_ste, s2_r),
 	FA(196, 48, 4, struct iopt_ste, s2_ttb),	/* [247:196] = addr[51:4] */

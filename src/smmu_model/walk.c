@@ -21,53 +21,100 @@ static unsigned start_level(unsigned g, unsigned ias)
 	return 4 - levels;
 }
 
-int smmu_cfg_from_cd(const struct iopt_cd *cd, bool upper, unsigned oas_cap,
-		     bool httu_ok, struct smmu_stage_cfg *c)
+/*
+ * The start-level table address: TTB bits below the table's alignment are
+ * treated as zero (5.2 S2TTB, 5.4 TTB0: "the SMMU effectively aligns the
+ * value in this field before use"); the alignment is the start-level
+ * table's size (concatenated tables at stage 2), at least 64 bytes with
+ * a 52-bit output.
+ */
+static uint64_t align_ttb(const struct smmu_stage_cfg *c, uint64_t ttb)
+{
+	unsigned x = c->ias - shift_of(c->g, c->start) + 3;
+
+	if (c->oas == 52 && x < 6)
+		x = 6;
+	return ttb & ~((1ull << x) - 1);
+}
+
+/* TG encodings (5.2 S2TG and 5.4 TG0: 4K, 64K, 16K; 5.4 TG1: -, 16K, 4K,
+ * 64K) to the granule's lg2, or 0 for Reserved or one the SMMU does not
+ * advertise in SMMU_IDR5.GRAN* (both ILLEGAL). */
+static unsigned granule_of(unsigned tg, bool tg1, const struct smmu_caps *caps)
+{
+	static const unsigned tg0_g[4] = { 12, 16, 14, 0 }, tg1_g[4] = { 0, 14, 12, 16 };
+	unsigned g = tg1 ? tg1_g[tg & 3] : tg0_g[tg & 3];
+
+	return g && (caps->grans >> g & 1) ? g : 0;
+}
+
+static unsigned min_u(unsigned a, unsigned b)
+{
+	return a < b ? a : b;
+}
+
+int smmu_cfg_from_cd(const struct iopt_cd *cd, bool upper,
+		     const struct smmu_caps *caps, struct smmu_stage_cfg *c)
 {
 	unsigned tsz = upper ? cd->t1sz : cd->t0sz;
-	unsigned tg = upper ? cd->tg1 : cd->tg0;
-	unsigned g;
+	uint64_t ttb = upper ? cd->ttb1 : cd->ttb0;
+	unsigned g = granule_of(upper ? cd->tg1 : cd->tg0, upper, caps);
 
-	if (!cd->valid || !cd->aa64 || (!httu_ok && (cd->ha || cd->hd)))
+	/* 5.4.2 CdIllegal(): AA64 = 0 selects VMSAv8-32 LPAE, not
+	 * implemented (IDR0.TTF = 0b10); HA needs IDR0.HTTU >= 0b01, HD
+	 * needs 0b10. */
+	if (!cd->valid || !cd->aa64 || (cd->ha && caps->httu < 1) ||
+	    (cd->hd && caps->httu < 2) || !g)
 		return -EINVAL;
-	if (upper)
-		g = tg == 1 ? 14 : tg == 2 ? 12 : tg == 3 ? 16 : 0;
-	else
-		g = tg == 0 ? 12 : tg == 1 ? 16 : tg == 2 ? 14 : 0;
-	if (!g)
-		return -EINVAL;
-	/* 5.4: T0SZ 16..39 (12 with the 64K granule); more needs STT. */
-	if (tsz > 39 || tsz < (g == 16 ? 12u : 16u))
+	/* TxSZ: 16..39 here, as IDR5.VAX = 0 (48-bit VAs, even with the 64K
+	 * granule) and IDR3.STT = 0; out of range is ILLEGAL from SMMUv3.1
+	 * (CDTxSZInvalid()). */
+	if (tsz > 39 || tsz < 16)
 		return -EINVAL;
 	memset(c, 0, sizeof(*c));
 	c->stage = 1;
 	c->g = g;
 	c->ias = 64 - tsz;
 	c->start = start_level(g, c->ias);
-	c->oas = ps_bits[cd->ips] < oas_cap ? ps_bits[cd->ips] : oas_cap;
-	c->ttb = upper ? cd->ttb1 : cd->ttb0;
+	/* eff_IPS = MIN(CD.IPS, SMMU_IDR5.OAS) (5.4 IPS). */
+	c->oas = min_u(ps_bits[cd->ips], caps->oas);
+	c->pa52 = caps->oas == 52;
+	/* TTBx: ILLEGAL outside eff_IPS, or outside 48 bits with a 4K or
+	 * 16K granule (CD.DS = 0). */
+	if (ttb >> c->oas || (g < 16 && ttb >> 48))
+		return -EINVAL;
+	c->ttb = align_ttb(c, ttb);
 	c->upper = upper;
 	c->affd = cd->affd;
 	c->wxn = cd->wxn;
 	c->pan = cd->pan;
 	c->tbi = upper ? cd->tbi1 : cd->tbi0;
+	/* {HD, HA} = {1, 0} is Reserved and behaves as {0, 0}. */
 	c->ha = cd->ha;
 	c->hd = cd->hd && cd->ha;
 	c->mair = cd->mair;
-	if (c->oas < 64 && c->ttb >> c->oas)
-		return -EINVAL;
 	return 0;
 }
 
-int smmu_cfg_from_ste_s2(const struct iopt_ste *ste, unsigned oas_cap,
-			 bool httu_ok, struct smmu_stage_cfg *c)
+int smmu_cfg_from_ste_s2(const struct iopt_ste *ste,
+			 const struct smmu_caps *caps, struct smmu_stage_cfg *c)
 {
-	unsigned g = ste->s2_tg == 0 ? 12 : ste->s2_tg == 1 ? 16 :
-		     ste->s2_tg == 2 ? 14 : 0;
+	unsigned g = granule_of(ste->s2_tg, false, caps);
 
-	if (!g || !ste->s2_aa64 || (!httu_ok && (ste->s2_ha || ste->s2_hd)))
+	/* 5.2.2 SteIllegal(): S2TG Reserved or not advertised; S2AA64 = 0
+	 * (VMSAv8-32 LPAE, IDR0.TTF = 0b10); S2HA above IDR0.HTTU = 0b00,
+	 * S2HD above 0b01. */
+	if (!g || !ste->s2_aa64 || (ste->s2_ha && caps->httu < 1) ||
+	    (ste->s2_hd && caps->httu < 2))
 		return -EINVAL;
-	if (ste->s2_t0sz > 39 || ste->s2_t0sz < (g == 16 ? 12u : 16u))
+	/* S2T0SZ (STES2T0SZInvalid()): at most 39 (IDR3.STT = 0), at least
+	 * MAX(16, 64 - IAS), or MAX(12, 64 - IAS) with the 64K granule;
+	 * IAS = OAS as VMSAv8-32 LPAE is not implemented (3.4). */
+	unsigned tmin = 64 - caps->oas;
+
+	if (tmin < (g == 16 ? 12u : 16u))
+		tmin = g == 16 ? 12u : 16u;
+	if (ste->s2_t0sz > 39 || ste->s2_t0sz < tmin)
 		return -EINVAL;
 	memset(c, 0, sizeof(*c));
 	c->stage = 2;
@@ -78,19 +125,23 @@ int smmu_cfg_from_ste_s2(const struct iopt_ste *ste, unsigned oas_cap,
 		return -EINVAL;
 	c->start = g == 12 ? 2 - ste->s2_sl0 : 3 - ste->s2_sl0;
 	/* The start level resolves 1..(bits per level + 4) bits: at most 16
-	 * concatenated tables (Arm ARM D8.2.7). */
+	 * concatenated tables (Arm ARM D8.2.7); otherwise S2SL0 is
+	 * inconsistent with S2T0SZ and S2TG: ILLEGAL. */
 	unsigned top = shift_of(g, c->start);
 
 	if (c->ias <= top || c->ias - top > (g - 3) + 4)
 		return -EINVAL;
-	c->oas = ps_bits[ste->s2_ps] < oas_cap ? ps_bits[ste->s2_ps] : oas_cap;
-	c->ttb = ste->s2_ttb;
+	/* eff_S2PS = MIN(S2PS, SMMU_IDR5.OAS) (5.2 S2PS). */
+	c->oas = min_u(ps_bits[ste->s2_ps], caps->oas);
+	c->pa52 = caps->oas == 52;
+	if (ste->s2_ttb >> c->oas || (g < 16 && ste->s2_ttb >> 48))
+		return -EINVAL;
+	c->ttb = align_ttb(c, ste->s2_ttb);
 	c->affd = ste->s2_affd;
 	c->ptw = ste->s2_ptw;
+	/* {S2HA, S2HD} = {0, 1} is Reserved and behaves as {0, 0}. */
 	c->ha = ste->s2_ha;
 	c->hd = ste->s2_hd && ste->s2_ha;
-	if (c->oas < 64 && c->ttb >> c->oas)
-		return -EINVAL;
 	return 0;
 }
 
@@ -98,7 +149,10 @@ static uint64_t desc_addr(const struct smmu_stage_cfg *c, uint64_t d)
 {
 	uint64_t a = d & ((1ull << 48) - 1) & ~((1ull << c->g) - 1);
 
-	if (c->g == 16 && c->oas > 48)
+	/* Arm ARM D8.3: with FEAT_LPA and the 64K granule, bits [15:12]
+	 * hold OA[51:48]; an OA beyond the stage's effective PS is then an
+	 * Address Size fault, not a truncation. */
+	if (c->g == 16 && c->pa52)
 		a |= (d & 0xf000ull) << 36;
 	return a;
 }
@@ -108,7 +162,9 @@ static bool block_ok(const struct smmu_stage_cfg *c, unsigned level)
 	if (level >= 2)
 		return true;
 	if (level == 1)
-		return c->g == 12 || (c->g == 16 && c->oas > 48);
+		/* AArch64.BlockDescSupported(): 64K level 1 blocks need
+		 * a 52-bit PA implementation (PAMax), not a 52-bit PS. */
+		return c->g == 12 || (c->g == 16 && c->pa52);
 	return false;
 }
 
@@ -121,19 +177,23 @@ static unsigned run_lg2(unsigned g, unsigned level)
 	return 5;
 }
 
+/* A fault translating ia; a stage 2 fault records ia as its IPA (7.3.13:
+ * F_TRANSLATION, F_ADDR_SIZE, F_ACCESS and F_PERMISSION alike). */
 static void set_fault(struct smmu_walk_res *r, enum smmu_fault f,
-		      unsigned stage, unsigned level)
+		      unsigned stage, unsigned level, uint64_t ia)
 {
 	r->fault = f;
 	r->fault_stage = stage;
 	r->level = level;
+	if (stage == 2)
+		r->ipa = ia;
 }
 
 /* An external abort reading or updating the descriptor at pa. */
 static void walk_abort(struct smmu_walk_res *r, uint64_t pa, unsigned stage,
 		       unsigned level)
 {
-	set_fault(r, SMMU_F_WALK_EABT, stage, level);
+	set_fault(r, SMMU_F_WALK_EABT, stage, level, 0);
 	r->fetch_pa = pa;
 }
 
@@ -159,7 +219,7 @@ static bool fetch_addr(const struct smmu_stage_cfg *s2, const struct smmu_mem *m
 	/* S2PTW: a stage 1 walk may not read Device memory (stage 2
 	 * MemAttr[3:2] = 0b00): a stage 2 permission fault. */
 	if (!t.fault && s2->ptw && !(t.desc >> 4 & 3))
-		set_fault(&t, SMMU_F_PERMISSION, 2, t.level);
+		set_fault(&t, SMMU_F_PERMISSION, 2, t.level, ipa);
 	if (t.fault) {
 		*r = t;
 		r->ipa = ipa;
@@ -171,19 +231,45 @@ static bool fetch_addr(const struct smmu_stage_cfg *s2, const struct smmu_mem *m
 	return !t.fault;
 }
 
+/*
+ * Before a hardware update of a stage 1 descriptor in a nested walk: the
+ * update is a write to the descriptor's IPA, so stage 2 must permit a
+ * write there (updating the stage 2 dirty state if S2HD allows); if it
+ * does not, the walk takes a stage 2 fault on the table access with
+ * TTRnW = 0 (IHI0070 3.13, 7.3.16). true: the update may proceed.
+ */
+static bool tt_write_ok(const struct smmu_stage_cfg *s2, const struct smmu_mem *m,
+			uint64_t ipa, struct smmu_walk_res *r)
+{
+	struct smmu_walk_res t;
+
+	if (!s2)
+		return true;
+	memset(&t, 0, sizeof(t));
+	walk_stage(s2, NULL, m, ipa, SMMU_ACC_WRITE, &t);
+	unsigned fetches = r->fetches + t.fetches;
+
+	if (t.fault) {
+		*r = t;
+		r->ipa = ipa;
+		r->s2_on_walk = true;
+		r->tt_write = true;
+	}
+	r->fetches = fetches;
+	return !t.fault;
+}
+
 static void walk_stage(const struct smmu_stage_cfg *c,
 		       const struct smmu_stage_cfg *s2,
 		       const struct smmu_mem *m, uint64_t ia, unsigned acc,
 		       struct smmu_walk_res *r)
 {
 	unsigned level = c->start;
-	uint64_t base = c->ttb;
+	uint64_t base = c->ttb, hier = 0;	/* stage 1 table attributes */
 	const bool write = acc & SMMU_ACC_WRITE, exec = acc & SMMU_ACC_EXEC;
 
 	if (!smmu_in_region(c, ia)) {
-		set_fault(r, SMMU_F_TRANSLATION, c->stage, level);
-		if (c->stage == 2)
-			r->ipa = ia;
+		set_fault(r, SMMU_F_TRANSLATION, c->stage, level, ia);
 		return;
 	}
 	/* Start from the deepest table the walk caches know. */
@@ -192,7 +278,7 @@ static void walk_stage(const struct smmu_stage_cfg *c,
 			uint64_t tbl;
 
 			if (m->wc->lookup(m->wc->ctx, c->stage, l, ia,
-					  shift_of(c->g, l - 1), &tbl)) {
+					  shift_of(c->g, l - 1), &tbl, &hier)) {
 				level = l;
 				base = tbl;
 				break;
@@ -202,9 +288,10 @@ static void walk_stage(const struct smmu_stage_cfg *c,
 		unsigned shift = shift_of(c->g, level);
 		unsigned bits = level == c->start ? c->ias - shift : c->g - 3;
 		uint64_t idx = (ia >> shift) & ((1ull << bits) - 1);
-		uint64_t pa = 0, d;
+		uint64_t pa = 0, d, ipa = base + idx * 8;
+		bool wr_ok = false;	/* stage 2 allows updating it */
 
-		if (!fetch_addr(s2, m, base + idx * 8, &pa, r))
+		if (!fetch_addr(s2, m, ipa, &pa, r))
 			return;
 		if (m->load64(m->ctx, pa, &d)) {
 			walk_abort(r, pa, c->stage, level);
@@ -212,49 +299,50 @@ static void walk_stage(const struct smmu_stage_cfg *c,
 		}
 		r->fetches++;
 		if (!(d & D_VALID)) {
-			set_fault(r, SMMU_F_TRANSLATION, c->stage, level);
-			if (c->stage == 2)
-				r->ipa = ia;
+			set_fault(r, SMMU_F_TRANSLATION, c->stage, level, ia);
 			return;
 		}
 		if (level < 3 && (d & 3) == 3) {
 			uint64_t next = desc_addr(c, d);
 
 			if (c->oas < 64 && next >> c->oas) {
-				set_fault(r, SMMU_F_ADDR_SIZE, c->stage, level);
+				set_fault(r, SMMU_F_ADDR_SIZE, c->stage, level, ia);
 				return;
 			}
 			base = next;
 			level++;
+			if (c->stage == 1)
+				hier |= d & T_HIER;
 			if (m->wc)
 				m->wc->insert(m->wc->ctx, c->stage, level, ia, shift,
-					      c->g, base);
+					      c->g, base, hier);
 			continue;
 		}
 		if ((level == 3 && (d & 3) != 3) || (level < 3 && !block_ok(c, level))) {
-			set_fault(r, SMMU_F_TRANSLATION, c->stage, level);
-			if (c->stage == 2)
-				r->ipa = ia;
+			set_fault(r, SMMU_F_TRANSLATION, c->stage, level, ia);
 			return;
 		}
 		uint64_t size = 1ull << shift;
 		uint64_t oa = (desc_addr(c, d) & ~(size - 1)) | (ia & (size - 1));
 
 		if (c->oas < 64 && oa >> c->oas) {
-			set_fault(r, SMMU_F_ADDR_SIZE, c->stage, level);
+			set_fault(r, SMMU_F_ADDR_SIZE, c->stage, level, ia);
 			return;
 		}
 		/* Access flag (D8.5): hardware update or fault. */
 		while (!(d & D_AF)) {
 			if (!c->ha) {
 				if (!c->affd) {
-					set_fault(r, SMMU_F_ACCESS, c->stage, level);
-					if (c->stage == 2)
-						r->ipa = ia;
+					set_fault(r, SMMU_F_ACCESS, c->stage, level, ia);
 					return;
 				}
+				/* AFFD: AF is considered to be 1, also in
+				 * what a TLB caches (5.4 AFFD). */
+				d |= D_AF;
 				break;
 			}
+			if (!wr_ok && !(wr_ok = tt_write_ok(s2, m, ipa, r)))
+				return;
 			int e = m->cas64(m->ctx, pa, &d, d | D_AF);
 
 			if (e == -EFAULT) {
@@ -268,12 +356,14 @@ static void walk_stage(const struct smmu_stage_cfg *c,
 		bool ok;
 
 		if (c->stage == 1) {
-			ok = smmu_stage1_allows(c, d, acc);
-			while (ok && write && (d & D_AP_RDONLY)) {
-				if (!(c->hd && (d & D_DBM))) {
+			ok = smmu_stage1_allows(c, smmu_apply_hier(d, hier), acc);
+			while (ok && write && (smmu_apply_hier(d, hier) & D_AP_RDONLY)) {
+				if (!(c->hd && (smmu_apply_hier(d, hier) & D_DBM))) {
 					ok = false;
 					break;
 				}
+				if (!wr_ok && !(wr_ok = tt_write_ok(s2, m, ipa, r)))
+					return;
 				int e = m->cas64(m->ctx, pa, &d, d & ~D_AP_RDONLY);
 
 				if (e == -EFAULT) {
@@ -308,15 +398,14 @@ static void walk_stage(const struct smmu_stage_cfg *c,
 			r->attr = (unsigned)(d >> 2) & 0xf;
 		}
 		if (!ok) {
-			set_fault(r, SMMU_F_PERMISSION, c->stage, level);
-			if (c->stage == 2)
-				r->ipa = ia;
+			set_fault(r, SMMU_F_PERMISSION, c->stage, level, ia);
 			return;
 		}
 		r->fault = SMMU_OK;
 		r->level = level;
 		r->oa = oa;
-		r->desc = d;
+		/* What a TLB keeps: the leaf as the tables above restrict it. */
+		r->desc = c->stage == 1 ? smmu_apply_hier(d, hier) : d;
 		r->size_lg2 = shift + ((d & D_CONT) ? run_lg2(c->g, level) : 0);
 		return;
 	}

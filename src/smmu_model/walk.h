@@ -21,14 +21,15 @@
 /*
  * Walk caches (optional): table addresses the walker may start from. An
  * entry maps (stage, level, the input address above the level's index
- * bits) to the table for that level; tags beyond stage (VMID, ASID) are
- * the cache owner's context.
+ * bits) to the table for that level and the hierarchical attributes the
+ * walk gathered above it (stage 1: APTable, UXNTable, PXNTable); tags
+ * beyond stage (VMID, ASID) are the cache owner's context.
  */
 struct smmu_walk_cache {
 	bool (*lookup)(void *ctx, unsigned stage, unsigned level, uint64_t ia,
-		       unsigned shift, uint64_t *table);
+		       unsigned shift, uint64_t *table, uint64_t *hier);
 	void (*insert)(void *ctx, unsigned stage, unsigned level, uint64_t ia,
-		       unsigned shift, unsigned g, uint64_t table);
+		       unsigned shift, unsigned g, uint64_t table, uint64_t hier);
 	void *ctx;
 };
 
@@ -49,6 +50,10 @@ struct smmu_stage_cfg {
 	unsigned ias;		/* input address bits */
 	unsigned start;		/* start level */
 	unsigned oas;		/* effective output address bits */
+	bool pa52;		/* the SMMU implements 52-bit PAs (IDR5.OAS):
+				 * with the 64K granule, descriptor bits
+				 * [15:12] are OA[51:48] and level 1 blocks
+				 * exist, whatever the stage's own PS */
 	uint64_t ttb;		/* start table address */
 	bool upper;		/* stage 1: the TTB1 (upper) region */
 	bool affd, ha, hd;
@@ -77,7 +82,9 @@ struct smmu_walk_res {
 	unsigned fault_stage;	/* 1 or 2 */
 	unsigned level;		/* of the leaf, or of the fault */
 	uint64_t ipa;		/* stage 2 faults: the IPA being translated */
-	bool s2_on_walk;	/* stage 2 fault on a stage 1 table fetch */
+	bool s2_on_walk;	/* stage 2 fault on a stage 1 table access */
+	bool tt_write;		/* ... on its update (HTTU), not its read:
+				 * the event's TTRnW = 0 (7.3.16) */
 	uint64_t oa;
 	unsigned size_lg2;	/* leaf size; a contiguous run's when hinted */
 	uint64_t desc;		/* the leaf descriptor (stage 1 when nested) */
@@ -87,12 +94,22 @@ struct smmu_walk_res {
 	uint64_t fetch_pa;	/* F_WALK_EABT: the descriptor's address */
 };
 
-/* Decode. -EINVAL: the structure is ILLEGAL for this model (C_BAD_CD /
- * C_BAD_STE). oas_cap: SMMU_IDR5.OAS in bits. */
-int smmu_cfg_from_cd(const struct iopt_cd *cd, bool upper, unsigned oas_cap,
-		     bool httu_ok, struct smmu_stage_cfg *c);
-int smmu_cfg_from_ste_s2(const struct iopt_ste *ste, unsigned oas_cap,
-			 bool httu_ok, struct smmu_stage_cfg *c);
+/* What the SMMU implements, as its ID registers advertise it: the rules
+ * that make a CD or STE ILLEGAL depend on these (IHI0070 5.2.2, 5.4.2). */
+struct smmu_caps {
+	unsigned oas;		/* SMMU_IDR5.OAS, in bits; also the IAS (no
+				 * VMSAv8-32 LPAE: IDR0.TTF = 0b10, 3.4) */
+	unsigned httu;		/* SMMU_IDR0.HTTU: 0 none, 1 AF, 2 AF + dirty */
+	unsigned grans;		/* SMMU_IDR5.GRAN*: bit lg2 set per granule */
+};
+
+/* Decode one translation table of a CD (upper: the TTB1 one) or the stage
+ * 2 fields of an STE. -EINVAL: ILLEGAL for an SMMU with caps (C_BAD_CD /
+ * C_BAD_STE). */
+int smmu_cfg_from_cd(const struct iopt_cd *cd, bool upper,
+		     const struct smmu_caps *caps, struct smmu_stage_cfg *c);
+int smmu_cfg_from_ste_s2(const struct iopt_ste *ste,
+			 const struct smmu_caps *caps, struct smmu_stage_cfg *c);
 
 /* Descriptor bits the walker and the TLB-hit checks read (Arm ARM D8.3). */
 #define D_VALID		1ull
@@ -103,6 +120,29 @@ int smmu_cfg_from_ste_s2(const struct iopt_ste *ste, unsigned oas_cap,
 #define D_CONT		(1ull << 52)
 #define D_PXN		(1ull << 53)
 #define D_UXN		(1ull << 54)	/* stage 2: XN */
+/* Stage 1 table descriptor hierarchical attributes (Arm ARM D8.4.2);
+ * they apply as IDR3.HAD = 0 (no CD.HADx). */
+#define T_PXNTABLE	(1ull << 59)
+#define T_UXNTABLE	(1ull << 60)
+#define T_APTABLE0	(1ull << 61)	/* no EL0 access below */
+#define T_APTABLE1	(1ull << 62)	/* no write access below */
+#define T_HIER		(T_PXNTABLE | T_UXNTABLE | T_APTABLE0 | T_APTABLE1)
+
+/* A stage 1 leaf as the table attributes above it restrict it: APTable[0]
+ * removes EL0 access, APTable[1] write access (which DBM then cannot
+ * give back, IHI0070 3.13.3.1), XNTable/PXNTable execution. */
+static inline uint64_t smmu_apply_hier(uint64_t d, uint64_t hier)
+{
+	if (hier & T_APTABLE0)
+		d &= ~D_AP_UNPRIV;
+	if (hier & T_APTABLE1)
+		d = (d | D_AP_RDONLY) & ~D_DBM;
+	if (hier & T_UXNTABLE)
+		d |= D_UXN;
+	if (hier & T_PXNTABLE)
+		d |= D_PXN;
+	return d;
+}
 
 /* An address with its top byte replaced by copies of bit 55 (TBI). */
 static inline uint64_t smmu_untag(uint64_t va)
@@ -125,8 +165,9 @@ static inline bool smmu_in_region(const struct smmu_stage_cfg *c, uint64_t va)
 /*
  * Stage 1 access permissions other than write (D8.4): AP[1] for
  * unprivileged access; PAN denies privileged data access to what EL0 may
- * access; execute needs PXN/UXN clear and, with WXN, a read-only page
- * (writable-clean DBM pages count as read-only until written).
+ * access; execute needs PXN/UXN clear, for privileged execute a page EL0
+ * cannot write, and with WXN a read-only page (writable-clean DBM pages
+ * count as read-only until written).
  */
 static inline bool smmu_stage1_allows(const struct smmu_stage_cfg *c, uint64_t d,
 				      unsigned acc)
@@ -138,6 +179,11 @@ static inline bool smmu_stage1_allows(const struct smmu_stage_cfg *c, uint64_t d
 	if (priv && !exec && c->pan && (d & D_AP_UNPRIV))
 		return false;
 	if (exec && (d & (priv ? D_PXN : D_UXN)))
+		return false;
+	/* A page EL0 may write is privileged execute-never (Arm ARM D8.4;
+	 * IHI0070 5.4 UWXN: "all EL0-writable regions are treated as being
+	 * PXN"). */
+	if (exec && priv && (d & D_AP_UNPRIV) && !(d & D_AP_RDONLY))
 		return false;
 	return !(exec && c->wxn && !(d & D_AP_RDONLY));
 }
