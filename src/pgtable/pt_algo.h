@@ -28,9 +28,11 @@
  *     every item (break), syncs and invalidates the TLB, then writes the
  *     single items (make). Anyone who reads the marker takes and drops the
  *     lock and reads again.
- *  5. Unlinked tables are freed after an RCU grace period; every operation
- *     runs inside a read-side section, so no thread ever touches freed
- *     table memory, even when callers overlap their requests.
+ *  5. Every table is unlinked by pt_unlink_table() (break-before-make:
+ *     empty the entry, sync it, invalidate, then free) and freed after an
+ *     RCU grace period; every operation runs inside a read-side section,
+ *     so no thread ever touches freed table memory, even when callers
+ *     overlap their requests.
  *  6. Non-coherent walkers: a table's contents are synced before the entry
  *     that publishes it; the entry is synced after, and then marked with the
  *     format's software sync bit. Whoever finds the bit clear syncs the
@@ -38,6 +40,11 @@
  *     sync). Runs of leaves and cleared leaves are synced once per run.
  *  7. A per-thread leaf-table cache lets consecutive calls into one leaf
  *     table skip the descent; unlinking any table invalidates it.
+ *  8. TLB reports carry what was replaced (pt_gather_range(),
+ *     pt_flush_walk_sync()): granule is a level hint (pgtable.h), so a
+ *     split reports the block and a run break the aligned run. A failed
+ *     map unmaps what it wrote through the unmap path and syncs; a run is
+ *     written only once all its items are free.
  */
 #ifndef IOPT_PT_ALGO_H
 #define IOPT_PT_ALGO_H
