@@ -338,6 +338,26 @@ static void test_run_map_checks_whole_run(void **state)
 	tu_expect_none(pt, va);
 	tu_expect_none(pt, 0x50200000);
 	tu_expect_pa(pt, 0x50200000 + 4 * SZ_4K, 0xf0000000);
+
+	/* A run of 2M blocks whose sixth item holds a table with a live
+	 * page: nothing written. Once the page is gone, the empty table is
+	 * unlinked (flush_walk with the leaf table's item size, sync) and the
+	 * run written. */
+	map_ok(pt, 0x80000000 + 5 * SZ_2M + SZ_4K, 0xf0000000, SZ_4K, 1);
+	l.n = 0;
+	assert_int_equal(iopt_map_pages(pt, 0x80000000, 0x20000000, SZ_32M, 1,
+					IOPT_READ, NULL), -EEXIST);
+	assert_int_equal(l.n, 0);
+	tu_expect_none(pt, 0x80000000);
+	tu_expect_pa(pt, 0x80000000 + 5 * SZ_2M + SZ_4K, 0xf0000000);
+	unmap_ok(pt, 0x80000000 + 5 * SZ_2M + SZ_4K, SZ_4K, 1, NULL);
+	iopt_tlb_sync(pt);
+	l.n = 0;
+	map_ok(pt, 0x80000000, 0x20000000, SZ_32M, 1);
+	EXPECT_LOG("run over an empty table", &l,
+		   W(0x80000000 + 5 * SZ_2M, SZ_2M, SZ_4K), S);
+	tu_expect_pa(pt, 0x80000000 + 5 * SZ_2M + SZ_4K,
+		     0x20000000 + 5 * SZ_2M + SZ_4K);
 	iopt_free(pt);
 }
 
