@@ -475,8 +475,8 @@ PT_COLD int pt_unlink_table(const struct pt_fmt *F, struct iopt_pgtable *pt,
 
 	if (!rec)
 		return -ENOMEM;
-	/* Release: orders the clears this thread made under the table
-	 * before the unlink; pairs with walkers' acquire loads. */
+	/* Release: pairs with the acquire loads of walkers that read this
+	 * entry (item 1). */
 	if (!pt_cas(F, tbl, idx, &old, 0)) {
 		pt_defer_cancel(rec);
 		return 1;
