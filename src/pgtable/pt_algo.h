@@ -767,13 +767,14 @@ PT_COLD int pt_write_upper_leaf(const struct pt_fmt *F, struct iopt_pgtable *pt,
 }
 
 /*
- * Write n items of leaves from tbl[idx] (depth D) for pa on. Returns the
- * number written: n, or fewer when an item was occupied (-EEXIST) or, above
- * the last level, an empty table could not be unlinked (*ret).
+ * Write n items of leaves from tbl[idx] (depth D) for *pa on, advancing
+ * *pa past what was written. Returns the number written: n, or fewer when
+ * an item was occupied (-EEXIST) or, above the last level, an empty table
+ * could not be unlinked (*ret).
  */
 PT_ALGO unsigned pt_write_leaves(const struct pt_fmt *F, struct iopt_pgtable *pt,
 				 void *tbl, unsigned idx, unsigned n, unsigned D,
-				 uint64_t pa, uint64_t va, unsigned prot, bool run,
+				 uint64_t *pa, uint64_t va, unsigned prot, bool run,
 				 int *ret)
 {
 	const unsigned lvl = pt_lvl(pt, D);
@@ -782,19 +783,19 @@ PT_ALGO unsigned pt_write_leaves(const struct pt_fmt *F, struct iopt_pgtable *pt
 
 	if (pt_last(pt, D)) {
 		/* Item 2: plain stores, nothing here can be a table. */
-		for (; i < n; i++, pa += item) {
+		for (; i < n; i++, *pa += item) {
 			if (pt_load_rlx(F, tbl, idx + i)) {
 				*ret = -EEXIST;
 				break;
 			}
 			pt_store_rlx(F, tbl, idx + i,
-				     F->make_leaf(pt, pa, lvl, prot, run));
+				     F->make_leaf(pt, *pa, lvl, prot, run));
 		}
 		return i;
 	}
-	for (; i < n; i++, pa += item) {
+	for (; i < n; i++, *pa += item) {
 		*ret = pt_write_upper_leaf(F, pt, tbl, idx + i, D,
-					   F->make_leaf(pt, pa, lvl, prot, run),
+					   F->make_leaf(pt, *pa, lvl, prot, run),
 					   va + i * item);
 		if (*ret)
 			break;
@@ -864,18 +865,18 @@ PT_ALGO int pt_map_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 		idx = pt_index(pt, va, D);
 		uint64_t n = left < entries - idx ? left : entries - idx;
 
-		if (run && !pt_run_free(F, pt, tbl, idx, (unsigned)n, D)) {
+		if (plat_unlikely(run) &&
+		    !pt_run_free(F, pt, tbl, idx, (unsigned)n, D)) {
 			ret = -EEXIST;
 			goto undo;
 		}
 		uint64_t done = pt_write_leaves(F, pt, tbl, idx, (unsigned)n, D,
-						pa, va, prot, run, &ret);
+						&pa, va, prot, run, &ret);
 
 		pt_sync_entries(F, pt, tbl, idx, (unsigned)done);
 		left -= done;
 		va += done * item;
-		pa += done * item;
-		if (done < n)
+		if (plat_unlikely(done < n))
 			goto undo;
 	}
 	return 0;
