@@ -33,7 +33,7 @@
  * owner itself translates the unmapped page and asserts a fault; before it
  * unmaps it translates a page of the mapping, so that the TLB holds it.
  * IOPT_STRESS_OPS scales the work (default 5000 operations per thread, 250
- * under ThreadSanitizer).
+ * under ThreadSanitizer, 1000 under AddressSanitizer).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -65,12 +65,16 @@
 #define SZ_1G	0x40000000ull
 
 /* Operations per mapping thread; ThreadSanitizer with debug-yield runs
- * this about 50 times slower. */
+ * this about 50 times slower, AddressSanitizer about 10 times. */
 #if defined(__SANITIZE_THREAD__)
 #define OPS_DEFAULT 250
+#elif defined(__SANITIZE_ADDRESS__)
+#define OPS_DEFAULT 1000
 #elif defined(__has_feature)
 #if __has_feature(thread_sanitizer)
 #define OPS_DEFAULT 250
+#elif __has_feature(address_sanitizer)
+#define OPS_DEFAULT 1000
 #endif
 #endif
 #ifndef OPS_DEFAULT
