@@ -5,8 +5,9 @@
  * allocated tables' device view with garbage (0xa5). A walker over the
  * device view must never follow a table descriptor into unsynced content,
  * must see every completed map and unmap, runs of leaves must cost one
- * sync each, and a leaf's invalidation must come after its cleared entry
- * reaches the device (or the walker could refill the TLB from it).
+ * sync each, and every TLB callback must come after the entries it
+ * reports, removed or replaced, reach the device (or the walker could
+ * refill the TLB or walk cache from the old ones).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -14,6 +15,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -23,6 +25,8 @@
 #define SZ_1M 0x100000ull
 #define SZ_2M 0x200000ull
 #define SZ_16M 0x1000000ull
+#define SZ_64K 0x10000ull
+#define SZ_1G 0x40000000ull
 #define GARBAGE 0xa5a5a5a5a5a5a5a5ull
 
 static struct iopt_pgtable *make(struct tmem *m, enum iopt_fmt fmt,
@@ -182,65 +186,155 @@ struct inv_check {
 	struct iopt_pgtable *pt;
 	struct tmem *m;
 	unsigned pages;		/* add_page calls seen */
-	unsigned stale;		/* ... of which the device still maps */
+	unsigned walks;		/* flush_walk calls seen */
+	unsigned alls;		/* flush_all calls seen */
+	unsigned stale;		/* addresses the device still saw differently */
+	unsigned misaligned;	/* reported ranges not aligned to their size */
+	uint64_t lo, hi;	/* what flush_all checks: the case's range */
 };
+
+/*
+ * The device's view of [iova, iova + size) must already be the CPU's: a
+ * walk that refills the TLB after the invalidation must find the new
+ * entries, never the removed or replaced ones. Checks up to 257 addresses
+ * spread over the range (its first and last included).
+ */
+static void inv_range(struct inv_check *c, uint64_t iova, uint64_t size)
+{
+	struct iopt_info info;
+	uint64_t step = size / 256 > SZ_4K ? size / 256 : SZ_4K;
+
+	iopt_get_info(c->pt, &info);
+	for (uint64_t off = 0;; off += step) {
+		uint64_t va = iova + (off < size ? off : size - 1);
+		struct ref_walk dev, host;
+
+		ref_walk(&info, 0, tmem_dev_p2v, c->m, va, &dev);
+		ref_walk(&info, 0, tmem_host_p2v, c->m, va, &host);
+		if (dev.mapped != host.mapped ||
+		    (dev.mapped && (dev.oa != host.oa || dev.level != host.level ||
+				    dev.desc != host.desc)))
+			c->stale++;
+		if (off >= size)
+			break;
+	}
+}
 
 static void inv_add_page(struct iopt_gather *g, uint64_t iova, uint64_t gran,
 			 void *cookie)
 {
 	struct inv_check *c = cookie;
-	struct iopt_info info;
-	struct ref_walk w;
 
 	(void)g;
-	iopt_get_info(c->pt, &info);
-	for (uint64_t off = 0; off < gran; off += info.granule) {
-		ref_walk(&info, 0, tmem_dev_p2v, c->m, iova + off, &w);
-		c->stale += w.mapped;
-	}
+	c->misaligned += !gran || (iova & (gran - 1)) != 0;
+	inv_range(c, iova, gran);
 	c->pages++;
 }
 
-/* Every add_page finds its leaf already cleared in the device view: pages,
- * a run across two leaf tables, blocks, contiguous runs (whole and broken)
- * and a page out of a split block; LPAE and v7s. */
+static void inv_flush_walk(uint64_t iova, uint64_t size, uint64_t gran,
+			   void *cookie)
+{
+	struct inv_check *c = cookie;
+
+	c->misaligned += !size || (size & (size - 1)) || (iova & (size - 1)) ||
+			 (gran & (gran - 1)) || gran > size;
+	inv_range(c, iova, size);
+	c->walks++;
+}
+
+static void inv_flush_all(void *cookie)
+{
+	struct inv_check *c = cookie;
+
+	inv_range(c, c->lo, c->hi - c->lo);
+	c->alls++;
+}
+
+enum { OP_END, OP_MAP, OP_UNMAP };
+
+/*
+ * Every TLB callback (add_page, flush_walk, flush_all) finds the entries
+ * it reports already replaced in the device view: pages, a run across two
+ * leaf tables, blocks, contiguous runs (whole and broken), a split block,
+ * a table removed by a larger unmap, a block mapped over an empty table
+ * (the old table must be unlinked from the device's view before its walk
+ * is invalidated), and a map that fails part-way; LPAE and v7s.
+ */
 static void test_invalidate_after_sync(void **state)
 {
-	static const struct iopt_tlb_ops ops = { .add_page = inv_add_page };
+	static const struct iopt_tlb_ops ops = {
+		.flush_all = inv_flush_all, .flush_walk = inv_flush_walk,
+		.add_page = inv_add_page,
+	};
 	static const struct {
 		enum iopt_fmt fmt;
-		uint64_t va, size;
-		unsigned count;		/* mapped */
-		uint64_t uva, usize;
-		unsigned ucount;	/* unmapped */
-		unsigned leaves;	/* add_page calls expected */
+		struct {
+			int op;
+			uint64_t va, size;
+			unsigned count;
+			int64_t ret;	/* map: 0 or -errno; unmap: bytes */
+		} ops[4];
+		unsigned pages, walks;	/* add_page, flush_walk calls */
 	} c[] = {
-		{ IOPT_ARM_64_LPAE_S1, 0x40000000, SZ_4K, 1, 0x40000000, SZ_4K, 1, 1 },
-		{ IOPT_ARM_64_LPAE_S1, 0x40000000, SZ_4K, 40, 0x40000000, SZ_4K, 40, 40 },
-		{ IOPT_ARM_64_LPAE_S1, SZ_2M - 8 * SZ_4K, SZ_4K, 16, SZ_2M - 8 * SZ_4K,
-		  SZ_4K, 16, 16 },
-		{ IOPT_ARM_64_LPAE_S1, 0x80000000, SZ_2M, 3, 0x80000000, SZ_2M, 3, 3 },
+#define M(va, sz, n) { OP_MAP, va, sz, n, 0 }
+#define MF(va, sz, n, e) { OP_MAP, va, sz, n, e }
+#define U(va, sz, n) { OP_UNMAP, va, sz, n, (int64_t)((sz) * (n)) }
+		{ IOPT_ARM_64_LPAE_S1, { M(0x40000000, SZ_4K, 1),
+					 U(0x40000000, SZ_4K, 1) }, 1, 0 },
+		{ IOPT_ARM_64_LPAE_S1, { M(0x40000000, SZ_4K, 40),
+					 U(0x40000000, SZ_4K, 40) }, 40, 0 },
+		{ IOPT_ARM_64_LPAE_S1, { M(SZ_2M - 8 * SZ_4K, SZ_4K, 16),
+					 U(SZ_2M - 8 * SZ_4K, SZ_4K, 16) }, 16, 0 },
+		{ IOPT_ARM_64_LPAE_S1, { M(0x80000000, SZ_2M, 3),
+					 U(0x80000000, SZ_2M, 3) }, 3, 0 },
 		/* A contiguous run may be cached as 16 single entries: one
 		 * add_page per item. */
-		{ IOPT_ARM_64_LPAE_S1, 0xc0000000, 0x10000, 2, 0xc0000000, 0x10000, 2,
-		  32 },
-		/* One page out of a contiguous run: the run's other 15 pages
-		 * stay mapped; the page's own clear reaches the device first. */
-		{ IOPT_ARM_64_LPAE_S1, 0xc0000000, 0x10000, 1, 0xc0000000 + SZ_4K,
-		  SZ_4K, 1, 1 },
-		{ IOPT_ARM_64_LPAE_S1, 0x100000000ull, SZ_2M, 1, 0x100000000ull, SZ_4K,
-		  1, 1 },
-		{ IOPT_ARM_V7S, 0x40000000, SZ_4K, 40, 0x40000000, SZ_4K, 40, 40 },
-		{ IOPT_ARM_V7S, SZ_1M - 8 * SZ_4K, SZ_4K, 16, SZ_1M - 8 * SZ_4K, SZ_4K,
-		  16, 16 },
-		{ IOPT_ARM_V7S, 0x50000000, SZ_1M, 3, 0x50000000, SZ_1M, 3, 3 },
-		{ IOPT_ARM_V7S, 0x60000000, 0x10000, 2, 0x60000000, 0x10000, 2, 32 },
-		{ IOPT_ARM_V7S, 0x60000000, 0x10000, 1, 0x60000000 + SZ_4K, SZ_4K, 1,
-		  1 },
-		{ IOPT_ARM_V7S, 0x70000000, SZ_16M, 1, 0x70000000, SZ_16M, 1, 16 },
-		{ IOPT_ARM_V7S, 0x70000000, SZ_16M, 1, 0x70000000 + SZ_1M, SZ_1M, 1,
-		  1 },
-		{ IOPT_ARM_V7S, 0x50000000, SZ_1M, 1, 0x50000000 + SZ_4K, SZ_4K, 1, 1 },
+		{ IOPT_ARM_64_LPAE_S1, { M(0xc0000000, SZ_64K, 2),
+					 U(0xc0000000, SZ_64K, 2) }, 32, 0 },
+		/* One page out of a run: the run is broken (flush_walk),
+		 * then the page removed. */
+		{ IOPT_ARM_64_LPAE_S1, { M(0xc0000000, SZ_64K, 1),
+					 U(0xc0000000 + SZ_4K, SZ_4K, 1) }, 1, 1 },
+		/* One page out of a block: the block (replaced) and the page. */
+		{ IOPT_ARM_64_LPAE_S1, { M(0x100000000ull, SZ_2M, 1),
+					 U(0x100000000ull, SZ_4K, 1) }, 2, 0 },
+		/* A block-sized unmap removes the leaf table under it. */
+		{ IOPT_ARM_64_LPAE_S1, { M(0x40000000, SZ_4K, 5),
+					 U(0x40000000, SZ_2M, 1) }, 0, 1 },
+		/* A 1G unmap removes a level-2 table holding blocks. */
+		{ IOPT_ARM_64_LPAE_S1, { M(0x40000000, SZ_2M, 2),
+					 U(0x40000000, SZ_1G, 1) }, 0, 1 },
+		/* A block over the empty table a page left behind. */
+		{ IOPT_ARM_64_LPAE_S1, { M(SZ_2M, SZ_4K, 1), U(SZ_2M, SZ_4K, 1),
+					 M(SZ_2M, SZ_2M, 1) }, 1, 1 },
+		/* A map that fails on its sixth page undoes five. */
+		{ IOPT_ARM_64_LPAE_S1, { M(0x40005000, SZ_4K, 1),
+					 MF(0x40000000, SZ_4K, 8, -EEXIST) }, 5, 0 },
+		{ IOPT_ARM_V7S, { M(0x40000000, SZ_4K, 40),
+				  U(0x40000000, SZ_4K, 40) }, 40, 0 },
+		{ IOPT_ARM_V7S, { M(SZ_1M - 8 * SZ_4K, SZ_4K, 16),
+				  U(SZ_1M - 8 * SZ_4K, SZ_4K, 16) }, 16, 0 },
+		{ IOPT_ARM_V7S, { M(0x50000000, SZ_1M, 3),
+				  U(0x50000000, SZ_1M, 3) }, 3, 0 },
+		{ IOPT_ARM_V7S, { M(0x60000000, SZ_64K, 2),
+				  U(0x60000000, SZ_64K, 2) }, 32, 0 },
+		{ IOPT_ARM_V7S, { M(0x60000000, SZ_64K, 1),
+				  U(0x60000000 + SZ_4K, SZ_4K, 1) }, 1, 1 },
+		{ IOPT_ARM_V7S, { M(0x70000000, SZ_16M, 1),
+				  U(0x70000000, SZ_16M, 1) }, 16, 0 },
+		{ IOPT_ARM_V7S, { M(0x70000000, SZ_16M, 1),
+				  U(0x70000000 + SZ_1M, SZ_1M, 1) }, 1, 1 },
+		{ IOPT_ARM_V7S, { M(0x50000000, SZ_1M, 1),
+				  U(0x50000000 + SZ_4K, SZ_4K, 1) }, 2, 0 },
+		{ IOPT_ARM_V7S, { M(0x50000000, SZ_4K, 3),
+				  U(0x50000000, SZ_1M, 1) }, 0, 1 },
+		{ IOPT_ARM_V7S, { M(SZ_1M, SZ_4K, 1), U(SZ_1M, SZ_4K, 1),
+				  M(SZ_1M, SZ_1M, 1) }, 1, 1 },
+		{ IOPT_ARM_V7S, { M(0x40005000, SZ_4K, 1),
+				  MF(0x40000000, SZ_4K, 8, -EEXIST) }, 5, 0 },
+#undef M
+#undef MF
+#undef U
 	};
 
 	(void)state;
@@ -255,21 +349,34 @@ static void test_invalidate_after_sync(void **state)
 			.tlb_cookie = &chk,
 		};
 		struct iopt_pgtable *pt = NULL;
-		struct iopt_gather g;
+		char name[32];
 
+		snprintf(name, sizeof(name), "case %u", k);
 		tmem_init(&m, 0x80000000ull, 64u << 20);
 		assert_int_equal(iopt_alloc(&cfg, &pt), 0);
 		chk.pt = pt;
-		assert_int_equal(iopt_map_pages(pt, c[k].va, c[k].va, c[k].size,
-						c[k].count, IOPT_READ, NULL), 0);
-		iopt_gather_init(&g);
-		assert_int_equal(iopt_unmap_pages(pt, c[k].uva, c[k].usize,
-						  c[k].ucount, &g),
-				 (int64_t)(c[k].usize * c[k].ucount));
-		assert_int_equal(chk.pages, c[k].leaves);
-		assert_int_equal(chk.stale, 0);
-		assert_true(g.start == c[k].uva &&
-			    g.last == c[k].uva + c[k].usize * c[k].ucount - 1);
+		chk.lo = c[k].ops[0].va;
+		chk.hi = c[k].ops[0].va + SZ_2M;
+		for (unsigned i = 0; i < 4 && c[k].ops[i].op != OP_END; i++) {
+			uint64_t va = c[k].ops[i].va, sz = c[k].ops[i].size;
+			unsigned n = c[k].ops[i].count;
+			struct iopt_gather g;
+
+			if (c[k].ops[i].op == OP_MAP) {
+				TU_CHK(name, iopt_map_pages(pt, va, va, sz, n,
+							    IOPT_READ, NULL) ==
+					     c[k].ops[i].ret);
+			} else {
+				iopt_gather_init(&g);
+				TU_CHK(name, iopt_unmap_pages(pt, va, sz, n, &g) ==
+					     c[k].ops[i].ret);
+			}
+		}
+		TU_CHK(name, chk.pages == c[k].pages);
+		TU_CHK(name, chk.walks == c[k].walks);
+		TU_CHK(name, chk.alls == 0);	/* never called by the tables */
+		TU_CHK(name, chk.stale == 0);
+		TU_CHK(name, chk.misaligned == 0);
 		iopt_free(pt);
 		assert_int_equal(m.live, 0);
 		tmem_destroy(&m);

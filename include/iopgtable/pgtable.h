@@ -61,15 +61,23 @@ enum iopt_fmt {
 #define IOPT_QUIRK_MTK_TTBR_EXT	(1u << 7) /* v7s: MediaTek TTBR PA extension */
 
 /*
- * A gather collects the range of leaf entries an unmap removed so that the
- * caller can invalidate it in one go. [start, last] is inclusive (so that
- * the top of the address space fits); empty when start > last. pgsize is
- * the smallest leaf size added (0 when empty).
+ * A gather collects the range of leaves an unmap removed or replaced, so
+ * that the caller can invalidate it in one go. [start, last] is inclusive
+ * (so that the top of the address space fits); empty when start > last.
+ * pgsize is the smallest leaf size added (0 when empty): invalidating by
+ * address every pgsize step of [start, last] reaches every such leaf.
+ * sizes is the OR of the sizes of every leaf added: with one bit set,
+ * every leaf added had that size, a level hint exactly as add_page's
+ * granule (struct iopt_tlb_ops); with several bits set (a split reports
+ * the block it replaced and the page it removed) a range invalidation of
+ * [start, last] must not carry a level hint. Initialise with
+ * iopt_gather_init().
  */
 struct iopt_gather {
 	uint64_t start;
 	uint64_t last;
 	uint64_t pgsize;
+	uint64_t sizes;
 };
 
 /*
@@ -77,12 +85,43 @@ struct iopt_gather {
  * Every callback may be NULL (no TLB to maintain). Callbacks may be called
  * concurrently from every thread that uses the table.
  *
- * flush_all:  invalidate every translation of this table and wait.
- * flush_walk: table entries covering [iova, iova + size) were removed:
- *             invalidate leaf and walk-cache entries there (granule is the
- *             leaf size); completion is awaited through sync.
- * add_page:   one leaf of size granule at iova was removed; queue its
- *             invalidation (gather is the unmap caller's).
+ * granule (add_page, flush_walk) is a promise about every leaf removed or
+ * replaced in the reported range: it was a descriptor (an item) of exactly
+ * granule bytes, at the lookup level whose items have that size (LPAE 4K
+ * granule: 4K level 3, 2M level 2, 1G level 1; v7s: 4K level 2, 1M level
+ * 1). A driver may derive a range invalidation's level hint from it (the
+ * SMMUv3 TTL field, IHI0070 4.4.1.1). An item of a contiguous run
+ * (contiguous hint, v7s large page or supersection) counts as one item of
+ * granule bytes at its level, although a TLB may hold the whole run as one
+ * entry; an invalidation of any address of the run at that level removes
+ * that entry. granule 0 promises nothing: leaves of any size may be cached
+ * in the range, and the invalidation must not carry a level hint.
+ * What is reported is what was replaced: splitting a block reports the
+ * block (add_page with the block's size), breaking a run reports the
+ * whole run (flush_walk with the items' size), unlinking a table reports
+ * the table's range (flush_walk; granule = the item size if it was a
+ * last-level table, else 0).
+ *
+ * Ordering: a callback is called after the entries it reports were
+ * replaced and, for a non-coherent walker, synced (iopt_mem_ops.sync), so
+ * that a walk which starts after the invalidation reads the new entries.
+ *
+ * flush_all:  invalidate every translation of this table and wait (the
+ *             page tables do not call it today; it is there for drivers
+ *             that share these ops).
+ * flush_walk: leaf and table entries in [iova, iova + size) were removed
+ *             or replaced; size is a power of two and iova is aligned to
+ *             it. Invalidate leaf and walk-cache (table descriptor) entries
+ *             there: granule is a hint about leaves only, walk-cache
+ *             entries of every level must go. Completion is awaited through
+ *             sync, which the page table calls before it frees a removed
+ *             table or writes a run's replacement.
+ * add_page:   one leaf item of granule bytes at iova (aligned to granule)
+ *             was removed or replaced; queue the invalidation of leaf
+ *             entries there (walk caches may stay). gather is the unmap
+ *             caller's (NULL if none) and already includes the leaf; the
+ *             invalidation completes at the next iopt_tlb_sync() (a failed
+ *             map calls it before returning).
  * sync:       wait until every invalidation issued so far has completed.
  */
 struct iopt_tlb_ops {
@@ -210,7 +249,10 @@ IOPT_API void iopt_get_info(const struct iopt_pgtable *pt,
 /*
  * Map pgcount pages of pgsize bytes at iova to paddr with prot.
  * All or nothing: on success *mapped (if not NULL) = pgsize * pgcount and
- * 0 is returned; on failure *mapped = 0, no translation has changed, and:
+ * 0 is returned; on failure *mapped = 0, no translation has changed (what
+ * the call wrote before it failed is removed, invalidated through the TLB
+ * ops and synced before it returns; a contiguous run is written only once
+ * all of its items are known to be free), and:
  *   -EINVAL  pgsize not in the bitmap, pgcount 0, iova or paddr not
  *            aligned to pgsize, prot without IOPT_READ/IOPT_WRITE or with
  *            unknown bits;
@@ -227,8 +269,10 @@ IOPT_API int iopt_map_pages(struct iopt_pgtable *pt, uint64_t iova,
 /*
  * Unmap pgcount pages of pgsize bytes at iova. Larger mappings that the
  * range covers only in part are split; smaller mappings inside the range
- * are removed with it. Removed leaves are added to gather (may be NULL)
- * and the TLB ops' add_page; the caller then calls iopt_tlb_sync().
+ * are removed with it. Removed leaves (and blocks replaced by a split)
+ * are added to gather (may be NULL) and the TLB ops' add_page; the caller
+ * then calls iopt_tlb_sync(). Removed tables and broken runs are
+ * invalidated (flush_walk) and synced inside the call.
  * Returns the bytes unmapped from iova on: it stops early at the first
  * address that is not mapped, or when a split cannot get memory. Returns
  * -EINVAL or -ERANGE (as for map) for invalid arguments, changing nothing.

@@ -28,9 +28,11 @@
  *     every item (break), syncs and invalidates the TLB, then writes the
  *     single items (make). Anyone who reads the marker takes and drops the
  *     lock and reads again.
- *  5. Unlinked tables are freed after an RCU grace period; every operation
- *     runs inside a read-side section, so no thread ever touches freed
- *     table memory, even when callers overlap their requests.
+ *  5. Every table is unlinked by pt_unlink_table() (break-before-make:
+ *     empty the entry, sync it, invalidate, then free) and freed after an
+ *     RCU grace period; every operation runs inside a read-side section,
+ *     so no thread ever touches freed table memory, even when callers
+ *     overlap their requests.
  *  6. Non-coherent walkers: a table's contents are synced before the entry
  *     that publishes it; the entry is synced after, and then marked with the
  *     format's software sync bit. Whoever finds the bit clear syncs the
@@ -38,6 +40,11 @@
  *     sync). Runs of leaves and cleared leaves are synced once per run.
  *  7. A per-thread leaf-table cache lets consecutive calls into one leaf
  *     table skip the descent; unlinking any table invalidates it.
+ *  8. TLB reports carry what was replaced (pt_gather_range(),
+ *     pt_flush_walk_sync()): granule is a level hint (pgtable.h), so a
+ *     split reports the block and a run break the aligned run. A failed
+ *     map unmaps what it wrote through the unmap path and syncs; a run is
+ *     written only once all its items are free.
  */
 #ifndef IOPT_PT_ALGO_H
 #define IOPT_PT_ALGO_H
@@ -157,23 +164,32 @@ PT_ALGO enum pt_kind pt_kind_upper(const struct pt_fmt *F,
 }
 
 /*
- * Follow a table entry read from tbl[idx] at depth d. In a non-coherent
- * configuration the entry is synced first unless it carries the sync bit
- * (item 6): "even if it's not ours, there's no point waiting; just kick it".
+ * Make the table entry pte, read from tbl[idx], visible to a non-coherent
+ * walker unless it carries the sync bit (item 6): "even if it's not ours,
+ * there's no point waiting; just kick it".
  */
-PT_ALGO void *pt_follow(const struct pt_fmt *F, struct iopt_pgtable *pt,
-			void *tbl, unsigned idx, uint64_t pte, unsigned d)
+PT_ALGO void pt_sync_table_entry(const struct pt_fmt *F, struct iopt_pgtable *pt,
+				 void *tbl, unsigned idx, uint64_t pte)
 {
 	if (!pt->cfg.coherent_walk && !(pte & F->sync_bit)) {
 		pt_sync_entries(F, pt, tbl, idx, 1);
 		if (F->sync_bit) {
 			uint64_t old = pte;
 
-			/* Failure means the entry changed: its new owner
+			/* Release: the sync above happens before any thread
+			 * that reads the bit (acquire) skips its own sync.
+			 * Failure means the entry changed: its new owner
 			 * syncs it. */
 			pt_cas(F, tbl, idx, &old, pte | F->sync_bit);
 		}
 	}
+}
+
+/* Follow a table entry read from tbl[idx] at depth d, syncing it first. */
+PT_ALGO void *pt_follow(const struct pt_fmt *F, struct iopt_pgtable *pt,
+			void *tbl, unsigned idx, uint64_t pte, unsigned d)
+{
+	pt_sync_table_entry(F, pt, tbl, idx, pte);
 	return pt_virt(pt, F->table_pa(pt, pte, pt_lvl(pt, d)));
 }
 
@@ -275,18 +291,92 @@ PT_COLD int pt_install_table(const struct pt_fmt *F, struct iopt_pgtable *pt,
 	return 0;
 }
 
+/* ---- TLB maintenance reports (docs/pgtable.md, "TLB maintenance") ----- */
+
 /*
- * Replace the block *pte in tbl[idx] (depth d) with one table of items at
- * depth d + 1 that map the whole block with its attributes (item 3).
- * Returns 0 whether this thread or a racing one split it, -ENOMEM.
+ * The callbacks' granule is a promise about the leaves of the range
+ * (struct iopt_tlb_ops): every leaf removed or replaced in it was an item
+ * of exactly that size, at the level that holds items of that size, so a
+ * driver may derive the range invalidation's TTL level hint from it; 0
+ * promises nothing (leaves of any level may be cached there). Each report
+ * is made once the replacing entry is synced to a non-coherent walker, so
+ * that a walk after the invalidation cannot refill the TLB from the old
+ * entry.
+ */
+
+/* n removed or replaced leaves of size bytes from va: one gather update
+ * for all, one add_page each. */
+PT_ALGO void pt_gather_range(struct iopt_pgtable *pt, struct iopt_gather *g,
+			     uint64_t va, uint64_t n, uint64_t size)
+{
+	const struct iopt_tlb_ops *tlb = pt->cfg.tlb;
+
+	if (g) {
+		uint64_t last = va + (n * size - 1);
+
+		if (va < g->start)
+			g->start = va;
+		if (last > g->last)
+			g->last = last;
+		if (!g->pgsize || size < g->pgsize)
+			g->pgsize = size;
+		g->sizes |= size;
+	}
+	if (tlb && tlb->add_page) {
+		void (*add)(struct iopt_gather *, uint64_t, uint64_t, void *) =
+			tlb->add_page;
+		void *cookie = pt->cfg.tlb_cookie;
+
+		for (uint64_t i = 0; i < n; i++, va += size)
+			add(g, va, size, cookie);
+	}
+}
+
+/*
+ * Leaves and table entries in [va, va + size) were replaced; granule is the
+ * level hint (above) or 0. Invalidates them and waits for completion.
+ */
+PT_COLD void pt_flush_walk_sync(struct iopt_pgtable *pt, uint64_t va,
+				uint64_t size, uint64_t granule)
+{
+	if (pt->cfg.tlb && pt->cfg.tlb->flush_walk) {
+		pt->cfg.tlb->flush_walk(va, size, granule, pt->cfg.tlb_cookie);
+		pt_tlb_mark_pending(pt);
+	}
+	pt_tlb_sync(pt);
+}
+
+/*
+ * Level hint for a table at depth d that is being unlinked: a last-level
+ * table holds only last-level items (single or runs); a higher one may
+ * hold leaves of several sizes, so there is no hint.
+ */
+PT_ALGO uint64_t pt_table_hint(const struct iopt_pgtable *pt, unsigned d)
+{
+	return pt_last(pt, d) ? 1ull << pt->shift[d] : 0;
+}
+
+/* ---- splits, run breaks, unlinking ------------------------------------ */
+
+/*
+ * Replace the block *pte in tbl[idx] (depth d, va inside it) with one
+ * table of items at depth d + 1 that map the whole block with its
+ * attributes (item 3). The block itself was replaced: it is reported
+ * (add_page with the block's size, gather g) so that the TLB drops an
+ * entry that caches the whole block; the caller marks the invalidation
+ * pending. A thread that loses the race reports the block too: its own
+ * unmap must not complete before the block's invalidation does. Returns
+ * 0 whether this thread or a racing one split it, -ENOMEM.
  */
 PT_COLD int pt_split_block(const struct pt_fmt *F, struct iopt_pgtable *pt,
-			   void *tbl, unsigned idx, uint64_t pte, unsigned d)
+			   void *tbl, unsigned idx, uint64_t pte, unsigned d,
+			   uint64_t va, struct iopt_gather *g)
 {
 	unsigned lvl = pt_lvl(pt, d), size_lg2;
 	uint64_t oa = F->leaf_oa(pt, pte, lvl, &size_lg2);
 	unsigned n = 1u << pt->bits[d + 1];
 	uint64_t step = 1ull << pt->shift[d + 1];
+	uint64_t block = 1ull << pt->shift[d];
 	uint64_t pa;
 	void *child = pt_table_alloc(pt, d + 1, &pa);
 
@@ -299,12 +389,21 @@ PT_COLD int pt_split_block(const struct pt_fmt *F, struct iopt_pgtable *pt,
 	pt_sync(pt, child, pt->table_bytes[d + 1]);
 	if (pt_publish(F, pt, tbl, idx, &pte, child, pa, d))
 		plat_fetch_add_acq_rel64(&pt->n_split, 1);
+	/* pte is now the entry's value, ours or the winner's: the device
+	 * must see it before the old block's invalidation is issued. */
+	if (pt_kind_upper(F, pt, pte) == PT_TABLE)
+		pt_sync_table_entry(F, pt, tbl, idx, pte);
+	else
+		pt_sync_entries(F, pt, tbl, idx, 1);
+	pt_gather_range(pt, g, va & ~(block - 1), 1, block);
 	return 0;
 }
 
 /*
  * Break the run containing item idx of tbl (depth d) into single items
- * (item 4). va is the input address of item idx.
+ * (item 4). va is any input address inside item idx. The run's items were
+ * replaced: flush_walk over the whole run, naturally aligned, with the
+ * items' size as the level hint, and waited for before the make step.
  */
 PT_COLD void pt_break_run(const struct pt_fmt *F, struct iopt_pgtable *pt,
 			  void *tbl, unsigned idx, unsigned d, uint64_t va)
@@ -313,14 +412,16 @@ PT_COLD void pt_break_run(const struct pt_fmt *F, struct iopt_pgtable *pt,
 	unsigned n = F->run_items(pt, lvl);
 	unsigned base = idx & ~(n - 1);
 	uint64_t item = 1ull << pt->shift[d];
-	uint64_t base_va = va - (uint64_t)(idx - base) * item;
+	/* Runs are naturally aligned in the input address space. */
+	uint64_t base_va = va & ~((uint64_t)n * item - 1);
 	uint64_t old[128];
 
 	plat_mutex_lock(&pt->split_lock);
 	uint64_t pte = pt_load_acq(F, tbl, idx);
 
 	if (pt_kind_of(F, pt, pte, d) != PT_LEAF || !F->is_run(pt, pte, lvl)) {
-		/* Someone broke (or removed) it first. */
+		/* Someone broke (or removed) it first; its invalidation
+		 * completed before it released the lock. */
 		plat_mutex_unlock(&pt->split_lock);
 		return;
 	}
@@ -328,12 +429,7 @@ PT_COLD void pt_break_run(const struct pt_fmt *F, struct iopt_pgtable *pt,
 	for (unsigned j = 0; j < n; j++)
 		old[j] = pt_xchg(F, tbl, base + j, PT_BUSY_MARKER);
 	pt_sync_entries(F, pt, tbl, base, n);
-	if (pt->cfg.tlb && pt->cfg.tlb->flush_walk) {
-		pt->cfg.tlb->flush_walk(base_va, n * item, item,
-					pt->cfg.tlb_cookie);
-		pt_tlb_mark_pending(pt);
-	}
-	pt_tlb_sync(pt);
+	pt_flush_walk_sync(pt, base_va, n * item, item);
 	/* Make: single items with the run's attributes. */
 	for (unsigned j = 0; j < n; j++) {
 		uint64_t v = old[j];
@@ -353,35 +449,46 @@ PT_COLD void pt_break_run(const struct pt_fmt *F, struct iopt_pgtable *pt,
 	plat_mutex_unlock(&pt->split_lock);
 }
 
-/* ---- unmap ------------------------------------------------------------ */
-
-/* n removed leaves of size bytes from va: one gather update for all, one
- * add_page each. Call once the cleared entries are synced, so that no
- * walk can refill the TLB from them after the invalidation. */
-PT_ALGO void pt_gather_range(struct iopt_pgtable *pt, struct iopt_gather *g,
-			     uint64_t va, uint64_t n, uint64_t size)
+/*
+ * Unlink the table that entry tbl[idx] (depth d, covering va's item)
+ * points to: the one mechanism for every path that drops a table (an
+ * unmap of a larger size removes it with its contents, a map of a block
+ * replaces an empty one). Break-before-make, in this order:
+ *   1. compare-and-swap the entry from pte to empty (release);
+ *   2. invalidate every thread's cached leaf tables (pt_unlinked());
+ *   3. sync the entry, so that the device no longer sees the table;
+ *   4. flush_walk over the entry's range and wait for it, so that no TLB
+ *      or walk cache still holds the table or a leaf under it (3 before 4:
+ *      a walk after the invalidation reads the empty entry);
+ *   5. free the table and everything under it after a grace period.
+ * A map then writes its leaf into the empty entry (make).
+ * Returns 0, 1 if the entry no longer held pte (nothing done; reload), or
+ * -ENOMEM (nothing done).
+ */
+PT_COLD int pt_unlink_table(const struct pt_fmt *F, struct iopt_pgtable *pt,
+			    void *tbl, unsigned idx, uint64_t pte, unsigned d,
+			    uint64_t va)
 {
-	const struct iopt_tlb_ops *tlb = pt->cfg.tlb;
+	struct pt_deferred *rec = pt_defer_prepare();
+	uint64_t old = pte, span = 1ull << pt->shift[d];
+	uint64_t cpa = F->table_pa(pt, pte, pt_lvl(pt, d));
 
-	if (g) {
-		uint64_t last = va + (n * size - 1);
-
-		if (va < g->start)
-			g->start = va;
-		if (last > g->last)
-			g->last = last;
-		if (!g->pgsize || size < g->pgsize)
-			g->pgsize = size;
+	if (!rec)
+		return -ENOMEM;
+	/* Release: pairs with the acquire loads of walkers that read this
+	 * entry (item 1). */
+	if (!pt_cas(F, tbl, idx, &old, 0)) {
+		pt_defer_cancel(rec);
+		return 1;
 	}
-	if (tlb && tlb->add_page) {
-		void (*add)(struct iopt_gather *, uint64_t, uint64_t, void *) =
-			tlb->add_page;
-		void *cookie = pt->cfg.tlb_cookie;
-
-		for (uint64_t i = 0; i < n; i++, va += size)
-			add(g, va, size, cookie);
-	}
+	pt_unlinked(pt);
+	pt_sync_entries(F, pt, tbl, idx, 1);
+	pt_flush_walk_sync(pt, va & ~(span - 1), span, pt_table_hint(pt, d + 1));
+	pt_defer_free(pt, rec, pt_virt(pt, cpa), cpa, d + 1);
+	return 0;
 }
+
+/* ---- unmap ------------------------------------------------------------ */
 
 /* Leaves cleared in tbl[*from, idx) (the last gn of them from gva on):
  * sync the entries, then gather the leaves (item 6, then pt_gather_range). */
@@ -394,40 +501,6 @@ PT_ALGO void pt_retire(const struct pt_fmt *F, struct iopt_pgtable *pt,
 		pt_gather_range(pt, gather, gva, *gn, item);
 	*from = idx;
 	*gn = 0;
-}
-
-/*
- * Remove the table entry tbl[idx] (depth d, covering [va, va + item)) and
- * free its subtree after the TLB no longer holds walks through it and a
- * grace period has passed. Returns false if the entry changed (reload).
- */
-PT_COLD bool pt_remove_table(const struct pt_fmt *F, struct iopt_pgtable *pt,
-			     void *tbl, unsigned idx, uint64_t pte, unsigned d,
-			     uint64_t va, bool *nomem)
-{
-	struct pt_deferred *rec = pt_defer_prepare();
-	uint64_t old = pte;
-
-	if (!rec) {
-		*nomem = true;
-		return true;
-	}
-	if (!pt_cas(F, tbl, idx, &old, 0)) {
-		pt_defer_cancel(rec);
-		return false;
-	}
-	pt_unlinked(pt);
-	pt_sync_entries(F, pt, tbl, idx, 1);
-	if (pt->cfg.tlb && pt->cfg.tlb->flush_walk) {
-		pt->cfg.tlb->flush_walk(va, 1ull << pt->shift[d],
-					1ull << pt->shift[pt->levels - 1],
-					pt->cfg.tlb_cookie);
-		pt_tlb_mark_pending(pt);
-	}
-	pt_tlb_sync(pt);
-	pt_defer_free(pt, rec, pt_virt(pt, F->table_pa(pt, pte, pt_lvl(pt, d))),
-		      F->table_pa(pt, pte, pt_lvl(pt, d)), d + 1);
-	return true;
 }
 
 /*
@@ -524,10 +597,11 @@ PT_ALGO int64_t pt_unmap_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 				pt_break_run(F, pt, tbl, idx, d, va);
 				continue;
 			}
-			if (pt_split_block(F, pt, tbl, idx, pte, d)) {
+			if (pt_split_block(F, pt, tbl, idx, pte, d, va, gather)) {
 				nomem = true;
 				break;
 			}
+			cleared_leaf = true;	/* the block's add_page */
 		}
 		if (kind == PT_EMPTY || nomem)
 			break;
@@ -569,12 +643,15 @@ PT_ALGO int64_t pt_unmap_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 			if (kind == PT_TABLE) {
 				pt_retire(F, pt, tbl, &from, idx, gva, &gn, item,
 					  gather);
-				if (!pt_remove_table(F, pt, tbl, idx, pte, D, va,
-						     &nomem))
+				int r = pt_unlink_table(F, pt, tbl, idx, pte, D, va);
+
+				if (r > 0)
 					continue;
-				if (nomem)
+				if (r < 0) {
+					nomem = true;
 					break;
-				from = idx + 1;	/* synced by pt_remove_table() */
+				}
+				from = idx + 1;	/* synced by pt_unlink_table() */
 			} else {
 				if (F->is_run(pt, pte, lvl)) {
 					unsigned n = F->run_items(pt, lvl);
@@ -616,23 +693,6 @@ PT_ALGO int64_t pt_unmap_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 
 /* ---- map -------------------------------------------------------------- */
 
-/* Undo the leaves this call wrote in tbl[first, idx) after a failure. */
-PT_COLD void pt_unwrite(const struct pt_fmt *F, struct iopt_pgtable *pt,
-			void *tbl, unsigned first, unsigned idx, unsigned d)
-{
-	for (unsigned i = first; i < idx; i++) {
-		if (pt_last(pt, d)) {
-			pt_store_rlx(F, tbl, i, 0);
-		} else {
-			uint64_t old = pt_load_rlx(F, tbl, i);
-
-			if (pt_kind_of(F, pt, old, d) == PT_LEAF)
-				pt_cas(F, tbl, i, &old, 0);
-		}
-	}
-	pt_sync_entries(F, pt, tbl, first, idx - first);
-}
-
 /* Does the subtree under tbl (depth d) map nothing? */
 static bool pt_subtree_empty(const struct pt_fmt *F, struct iopt_pgtable *pt,
 			     void *tbl, unsigned d)
@@ -657,48 +717,107 @@ static bool pt_subtree_empty(const struct pt_fmt *F, struct iopt_pgtable *pt,
 	return true;
 }
 
+/* Can a leaf be written into tbl[idx] above the last level: is it empty,
+ * or a table that maps nothing (left behind by earlier unmaps)? */
+PT_COLD bool pt_upper_free(const struct pt_fmt *F, struct iopt_pgtable *pt,
+			   void *tbl, unsigned idx, unsigned d)
+{
+	uint64_t pte = pt_load_acq(F, tbl, idx);
+
+	switch (pt_kind_of(F, pt, pte, d)) {
+	case PT_EMPTY:
+		return true;
+	case PT_TABLE:
+		return pt_subtree_empty(F, pt,
+					pt_virt(pt, F->table_pa(pt, pte,
+								pt_lvl(pt, d))),
+					d + 1);
+	default:
+		return false;
+	}
+}
+
 /*
- * Write leaf into tbl[idx] above the last level. The entry must be empty,
- * or hold a table that maps nothing (left behind by earlier unmaps): that
- * table is replaced, its walks invalidated, and it is freed after a grace
- * period. Returns 0, -EEXIST or -ENOMEM.
+ * Write leaf into tbl[idx] above the last level (va inside the item). The
+ * entry must be empty, or hold a table that maps nothing: that table is
+ * unlinked first (pt_unlink_table(), break-before-make), then the leaf is
+ * written. Returns 0, -EEXIST or -ENOMEM.
  */
 PT_COLD int pt_write_upper_leaf(const struct pt_fmt *F, struct iopt_pgtable *pt,
 				void *tbl, unsigned idx, unsigned d,
 				uint64_t leaf, uint64_t va)
 {
-	uint64_t old = 0;
+	for (;;) {
+		uint64_t old = 0;
 
-	if (pt_cas(F, tbl, idx, &old, leaf))
-		return 0;
-	if (pt_kind_of(F, pt, old, d) != PT_TABLE)
-		return -EEXIST;
+		/* Release: pairs with walkers' acquire loads (item 2). */
+		if (pt_cas(F, tbl, idx, &old, leaf))
+			return 0;
+		if (pt_kind_of(F, pt, old, d) != PT_TABLE)
+			return -EEXIST;
+		if (!pt_subtree_empty(F, pt,
+				      pt_virt(pt, F->table_pa(pt, old, pt_lvl(pt, d))),
+				      d + 1))
+			return -EEXIST;
+		int r = pt_unlink_table(F, pt, tbl, idx, old, d, va);
 
-	uint64_t cpa = F->table_pa(pt, old, pt_lvl(pt, d));
-	void *child = pt_virt(pt, cpa);
-
-	if (!pt_subtree_empty(F, pt, child, d + 1))
-		return -EEXIST;
-
-	struct pt_deferred *rec = pt_defer_prepare();
-
-	if (!rec)
-		return -ENOMEM;
-	/* Release: as in pt_publish(); the old table stays readable (RCU). */
-	if (!pt_cas(F, tbl, idx, &old, leaf)) {
-		pt_defer_cancel(rec);
-		return -EEXIST;
+		if (r < 0)
+			return r;
 	}
-	pt_unlinked(pt);
-	if (pt->cfg.tlb && pt->cfg.tlb->flush_walk) {
-		pt->cfg.tlb->flush_walk(va, 1ull << pt->shift[d],
-					1ull << pt->shift[pt->levels - 1],
-					pt->cfg.tlb_cookie);
-		pt_tlb_mark_pending(pt);
+}
+
+/*
+ * Write n items of leaves from tbl[idx] (depth D) for *pa on, advancing
+ * *pa past what was written. Returns the number written: n, or fewer when
+ * an item was occupied (-EEXIST) or, above the last level, an empty table
+ * could not be unlinked (*ret).
+ */
+PT_ALGO unsigned pt_write_leaves(const struct pt_fmt *F, struct iopt_pgtable *pt,
+				 void *tbl, unsigned idx, unsigned n, unsigned D,
+				 uint64_t *pa, uint64_t va, unsigned prot, bool run,
+				 int *ret)
+{
+	const unsigned lvl = pt_lvl(pt, D);
+	const uint64_t item = 1ull << pt->shift[D];
+	unsigned i = 0;
+
+	if (pt_last(pt, D)) {
+		/* Item 2: plain stores, nothing here can be a table. */
+		for (; i < n; i++, *pa += item) {
+			if (pt_load_rlx(F, tbl, idx + i)) {
+				*ret = -EEXIST;
+				break;
+			}
+			pt_store_rlx(F, tbl, idx + i,
+				     F->make_leaf(pt, *pa, lvl, prot, run));
+		}
+		return i;
 	}
-	pt_tlb_sync(pt);
-	pt_defer_free(pt, rec, child, cpa, d + 1);
-	return 0;
+	for (; i < n; i++, *pa += item) {
+		*ret = pt_write_upper_leaf(F, pt, tbl, idx + i, D,
+					   F->make_leaf(pt, *pa, lvl, prot, run),
+					   va + i * item);
+		if (*ret)
+			break;
+	}
+	return i;
+}
+
+/*
+ * Is every item of tbl[idx, idx + n) (whole runs at depth D) free to map?
+ * A run is checked whole before any of it is written: a walker may cache
+ * a run as one TLB entry from any of its items, so writing part of a run
+ * over a live mapping would let that mapping translate to this run's
+ * addresses even if the call then fails.
+ */
+PT_COLD bool pt_run_free(const struct pt_fmt *F, struct iopt_pgtable *pt,
+			 void *tbl, unsigned idx, unsigned n, unsigned D)
+{
+	for (unsigned i = idx; i < idx + n; i++)
+		if (pt_last(pt, D) ? pt_load_rlx(F, tbl, i) != 0 :
+				     !pt_upper_free(F, pt, tbl, i, D))
+			return false;
+	return true;
 }
 
 PT_ALGO int pt_map_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
@@ -706,7 +825,6 @@ PT_ALGO int pt_map_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 			size_t count, unsigned prot)
 {
 	const unsigned D = sz->depth;
-	const unsigned lvl = pt_lvl(pt, D);
 	const unsigned run_lg2 = sz->run_lg2;
 	const bool run = run_lg2 != 0;
 	const uint64_t item = 1ull << pt->shift[D];
@@ -745,41 +863,30 @@ PT_ALGO int pt_map_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 			pt_lc_fill(pt, va, tbl, gen);
 
 		idx = pt_index(pt, va, D);
-		unsigned first = idx;
 		uint64_t n = left < entries - idx ? left : entries - idx;
-		unsigned end = idx + (unsigned)n;
 
-		if (pt_last(pt, D)) {
-			/* Item 2: plain stores, nothing here can be a table. */
-			for (; idx < end; idx++, pa += item) {
-				if (pt_load_rlx(F, tbl, idx)) {
-					pt_unwrite(F, pt, tbl, first, idx, D);
-					ret = -EEXIST;
-					goto undo;
-				}
-				pt_store_rlx(F, tbl, idx,
-					     F->make_leaf(pt, pa, lvl, prot, run));
-			}
-		} else {
-			for (; idx < end; idx++, pa += item) {
-				uint64_t leaf = F->make_leaf(pt, pa, lvl, prot, run);
-
-				ret = pt_write_upper_leaf(F, pt, tbl, idx, D, leaf,
-							  va + (idx - first) * item);
-				if (ret) {
-					pt_unwrite(F, pt, tbl, first, idx, D);
-					goto undo;
-				}
-			}
+		if (plat_unlikely(run) &&
+		    !pt_run_free(F, pt, tbl, idx, (unsigned)n, D)) {
+			ret = -EEXIST;
+			goto undo;
 		}
-		pt_sync_entries(F, pt, tbl, first, (unsigned)n);
-		left -= n;
-		va += n * item;
+		uint64_t done = pt_write_leaves(F, pt, tbl, idx, (unsigned)n, D,
+						&pa, va, prot, run, &ret);
+
+		pt_sync_entries(F, pt, tbl, idx, (unsigned)done);
+		left -= done;
+		va += done * item;
+		if (plat_unlikely(done < n))
+			goto undo;
 	}
 	return 0;
 
 undo:
-	/* All or nothing: remove what this call mapped in earlier tables. */
+	/*
+	 * All or nothing: unmap what this call wrote, [va0, va), as an unmap
+	 * would: each leaf's clear is synced, then invalidated (add_page),
+	 * and the invalidations are waited for before the error returns.
+	 */
 	if (va != va0) {
 		struct iopt_gather g;
 		struct pt_size item_sz = { .lg2 = pt->shift[D],

@@ -50,6 +50,7 @@ void iopt_gather_init(struct iopt_gather *g)
 	g->start = UINT64_MAX;
 	g->last = 0;
 	g->pgsize = 0;
+	g->sizes = 0;
 }
 
 /*
