@@ -117,7 +117,8 @@ struct iopt_gather {
  *             sync, which the page table calls before it frees a removed
  *             table or writes a run's replacement.
  * add_page:   one leaf item of granule bytes at iova (aligned to granule)
- *             was removed or replaced; queue the invalidation of leaf
+ *             was removed or replaced, or had its dirty state cleaned by
+ *             iopt_read_and_clear_dirty(); queue the invalidation of leaf
  *             entries there (walk caches may stay). gather is the unmap
  *             caller's (NULL if none) and already includes the leaf; the
  *             invalidation completes at the next iopt_tlb_sync() (a failed
