@@ -9,7 +9,8 @@
  * cfg.clock when there is one (the free-running runner's clock, say), or
  * from the virtual clock: last_cycle + cfg.mmio_cycles per access, and the
  * poll delays while the driver waits — the model is then run up to the new
- * cycle so that it makes progress although nothing else drives it.
+ * cycle so that it makes progress although nothing else drives it (only
+ * as far as its next internal event: see bus_wait()).
  */
 #include <errno.h>
 
@@ -79,8 +80,14 @@ int drv_write64(struct iopt_smmuv3_drv *drv, uint64_t off, uint64_t val)
 	return ret;
 }
 
-/* Let delay cycles pass: the virtual clock moves on and the model runs up
- * to it; with an external clock the CPU relaxes instead. */
+/*
+ * Let up to delay cycles pass. With an external clock the CPU relaxes.
+ * With the virtual clock, time moves on only as far as the model's next
+ * internal event (the next command completing): a wait for other CPUs
+ * (an owner that has not written PROD yet) costs no model time, and a
+ * stopped command queue, which has no next event, stops time — the host
+ * bound (cfg.host_timeout_ns) ends that wait.
+ */
 static void bus_wait(struct iopt_smmuv3_drv *drv, uint64_t delay)
 {
 	if (drv->cfg.clock) {
@@ -89,7 +96,13 @@ static void bus_wait(struct iopt_smmuv3_drv *drv, uint64_t delay)
 		return;
 	}
 	plat_spin_lock(&drv->bus);
-	iopt_smmu_run_until(drv->smmu, bus_cycle(drv, delay));
+	uint64_t now = drv->last_cycle;
+	uint64_t next = iopt_smmu_next_event(drv->smmu);
+	uint64_t to = now;
+
+	if (next != UINT64_MAX && next > now)
+		to = next - now < delay ? next : now + delay;
+	iopt_smmu_run_until(drv->smmu, bus_cycle(drv, to - now));
 	plat_spin_unlock(&drv->bus);
 	plat_cpu_relax();
 }
