@@ -89,6 +89,10 @@ struct iopt_smmuv3_drv_cfg {
 	uint64_t (*clock)(void *ctx);
 	void *clock_ctx;
 	unsigned mmio_cycles;		/* virtual clock: cycles per access (0: 10) */
+	/* Virtual clock: the first cycle. A model that has been called
+	 * before (by an earlier driver instance, say) rejects earlier
+	 * cycles: pass the latest cycle it was called at. */
+	uint64_t start_cycle;
 	uint64_t cycles_per_sec;	/* model clock rate (0: 1e9) */
 	uint64_t sync_timeout_cycles;	/* 0: one second of model time */
 	/* Host-time bound on any one wait (0: 10 s), so that a clock that

@@ -303,6 +303,7 @@ int iopt_smmuv3_drv_probe(const struct iopt_smmuv3_drv_cfg *cfg,
 	drv->timeout_cycles = drv->cfg.sync_timeout_cycles ?
 			      drv->cfg.sync_timeout_cycles : drv->cfg.cycles_per_sec;
 	plat_spin_init(&drv->bus);
+	drv->last_cycle = cfg->start_cycle;
 	ret = probe_features(drv);
 	if (ret)
 		goto fail;
