@@ -633,6 +633,52 @@ static void test_sync_timeout_stopped_clock(void **state)
 	rig_free(&r);
 }
 
+static uint64_t runner_clock(void *ctx)
+{
+	return iopt_smmu_runner_now(ctx);
+}
+
+/* The free-running runner drives the model; the driver reads its clock
+ * and waits in host time. */
+static void test_runner_clock(void **state)
+{
+	struct iopt_smmuv3_drv_cfg c;
+	struct iopt_smmuv3_drv_domain *dom;
+	struct iopt_smmuv3_drv_stats st;
+	struct iopt_smmu_runner *run;
+	struct iopt_pgtable *pt;
+	struct rig r;
+
+	(void)state;
+	for (int sy = 0; sy < 2; sy++) {
+		rig_model(&r, NULL);
+		assert_int_equal(iopt_smmu_runner_start(r.s, 1.0, &run), 0);
+		rig_cfg(&r, &c);
+		c.sync = sy;
+		c.clock = runner_clock;
+		c.clock_ctx = run;
+		rig_probe(&r, &c);
+		assert_int_equal(iopt_smmuv3_drv_domain_alloc(r.drv, 1, &dom), 0);
+		pt = make_pt(&r, IOPT_ARM_64_LPAE_S1, dom);
+		assert_int_equal(iopt_smmuv3_drv_attach(dom, pt, 7), 0);
+		assert_int_equal(iopt_map_pages(pt, IOVA, PA, 4096, 1, IOPT_READ, NULL), 0);
+		assert_int_equal(dev_access(&r, 7, IOVA + 8, false).oa, PA + 8);
+		assert_int_equal(iopt_unmap_pages(pt, IOVA, 4096, 1, NULL), 4096);
+		iopt_tlb_sync(pt);
+		assert_int_equal(dev_access(&r, 7, IOVA + 8, false).fault,
+				 EVT_F_TRANSLATION);
+		assert_int_equal(iopt_smmuv3_drv_detach(dom, 7), 0);
+		assert_int_equal(iopt_smmuv3_drv_domain_free(dom), 0);
+		iopt_smmuv3_drv_get_stats(r.drv, &st);
+		assert_int_equal(st.sync_timeouts, 0);
+		iopt_free(pt);
+		iopt_smmuv3_drv_remove(r.drv);
+		r.drv = NULL;
+		iopt_smmu_runner_stop(run);
+		rig_free(&r);
+	}
+}
+
 static void test_illegal_command_recovered(void **state)
 {
 	struct iopt_smmuv3_drv_cfg c;
@@ -682,6 +728,7 @@ int main(void)
 		cmocka_unit_test(test_sync_timeout_cmdq_off),
 		cmocka_unit_test(test_sync_timeout_stopped_clock),
 		cmocka_unit_test(test_illegal_command_recovered),
+		cmocka_unit_test(test_runner_clock),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
