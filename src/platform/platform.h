@@ -119,6 +119,25 @@ static inline uint64_t plat_fetch_sub_rel64(uint64_t *p, uint64_t v)
 	return __atomic_fetch_sub(p, v, __ATOMIC_RELEASE);
 }
 
+/* Statistics counters: no ordering. */
+static inline uint64_t plat_fetch_add_rlx64(uint64_t *p, uint64_t v)
+{
+	PLAT_YIELD();
+	return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+}
+
+static inline uint64_t plat_fetch_and_acq_rel64(uint64_t *p, uint64_t v)
+{
+	PLAT_YIELD();
+	return __atomic_fetch_and(p, v, __ATOMIC_ACQ_REL);
+}
+
+static inline uint64_t plat_fetch_xor_rel64(uint64_t *p, uint64_t v)
+{
+	PLAT_YIELD();
+	return __atomic_fetch_xor(p, v, __ATOMIC_RELEASE);
+}
+
 /* ---- 32-bit atomics on plain storage ---------------------------------- */
 
 static inline uint32_t plat_load_rlx32(const uint32_t *p)
