@@ -434,6 +434,52 @@ static void test_reserved_bits(void **state)
 	assert_true(n > 500);
 }
 
+/*
+ * Table addresses fit the format (Arm ARM D8.3: a table address above the
+ * output size is an Address size fault; 32-bit LPAE TTBRs and table
+ * descriptors hold bits 39:x, v7s 31:x): with the default allocator every
+ * table a walk reads, and the TTBR, sit below 2^oas (v7s: 2^32), for
+ * every output size, not only when host addresses happen to be low.
+ */
+static void test_table_addresses_fit_oas(void **state)
+{
+	static const struct { enum iopt_fmt fmt; unsigned ias, oas; } c[] = {
+		{ IOPT_ARM_64_LPAE_S1, 32, 32 }, { IOPT_ARM_64_LPAE_S1, 36, 36 },
+		{ IOPT_ARM_64_LPAE_S1, 40, 40 }, { IOPT_ARM_64_LPAE_S1, 42, 42 },
+		{ IOPT_ARM_64_LPAE_S1, 44, 44 }, { IOPT_ARM_64_LPAE_S1, 48, 48 },
+		{ IOPT_ARM_64_LPAE_S2, 40, 40 }, { IOPT_ARM_64_LPAE_S2, 44, 44 },
+		{ IOPT_ARM_32_LPAE_S1, 32, 40 }, { IOPT_ARM_32_LPAE_S1, 32, 32 },
+		{ IOPT_ARM_32_LPAE_S2, 40, 40 }, { IOPT_ARM_V7S, 32, 32 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct iopt_cfg cfg = { .fmt = c[i].fmt, .granule = 4096,
+					.ias = c[i].ias, .oas = c[i].oas,
+					.coherent_walk = true };
+		unsigned bits = c[i].fmt == IOPT_ARM_V7S ? 32 : c[i].oas;
+		uint64_t lim = 1ull << bits;
+		struct iopt_pgtable *pt;
+		struct iopt_info info;
+
+		assert_int_equal(iopt_alloc(&cfg, &pt), 0);
+		iopt_get_info(pt, &info);
+		for (uint64_t va = 0; va < (1ull << 30); va += 0x10001000ull) {
+			struct iopt_walk w;
+
+			assert_int_equal(iopt_map_pages(pt, va, va, 4096, 1,
+							IOPT_READ, NULL), 0);
+			assert_int_equal(iopt_walk(pt, va, &w), 0);
+			assert_true(w.nr_levels >= 2);
+			for (unsigned l = 0; l < w.nr_levels; l++)
+				TU_CHK(iopt_fmt_name(c[i].fmt),
+				       w.level[l].table_pa < lim);
+		}
+		TU_CHK(iopt_fmt_name(c[i].fmt), (info.regs.ttbr & ~0xfffull) < lim);
+		iopt_free(pt);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -443,6 +489,7 @@ int main(void)
 		cmocka_unit_test(test_descriptor_bits),
 		cmocka_unit_test(test_52bit_output),
 		cmocka_unit_test(test_reserved_bits),
+		cmocka_unit_test(test_table_addresses_fit_oas),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

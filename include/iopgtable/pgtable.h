@@ -173,7 +173,10 @@ struct iopt_cfg {
 	bool serialised;	/* one lock around every operation (baseline) */
 	const struct iopt_tlb_ops *tlb;
 	void *tlb_cookie;
-	const struct iopt_mem_ops *mem;	/* NULL: default host allocator */
+	/* NULL: the default: host memory at its own address when oas >= 48,
+	 * else (and for v7s) a private simulated window at 2-4 GiB, so that
+	 * table addresses fit the format (docs/pgtable.md). */
+	const struct iopt_mem_ops *mem;
 	void *mem_ctx;
 };
 

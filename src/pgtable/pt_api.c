@@ -11,8 +11,14 @@
 
 #include "pt_entry.h"
 
-#define PT_V7S_MEM_BASE 0x80000000ull
-#define PT_V7S_MEM_SIZE 0x80000000ull
+/* Without cfg.mem, tables whose addresses must fit fewer bits than host
+ * addresses have (v7s: 32; LPAE: the output size, at most 40 for the
+ * 32-bit formats) live in a private simulated window at 2-4 GiB, which
+ * every format's table addresses can name. Host user addresses stay
+ * below 2^48. */
+#define PT_OWN_MEM_BASE 0x80000000ull
+#define PT_OWN_MEM_SIZE 0x80000000ull
+#define PT_HOST_PA_BITS 48
 
 /* Identifies tables for the per-thread leaf-table caches. */
 static uint64_t pt_next_id;
@@ -201,10 +207,9 @@ int iopt_alloc(const struct iopt_cfg *cfg, struct iopt_pgtable **out)
 	pt->cfg = *cfg;
 	if (!pt->cfg.granule)
 		pt->cfg.granule = 4096;
-	if (!pt->cfg.mem && cfg->fmt == IOPT_ARM_V7S) {
-		/* v7s tables need 32-bit physical addresses, which host memory
-		 * does not have: a private simulated window at 2-4 GiB. */
-		ret = iopt_physmem_create(PT_V7S_MEM_BASE, PT_V7S_MEM_SIZE,
+	if (!pt->cfg.mem && (cfg->fmt == IOPT_ARM_V7S ||
+			     cfg->oas < PT_HOST_PA_BITS)) {
+		ret = iopt_physmem_create(PT_OWN_MEM_BASE, PT_OWN_MEM_SIZE,
 					  &pt->own_mem);
 		if (ret)
 			goto fail;
