@@ -139,21 +139,28 @@ private:
 	tlm::tlm_response_status late_status_ = tlm::TLM_INCOMPLETE_RESPONSE;
 	sc_time early_local_;
 
-	/* A register access with full control over the payload. */
-	tlm::tlm_response_status reg(tlm::tlm_command c, uint64_t off, void *buf,
-				     unsigned len, sc_time &d, unsigned sw = 0,
-				     unsigned char *be = nullptr)
+	/* A payload with full control over length, streaming width and
+	 * byte enables. */
+	static void prepare(tlm::tlm_generic_payload &gp, tlm::tlm_command c,
+			    uint64_t a, void *buf, unsigned len, unsigned sw,
+			    unsigned char *be)
 	{
-		tlm::tlm_generic_payload gp;
-
 		gp.set_command(c);
-		gp.set_address(off);
+		gp.set_address(a);
 		gp.set_data_ptr(static_cast<unsigned char *>(buf));
 		gp.set_data_length(len);
 		gp.set_streaming_width(sw ? sw : len);
 		gp.set_byte_enable_ptr(be);
 		gp.set_byte_enable_length(be ? len : 0);
 		gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+	}
+	tlm::tlm_response_status reg(tlm::tlm_command c, uint64_t off, void *buf,
+				     unsigned len, sc_time &d, unsigned sw = 0,
+				     unsigned char *be = nullptr)
+	{
+		tlm::tlm_generic_payload gp;
+
+		prepare(gp, c, off, buf, len, sw, be);
 		regs->b_transport(gp, d);
 		return gp.get_response_status();
 	}
@@ -186,14 +193,7 @@ private:
 	{
 		tlm::tlm_generic_payload gp;
 
-		gp.set_command(c);
-		gp.set_address(a);
-		gp.set_data_ptr(static_cast<unsigned char *>(buf));
-		gp.set_data_length(len);
-		gp.set_streaming_width(sw ? sw : len);
-		gp.set_byte_enable_ptr(be);
-		gp.set_byte_enable_length(be ? len : 0);
-		gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+		prepare(gp, c, a, buf, len, sw, be);
 		if (ext)
 			gp.set_extension(ext);
 		dev->b_transport(gp, d);

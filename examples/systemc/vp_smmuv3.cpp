@@ -128,12 +128,16 @@ public:
 	DmaJob job;
 
 	SC_HAS_PROCESS(Dma);
-	explicit Dma(sc_module_name n) : sc_module(n), bus("bus")
+	explicit Dma(sc_module_name n) : sc_module(n), bus("bus"), buf_(kBurst)
 	{
 		SC_THREAD(run);
 	}
 
 private:
+	/* A member, not a local: the thread is still suspended when the
+	 * simulation stops, and its stack is dropped without unwinding. */
+	std::vector<uint8_t> buf_;
+
 	bool access(tlm::tlm_command cmd, uint64_t iova, uint8_t *buf,
 		    unsigned len, tlm_utils::tlm_quantumkeeper &qk)
 	{
@@ -165,7 +169,6 @@ private:
 	void run()
 	{
 		tlm_utils::tlm_quantumkeeper qk;
-		std::vector<uint8_t> buf(kBurst);
 
 		for (;;) {
 			wait(start);
@@ -176,9 +179,9 @@ private:
 				unsigned n = job.len - off < kBurst ? job.len - off : kBurst;
 
 				if (!access(tlm::TLM_READ_COMMAND, job.src + off,
-					    buf.data(), n, qk) ||
+					    buf_.data(), n, qk) ||
 				    !access(tlm::TLM_WRITE_COMMAND, job.dst + off,
-					    buf.data(), n, qk))
+					    buf_.data(), n, qk))
 					break;
 			}
 			qk.sync();
@@ -285,6 +288,25 @@ private:
 		cmdq_prod_ = (cmdq_prod_ + 1) & ((2u << kCmdqLog2) - 1);
 	}
 
+	/* TLBI_NH_ASID for our ASID, then a CMD_SYNC with CS=IRQ (an MSI of
+	 * data to msi_addr, or the wired line when msi_addr is 0); PROD
+	 * published. */
+	void put_tlbi_sync(uint64_t msi_addr, uint32_t data)
+	{
+		iopt_smmu_cmd c{};
+
+		c.opcode = IOPT_CMD_TLBI_NH_ASID;
+		c.asid = kAsid;
+		put_cmd(c);
+		c = iopt_smmu_cmd{};
+		c.opcode = IOPT_CMD_SYNC;
+		c.cs = IOPT_SYNC_CS_IRQ;
+		c.msi_addr = msi_addr;
+		c.msi_data = data;
+		put_cmd(c);
+		reg_write(kCmdqProd, cmdq_prod_);
+	}
+
 	/* Wait for a rising edge of an interrupt line, or give up. */
 	bool wait_irq(sc_in<bool> &line)
 	{
@@ -365,17 +387,7 @@ void Cpu::run()
 	c.sid = kSid;
 	c.leaf = true;
 	put_cmd(c);
-	c = iopt_smmu_cmd{};
-	c.opcode = IOPT_CMD_TLBI_NH_ASID;
-	c.asid = kAsid;
-	put_cmd(c);
-	c = iopt_smmu_cmd{};
-	c.opcode = IOPT_CMD_SYNC;
-	c.cs = IOPT_SYNC_CS_IRQ;
-	c.msi_addr = msi;
-	c.msi_data = kMsiData;
-	put_cmd(c);
-	reg_write(kCmdqProd, cmdq_prod_);
+	put_tlbi_sync(msi, kMsiData);
 
 	uint32_t got = 0;
 
@@ -438,15 +450,7 @@ void Cpu::run()
 	iopt_gather_init(&g);
 	check(iopt_unmap_pages(pt, kIovaDst, 4096, kBufSize / 4096, &g) ==
 	      static_cast<int64_t>(kBufSize), "unmap destination");
-	c = iopt_smmu_cmd{};
-	c.opcode = IOPT_CMD_TLBI_NH_ASID;
-	c.asid = kAsid;
-	put_cmd(c);
-	c = iopt_smmu_cmd{};
-	c.opcode = IOPT_CMD_SYNC;
-	c.cs = IOPT_SYNC_CS_IRQ;	/* MSIAddress 0: the wired line */
-	put_cmd(c);
-	reg_write(kCmdqProd, cmdq_prod_);
+	put_tlbi_sync(0, 0);	/* MSIAddress 0: the wired line */
 	check(wait_irq(cmd_sync_irq), "CMD_SYNC wired interrupt");
 	check(reg_read(kCmdqCons) == cmdq_prod_, "CMDQ_CONS after TLBI + SYNC");
 	phase("destination unmapped; TLBI_NH_ASID + CMD_SYNC done (wired IRQ)");

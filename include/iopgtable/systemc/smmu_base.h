@@ -38,8 +38,10 @@
  *               translation tables, command queue reads, event records,
  *               MSIs). Uses DMI where the target grants it. Targets bound
  *               here must not call wait() (the C model holds its lock
- *               during the access); a target that does is reported as an
- *               SC_REPORT_ERROR.
+ *               during the access) nor throw (the exception would unwind
+ *               through C frames): a wait is reported (SC_REPORT_WARNING),
+ *               and a process entering the model meanwhile is
+ *               SC_REPORT_FATAL rather than a deadlock.
  *
  * Time: cycle n is the time n * clock_period. A request at local time t
  * (sc_time_stamp() + delay) enters the model at cycle max(ceil(t /
