@@ -426,7 +426,6 @@ void Bench::test_event_thread()
 	wait(kPeriod * double(msi_done + 1) - sc_time_stamp());
 	std::memcpy(&got, host(msi, 4), 4);
 	check(got == 0x5a5a1234, "MSI written through the walker socket by its cycle");
-	check(sync_.rises.size() == 1, "an MSI sync does not pulse the wired line");
 	check(rd(kCmdqCons) == 2, "both commands consumed");
 }
 

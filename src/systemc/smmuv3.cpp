@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <new>
 #include <stdexcept>
+#include <system_error>
 
 #include <iopgtable/systemc/smmuv3.h>
 
@@ -33,9 +34,12 @@ Smmuv3::Smmuv3(sc_core::sc_module_name name, const iopt_smmu_params &params,
 
 	if (rc == -ENOMEM)
 		throw std::bad_alloc();
-	if (rc)
+	if (rc == -EINVAL)
 		throw std::invalid_argument("iopt::Smmuv3: iopt_smmu_create "
 					    "rejected the parameters");
+	if (rc)
+		throw std::system_error(-rc, std::generic_category(),
+					"iopt::Smmuv3: iopt_smmu_create");
 }
 
 Smmuv3::~Smmuv3()

@@ -10,8 +10,9 @@
  * order of IOPT_SMMU_IRQ_*); every one must be bound.
  *
  * Errors: the constructor throws std::invalid_argument when
- * iopt_smmu_create() rejects the parameters (-EINVAL) and std::bad_alloc
- * when it runs out of memory.
+ * iopt_smmu_create() rejects the parameters (-EINVAL), std::bad_alloc
+ * when it runs out of memory, and std::system_error with the errno for
+ * any other failure it reports.
  */
 #ifndef IOPGTABLE_SYSTEMC_SMMUV3_H
 #define IOPGTABLE_SYSTEMC_SMMUV3_H
