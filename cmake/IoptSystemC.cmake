@@ -21,7 +21,10 @@ if(NOT IOPT_SYSTEMC_SKIP)
   # SystemC: pkg-config first (Debian's libsystemc-dev), then the CMake
   # package an Accellera CMake build installs.
   set(IOPT_SYSTEMC_DEP "")
-  pkg_check_modules(SYSTEMC QUIET IMPORTED_TARGET systemc)
+  find_package(PkgConfig QUIET)
+  if(PKG_CONFIG_FOUND)
+    pkg_check_modules(SYSTEMC QUIET IMPORTED_TARGET systemc)
+  endif()
   if(SYSTEMC_FOUND)
     set(IOPT_SYSTEMC_DEP PkgConfig::SYSTEMC)
     set(IOPT_SYSTEMC_VERSION ${SYSTEMC_VERSION})
