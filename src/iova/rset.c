@@ -3,10 +3,15 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
-/* A leaf node (height 0) uses words[] as member bits; others use child[]. */
+/*
+ * A leaf node (height 0) uses words[] as member bits; others use child[].
+ * Invariant at height >= 1: full bit c => map bit c, and child[c] == NULL.
+ */
 struct rset_node {
 	uint64_t map;		/* bit c: child/word c non-empty */
+	uint64_t full;		/* bit c: child c holds every member (h >= 1) */
 	union {
 		struct rset_node *child[64];
 		uint64_t words[64];
@@ -19,11 +24,73 @@ static unsigned child_shift(unsigned h)
 	return 6 + 6 * h;
 }
 
+int rset_pool_fill(struct rset_pool *p, unsigned n)
+{
+	while (p->n < n) {
+		struct rset_node *nd = calloc(1, sizeof(*nd));
+
+		if (!nd)
+			return -ENOMEM;
+		nd->child[0] = p->head;
+		p->head = nd;
+		p->n++;
+	}
+	return 0;
+}
+
+void rset_pool_drain(struct rset_pool *p)
+{
+	while (p->head) {
+		struct rset_node *nd = p->head;
+
+		p->head = nd->child[0];
+		free(nd);
+	}
+	p->n = 0;
+}
+
+/* A zeroed node, or NULL. */
+static struct rset_node *node_new(struct rset *s)
+{
+	struct rset_pool *p = s->pool;
+
+	if (p && p->head) {
+		struct rset_node *nd = p->head;
+
+		p->head = nd->child[0];
+		p->n--;
+		nd->child[0] = NULL;
+		return nd;
+	}
+	return calloc(1, sizeof(struct rset_node));
+}
+
+/* Give back a node this call created and that stayed empty. */
+static void node_put(struct rset *s, struct rset_node *nd)
+{
+	struct rset_pool *p = s->pool;
+
+	if (!p) {
+		free(nd);
+		return;
+	}
+	memset(nd, 0, sizeof(*nd));
+	nd->child[0] = p->head;
+	p->head = nd;
+	p->n++;
+}
+
 void rset_init(struct rset *s, unsigned bits)
 {
 	s->root = NULL;
+	s->pool = NULL;
 	s->count = 0;
 	s->height = bits > 12 ? (bits - 12 + 5) / 6 : 0;
+}
+
+unsigned rset_path_nodes(const struct rset *s)
+{
+	return s->height + 1;
 }
 
 static void free_node(struct rset_node *n, unsigned h)
@@ -51,7 +118,7 @@ int rset_add(struct rset *s, uint64_t i)
 
 	for (unsigned h = s->height;; h--) {
 		if (!*slot) {
-			*slot = calloc(1, sizeof(**slot));
+			*slot = node_new(s);
 			if (!*slot)
 				goto nomem;
 		}
@@ -68,6 +135,8 @@ int rset_add(struct rset *s, uint64_t i)
 			n->map |= 1ull << c;
 			break;
 		}
+		if (n->full >> c & 1)
+			return 0;	/* inside a whole subtree: present */
 		slot = &n->child[c];
 	}
 	/* Mark the path non-empty. */
@@ -86,17 +155,72 @@ nomem:
 			break;
 		depth--;
 		if (depth == 0) {
-			free(n);
 			s->root = NULL;
 		} else {
 			unsigned h = s->height - (depth - 1);
 			unsigned c = (unsigned)(i >> child_shift(h)) & 63;
 
 			path[depth - 1]->child[c] = NULL;
-			free(n);
 		}
+		node_put(s, n);
 	}
 	return -ENOMEM;
+}
+
+/* Members [lo, hi) into the subtree of n (height h, first member base). */
+static int range_add(struct rset *s, struct rset_node *n, unsigned h,
+		     uint64_t base, uint64_t lo, uint64_t hi)
+{
+	unsigned sh = child_shift(h);
+	uint64_t span = 1ull << sh;
+
+	for (uint64_t cb = base + ((lo - base) >> sh << sh); cb < hi; cb += span) {
+		unsigned c = (unsigned)((cb - base) >> sh);
+		uint64_t a = lo > cb ? lo : cb;
+		uint64_t e = hi < cb + span ? hi : cb + span;
+
+		if (!h) {
+			uint64_t w = ~0ull;
+
+			if (e - cb < 64)
+				w &= (1ull << (e - cb)) - 1;
+			w &= ~0ull << (a - cb);
+			n->words[c] |= w;
+			n->map |= 1ull << c;
+			continue;
+		}
+		if (a == cb && e == cb + span) {
+			free_node(n->child[c], h - 1);
+			n->child[c] = NULL;
+			n->full |= 1ull << c;
+			n->map |= 1ull << c;
+			continue;
+		}
+		if (!n->child[c]) {
+			n->child[c] = node_new(s);
+			if (!n->child[c])
+				return -ENOMEM;
+		}
+		n->map |= 1ull << c;
+		if (range_add(s, n->child[c], h - 1, cb, a, e))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int rset_add_range(struct rset *s, uint64_t lo, uint64_t hi)
+{
+	if (lo >= hi)
+		return 0;
+	if (!s->root) {
+		s->root = node_new(s);
+		if (!s->root)
+			return -ENOMEM;
+	}
+	if (range_add(s, s->root, s->height, 0, lo, hi))
+		return -ENOMEM;
+	s->count += hi - lo;
+	return 0;
 }
 
 bool rset_test(const struct rset *s, uint64_t i)
@@ -108,12 +232,14 @@ bool rset_test(const struct rset *s, uint64_t i)
 
 		if (!h)
 			return n->words[c] >> (i & 63) & 1;
+		if (n->full >> c & 1)
+			return true;
 		n = n->child[c];
 	}
 	return false;
 }
 
-void rset_del(struct rset *s, uint64_t i)
+int rset_del(struct rset *s, uint64_t i)
 {
 	struct rset_node *path[16];
 	unsigned cs[16], depth = 0;
@@ -128,27 +254,43 @@ void rset_del(struct rset *s, uint64_t i)
 			uint64_t bit = 1ull << (i & 63);
 
 			if (!(n->words[c] & bit))
-				return;
+				return 0;
 			n->words[c] &= ~bit;
 			s->count--;
 			if (n->words[c])
-				return;
+				return 0;
 			n->map &= ~(1ull << c);
 			break;
+		}
+		if (n->full >> c & 1) {
+			/* Materialise the whole child: same members, one level
+			 * more of nodes. A failure leaves the set as it was. */
+			struct rset_node *ch = node_new(s);
+
+			if (!ch)
+				return -ENOMEM;
+			ch->map = ~0ull;
+			if (h - 1)
+				ch->full = ~0ull;
+			else
+				memset(ch->words, 0xff, sizeof(ch->words));
+			n->child[c] = ch;
+			n->full &= ~(1ull << c);
 		}
 		n = n->child[c];
 	}
 	if (!n)
-		return;
+		return 0;
 	/* Clear the map bits of emptied nodes bottom-up. The nodes stay (an
 	 * empty node is skipped by its parent's map), so that a buddy system
 	 * splitting and merging the same blocks does not allocate and free
 	 * memory each time; memory is bounded by the most ever occupied. */
 	for (unsigned k = depth - 1; k-- > 0;) {
 		if (path[k + 1]->map)
-			return;
+			return 0;
 		path[k]->map &= ~(1ull << cs[k]);
 	}
+	return 0;
 }
 
 /* Largest member in the subtree of n (height h), which is non-empty. */
@@ -160,6 +302,8 @@ static uint64_t max_in(const struct rset_node *n, unsigned h, uint64_t base)
 		base += (uint64_t)c << child_shift(h);
 		if (!h)
 			return base + 63 - (unsigned)__builtin_clzll(n->words[c]);
+		if (n->full >> c & 1)
+			return base + (1ull << child_shift(h)) - 1;
 		n = n->child[c];
 	}
 }
@@ -177,6 +321,9 @@ static bool pred_in(const struct rset_node *n, unsigned h, uint64_t base,
 			*out = cbase + 63 - (unsigned)__builtin_clzll(w);
 			return true;
 		}
+	} else if (n->full >> c & 1) {
+		*out = x;
+		return true;
 	} else if (n->map >> c & 1 && pred_in(n->child[c], h - 1, cbase, x, out)) {
 		return true;
 	}
@@ -189,6 +336,10 @@ static bool pred_in(const struct rset_node *n, unsigned h, uint64_t base,
 
 	if (!h) {
 		*out = bbase + 63 - (unsigned)__builtin_clzll(n->words[b]);
+		return true;
+	}
+	if (n->full >> b & 1) {
+		*out = bbase + (1ull << child_shift(h)) - 1;
 		return true;
 	}
 	*out = max_in(n->child[b], h - 1, bbase);
