@@ -848,6 +848,19 @@ out:
 	free(s);
 }
 
+/* Seeds per run (IOPT_PROP_SEEDS overrides): a few seconds in each
+ * build; the sanitizers (and TSan's debug-yield) cost 15-100x. */
+#if defined(__SANITIZE_THREAD__)
+#define PROP_SEEDS 12
+#define PROP_THREAD_OPS 4000
+#elif defined(__SANITIZE_ADDRESS__)
+#define PROP_SEEDS 60
+#define PROP_THREAD_OPS 20000
+#else
+#define PROP_SEEDS 300
+#define PROP_THREAD_OPS 40000
+#endif
+
 static long env_long(const char *name, long dflt)
 {
 	const char *e = getenv(name);
@@ -857,7 +870,7 @@ static long env_long(const char *name, long dflt)
 
 static void test_property_random(void **state)
 {
-	long seeds = env_long("IOPT_PROP_SEEDS", 300);
+	long seeds = env_long("IOPT_PROP_SEEDS", PROP_SEEDS);
 	uint64_t base = (uint64_t)env_long("IOPT_PROP_SEED", 1);
 
 	(void)state;
@@ -868,7 +881,7 @@ static void test_property_random(void **state)
 
 static void test_property_allocfail(void **state)
 {
-	long seeds = env_long("IOPT_PROP_SEEDS", 300);
+	long seeds = env_long("IOPT_PROP_SEEDS", PROP_SEEDS);
 	uint64_t base = (uint64_t)env_long("IOPT_PROP_SEED", 1) + 100000;
 
 	(void)state;
@@ -933,7 +946,7 @@ static void *tworker(void *arg)
  * the 32-bit space allocates to its last page (no stale hint). */
 static void test_property_threads(void **state)
 {
-	long ops = env_long("IOPT_STRESS_OPS", 40000) / 2;
+	long ops = env_long("IOPT_STRESS_OPS", PROP_THREAD_OPS) / 2;
 
 	(void)state;
 	for (unsigned round = 0; round < 4; round++) {
