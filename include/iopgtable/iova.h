@@ -197,7 +197,9 @@ struct iopt_fq;
  * thread cannot start; nothing is left allocated on error. */
 IOPT_API int iopt_fq_create(struct iopt_iova *d, const struct iopt_fq_cfg *cfg,
 			    struct iopt_fq **out);
-/* Flush and release everything queued, stop the timer, free. */
+/* Flush and release everything queued, stop the timer, free. A range the
+ * allocator cannot take for lack of host memory stays allocated in the
+ * domain (destroying the domain frees it). */
 IOPT_API void iopt_fq_destroy(struct iopt_fq *q);
 
 /*

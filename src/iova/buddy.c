@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <stddef.h>
 
+#define RSET_RARE_FAIL(x) __builtin_expect(!!(x), 0)
+
 /* The member that stands for the block (start pfn, order o). */
 static uint64_t blk_idx(const struct buddy *b, unsigned o, uint64_t pfn)
 {
@@ -105,22 +107,29 @@ int buddy_add_chunks(struct buddy *b, uint64_t first, uint64_t end)
 	return 0;
 }
 
-/* Free one aligned block, merging with its buddy while it is free. The
- * add comes last: a failure changes nothing. */
+/* Free one aligned block, merging with its buddy while it is free. If the
+ * final add fails (no node), the merged buddies go back: their nodes
+ * exist (emptied nodes are kept), so nothing changes. */
 static int buddy_free_block(struct buddy *b, uint64_t pfn, unsigned order)
 {
 	uint64_t pages = 1ull << order, p = pfn;
 	unsigned o = order;
 
-	while (o < b->max_order && rset_test(&b->free[o], (p ^ (1ull << o)) >> o)) {
+	/* Lower orders hold no whole subtrees: these deletes cannot fail. */
+	while (o < b->max_order) {
+		uint64_t bud = (p >> o) ^ 1;
+
+		if (!rset_test(&b->free[o], bud))
+			break;
+		rset_del(&b->free[o], bud);
 		p &= ~(1ull << o);
 		o++;
 	}
-	if (rset_add(&b->free[o], blk_idx(b, o, p)))
+	if (RSET_RARE_FAIL(rset_add(&b->free[o], blk_idx(b, o, p)))) {
+		for (unsigned k = order; k < o; k++)
+			rset_add(&b->free[k], (pfn >> k) ^ 1);
 		return -ENOMEM;
-	/* Lower orders hold no whole subtrees: these deletes cannot fail. */
-	for (unsigned k = order; k < o; k++)
-		rset_del(&b->free[k], (pfn ^ (1ull << k)) >> k);
+	}
 	b->free_pages += pages;
 	return 0;
 }
@@ -180,10 +189,15 @@ bool buddy_take(struct buddy *b, unsigned order, uint64_t cap, uint64_t *pfn)
 	if (order > b->max_order)
 		return false;
 	for (unsigned j = order; j <= b->max_order; j++) {
-		uint64_t start;
+		uint64_t start, idx;
 
-		if (!blk_pred(b, j, cap, &start))
+		if (j < b->max_order) {		/* plain index: inline */
+			if (!rset_pred(&b->free[j], cap >> j, &idx))
+				continue;
+			start = idx << j;
+		} else if (!blk_pred(b, j, cap, &start)) {
 			continue;
+		}
 		uint64_t top = start + (1ull << j) - size;
 		uint64_t cand = top < cap ? top : cap;
 

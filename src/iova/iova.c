@@ -256,11 +256,12 @@ static void iova_note_fail32(struct iopt_iova *d, uint64_t size, uint64_t seen)
 
 /*
  * Within one stripe: size pages at a start aligned to 2^order, at or below
- * cap. 0; -ENOSPC (no room); -ENOMEM (no host memory; nothing changed).
- * Adds the stripe's frees32 to *seen.
+ * cap; with run set, also a run whose rounded-up block is not all free
+ * (buddy_take_run(), not O(log)). 0; -ENOSPC (no room); -ENOMEM (no host
+ * memory; nothing changed). Adds the stripe's frees32 to *seen.
  */
 static int stripe_alloc(struct iova_stripe *st, uint64_t size, unsigned order,
-			uint64_t cap, uint64_t *pfn, uint64_t *seen)
+			uint64_t cap, bool run, uint64_t *pfn, uint64_t *seen)
 {
 	struct buddy *b = &st->buddy;
 	uint64_t p, blk = 1ull << order;
@@ -274,7 +275,7 @@ static int stripe_alloc(struct iova_stripe *st, uint64_t size, unsigned order,
 	if (buddy_take(b, order, cap, &p)) {
 		if (size < blk)
 			buddy_release(b, p + size, blk - size);
-	} else if (size == blk || !buddy_take_run(b, size, order, cap, &p)) {
+	} else if (!run || !buddy_take_run(b, size, order, cap, &p)) {
 		goto out;
 	}
 	/* Prepared: the record's radix nodes come from the pool. */
@@ -354,13 +355,21 @@ static int iova_alloc(struct iopt_iova *d, uint64_t size, uint64_t limit,
 
 	if (is32 && size >= plat_load_rlx64(&d->fail32_size))
 		return -ENOMEM;
-	for (unsigned k = 0; k < n; k++) {
-		int r = stripe_alloc(&d->stripes[(first + k) & (n - 1)], size,
-				     order, cap, pfn, &seen);
+	/* Whole blocks in every stripe first (O(log) each); only then, for
+	 * a size that is not a power of two, the slower search for a run. */
+	bool pow2 = size == 1ull << order;
 
-		if (!r)
-			return 0;
-		nomem |= r == -ENOMEM;
+	for (unsigned pass = 0; pass < (pow2 ? 1u : 2u); pass++) {
+		seen = 0;
+		nomem = false;
+		for (unsigned k = 0; k < n; k++) {
+			int r = stripe_alloc(&d->stripes[(first + k) & (n - 1)], size,
+					     order, cap, pass, pfn, &seen);
+
+			if (!r)
+				return 0;
+			nomem |= r == -ENOMEM;
+		}
 	}
 	/* Only a search that found no room (not one short of host memory)
 	 * may say that the 32-bit space is full. */
@@ -594,7 +603,24 @@ int iopt_iova_free_cached(struct iopt_iova *d, uint64_t pfn, uint64_t size,
 			  unsigned cpu)
 {
 	bool marked;
-	int ret = iova_free_check(d, pfn, size, &marked);
+	int ret;
+
+	/* The common case, unchecked and cached (iova_free_check() and
+	 * iova_free_checked() in one): bounds and alignment, then the CPU's
+	 * magazine. */
+	if (size && size <= (1ull << d->cfg.max_cached_order) &&
+	    !d->cfg.check_cached_frees) {
+		unsigned cls = ceil_log2(size);
+
+		size = 1ull << cls;
+		if (pfn < d->cfg.start_pfn || pfn >= d->cfg.end_pfn ||
+		    size > d->cfg.end_pfn - pfn || (pfn & (size - 1)))
+			return -EINVAL;
+		if (iova_rcache_put(d, cls, pfn, iova_cpu(d, cpu)))
+			return 0;
+		return iova_free_rec(d, pfn, size, size);
+	}
+	ret = iova_free_check(d, pfn, size, &marked);
 
 	if (ret)
 		return ret;

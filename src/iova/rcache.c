@@ -38,16 +38,14 @@ static bool mag_drain(struct iopt_iova *d, struct iova_mag *m, unsigned cls)
 	return true;
 }
 
-/* Pop a range of 2^cls pages that lies wholly at or below limit (its last
- * page, not only its first): the last one if it fits, else the highest-
- * indexed one that does (a bounded scan of one magazine). */
-static bool mag_pop(struct iova_mag *m, unsigned cls, uint64_t limit,
-		    uint64_t *pfn)
+/* Pop a range that starts at or below 'highest' (the highest start whose
+ * whole range lies at or below the caller's limit): the last one if it
+ * fits, else the highest-indexed one that does (a bounded scan of one
+ * magazine). */
+static bool mag_pop(struct iova_mag *m, uint64_t highest, uint64_t *pfn)
 {
-	uint64_t last = (1ull << cls) - 1;
-
 	for (unsigned i = m->n; i-- > 0;) {
-		if (m->pfn[i] <= limit && limit - m->pfn[i] >= last) {
+		if (m->pfn[i] <= highest) {
 			*pfn = m->pfn[i];
 			m->pfn[i] = m->pfn[--m->n];
 			return true;
@@ -116,12 +114,18 @@ bool iova_rcache_get(struct iopt_iova *d, unsigned cls, uint64_t limit_pfn,
 		     unsigned cpu, uint64_t *pfn)
 {
 	struct iova_cpu_cache *cc = &d->cpu[cls * d->cfg.nr_cpus + cpu];
+	uint64_t last = (1ull << cls) - 1;
 	bool hit = false;
 
+	/* The limit is inclusive and bounds the range's last page, not only
+	 * its first: a cached range fits if it starts at or below this. */
+	if (limit_pfn < last)
+		return false;
+	limit_pfn -= last;
 	plat_spin_lock(&cc->lock);
-	if (mag_pop(cc->loaded, cls, limit_pfn, pfn)) {
+	if (mag_pop(cc->loaded, limit_pfn, pfn)) {
 		hit = true;
-	} else if (mag_pop(cc->prev, cls, limit_pfn, pfn)) {
+	} else if (mag_pop(cc->prev, limit_pfn, pfn)) {
 		struct iova_mag *t = cc->loaded;
 
 		cc->loaded = cc->prev;
@@ -138,7 +142,7 @@ bool iova_rcache_get(struct iopt_iova *d, unsigned cls, uint64_t limit_pfn,
 		if (full) {
 			free(cc->loaded);
 			cc->loaded = full;
-			hit = mag_pop(cc->loaded, cls, limit_pfn, pfn);
+			hit = mag_pop(cc->loaded, limit_pfn, pfn);
 		}
 	}
 	if (hit)

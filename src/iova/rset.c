@@ -18,6 +18,14 @@ struct rset_node {
 	};
 };
 
+/*
+ * Each operation is written once with a 'runs' argument and compiled
+ * twice: sets that never held a whole subtree (every set but a buddy
+ * system's top order) take the copy without the 'full' tests.
+ */
+#define RSET_INLINE static inline __attribute__((always_inline))
+#define RSET_RARE(x) __builtin_expect(!!(x), 0)
+
 /* Members covered by one child of a node at height h. */
 static unsigned child_shift(unsigned h)
 {
@@ -84,6 +92,7 @@ void rset_init(struct rset *s, unsigned bits)
 {
 	s->root = NULL;
 	s->pool = NULL;
+	s->runs = false;
 	s->count = 0;
 	s->height = bits > 12 ? (bits - 12 + 5) / 6 : 0;
 }
@@ -110,7 +119,7 @@ void rset_destroy(struct rset *s)
 	s->count = 0;
 }
 
-int rset_add(struct rset *s, uint64_t i)
+RSET_INLINE int add_impl(struct rset *s, uint64_t i, bool runs)
 {
 	struct rset_node **slot = &s->root;
 	struct rset_node *path[16];
@@ -135,7 +144,7 @@ int rset_add(struct rset *s, uint64_t i)
 			n->map |= 1ull << c;
 			break;
 		}
-		if (n->full >> c & 1)
+		if (runs && RSET_RARE(n->full >> c & 1))
 			return 0;	/* inside a whole subtree: present */
 		slot = &n->child[c];
 	}
@@ -165,6 +174,20 @@ nomem:
 		node_put(s, n);
 	}
 	return -ENOMEM;
+}
+
+/* The copies for sets with whole subtrees stay out of line, so that the
+ * plain copies keep the register allocation of a leaf function. */
+static __attribute__((noinline)) int add_runs(struct rset *s, uint64_t i)
+{
+	return add_impl(s, i, true);
+}
+
+int rset_add(struct rset *s, uint64_t i)
+{
+	if (RSET_RARE(s->runs))
+		return add_runs(s, i);
+	return add_impl(s, i, false);
 }
 
 /* Members [lo, hi) into the subtree of n (height h, first member base). */
@@ -217,13 +240,14 @@ int rset_add_range(struct rset *s, uint64_t lo, uint64_t hi)
 		if (!s->root)
 			return -ENOMEM;
 	}
+	s->runs = true;
 	if (range_add(s, s->root, s->height, 0, lo, hi))
 		return -ENOMEM;
 	s->count += hi - lo;
 	return 0;
 }
 
-bool rset_test(const struct rset *s, uint64_t i)
+RSET_INLINE bool test_impl(const struct rset *s, uint64_t i, bool runs)
 {
 	const struct rset_node *n = s->root;
 
@@ -232,14 +256,47 @@ bool rset_test(const struct rset *s, uint64_t i)
 
 		if (!h)
 			return n->words[c] >> (i & 63) & 1;
-		if (n->full >> c & 1)
+		if (runs && RSET_RARE(n->full >> c & 1))
 			return true;
 		n = n->child[c];
 	}
 	return false;
 }
 
-int rset_del(struct rset *s, uint64_t i)
+static __attribute__((noinline)) bool test_runs(const struct rset *s,
+						 uint64_t i)
+{
+	return test_impl(s, i, true);
+}
+
+bool rset_test(const struct rset *s, uint64_t i)
+{
+	if (RSET_RARE(s->runs))
+		return test_runs(s, i);
+	return test_impl(s, i, false);
+}
+
+/* Replace the whole child c of n (height h >= 1) by a node holding the
+ * same members. -ENOMEM: nothing changed. */
+static __attribute__((noinline, cold)) int materialise(struct rset *s,
+							struct rset_node *n,
+							unsigned c, unsigned h)
+{
+	struct rset_node *ch = node_new(s);
+
+	if (!ch)
+		return -ENOMEM;
+	ch->map = ~0ull;
+	if (h - 1)
+		ch->full = ~0ull;
+	else
+		memset(ch->words, 0xff, sizeof(ch->words));
+	n->child[c] = ch;
+	n->full &= ~(1ull << c);
+	return 0;
+}
+
+RSET_INLINE int del_impl(struct rset *s, uint64_t i, bool runs)
 {
 	struct rset_node *path[16];
 	unsigned cs[16], depth = 0;
@@ -262,21 +319,9 @@ int rset_del(struct rset *s, uint64_t i)
 			n->map &= ~(1ull << c);
 			break;
 		}
-		if (n->full >> c & 1) {
-			/* Materialise the whole child: same members, one level
-			 * more of nodes. A failure leaves the set as it was. */
-			struct rset_node *ch = node_new(s);
-
-			if (!ch)
-				return -ENOMEM;
-			ch->map = ~0ull;
-			if (h - 1)
-				ch->full = ~0ull;
-			else
-				memset(ch->words, 0xff, sizeof(ch->words));
-			n->child[c] = ch;
-			n->full &= ~(1ull << c);
-		}
+		/* Inside a whole child: give it nodes, one level at a time. */
+		if (runs && RSET_RARE(n->full >> c & 1) && materialise(s, n, c, h))
+			return -ENOMEM;
 		n = n->child[c];
 	}
 	if (!n)
@@ -293,8 +338,21 @@ int rset_del(struct rset *s, uint64_t i)
 	return 0;
 }
 
+static __attribute__((noinline)) int del_runs(struct rset *s, uint64_t i)
+{
+	return del_impl(s, i, true);
+}
+
+int rset_del(struct rset *s, uint64_t i)
+{
+	if (RSET_RARE(s->runs))
+		return del_runs(s, i);
+	return del_impl(s, i, false);
+}
+
 /* Largest member in the subtree of n (height h), which is non-empty. */
-static uint64_t max_in(const struct rset_node *n, unsigned h, uint64_t base)
+RSET_INLINE uint64_t max_in(const struct rset_node *n, unsigned h,
+			     uint64_t base, bool runs)
 {
 	for (;; h--) {
 		unsigned c = 63 - (unsigned)__builtin_clzll(n->map);
@@ -302,48 +360,72 @@ static uint64_t max_in(const struct rset_node *n, unsigned h, uint64_t base)
 		base += (uint64_t)c << child_shift(h);
 		if (!h)
 			return base + 63 - (unsigned)__builtin_clzll(n->words[c]);
-		if (n->full >> c & 1)
+		if (runs && RSET_RARE(n->full >> c & 1))
 			return base + (1ull << child_shift(h)) - 1;
 		n = n->child[c];
 	}
 }
 
-static bool pred_in(const struct rset_node *n, unsigned h, uint64_t base,
-		    uint64_t x, uint64_t *out)
+/*
+ * Predecessor in one descent: follow x down, remembering the deepest node
+ * that has a non-empty child below x's; if x's own path holds no member
+ * at or below x, the answer is the largest member under that child.
+ */
+RSET_INLINE bool pred_impl(const struct rset *s, uint64_t x, uint64_t *out,
+			   bool runs)
 {
-	unsigned c = (unsigned)((x - base) >> child_shift(h)) & 63;
-	uint64_t cbase = base + ((uint64_t)c << child_shift(h));
+	const struct rset_node *n = s->root, *fb = NULL;
+	unsigned fh = 0;
 
-	if (!h) {
-		uint64_t w = n->words[c] & (~0ull >> (63 - (x & 63)));
+	for (unsigned h = s->height;; h--) {
+		unsigned c = (unsigned)(x >> child_shift(h)) & 63;
 
-		if (w) {
-			*out = cbase + 63 - (unsigned)__builtin_clzll(w);
+		if (n->map & ((1ull << c) - 1)) {
+			fb = n;
+			fh = h;
+		}
+		if (!h) {
+			uint64_t w = n->words[c] & (~0ull >> (63 - (x & 63)));
+
+			if (w) {
+				*out = (x & ~63ull) + 63 - (unsigned)__builtin_clzll(w);
+				return true;
+			}
+			break;
+		}
+		if (runs && RSET_RARE(n->full >> c & 1)) {
+			*out = x;
 			return true;
 		}
-	} else if (n->full >> c & 1) {
-		*out = x;
-		return true;
-	} else if (n->map >> c & 1 && pred_in(n->child[c], h - 1, cbase, x, out)) {
-		return true;
+		if (!(n->map >> c & 1))
+			break;
+		n = n->child[c];
 	}
-	uint64_t below = n->map & ((1ull << c) - 1);
-
-	if (!below)
+	if (!fb)
 		return false;
-	unsigned b = 63 - (unsigned)__builtin_clzll(below);
-	uint64_t bbase = base + ((uint64_t)b << child_shift(h));
+	/* The node's first member and x's child in it follow from x. */
+	unsigned sh = child_shift(fh);
+	unsigned c = (unsigned)(x >> sh) & 63;
+	uint64_t base = sh + 6 < 64 ? x >> (sh + 6) << (sh + 6) : 0;
+	unsigned b = 63 - (unsigned)__builtin_clzll(fb->map & ((1ull << c) - 1));
+	uint64_t bbase = base + ((uint64_t)b << sh);
 
-	if (!h) {
-		*out = bbase + 63 - (unsigned)__builtin_clzll(n->words[b]);
+	if (!fh) {
+		*out = bbase + 63 - (unsigned)__builtin_clzll(fb->words[b]);
 		return true;
 	}
-	if (n->full >> b & 1) {
-		*out = bbase + (1ull << child_shift(h)) - 1;
+	if (runs && RSET_RARE(fb->full >> b & 1)) {
+		*out = bbase + (1ull << sh) - 1;
 		return true;
 	}
-	*out = max_in(n->child[b], h - 1, bbase);
+	*out = max_in(fb->child[b], fh - 1, bbase, runs);
 	return true;
+}
+
+static __attribute__((noinline)) bool pred_runs(const struct rset *s,
+						 uint64_t x, uint64_t *out)
+{
+	return pred_impl(s, x, out, true);
 }
 
 bool rset_pred(const struct rset *s, uint64_t x, uint64_t *out)
@@ -354,5 +436,7 @@ bool rset_pred(const struct rset *s, uint64_t x, uint64_t *out)
 
 	if (span_lg2 < 64 && x >> span_lg2)
 		x = (1ull << span_lg2) - 1;	/* beyond the set's range */
-	return pred_in(s->root, s->height, 0, x, out);
+	if (RSET_RARE(s->runs))
+		return pred_runs(s, x, out);
+	return pred_impl(s, x, out, false);
 }

@@ -36,6 +36,7 @@ struct rset {
 	struct rset_node *root;
 	struct rset_pool *pool;	/* NULL: calloc */
 	unsigned height;	/* levels above the leaf nodes */
+	bool runs;		/* may hold whole subtrees (rset_add_range) */
 	uint64_t count;
 };
 
