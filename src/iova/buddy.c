@@ -182,22 +182,17 @@ static bool buddy_split(struct buddy *b, uint64_t start, unsigned from,
 
 bool buddy_take(struct buddy *b, unsigned order, uint64_t cap, uint64_t *pfn)
 {
-	uint64_t size = 1ull << order, best = 0, best_start = 0;
+	uint64_t size = 1ull << order, best = 0, best_start = 0, start, idx;
 	unsigned best_order = 0;
 	bool found = false;
 
 	if (order > b->max_order)
 		return false;
-	for (unsigned j = order; j <= b->max_order; j++) {
-		uint64_t start, idx;
-
-		if (j < b->max_order) {		/* plain index: inline */
-			if (!rset_pred(&b->free[j], cap >> j, &idx))
-				continue;
-			start = idx << j;
-		} else if (!blk_pred(b, j, cap, &start)) {
+	/* Below the top order the member is start >> j: no conversion. */
+	for (unsigned j = order; j < b->max_order; j++) {
+		if (!rset_pred(&b->free[j], cap >> j, &idx))
 			continue;
-		}
+		start = idx << j;
 		uint64_t top = start + (1ull << j) - size;
 		uint64_t cand = top < cap ? top : cap;
 
@@ -206,6 +201,17 @@ bool buddy_take(struct buddy *b, unsigned order, uint64_t cap, uint64_t *pfn)
 			best = cand;
 			best_start = start;
 			best_order = j;
+		}
+	}
+	if (blk_pred(b, b->max_order, cap, &start)) {
+		uint64_t top = start + (1ull << b->max_order) - size;
+		uint64_t cand = top < cap ? top : cap;
+
+		if (!found || cand > best) {
+			found = true;
+			best = cand;
+			best_start = start;
+			best_order = b->max_order;
 		}
 	}
 	if (!found || !buddy_split(b, best_start, best_order, order, best))

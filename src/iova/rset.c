@@ -367,23 +367,20 @@ RSET_INLINE uint64_t max_in(const struct rset_node *n, unsigned h,
 }
 
 /*
- * Predecessor in one descent: follow x down, remembering the deepest node
- * that has a non-empty child below x's; if x's own path holds no member
- * at or below x, the answer is the largest member under that child.
+ * Predecessor: follow x down, keeping the path; if x's own path holds no
+ * member at or below x, climb back to the deepest node with a non-empty
+ * child below x's, and take the largest member under that child.
  */
 RSET_INLINE bool pred_impl(const struct rset *s, uint64_t x, uint64_t *out,
 			   bool runs)
 {
-	const struct rset_node *n = s->root, *fb = NULL;
-	unsigned fh = 0;
+	const struct rset_node *path[16], *n = s->root;
+	unsigned h = s->height;
 
-	for (unsigned h = s->height;; h--) {
+	for (;; h--) {
 		unsigned c = (unsigned)(x >> child_shift(h)) & 63;
 
-		if (n->map & ((1ull << c) - 1)) {
-			fb = n;
-			fh = h;
-		}
+		path[h] = n;
 		if (!h) {
 			uint64_t w = n->words[c] & (~0ull >> (63 - (x & 63)));
 
@@ -401,25 +398,31 @@ RSET_INLINE bool pred_impl(const struct rset *s, uint64_t x, uint64_t *out,
 			break;
 		n = n->child[c];
 	}
-	if (!fb)
-		return false;
-	/* The node's first member and x's child in it follow from x. */
-	unsigned sh = child_shift(fh);
-	unsigned c = (unsigned)(x >> sh) & 63;
-	uint64_t base = sh + 6 < 64 ? x >> (sh + 6) << (sh + 6) : 0;
-	unsigned b = 63 - (unsigned)__builtin_clzll(fb->map & ((1ull << c) - 1));
-	uint64_t bbase = base + ((uint64_t)b << sh);
+	for (; h <= s->height; h++) {
+		unsigned sh = child_shift(h);
+		unsigned c = (unsigned)(x >> sh) & 63;
+		uint64_t below = path[h]->map & ((1ull << c) - 1);
 
-	if (!fh) {
-		*out = bbase + 63 - (unsigned)__builtin_clzll(fb->words[b]);
+		if (!below)
+			continue;
+		/* The node's first member and the child follow from x. */
+		unsigned b = 63 - (unsigned)__builtin_clzll(below);
+		uint64_t base = sh + 6 < 64 ? x >> (sh + 6) << (sh + 6) : 0;
+		uint64_t bbase = base + ((uint64_t)b << sh);
+
+		n = path[h];
+		if (!h) {
+			*out = bbase + 63 - (unsigned)__builtin_clzll(n->words[b]);
+			return true;
+		}
+		if (runs && RSET_RARE(n->full >> b & 1)) {
+			*out = bbase + (1ull << sh) - 1;
+			return true;
+		}
+		*out = max_in(n->child[b], h - 1, bbase, runs);
 		return true;
 	}
-	if (runs && RSET_RARE(fb->full >> b & 1)) {
-		*out = bbase + (1ull << sh) - 1;
-		return true;
-	}
-	*out = max_in(fb->child[b], fh - 1, bbase, runs);
-	return true;
+	return false;
 }
 
 static __attribute__((noinline)) bool pred_runs(const struct rset *s,
