@@ -90,6 +90,74 @@ static void test_rset_against_bruteforce(void **state)
 	}
 }
 
+/* Whole runs added at once (subtrees present without nodes), then single
+ * adds and deletes inside and around them (deletes materialise nodes),
+ * against a brute-force array; with a node pool, as the buddy uses it. */
+static void test_rset_runs_against_bruteforce(void **state)
+{
+	static const unsigned bits_list[] = { 6, 12, 13, 20, 31 };
+
+	(void)state;
+	for (unsigned b = 0; b < 5; b++) {
+		unsigned bits = bits_list[b];
+		uint64_t universe = 1ull << bits;
+		uint64_t win = universe < 300000 ? universe : 300000;
+		uint64_t off = universe > win ? universe - win - 4099 : 0;
+		uint8_t *ref = calloc(win, 1);
+		uint64_t rng = 7 + b;
+
+		for (int round = 0; round < 6; round++) {
+			struct rset s;
+			struct rset_pool pool = { 0 };
+			uint64_t lo = tu_rand(&rng) % win, hi = lo + tu_rand(&rng) % (win - lo + 1);
+
+			rset_init(&s, bits);
+			if (round & 1)
+				s.pool = &pool;
+			memset(ref, 0, win);
+			assert_int_equal(rset_add_range(&s, off + lo, off + hi), 0);
+			memset(ref + lo, 1, hi - lo);
+			assert_int_equal(s.count, hi - lo);
+			for (int i = 0; i < 3000; i++) {
+				uint64_t k = tu_rand(&rng) % 4 ? lo + tu_rand(&rng) % (hi - lo + 1)
+							      : tu_rand(&rng) % win;
+
+				if (k >= win)
+					k = win - 1;
+				if (tu_rand(&rng) % 3) {
+					assert_int_equal(rset_del(&s, off + k), 0);
+					ref[k] = 0;
+				} else {
+					assert_int_equal(rset_add(&s, off + k), 0);
+					ref[k] = 1;
+				}
+				uint64_t q = tu_rand(&rng) % 2 ? k : tu_rand(&rng) % win, got;
+				bool want = false;
+				uint64_t wv = 0;
+
+				for (uint64_t j = q + 1; j-- > 0;)
+					if (ref[j]) {
+						want = true;
+						wv = j;
+						break;
+					}
+				assert_int_equal(rset_pred(&s, off + q, &got), want);
+				if (want)
+					assert_int_equal(got, off + wv);
+				assert_int_equal(rset_test(&s, off + q), ref[q]);
+			}
+			uint64_t n = 0;
+
+			for (uint64_t j = 0; j < win; j++)
+				n += ref[j];
+			assert_int_equal(s.count, n);
+			rset_destroy(&s);
+			rset_pool_drain(&pool);
+		}
+		free(ref);
+	}
+}
+
 /* The live record resizes incrementally: check it against a plain array
  * through many growths, with deletions from the old and new tables. */
 static void test_live_record_against_reference(void **state)
@@ -479,6 +547,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rset_against_bruteforce),
+		cmocka_unit_test(test_rset_runs_against_bruteforce),
 		cmocka_unit_test(test_live_record_against_reference),
 		cmocka_unit_test(test_basic_and_bad_input),
 		cmocka_unit_test(test_random_against_shadow),

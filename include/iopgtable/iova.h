@@ -7,13 +7,22 @@
  * [pfn, pfn + size). Limits are inclusive: limit_pfn is the highest page
  * an allocation may include (for a 32-bit DMA mask, 2^32 / granule - 1).
  *
- * Allocator (iopt_iova_*): allocation is top-down below a limit; every
- * range is aligned to the power of two at or above its size. Worst case
- * O(log space) per allocation and free for sizes up to a stripe chunk,
- * whatever the fragmentation (a buddy system over 64-ary radix bitmaps).
- * The space is interleaved in chunks among stripes, each with its own lock,
- * so that CPUs rarely share one and every stripe has space below every
- * limit. Larger requests lock every stripe and scan chunks.
+ * Allocator (iopt_iova_*): allocation is top-down below a limit (within
+ * the stripe that serves it); every range starts aligned to the power of
+ * two at or above its size, and only its size pages need be free and at
+ * or below the limit. Worst case O(log space) per allocation and free for
+ * sizes up to a stripe chunk, whatever the fragmentation (a buddy system
+ * over 64-ary radix bitmaps); a size that is not a power of two, when no
+ * whole rounded-up block is free, falls back to visiting free blocks of
+ * half that size. Creation is O(stripes x log space) whatever the size of
+ * the space. The space is interleaved in chunks among stripes, each with
+ * its own lock, so that CPUs rarely share one and every stripe has space
+ * below every limit. Larger requests lock every stripe and scan chunks.
+ *
+ * Host memory: the allocator's radix nodes come from per-stripe pools
+ * refilled before each change, so an operation either completes or fails
+ * with -ENOMEM having changed nothing; frees too (the range then stays
+ * allocated and the free may be retried).
  *
  * Per-CPU caches: freed ranges of 1 to 2^max_cached_order pages (sizes
  * rounded up to powers of two) go to a per-CPU magazine (127 entries by
@@ -60,9 +69,11 @@ struct iopt_iova_cfg {
 	uint64_t trim_ns;	/* depot trim interval; 0: 100 ms */
 	enum iopt_iova_flush flush;
 	/* Check cached frees against the record of live allocations (double
-	 * frees, never-allocated ranges), at the cost of the stripe lock on
-	 * every cached free and cache hit. Off: cached frees check bounds and
-	 * alignment only, as the kernel's do; iopt_iova_free always checks. */
+	 * frees, never-allocated ranges, a range freed again while it waits
+	 * in a flush queue), at the cost of the stripe lock on every cached
+	 * free and cache hit. Off: cached frees of cached sizes check bounds
+	 * and alignment only, as the kernel's do; larger sizes and
+	 * iopt_iova_free always check. */
 	bool check_cached_frees;
 	/* Time for depot trimming; NULL: the monotonic host clock. */
 	uint64_t (*clock)(void *ctx);
@@ -86,16 +97,19 @@ IOPT_API int iopt_iova_reserve(struct iopt_iova *d, uint64_t pfn,
 			       uint64_t size);
 
 /*
- * Allocate size pages below limit_pfn from the range allocator alone (no
- * caches). 0 and *pfn; -EINVAL (size 0, or limit_pfn below start_pfn);
- * -ENOMEM (no room below the limit, or no host memory).
+ * Allocate size pages at or below limit_pfn (inclusive) from the range
+ * allocator alone (no caches), at a start aligned to the power of two at
+ * or above size. 0 and *pfn; -EINVAL (size 0, or limit_pfn below
+ * start_pfn); -ENOMEM (no room below the limit, or no host memory; no
+ * change).
  */
 IOPT_API int iopt_iova_alloc(struct iopt_iova *d, uint64_t size,
 			     uint64_t limit_pfn, uint64_t *pfn);
 
-/* Free an allocation exactly as it was made: 0, or -EINVAL (not an
+/* Free an allocation exactly as it was made: 0; -EINVAL (not an
  * allocation of this size: double free, wrong size or address; nothing
- * changes). */
+ * changes); -ENOMEM (no host memory for the free sets: nothing changes,
+ * the range stays allocated and the call may be repeated). */
 IOPT_API int iopt_iova_free(struct iopt_iova *d, uint64_t pfn, uint64_t size);
 
 /* The allocation containing pfn: 0 and its start and size, or -ENOENT. */
@@ -107,7 +121,10 @@ IOPT_API int iopt_iova_find(struct iopt_iova *d, uint64_t pfn,
  * power of two and taken from cpu's cache when it has one below the limit;
  * otherwise from the allocator, and on failure the caches are flushed per
  * cfg.flush (when flush_ok) and the allocator tried again. Errors as
- * iopt_iova_alloc(). Free with iopt_iova_free_cached() and the same size.
+ * iopt_iova_alloc(). A cached range lies wholly at or below limit_pfn.
+ * Free with iopt_iova_free_cached() and the same size: 0; -EINVAL (out of
+ * the domain, misaligned for its size class, or, where checked, not a
+ * live allocation of that size); -ENOMEM (as iopt_iova_free()).
  */
 IOPT_API int iopt_iova_alloc_cached(struct iopt_iova *d, uint64_t size,
 				    uint64_t limit_pfn, unsigned cpu,
@@ -128,7 +145,8 @@ IOPT_API int iopt_iova_alloc_dma(struct iopt_iova *d, uint64_t size,
 				 uint64_t dma_limit_pfn, unsigned flags,
 				 unsigned cpu, uint64_t *pfn);
 
-/* Return every cached range to the allocator. */
+/* Return every cached range to the allocator (what it cannot take for
+ * lack of host memory stays cached). */
 IOPT_API void iopt_iova_flush_caches(struct iopt_iova *d);
 
 /* Give one depot magazine per size class back if the trim interval has
@@ -175,17 +193,27 @@ struct iopt_fq_cfg {
 struct iopt_fq;
 
 /* Create a policy over domain d (which must outlive it). 0, -EINVAL,
- * -ENOMEM. */
+ * -ENOMEM, or the thread library's error (e.g. -EAGAIN) when the timer
+ * thread cannot start; nothing is left allocated on error. */
 IOPT_API int iopt_fq_create(struct iopt_iova *d, const struct iopt_fq_cfg *cfg,
 			    struct iopt_fq **out);
-/* Flush and release everything queued, stop the timer, free. */
+/* Flush and release everything queued, stop the timer, free. A range the
+ * allocator cannot take for lack of host memory stays allocated in the
+ * domain (destroying the domain frees it). */
 IOPT_API void iopt_fq_destroy(struct iopt_fq *q);
 
 /*
  * The range [pfn, pfn + size) (from iopt_iova_alloc_cached/_dma) was just
  * unmapped from the page tables: give it back according to the policy. A
  * range is never handed out again while an IOTLB may still hold a
- * translation for it. 0 or -EINVAL (as iopt_iova_free_cached).
+ * translation for it. Call it after the page-table entries are cleared:
+ * it issues a full fence before it reads the flush generation, so that
+ * the clears are visible before any flush that does not cover the range
+ * begins (docs/iova.md, concurrency contract). 0; -EINVAL (what
+ * iopt_iova_free_cached() would refuse, checked now, before queueing;
+ * with check_cached_frees or sizes above the caches, also a range already
+ * waiting in a queue); -ENOMEM (only when the range had to be freed at
+ * once and the allocator had no host memory: nothing changes).
  */
 IOPT_API int iopt_fq_free(struct iopt_fq *q, uint64_t pfn, uint64_t size,
 			  unsigned cpu);
@@ -199,7 +227,9 @@ IOPT_API int iopt_fq_alloc(struct iopt_fq *q, uint64_t size,
 			   uint64_t *pfn);
 
 /* Release queued ranges whose timeout has expired (flushing first). The
- * timer thread calls it; callers with their own clock call it. */
+ * timer thread calls it; callers with their own clock call it. A range
+ * the allocator cannot take for lack of host memory stays queued (its
+ * flush done) until a later release. */
 IOPT_API void iopt_fq_poll(struct iopt_fq *q);
 
 /* Flush now and release everything queued. */

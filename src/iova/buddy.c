@@ -2,37 +2,134 @@
 #include "buddy.h"
 
 #include <errno.h>
+#include <stddef.h>
 
-void buddy_init(struct buddy *b, unsigned space_bits, unsigned max_order)
+#define RSET_RARE_FAIL(x) __builtin_expect(!!(x), 0)
+
+/* The member that stands for the block (start pfn, order o). */
+static uint64_t blk_idx(const struct buddy *b, unsigned o, uint64_t pfn)
 {
+	if (o == b->max_order)
+		return pfn >> o >> b->stripe_shift;
+	return pfn >> o;
+}
+
+static uint64_t blk_start(const struct buddy *b, unsigned o, uint64_t idx)
+{
+	if (o == b->max_order)
+		return ((idx << b->stripe_shift) | b->stripe) << o;
+	return idx << o;
+}
+
+/* Highest free block of order o starting at or below pfn x. */
+static bool blk_pred(const struct buddy *b, unsigned o, uint64_t x,
+		     uint64_t *start)
+{
+	uint64_t idx, key = x >> o;
+
+	if (o == b->max_order) {
+		uint64_t mask = (1ull << b->stripe_shift) - 1;
+
+		if ((key & mask) >= b->stripe)
+			key >>= b->stripe_shift;
+		else if (key >> b->stripe_shift)
+			key = (key >> b->stripe_shift) - 1;
+		else
+			return false;
+	}
+	if (!rset_pred(&b->free[o], key, &idx))
+		return false;
+	*start = blk_start(b, o, idx);
+	return true;
+}
+
+void buddy_init(struct buddy *b, unsigned space_bits, unsigned max_order,
+		unsigned stripe, unsigned stripe_shift)
+{
+	unsigned sum = 0;
+
 	b->max_order = max_order;
+	b->stripe = stripe;
+	b->stripe_shift = stripe_shift;
 	b->free_pages = 0;
-	for (unsigned k = 0; k <= max_order; k++)
-		rset_init(&b->free[k], space_bits > k ? space_bits - k : 1);
+	b->pool.head = NULL;
+	b->pool.n = 0;
+	for (unsigned k = 0; k <= max_order; k++) {
+		unsigned bits = space_bits > k ? space_bits - k : 1;
+
+		if (k == max_order)
+			bits = bits > stripe_shift + 1 ? bits - stripe_shift : 1;
+		rset_init(&b->free[k], bits);
+		b->free[k].pool = &b->pool;
+		sum += rset_path_nodes(&b->free[k]);
+	}
+	/* A take_range of one chunk adds at most two blocks per order (the
+	 * parts before and after the range) and materialises one top-order
+	 * path; a take or a release needs less. */
+	b->pool_min = 2 * sum + rset_path_nodes(&b->free[max_order]);
 }
 
 void buddy_destroy(struct buddy *b)
 {
 	for (unsigned k = 0; k <= b->max_order; k++)
 		rset_destroy(&b->free[k]);
+	rset_pool_drain(&b->pool);
 }
 
-/* Free one aligned block, merging with its buddy while it is free. */
+unsigned buddy_chunk_run_nodes(const struct buddy *b, uint64_t chunks)
+{
+	const struct rset *s = &b->free[b->max_order];
+	unsigned n = 0;
+
+	/* Below each level, a run of members spans at most its length over
+	 * the level's span plus two partial nodes. */
+	for (unsigned h = 0; h <= s->height; h++) {
+		unsigned sh = 12 + 6 * h;
+		uint64_t k = (sh < 64 ? chunks >> sh : 0) + 2;
+
+		n += k > 1u << 20 ? 1u << 20 : (unsigned)k;
+	}
+	return n;
+}
+
+int buddy_add_chunks(struct buddy *b, uint64_t first, uint64_t end)
+{
+	uint64_t mask = (1ull << b->stripe_shift) - 1;
+	/* This stripe's chunk numbers c = l << shift | stripe in the run. */
+	uint64_t lo = (first + ((b->stripe - first) & mask)) >> b->stripe_shift;
+	uint64_t hi = (end + ((b->stripe - end) & mask)) >> b->stripe_shift;
+
+	if (lo >= hi)
+		return 0;
+	if (rset_add_range(&b->free[b->max_order], lo, hi))
+		return -ENOMEM;
+	b->free_pages += (hi - lo) << b->max_order;
+	return 0;
+}
+
+/* Free one aligned block, merging with its buddy while it is free. If the
+ * final add fails (no node), the merged buddies go back: their nodes
+ * exist (emptied nodes are kept), so nothing changes. */
 static int buddy_free_block(struct buddy *b, uint64_t pfn, unsigned order)
 {
-	uint64_t pages = 1ull << order;
+	uint64_t pages = 1ull << order, p = pfn;
+	unsigned o = order;
 
-	while (order < b->max_order) {
-		uint64_t buddy = pfn ^ (1ull << order);
+	/* Lower orders hold no whole subtrees: these deletes cannot fail. */
+	while (o < b->max_order) {
+		uint64_t bud = (p >> o) ^ 1;
 
-		if (!rset_test(&b->free[order], buddy >> order))
+		if (!rset_test(&b->free[o], bud))
 			break;
-		rset_del(&b->free[order], buddy >> order);
-		pfn &= ~(1ull << order);
-		order++;
+		rset_del(&b->free[o], bud);
+		p &= ~(1ull << o);
+		o++;
 	}
-	if (rset_add(&b->free[order], pfn >> order))
+	if (RSET_RARE_FAIL(rset_add(&b->free[o], blk_idx(b, o, p)))) {
+		for (unsigned k = order; k < o; k++)
+			rset_add(&b->free[k], (pfn >> k) ^ 1);
 		return -ENOMEM;
+	}
 	b->free_pages += pages;
 	return 0;
 }
@@ -49,27 +146,27 @@ static unsigned fit_order(uint64_t pfn, uint64_t n, unsigned max)
 
 int buddy_release(struct buddy *b, uint64_t pfn, uint64_t n)
 {
-	int ret = 0;
-
 	while (n) {
 		unsigned o = fit_order(pfn, n, b->max_order);
 
 		if (buddy_free_block(b, pfn, o))
-			ret = -ENOMEM;
+			return -ENOMEM;
 		pfn += 1ull << o;
 		n -= 1ull << o;
 	}
-	return ret;
+	return 0;
 }
 
 /*
  * Split the free block (start, order from) down to the block of order to
- * that contains target; the other halves go back to the free sets.
+ * that contains target; the other halves go back to the free sets. Only
+ * after buddy_prepare(): each step may need nodes.
  */
-static void buddy_split(struct buddy *b, uint64_t start, unsigned from,
+static bool buddy_split(struct buddy *b, uint64_t start, unsigned from,
 			unsigned to, uint64_t target)
 {
-	rset_del(&b->free[from], start >> from);
+	if (rset_del(&b->free[from], blk_idx(b, from, start)))
+		return false;
 	b->free_pages -= 1ull << from;
 	while (from > to) {
 		from--;
@@ -77,31 +174,25 @@ static void buddy_split(struct buddy *b, uint64_t start, unsigned from,
 		uint64_t other = target >= hi ? lo : hi;
 
 		start = target >= hi ? hi : lo;
-		/* Cannot fail: the set had a node on this path moments ago
-		 * only for the parent order; on -ENOMEM the half is lost. */
 		if (rset_add(&b->free[from], other >> from) == 0)
 			b->free_pages += 1ull << from;
 	}
+	return true;
 }
 
-bool buddy_take(struct buddy *b, unsigned order, uint64_t limit_pfn,
-		uint64_t *pfn)
+bool buddy_take(struct buddy *b, unsigned order, uint64_t cap, uint64_t *pfn)
 {
-	uint64_t size = 1ull << order, best = 0, best_start = 0;
+	uint64_t size = 1ull << order, best = 0, best_start = 0, start, idx;
 	unsigned best_order = 0;
 	bool found = false;
 
-	if (order > b->max_order || limit_pfn + 1 < size)
+	if (order > b->max_order)
 		return false;
-	/* Highest aligned start whose block ends at or below the limit. */
-	uint64_t cap = (limit_pfn + 1 - size) & ~(size - 1);
-
-	for (unsigned j = order; j <= b->max_order; j++) {
-		uint64_t idx;
-
+	/* Below the top order the member is start >> j: no conversion. */
+	for (unsigned j = order; j < b->max_order; j++) {
 		if (!rset_pred(&b->free[j], cap >> j, &idx))
 			continue;
-		uint64_t start = idx << j;
+		start = idx << j;
 		uint64_t top = start + (1ull << j) - size;
 		uint64_t cand = top < cap ? top : cap;
 
@@ -112,11 +203,50 @@ bool buddy_take(struct buddy *b, unsigned order, uint64_t limit_pfn,
 			best_order = j;
 		}
 	}
-	if (!found)
+	if (blk_pred(b, b->max_order, cap, &start)) {
+		uint64_t top = start + (1ull << b->max_order) - size;
+		uint64_t cand = top < cap ? top : cap;
+
+		if (!found || cand > best) {
+			found = true;
+			best = cand;
+			best_start = start;
+			best_order = b->max_order;
+		}
+	}
+	if (!found || !buddy_split(b, best_start, best_order, order, best))
 		return false;
-	buddy_split(b, best_start, best_order, order, best);
 	*pfn = best;
 	return true;
+}
+
+bool buddy_take_run(struct buddy *b, uint64_t size, unsigned order,
+		    uint64_t cap, uint64_t *pfn)
+{
+	uint64_t start, x = cap;
+
+	if (!order || order > b->max_order)
+		return false;
+	unsigned half = order - 1;
+
+	/* [p, p + 2^half) must be a free block of its own (a larger one
+	 * would hold the whole aligned block, which buddy_take() found
+	 * absent), and p aligned to 2^order: the lower half of its pair. */
+	while (blk_pred(b, half, x, &start)) {
+		uint64_t rest = start + (1ull << half);
+
+		if (!(start & ((1ull << order) - 1)) &&
+		    buddy_take_range(b, rest, size - (1ull << half), false)) {
+			if (!buddy_take_range(b, start, size, true))
+				return false;
+			*pfn = start;
+			return true;
+		}
+		if (!start)
+			break;
+		x = start - 1;
+	}
+	return false;
 }
 
 /* The free block containing pfn: its order, or -1. */
@@ -125,7 +255,7 @@ static int containing(const struct buddy *b, uint64_t pfn, uint64_t *start)
 	for (unsigned j = 0; j <= b->max_order; j++) {
 		uint64_t s = pfn & ~((1ull << j) - 1);
 
-		if (rset_test(&b->free[j], s >> j)) {
+		if (rset_test(&b->free[j], blk_idx(b, j, s))) {
 			*start = s;
 			return (int)j;
 		}
@@ -152,11 +282,13 @@ bool buddy_take_range(struct buddy *b, uint64_t pfn, uint64_t n, bool take)
 		int j = containing(b, p, &s);
 
 		if (j < 0)
-			break;		/* checked above: cannot happen */
+			return false;	/* checked above: cannot happen */
 		uint64_t bend = s + (1ull << j);
 
-		/* Take the whole block, give back what lies outside. */
-		rset_del(&b->free[j], s >> j);
+		/* Take the whole block, give back what lies outside. After
+		 * buddy_prepare() none of this can fail. */
+		if (rset_del(&b->free[j], blk_idx(b, (unsigned)j, s)))
+			return false;
 		b->free_pages -= 1ull << j;
 		if (s < pfn)
 			buddy_release(b, s, pfn - s);
@@ -169,5 +301,6 @@ bool buddy_take_range(struct buddy *b, uint64_t pfn, uint64_t n, bool take)
 
 bool buddy_chunk_free(const struct buddy *b, uint64_t chunk_pfn)
 {
-	return rset_test(&b->free[b->max_order], chunk_pfn >> b->max_order);
+	return rset_test(&b->free[b->max_order],
+			 blk_idx(b, b->max_order, chunk_pfn));
 }

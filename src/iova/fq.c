@@ -15,9 +15,22 @@
  * Safety: every queued entry records the flush generation begun when it
  * was queued (flush_start); it is released only once flush_finish has
  * passed it, i.e. after a flush that began after the entry was queued has
- * completed. flush_start is incremented (acq_rel) before flush_all is
- * called; flush_finish after it returns (release), and read with acquire
- * when releasing: it pairs with that release.
+ * completed. The orderings, pair by pair:
+ *
+ *  1. Unmap vs. flush (store buffering). The caller clears the page-table
+ *     entry (a relaxed store) and calls iopt_fq_free(), which issues a full
+ *     fence and then reads flush_start. A flusher increments flush_start,
+ *     issues a full fence, and only then calls flush_all(), after which
+ *     the walker refills from what it reads in memory. The two fences pair:
+ *     either the free reads the incremented flush_start (the entry waits
+ *     for a later flush), or the clear is visible before the invalidation
+ *     begins (the walker cannot refill the old entry after it). With only
+ *     an acquire load on the free side, the clear could become visible
+ *     after the load, and the entry be released after a flush that did
+ *     not cover it.
+ *  2. Flush completion vs. release. flush_finish is incremented (release)
+ *     after flush_all() returns; fq_release() reads it with acquire. Its
+ *     pairing makes the invalidation happen-before the range's reuse.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -28,6 +41,7 @@
 struct fq_entry {
 	uint64_t pfn, size, gen, time;
 	unsigned cpu;
+	bool marked;		/* record marked by iova_free_check() */
 };
 
 struct fq_ring {
@@ -58,6 +72,9 @@ static uint64_t fq_now(const struct iopt_fq *q)
 static void fq_flush_all(struct iopt_fq *q)
 {
 	plat_fetch_add_acq_rel64(&q->flush_start, 1);
+	/* Full fence: pairs with the one in iopt_fq_free() (ordering 1 at the
+	 * top): the invalidation starts after the increment is visible. */
+	plat_fence_seq_cst();
 	if (q->cfg.flush_all)
 		q->cfg.flush_all(q->cfg.ctx);
 	plat_fetch_add_acq_rel64(&q->n_flush_all, 1);
@@ -76,7 +93,9 @@ static void fq_release(struct iopt_fq *q, struct fq_ring *r)
 
 		if (e->gen >= done)
 			break;
-		iopt_iova_free_cached(q->d, e->pfn, e->size, e->cpu);
+		/* No host memory: the entry stays (flushed) for a later try. */
+		if (iova_free_checked(q->d, e->pfn, e->size, e->cpu, e->marked))
+			break;
 		r->head = r->cap ? (r->head + 1) % r->cap : r->head + 1;
 		r->n--;
 	}
@@ -143,8 +162,12 @@ int iopt_fq_create(struct iopt_iova *d, const struct iopt_fq_cfg *cfg,
 		}
 	}
 	if (cfg->timer_thread && q->cfg.timeout_ns) {
-		if (plat_thread_start(&q->timer, fq_timer_main, q))
-			goto nomem;
+		int ret = plat_thread_start(&q->timer, fq_timer_main, q);
+
+		if (ret) {	/* the thread library's reason, e.g. -EAGAIN */
+			iopt_fq_destroy(q);
+			return ret;
+		}
 		q->timer_running = true;
 	}
 	*out = q;
@@ -202,25 +225,34 @@ int iopt_fq_free(struct iopt_fq *q, uint64_t pfn, uint64_t size, unsigned cpu)
 {
 	struct iopt_iova *d = q->d;
 	unsigned c = iova_cpu(d, cpu);
+	bool marked;
+	int ret;
 
-	if (!size || pfn < d->cfg.start_pfn || pfn >= d->cfg.end_pfn ||
-	    size > d->cfg.end_pfn - pfn)
-		return -EINVAL;
+	/* The checks of iopt_iova_free_cached(), now: a queued range is one
+	 * the later free will accept, and (checked mode, sizes above the
+	 * caches) a second free of it fails while it waits. */
+	ret = iova_free_check(d, pfn, size, &marked);
+	if (ret)
+		return ret;
 	plat_fetch_add_acq_rel64(&q->n_frees, 1);
 	if (q->cfg.policy == IOPT_INVAL_STRICT) {
 		q->cfg.flush_range(pfn * d->cfg.granule, size * d->cfg.granule,
 				   q->cfg.ctx);
 		plat_fetch_add_acq_rel64(&q->n_flush_range, 1);
-		return iopt_iova_free_cached(d, pfn, size, c);
+		ret = iova_free_checked(d, pfn, size, c, marked);
+		goto done;
 	}
 	struct fq_ring *r = &q->rings[q->nrings == 1 ? 0 : c];
 	struct fq_entry e = {
-		.pfn = pfn, .size = size, .cpu = c,
-		/* Acquire: the flush that covers this entry begins after it. */
-		.gen = plat_load_acq64(&q->flush_start),
+		.pfn = pfn, .size = size, .cpu = c, .marked = marked,
 		.time = q->cfg.timeout_ns ? fq_now(q) : 0,
 	};
 
+	/* Full fence between the caller's page-table clear and the read of
+	 * flush_start: pairs with the fence in fq_flush_all() (ordering 1 at
+	 * the top of this file). */
+	plat_fence_seq_cst();
+	e.gen = plat_load_acq64(&q->flush_start);
 	plat_spin_lock(&r->lock);
 	fq_release(q, r);
 	if (!fq_push(r, &e)) {
@@ -232,11 +264,16 @@ int iopt_fq_free(struct iopt_fq *q, uint64_t pfn, uint64_t size, unsigned cpu)
 			plat_spin_unlock(&r->lock);
 			/* Cannot queue (no memory): be strict about it. */
 			fq_flush_all(q);
-			return iopt_iova_free_cached(d, pfn, size, c);
+			ret = iova_free_checked(d, pfn, size, c, marked);
+			goto done;
 		}
 	}
 	plat_spin_unlock(&r->lock);
 	return 0;
+done:
+	if (ret && marked)	/* -ENOMEM: the range stays the caller's */
+		iova_free_check_undo(d, pfn, size);
+	return ret;
 }
 
 void iopt_fq_flush(struct iopt_fq *q)

@@ -18,6 +18,10 @@ struct iova_stripe {
 	struct buddy buddy;
 	struct iova_live live;
 	uint64_t allocated;	/* pages */
+	/* Frees below the 32-bit limit so far: written under the lock
+	 * (relaxed store), read without it by a failed 32-bit search after
+	 * its hint store and a full fence (see iova_alloc()). */
+	uint64_t frees32;
 	/* Pad to its own cache lines: stripes are taken by different CPUs. */
 	char pad[64];
 } __attribute__((aligned(64)));
@@ -60,19 +64,41 @@ struct iopt_iova {
 
 	uint64_t st_flushes, st_global;
 	/*
-	 * Smallest order known to fail below the 32-bit limit (64: none), as
-	 * Linux's max32_alloc_size: a PCI device's first try on a full 32-bit
-	 * space then fails at once instead of searching every stripe. Set
-	 * after a failed search, reset by any free below the limit; a race
-	 * between the two can only cost one futile search or one early
-	 * failure of the 32-bit try (which falls back to the full limit).
+	 * Smallest size (pages) known to fail below the 32-bit limit
+	 * (IOVA_FAIL32_NONE: none), as Linux's max32_alloc_size: a PCI
+	 * device's first try on a full 32-bit space then fails at once
+	 * instead of searching every stripe. Set after a failed search,
+	 * reset by any free below the limit. The two sides form a store-
+	 * buffering pair, each with a full fence: the searcher stores the
+	 * hint, fences, and re-reads the stripes' frees32 (resetting the hint
+	 * if any moved since it searched that stripe); a free bumps frees32,
+	 * fences, and reads the hint (resetting it if set). One of the two
+	 * sees the other, so a hint never outlives a free it raced with.
 	 */
-	uint64_t fail32_order;
+	uint64_t fail32_size;
 	uint64_t limit32;
 };
 
-/* Free a range the caches held (its record may carry IOVA_IN_CACHE). */
-void iova_free_from_cache(struct iopt_iova *d, uint64_t pfn, uint64_t size);
+#define IOVA_FAIL32_NONE UINT64_MAX
+
+/* Free a range the caches held (its record may carry IOVA_IN_CACHE).
+ * 0, or -ENOMEM (no host memory: nothing changed, the caller keeps it). */
+int iova_free_from_cache(struct iopt_iova *d, uint64_t pfn, uint64_t size);
+
+/*
+ * The checks of iopt_iova_free_cached() without the free: 0 or -EINVAL.
+ * *marked: the live record now carries IOVA_IN_CACHE (checked mode, or a
+ * size above the caches), so that a second free of the same range fails
+ * until iova_free_checked() has run.
+ */
+int iova_free_check(struct iopt_iova *d, uint64_t pfn, uint64_t size,
+		    bool *marked);
+/* Complete a free that iova_free_check() accepted: 0 or -ENOMEM (no host
+ * memory: nothing changed, the range is still held by the caller). */
+int iova_free_checked(struct iopt_iova *d, uint64_t pfn, uint64_t size,
+		      unsigned cpu, bool marked);
+/* Undo the mark of an accepted free that then failed with -ENOMEM. */
+void iova_free_check_undo(struct iopt_iova *d, uint64_t pfn, uint64_t size);
 
 /* The stripe owning pfn's chunk. */
 static inline unsigned iova_stripe_of(const struct iopt_iova *d, uint64_t pfn)

@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "iova_internal.h"
 
@@ -25,20 +26,26 @@ static struct iova_mag *mag_new(const struct iopt_iova *d)
 	return m;
 }
 
-/* Return every range of m to the allocator and empty it. */
-static void mag_drain(struct iopt_iova *d, struct iova_mag *m, unsigned cls)
+/* Return m's ranges to the allocator, last first. false if the allocator
+ * had no host memory: the ranges not returned stay in m. */
+static bool mag_drain(struct iopt_iova *d, struct iova_mag *m, unsigned cls)
 {
-	for (unsigned i = 0; i < m->n; i++)
-		iova_free_from_cache(d, m->pfn[i], 1ull << cls);
-	m->n = 0;
+	while (m->n) {
+		if (iova_free_from_cache(d, m->pfn[m->n - 1], 1ull << cls))
+			return false;
+		m->n--;
+	}
+	return true;
 }
 
-/* Pop a range at or below limit: the last one if it fits, else the
- * highest-indexed one that does (a bounded scan of one magazine). */
-static bool mag_pop(struct iova_mag *m, uint64_t limit, uint64_t *pfn)
+/* Pop a range that starts at or below 'highest' (the highest start whose
+ * whole range lies at or below the caller's limit): the last one if it
+ * fits, else the highest-indexed one that does (a bounded scan of one
+ * magazine). */
+static bool mag_pop(struct iova_mag *m, uint64_t highest, uint64_t *pfn)
 {
 	for (unsigned i = m->n; i-- > 0;) {
-		if (m->pfn[i] <= limit) {
+		if (m->pfn[i] <= highest) {
 			*pfn = m->pfn[i];
 			m->pfn[i] = m->pfn[--m->n];
 			return true;
@@ -50,36 +57,33 @@ static bool mag_pop(struct iova_mag *m, uint64_t limit, uint64_t *pfn)
 int iova_rcache_init(struct iopt_iova *d)
 {
 	unsigned ncpu = d->cfg.nr_cpus;
+	size_t ncc = (size_t)(d->cfg.max_cached_order + 1) * ncpu;
 
-	d->nr_classes = d->cfg.max_cached_order + 1;
-	d->cpu = aligned_alloc(64, sizeof(*d->cpu) * d->nr_classes * ncpu);
-	d->depot = aligned_alloc(64, sizeof(*d->depot) * d->nr_classes);
+	/* Zeroed before anything can fail, so that iova_rcache_fini() after
+	 * a failure frees only what was allocated. */
+	d->cpu = aligned_alloc(64, sizeof(*d->cpu) * ncc);
+	if (d->cpu)
+		memset(d->cpu, 0, sizeof(*d->cpu) * ncc);
+	d->depot = aligned_alloc(64, sizeof(*d->depot) *
+				 (d->cfg.max_cached_order + 1));
+	if (d->depot)
+		memset(d->depot, 0, sizeof(*d->depot) * (d->cfg.max_cached_order + 1));
 	if (!d->cpu || !d->depot)
 		return -ENOMEM;
-	for (unsigned i = 0; i < d->nr_classes * ncpu; i++) {
+	d->nr_classes = d->cfg.max_cached_order + 1;
+	for (unsigned i = 0; i < ncc; i++) {
 		plat_spin_init(&d->cpu[i].lock);
 		d->cpu[i].loaded = mag_new(d);
 		d->cpu[i].prev = mag_new(d);
-		d->cpu[i].hits = d->cpu[i].misses = 0;
-		if (!d->cpu[i].loaded || !d->cpu[i].prev) {
-			/* Leave a consistent state for iova_rcache_fini. */
-			for (unsigned k = i + 1; k < d->nr_classes * ncpu; k++)
-				d->cpu[k].loaded = d->cpu[k].prev = NULL;
-			for (unsigned c = 0; c < d->nr_classes; c++)
-				d->depot[c].mags = NULL;
+		if (!d->cpu[i].loaded || !d->cpu[i].prev)
 			return -ENOMEM;
-		}
 	}
 	for (unsigned c = 0; c < d->nr_classes; c++) {
 		plat_spin_init(&d->depot[c].lock);
-		d->depot[c].n = 0;
 		d->depot[c].last_trim = iova_now(d);
 		d->depot[c].mags = calloc(d->cfg.depot_max, sizeof(struct iova_mag *));
-		if (!d->depot[c].mags) {
-			for (unsigned k = c + 1; k < d->nr_classes; k++)
-				d->depot[k].mags = NULL;
+		if (!d->depot[c].mags)
 			return -ENOMEM;
-		}
 	}
 	return 0;
 }
@@ -87,6 +91,7 @@ int iova_rcache_init(struct iopt_iova *d)
 void iova_rcache_fini(struct iopt_iova *d)
 {
 	if (d->cpu) {
+		/* nr_classes is set only once both arrays exist (zeroed). */
 		for (unsigned i = 0; i < d->nr_classes * d->cfg.nr_cpus; i++) {
 			free(d->cpu[i].loaded);
 			free(d->cpu[i].prev);
@@ -109,8 +114,14 @@ bool iova_rcache_get(struct iopt_iova *d, unsigned cls, uint64_t limit_pfn,
 		     unsigned cpu, uint64_t *pfn)
 {
 	struct iova_cpu_cache *cc = &d->cpu[cls * d->cfg.nr_cpus + cpu];
+	uint64_t last = (1ull << cls) - 1;
 	bool hit = false;
 
+	/* The limit is inclusive and bounds the range's last page, not only
+	 * its first: a cached range fits if it starts at or below this. */
+	if (limit_pfn < last)
+		return false;
+	limit_pfn -= last;
 	plat_spin_lock(&cc->lock);
 	if (mag_pop(cc->loaded, limit_pfn, pfn)) {
 		hit = true;
@@ -174,6 +185,8 @@ bool iova_rcache_put(struct iopt_iova *d, unsigned cls, uint64_t pfn,
 			if (stored) {
 				cc->loaded = fresh;
 			} else {
+				/* On a failed drain (no host memory) the rest
+				 * stays cached and pfn goes to the allocator. */
 				free(fresh);
 				mag_drain(d, cc->loaded, cls);
 			}
@@ -198,7 +211,6 @@ void iopt_iova_trim(struct iopt_iova *d)
 
 	for (unsigned c = 0; c < d->nr_classes; c++) {
 		struct iova_depot *dp = &d->depot[c];
-		struct iova_mag *m = NULL;
 
 		/* Unlocked peek: a stale value only delays or repeats a
 		 * check; the decision is made under the lock. */
@@ -207,14 +219,19 @@ void iopt_iova_trim(struct iopt_iova *d)
 		plat_spin_lock(&dp->lock);
 		if (now - dp->last_trim >= d->cfg.trim_ns) {
 			plat_store_rlx64(&dp->last_trim, now);
-			if (dp->n)
-				m = dp->mags[--dp->n];
+			/* Drained under the depot lock (depot before stripes):
+			 * a magazine the allocator cannot take whole (no host
+			 * memory) goes back where it was. */
+			if (dp->n) {
+				struct iova_mag *m = dp->mags[dp->n - 1];
+
+				if (mag_drain(d, m, c)) {
+					dp->n--;
+					free(m);
+				}
+			}
 		}
 		plat_spin_unlock(&dp->lock);
-		if (m) {
-			mag_drain(d, m, c);
-			free(m);
-		}
 	}
 }
 
@@ -226,19 +243,16 @@ void iopt_iova_flush_caches(struct iopt_iova *d)
 			struct iova_cpu_cache *cc = &d->cpu[c * d->cfg.nr_cpus + cpu];
 
 			plat_spin_lock(&cc->lock);
-			mag_drain(d, cc->loaded, c);
-			mag_drain(d, cc->prev, c);
+			if (mag_drain(d, cc->loaded, c))
+				mag_drain(d, cc->prev, c);
 			plat_spin_unlock(&cc->lock);
 		}
 		struct iova_depot *dp = &d->depot[c];
 
 		plat_spin_lock(&dp->lock);
-		while (dp->n) {
-			struct iova_mag *m = dp->mags[--dp->n];
-
-			mag_drain(d, m, c);
-			free(m);
-		}
+		/* What the allocator cannot take (no host memory) stays. */
+		while (dp->n && mag_drain(d, dp->mags[dp->n - 1], c))
+			free(dp->mags[--dp->n]);
 		plat_spin_unlock(&dp->lock);
 	}
 }

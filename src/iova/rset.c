@@ -3,15 +3,28 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
-/* A leaf node (height 0) uses words[] as member bits; others use child[]. */
+/*
+ * A leaf node (height 0) uses words[] as member bits; others use child[].
+ * Invariant at height >= 1: full bit c => map bit c, and child[c] == NULL.
+ */
 struct rset_node {
 	uint64_t map;		/* bit c: child/word c non-empty */
+	uint64_t full;		/* bit c: child c holds every member (h >= 1) */
 	union {
 		struct rset_node *child[64];
 		uint64_t words[64];
 	};
 };
+
+/*
+ * Each operation is written once with a 'runs' argument and compiled
+ * twice: sets that never held a whole subtree (every set but a buddy
+ * system's top order) take the copy without the 'full' tests.
+ */
+#define RSET_INLINE static inline __attribute__((always_inline))
+#define RSET_RARE(x) __builtin_expect(!!(x), 0)
 
 /* Members covered by one child of a node at height h. */
 static unsigned child_shift(unsigned h)
@@ -19,11 +32,74 @@ static unsigned child_shift(unsigned h)
 	return 6 + 6 * h;
 }
 
+int rset_pool_fill(struct rset_pool *p, unsigned n)
+{
+	while (p->n < n) {
+		struct rset_node *nd = calloc(1, sizeof(*nd));
+
+		if (!nd)
+			return -ENOMEM;
+		nd->child[0] = p->head;
+		p->head = nd;
+		p->n++;
+	}
+	return 0;
+}
+
+void rset_pool_drain(struct rset_pool *p)
+{
+	while (p->head) {
+		struct rset_node *nd = p->head;
+
+		p->head = nd->child[0];
+		free(nd);
+	}
+	p->n = 0;
+}
+
+/* A zeroed node, or NULL. */
+static struct rset_node *node_new(struct rset *s)
+{
+	struct rset_pool *p = s->pool;
+
+	if (p && p->head) {
+		struct rset_node *nd = p->head;
+
+		p->head = nd->child[0];
+		p->n--;
+		nd->child[0] = NULL;
+		return nd;
+	}
+	return calloc(1, sizeof(struct rset_node));
+}
+
+/* Give back a node this call created and that stayed empty. */
+static void node_put(struct rset *s, struct rset_node *nd)
+{
+	struct rset_pool *p = s->pool;
+
+	if (!p) {
+		free(nd);
+		return;
+	}
+	memset(nd, 0, sizeof(*nd));
+	nd->child[0] = p->head;
+	p->head = nd;
+	p->n++;
+}
+
 void rset_init(struct rset *s, unsigned bits)
 {
 	s->root = NULL;
+	s->pool = NULL;
+	s->runs = false;
 	s->count = 0;
 	s->height = bits > 12 ? (bits - 12 + 5) / 6 : 0;
+}
+
+unsigned rset_path_nodes(const struct rset *s)
+{
+	return s->height + 1;
 }
 
 static void free_node(struct rset_node *n, unsigned h)
@@ -43,7 +119,7 @@ void rset_destroy(struct rset *s)
 	s->count = 0;
 }
 
-int rset_add(struct rset *s, uint64_t i)
+RSET_INLINE int add_impl(struct rset *s, uint64_t i, bool runs)
 {
 	struct rset_node **slot = &s->root;
 	struct rset_node *path[16];
@@ -51,7 +127,7 @@ int rset_add(struct rset *s, uint64_t i)
 
 	for (unsigned h = s->height;; h--) {
 		if (!*slot) {
-			*slot = calloc(1, sizeof(**slot));
+			*slot = node_new(s);
 			if (!*slot)
 				goto nomem;
 		}
@@ -68,6 +144,8 @@ int rset_add(struct rset *s, uint64_t i)
 			n->map |= 1ull << c;
 			break;
 		}
+		if (runs && RSET_RARE(n->full >> c & 1))
+			return 0;	/* inside a whole subtree: present */
 		slot = &n->child[c];
 	}
 	/* Mark the path non-empty. */
@@ -86,20 +164,90 @@ nomem:
 			break;
 		depth--;
 		if (depth == 0) {
-			free(n);
 			s->root = NULL;
 		} else {
 			unsigned h = s->height - (depth - 1);
 			unsigned c = (unsigned)(i >> child_shift(h)) & 63;
 
 			path[depth - 1]->child[c] = NULL;
-			free(n);
 		}
+		node_put(s, n);
 	}
 	return -ENOMEM;
 }
 
-bool rset_test(const struct rset *s, uint64_t i)
+/* The copies for sets with whole subtrees stay out of line, so that the
+ * plain copies keep the register allocation of a leaf function. */
+static __attribute__((noinline)) int add_runs(struct rset *s, uint64_t i)
+{
+	return add_impl(s, i, true);
+}
+
+int rset_add(struct rset *s, uint64_t i)
+{
+	if (RSET_RARE(s->runs))
+		return add_runs(s, i);
+	return add_impl(s, i, false);
+}
+
+/* Members [lo, hi) into the subtree of n (height h, first member base). */
+static int range_add(struct rset *s, struct rset_node *n, unsigned h,
+		     uint64_t base, uint64_t lo, uint64_t hi)
+{
+	unsigned sh = child_shift(h);
+	uint64_t span = 1ull << sh;
+
+	for (uint64_t cb = base + ((lo - base) >> sh << sh); cb < hi; cb += span) {
+		unsigned c = (unsigned)((cb - base) >> sh);
+		uint64_t a = lo > cb ? lo : cb;
+		uint64_t e = hi < cb + span ? hi : cb + span;
+
+		if (!h) {
+			uint64_t w = ~0ull;
+
+			if (e - cb < 64)
+				w &= (1ull << (e - cb)) - 1;
+			w &= ~0ull << (a - cb);
+			n->words[c] |= w;
+			n->map |= 1ull << c;
+			continue;
+		}
+		if (a == cb && e == cb + span) {
+			free_node(n->child[c], h - 1);
+			n->child[c] = NULL;
+			n->full |= 1ull << c;
+			n->map |= 1ull << c;
+			continue;
+		}
+		if (!n->child[c]) {
+			n->child[c] = node_new(s);
+			if (!n->child[c])
+				return -ENOMEM;
+		}
+		n->map |= 1ull << c;
+		if (range_add(s, n->child[c], h - 1, cb, a, e))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int rset_add_range(struct rset *s, uint64_t lo, uint64_t hi)
+{
+	if (lo >= hi)
+		return 0;
+	if (!s->root) {
+		s->root = node_new(s);
+		if (!s->root)
+			return -ENOMEM;
+	}
+	s->runs = true;
+	if (range_add(s, s->root, s->height, 0, lo, hi))
+		return -ENOMEM;
+	s->count += hi - lo;
+	return 0;
+}
+
+RSET_INLINE bool test_impl(const struct rset *s, uint64_t i, bool runs)
 {
 	const struct rset_node *n = s->root;
 
@@ -108,12 +256,47 @@ bool rset_test(const struct rset *s, uint64_t i)
 
 		if (!h)
 			return n->words[c] >> (i & 63) & 1;
+		if (runs && RSET_RARE(n->full >> c & 1))
+			return true;
 		n = n->child[c];
 	}
 	return false;
 }
 
-void rset_del(struct rset *s, uint64_t i)
+static __attribute__((noinline)) bool test_runs(const struct rset *s,
+						 uint64_t i)
+{
+	return test_impl(s, i, true);
+}
+
+bool rset_test(const struct rset *s, uint64_t i)
+{
+	if (RSET_RARE(s->runs))
+		return test_runs(s, i);
+	return test_impl(s, i, false);
+}
+
+/* Replace the whole child c of n (height h >= 1) by a node holding the
+ * same members. -ENOMEM: nothing changed. */
+static __attribute__((noinline, cold)) int materialise(struct rset *s,
+							struct rset_node *n,
+							unsigned c, unsigned h)
+{
+	struct rset_node *ch = node_new(s);
+
+	if (!ch)
+		return -ENOMEM;
+	ch->map = ~0ull;
+	if (h - 1)
+		ch->full = ~0ull;
+	else
+		memset(ch->words, 0xff, sizeof(ch->words));
+	n->child[c] = ch;
+	n->full &= ~(1ull << c);
+	return 0;
+}
+
+RSET_INLINE int del_impl(struct rset *s, uint64_t i, bool runs)
 {
 	struct rset_node *path[16];
 	unsigned cs[16], depth = 0;
@@ -128,31 +311,48 @@ void rset_del(struct rset *s, uint64_t i)
 			uint64_t bit = 1ull << (i & 63);
 
 			if (!(n->words[c] & bit))
-				return;
+				return 0;
 			n->words[c] &= ~bit;
 			s->count--;
 			if (n->words[c])
-				return;
+				return 0;
 			n->map &= ~(1ull << c);
 			break;
 		}
+		/* Inside a whole child: give it nodes, one level at a time. */
+		if (runs && RSET_RARE(n->full >> c & 1) && materialise(s, n, c, h))
+			return -ENOMEM;
 		n = n->child[c];
 	}
 	if (!n)
-		return;
+		return 0;
 	/* Clear the map bits of emptied nodes bottom-up. The nodes stay (an
 	 * empty node is skipped by its parent's map), so that a buddy system
 	 * splitting and merging the same blocks does not allocate and free
 	 * memory each time; memory is bounded by the most ever occupied. */
 	for (unsigned k = depth - 1; k-- > 0;) {
 		if (path[k + 1]->map)
-			return;
+			return 0;
 		path[k]->map &= ~(1ull << cs[k]);
 	}
+	return 0;
+}
+
+static __attribute__((noinline)) int del_runs(struct rset *s, uint64_t i)
+{
+	return del_impl(s, i, true);
+}
+
+int rset_del(struct rset *s, uint64_t i)
+{
+	if (RSET_RARE(s->runs))
+		return del_runs(s, i);
+	return del_impl(s, i, false);
 }
 
 /* Largest member in the subtree of n (height h), which is non-empty. */
-static uint64_t max_in(const struct rset_node *n, unsigned h, uint64_t base)
+RSET_INLINE uint64_t max_in(const struct rset_node *n, unsigned h,
+			     uint64_t base, bool runs)
 {
 	for (;; h--) {
 		unsigned c = 63 - (unsigned)__builtin_clzll(n->map);
@@ -160,39 +360,75 @@ static uint64_t max_in(const struct rset_node *n, unsigned h, uint64_t base)
 		base += (uint64_t)c << child_shift(h);
 		if (!h)
 			return base + 63 - (unsigned)__builtin_clzll(n->words[c]);
+		if (runs && RSET_RARE(n->full >> c & 1))
+			return base + (1ull << child_shift(h)) - 1;
 		n = n->child[c];
 	}
 }
 
-static bool pred_in(const struct rset_node *n, unsigned h, uint64_t base,
-		    uint64_t x, uint64_t *out)
+/*
+ * Predecessor: follow x down, keeping the path; if x's own path holds no
+ * member at or below x, climb back to the deepest node with a non-empty
+ * child below x's, and take the largest member under that child.
+ */
+RSET_INLINE bool pred_impl(const struct rset *s, uint64_t x, uint64_t *out,
+			   bool runs)
 {
-	unsigned c = (unsigned)((x - base) >> child_shift(h)) & 63;
-	uint64_t cbase = base + ((uint64_t)c << child_shift(h));
+	const struct rset_node *path[16], *n = s->root;
+	unsigned h = s->height;
 
-	if (!h) {
-		uint64_t w = n->words[c] & (~0ull >> (63 - (x & 63)));
+	for (;; h--) {
+		unsigned c = (unsigned)(x >> child_shift(h)) & 63;
 
-		if (w) {
-			*out = cbase + 63 - (unsigned)__builtin_clzll(w);
+		path[h] = n;
+		if (!h) {
+			uint64_t w = n->words[c] & (~0ull >> (63 - (x & 63)));
+
+			if (w) {
+				*out = (x & ~63ull) + 63 - (unsigned)__builtin_clzll(w);
+				return true;
+			}
+			break;
+		}
+		if (runs && RSET_RARE(n->full >> c & 1)) {
+			*out = x;
 			return true;
 		}
-	} else if (n->map >> c & 1 && pred_in(n->child[c], h - 1, cbase, x, out)) {
+		if (!(n->map >> c & 1))
+			break;
+		n = n->child[c];
+	}
+	for (; h <= s->height; h++) {
+		unsigned sh = child_shift(h);
+		unsigned c = (unsigned)(x >> sh) & 63;
+		uint64_t below = path[h]->map & ((1ull << c) - 1);
+
+		if (!below)
+			continue;
+		/* The node's first member and the child follow from x. */
+		unsigned b = 63 - (unsigned)__builtin_clzll(below);
+		uint64_t base = sh + 6 < 64 ? x >> (sh + 6) << (sh + 6) : 0;
+		uint64_t bbase = base + ((uint64_t)b << sh);
+
+		n = path[h];
+		if (!h) {
+			*out = bbase + 63 - (unsigned)__builtin_clzll(n->words[b]);
+			return true;
+		}
+		if (runs && RSET_RARE(n->full >> b & 1)) {
+			*out = bbase + (1ull << sh) - 1;
+			return true;
+		}
+		*out = max_in(n->child[b], h - 1, bbase, runs);
 		return true;
 	}
-	uint64_t below = n->map & ((1ull << c) - 1);
+	return false;
+}
 
-	if (!below)
-		return false;
-	unsigned b = 63 - (unsigned)__builtin_clzll(below);
-	uint64_t bbase = base + ((uint64_t)b << child_shift(h));
-
-	if (!h) {
-		*out = bbase + 63 - (unsigned)__builtin_clzll(n->words[b]);
-		return true;
-	}
-	*out = max_in(n->child[b], h - 1, bbase);
-	return true;
+static __attribute__((noinline)) bool pred_runs(const struct rset *s,
+						 uint64_t x, uint64_t *out)
+{
+	return pred_impl(s, x, out, true);
 }
 
 bool rset_pred(const struct rset *s, uint64_t x, uint64_t *out)
@@ -203,5 +439,7 @@ bool rset_pred(const struct rset *s, uint64_t x, uint64_t *out)
 
 	if (span_lg2 < 64 && x >> span_lg2)
 		x = (1ull << span_lg2) - 1;	/* beyond the set's range */
-	return pred_in(s->root, s->height, 0, x, out);
+	if (RSET_RARE(s->runs))
+		return pred_runs(s, x, out);
+	return pred_impl(s, x, out, false);
 }

@@ -7,6 +7,15 @@
  * contents. Emptied nodes are kept for reuse until rset_destroy(), so
  * memory is bounded by the most members ever held at once, and a buddy
  * system splitting and merging blocks allocates nothing in steady state.
+ *
+ * Whole subtrees can be present without nodes: a node's 'full' map marks
+ * children whose every member is present (the child pointer is then NULL).
+ * rset_add_range() makes a run of members present in O(64 x height) time
+ * and memory whatever its length; a later delete inside such a subtree
+ * materialises the nodes on its path (and may then need memory).
+ *
+ * Nodes come from the set's pool when it has one (rset_pool_fill() ahead
+ * of an operation makes that operation unable to fail), else from calloc.
  * Not thread-safe: callers lock.
  */
 #ifndef IOPT_RSET_H
@@ -17,9 +26,17 @@
 
 struct rset_node;
 
+/* Spare zeroed nodes, shared by the sets of one owner. */
+struct rset_pool {
+	struct rset_node *head;
+	unsigned n;
+};
+
 struct rset {
 	struct rset_node *root;
+	struct rset_pool *pool;	/* NULL: calloc */
 	unsigned height;	/* levels above the leaf nodes */
+	bool runs;		/* may hold whole subtrees (rset_add_range) */
 	uint64_t count;
 };
 
@@ -27,9 +44,20 @@ void rset_init(struct rset *s, unsigned bits);
 void rset_destroy(struct rset *s);
 /* 0, or -ENOMEM (nothing changed). */
 int rset_add(struct rset *s, uint64_t i);
-void rset_del(struct rset *s, uint64_t i);
+/* Make [lo, hi) present; none of it may be present already. 0 or -ENOMEM
+ * (then part of the run may be present: callers use it on a new set). */
+int rset_add_range(struct rset *s, uint64_t lo, uint64_t hi);
+/* 0, or -ENOMEM (only inside a subtree added whole; the set then still
+ * holds exactly the same members). */
+int rset_del(struct rset *s, uint64_t i);
 bool rset_test(const struct rset *s, uint64_t i);
 /* Largest member <= x into *out: true, or false if none. */
 bool rset_pred(const struct rset *s, uint64_t x, uint64_t *out);
+/* Nodes one rset_add() or rset_del() may need at most. */
+unsigned rset_path_nodes(const struct rset *s);
+
+/* Have at least n spare nodes: 0 or -ENOMEM (the pool keeps what it got). */
+int rset_pool_fill(struct rset_pool *p, unsigned n);
+void rset_pool_drain(struct rset_pool *p);
 
 #endif
