@@ -40,6 +40,10 @@
 #define DMA_MAX_SIDS	64
 #define DMA_4G		(1ull << 32)
 
+struct dma_pcpu {
+	uint64_t maps, unmaps;
+} __attribute__((aligned(64)));
+
 struct iopt_dma {
 	struct iopt_dma_cfg cfg;
 	const struct iopt_dma_drv_ops *ops;
@@ -53,8 +57,10 @@ struct iopt_dma {
 	uint64_t start, end;		/* IOVA space, bytes [start, end) */
 	unsigned nr_cpus;
 	uint64_t fail_seq, clean_seq;	/* D2, D3 */
-	/* statistics: relaxed, pair with nothing */
-	uint64_t n_maps, n_unmaps, n_map_errors, n_bad_unmaps, n_inv_errors;
+	/* statistics: relaxed, pair with nothing; the hot ones per CPU so
+	 * that CPUs do not share a cache line on every call */
+	struct dma_pcpu *pcpu;
+	uint64_t n_map_errors, n_bad_unmaps, n_inv_errors;
 	struct plat_spinlock sid_lock;
 	uint32_t sids[DMA_MAX_SIDS];
 	unsigned nr_sids;
@@ -64,6 +70,14 @@ static void dma_count(uint64_t *c)
 {
 	/* Pairs with nothing: a statistic. */
 	plat_fetch_add_rlx64(c, 1);
+}
+
+/* cpu's own counters (IOPT_IOVA_CPU_SELF: the one it runs on). */
+static struct dma_pcpu *dma_pcpu(struct iopt_dma *d, unsigned cpu)
+{
+	if (cpu == IOPT_IOVA_CPU_SELF)
+		cpu = plat_cpu_id();
+	return &d->pcpu[cpu % d->nr_cpus];
 }
 
 /* An invalidation failed: stale translations may survive (D2). */
@@ -164,6 +178,7 @@ static void dma_free_parts(struct iopt_dma *d)
 	iopt_iova_destroy(d->iova);
 	if (d->ddom)
 		d->ops->domain_free(d->ddom);
+	free(d->pcpu);
 	free(d);
 }
 
@@ -185,6 +200,16 @@ int iopt_dma_create(const struct iopt_dma_cfg *cfg, struct iopt_dma **out)
 	d->ops = cfg->ops;
 	plat_spin_init(&d->sid_lock);
 	d->nr_cpus = cfg->nr_cpus ? cfg->nr_cpus : plat_cpu_count();
+	if (d->nr_cpus > 65536) {
+		ret = -EINVAL;
+		goto fail;
+	}
+	d->pcpu = aligned_alloc(64, sizeof(*d->pcpu) * d->nr_cpus);
+	if (!d->pcpu) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	memset(d->pcpu, 0, sizeof(*d->pcpu) * d->nr_cpus);
 
 	pc = cfg->pt;
 	pc.tlb = &dma_tlb_ops;
@@ -509,7 +534,7 @@ int iopt_dma_map(struct iopt_dma *d, uint64_t paddr, uint64_t size,
 		dma_count(&d->n_map_errors);
 		return ret;
 	}
-	dma_count(&d->n_maps);
+	dma_count(&dma_pcpu(d, cpu)->maps);
 	*iova = (pfn << d->granule_lg2) + off;
 	return 0;
 }
@@ -546,7 +571,7 @@ static int unmap_range(struct iopt_dma *d, uint64_t va, uint64_t len,
 			return n < 0 ? (int)n : -ENOENT;
 		}
 		iopt_iova_free_cached(d->iova, pfn, npages, cpu);
-		dma_count(&d->n_unmaps);
+		dma_count(&dma_pcpu(d, cpu)->unmaps);
 		return ret;
 	}
 	/* Lazy policies: clear; leaves wait for the flush-all (D1). The
@@ -566,7 +591,7 @@ static int unmap_range(struct iopt_dma *d, uint64_t va, uint64_t len,
 	}
 	ret = iopt_fq_free(d->fq, pfn, npages, cpu);
 	if (!ret)
-		dma_count(&d->n_unmaps);
+		dma_count(&dma_pcpu(d, cpu)->unmaps);
 	return ret;
 }
 
@@ -638,7 +663,7 @@ int iopt_dma_map_sg(struct iopt_dma *d, const struct iopt_dma_seg *sg,
 		dma_count(&d->n_map_errors);
 		return ret;
 	}
-	dma_count(&d->n_maps);
+	dma_count(&dma_pcpu(d, cpu)->maps);
 	*iova = va + off;
 	/* From the first byte to the end of the last segment. */
 	{
@@ -692,8 +717,11 @@ void iopt_dma_get_stats(struct iopt_dma *d, struct iopt_dma_stats *st)
 	struct iopt_fq_stats fs;
 
 	iopt_fq_get_stats(d->fq, &fs);
-	st->maps = plat_load_rlx64(&d->n_maps);
-	st->unmaps = plat_load_rlx64(&d->n_unmaps);
+	st->maps = st->unmaps = 0;
+	for (unsigned i = 0; i < d->nr_cpus; i++) {
+		st->maps += plat_load_rlx64(&d->pcpu[i].maps);
+		st->unmaps += plat_load_rlx64(&d->pcpu[i].unmaps);
+	}
 	st->map_errors = plat_load_rlx64(&d->n_map_errors);
 	st->bad_unmaps = plat_load_rlx64(&d->n_bad_unmaps);
 	st->inv_errors = plat_load_rlx64(&d->n_inv_errors);
