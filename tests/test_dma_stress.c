@@ -43,7 +43,14 @@
  * last-level table holds every mapping (a pinned page keeps it). */
 #define SPACE_START	0x40000000ull
 #define SPACE_PAGES	128
-#define EVT_F_TRANSLATION 0x10
+/* Map+unmap rounds per thread and run (IOPT_STRESS_OPS overrides). */
+#if defined(__SANITIZE_THREAD__)
+#define OPS_DEFAULT	250
+#elif defined(__SANITIZE_ADDRESS__)
+#define OPS_DEFAULT	500
+#else
+#define OPS_DEFAULT	1000
+#endif
 
 struct stress {
 	struct iopt_physmem *pm;
@@ -213,7 +220,7 @@ static void run(enum iopt_inval pol, enum iopt_smmuv3_drv_cmdq cq,
 	uint64_t pin;
 
 	assert_non_null(s);
-	s->ops = tu_stress_ops(1000);
+	s->ops = tu_stress_ops(OPS_DEFAULT);
 	s->pol = pol;
 	assert_int_equal(iopt_physmem_create(MEM_BASE, MEM_SIZE, &s->pm), 0);
 	iopt_smmu_physmem(s->pm, 10, &s->mem);
