@@ -5,14 +5,14 @@
  *
  * The page table is created with this file's TLB ops (cookie: the DMA
  * domain), which route to the driver's ops table:
- *   flush_walk  -> inv_range(leaf = false): walk caches, synchronous
- *                  (the page table calls sync before it frees a table);
+ *   flush_walk  -> inv_range(leaf = false) + sync: walk caches,
+ *                  synchronous under every policy;
  *   add_page    -> with the unmap caller's gather: nothing here (the unmap
  *                  path invalidates the gathered range under strict, and
  *                  leaves it to the flush-all under the lazy policies);
  *                  without a gather (a failed map cleaning up, a split):
- *                  inv_range(leaf = true);
- *   sync        -> sync; flush_all -> flush_all.
+ *                  inv_range(leaf = true) + sync;
+ *   sync        -> none (see dma_tlb_ops); flush_all -> flush_all.
  *
  * Ordering contract (docs/dma.md "Concurrency"):
  *  D1. An unmapped range reaches the policy (iopt_fq_free) only after
@@ -106,12 +106,19 @@ static void tlb_flush_all(void *cookie)
 	dma_check(d, d->ops->flush_all(d->ddom));
 }
 
+/* Invalidate and wait: the ops complete what they issue (see below). */
+static void inv_sync(struct iopt_dma *d, uint64_t iova, uint64_t size,
+		     uint64_t granule, bool leaf)
+{
+	int ret = d->ops->inv_range(d->ddom, iova, size, granule, leaf);
+
+	dma_check(d, ret ? ret : d->ops->sync(d->ddom));
+}
+
 static void tlb_flush_walk(uint64_t iova, uint64_t size, uint64_t granule,
 			   void *cookie)
 {
-	struct iopt_dma *d = cookie;
-
-	dma_check(d, d->ops->inv_range(d->ddom, iova, size, granule, false));
+	inv_sync(cookie, iova, size, granule, false);
 }
 
 static void tlb_add_page(struct iopt_gather *gather, uint64_t iova,
@@ -121,23 +128,23 @@ static void tlb_add_page(struct iopt_gather *gather, uint64_t iova,
 
 	if (gather)
 		return;		/* the unmap path handles the gather */
-	dma_check(d, d->ops->inv_range(d->ddom, iova,
-				       granule ? granule : d->granule,
-				       granule, true));
+	inv_sync(d, iova, granule ? granule : d->granule, granule, true);
 }
 
-static void tlb_sync(void *cookie)
-{
-	struct iopt_dma *d = cookie;
-
-	dma_check(d, d->ops->sync(d->ddom));
-}
-
+/*
+ * No sync op: every op above has completed its invalidation when it
+ * returns, so the page table has nothing to wait for — and skips its
+ * pending-sync bookkeeping, an atomic RMW on one word of the table shared
+ * by every CPU, on every unmap. The ops that issue without waiting are
+ * called only from the unmap path, which syncs itself (strict) or leaves
+ * the leaves to the flush-all (lazy); a walk-cache invalidation or a
+ * failed map's cleanup (rare) pays a sync each.
+ */
 static const struct iopt_tlb_ops dma_tlb_ops = {
 	.flush_all = tlb_flush_all,
 	.flush_walk = tlb_flush_walk,
 	.add_page = tlb_add_page,
-	.sync = tlb_sync,
+	.sync = NULL,
 };
 
 /* ---- policy callbacks (iopt_fq) ---------------------------------------- */
@@ -262,6 +269,8 @@ int iopt_dma_create(const struct iopt_dma_cfg *cfg, struct iopt_dma **out)
 		.flush_all = fq_flush_all_cb,
 		.ctx = d,
 		.timer_thread = cfg->fq_timer,
+		.clock = cfg->fq_clock,
+		.clock_ctx = cfg->fq_clock_ctx,
 	};
 
 	ret = iopt_fq_create(d->iova, &fc, &d->fq);
@@ -385,6 +394,11 @@ static uint64_t pick_pgsize(const struct iopt_dma *d, uint64_t va, uint64_t pa,
 {
 	uint64_t sizes = d->pgsizes, pg = 0, bigger;
 
+	/* One granule (the common DMA case): nothing to choose. */
+	if (len == d->granule) {
+		*count = 1;
+		return len;
+	}
 	for (uint64_t m = sizes; m; m &= m - 1) {
 		uint64_t s = m & -m;
 
