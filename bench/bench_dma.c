@@ -54,6 +54,7 @@ struct opts {
 	bool lat;		/* time each map and unmap */
 	bool pin;		/* pin thread i to CPU i */
 	bool fine_clock;	/* flush queues on the precise host clock */
+	unsigned fq_entries;	/* 0: the policy's default */
 	bool json;
 };
 
@@ -124,6 +125,7 @@ static int rig_up(struct rig *r, const struct opts *o)
 	dc.pt.mem_ctx = r->pm;
 	dc.policy = o->policy;
 	dc.nr_cpus = o->threads;
+	dc.fq_entries = o->fq_entries;
 	if (!o->fine_clock)
 		dc.fq_clock = coarse_clock;
 	if ((ret = iopt_dma_create(&dc, &r->d)))
@@ -559,6 +561,7 @@ static void usage(void)
 		"  --dma-bits N       DMA mask bits (64)\n"
 		"  --no-lat           do not time each call (ops/s only)\n"
 		"  --pin              pin thread i to CPU i (off: a shared machine)\n"
+		"  --fq-entries N     flush ring entries (256 lazy, 32768 single)\n"
 		"  --fq-fine-clock    flush queues read the precise host clock (default:\n"
 		"                     a coarse clock, as the kernel's jiffies)\n"
 		"  --report           the side-by-side comparison of docs/dma.md\n"
@@ -586,6 +589,7 @@ int bench_dma_main(int argc, char **argv)
 		{ "no-lat", no_argument, 0, 'L' },
 		{ "pin", no_argument, 0, 'P' },
 		{ "fq-fine-clock", no_argument, 0, 'F' },
+		{ "fq-entries", required_argument, 0, 'E' },
 		{ "json", no_argument, 0, 'j' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
@@ -669,6 +673,7 @@ int bench_dma_main(int argc, char **argv)
 		case 'L': o.lat = false; break;
 		case 'P': o.pin = true; break;
 		case 'F': o.fine_clock = true; break;
+		case 'E': o.fq_entries = (unsigned)atoi(optarg); break;
 		case 'j': o.json = true; break;
 		case 'h': usage(); return 0;
 		default: goto bad;
