@@ -101,7 +101,8 @@ struct iopt_dma_cfg {
 struct iopt_dma;
 
 /* Default configuration: 64-bit LPAE stage 1, 4K granule, 48-bit ias
- * and oas, coherent walk, strict policy. ops/drv/pt.mem are left NULL. */
+ * and oas, coherent walk, strict policy. ops/drv/pt.mem are left NULL.
+ * Never fails; any thread. */
 IOPT_API void iopt_dma_default_cfg(struct iopt_dma_cfg *cfg);
 
 /*
@@ -132,7 +133,8 @@ IOPT_API void iopt_dma_destroy(struct iopt_dma *d);
 IOPT_API int iopt_dma_attach(struct iopt_dma *d, uint32_t sid);
 IOPT_API int iopt_dma_detach(struct iopt_dma *d, uint32_t sid);
 
-/* The page table (read-only use: iopt_iova_to_phys, iopt_get_info). */
+/* The page table (read-only use: iopt_iova_to_phys, iopt_get_info).
+ * NULL for NULL. Never fails; any thread. */
 IOPT_API struct iopt_pgtable *iopt_dma_pgtable(struct iopt_dma *d);
 
 /*
@@ -210,7 +212,10 @@ IOPT_API int iopt_dma_unmap_sg(struct iopt_dma *d, uint64_t iova,
  */
 IOPT_API int iopt_dma_flush(struct iopt_dma *d);
 
-/* Release flush queues whose timeout expired (without fq_timer). */
+/* Release flush queues whose timeout expired (without fq_timer); a
+ * flush-all first when any has. NULL: no-op. Never fails (a failed
+ * flush-all shows in stats.inv_errors and makes the next map flush).
+ * Any thread. */
 IOPT_API void iopt_dma_poll(struct iopt_dma *d);
 
 struct iopt_dma_stats {
