@@ -18,5 +18,6 @@ bool bench_parse_size(const char *s, uint64_t *out);
 int bench_pgtable_main(int argc, char **argv);
 int bench_smmu_main(int argc, char **argv);
 int bench_iova_main(int argc, char **argv);
+int bench_dma_main(int argc, char **argv);
 
 #endif

@@ -16,6 +16,7 @@ static void usage(void)
 		"  pgtable   multithreaded map/unmap of the page tables\n"
 		"  iova      the IOVA allocator, caches and invalidation policies\n"
 		"  smmu      the SMMUv3 model: host speed and modelled cycles\n"
+		"  dma       the DMA path: IOVA + page table + driver + policy\n"
 		"run 'iopt-bench SUITE --help' for a suite's options\n");
 }
 
@@ -31,6 +32,8 @@ int main(int argc, char **argv)
 		return bench_iova_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "smmu"))
 		return bench_smmu_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "dma"))
+		return bench_dma_main(argc - 1, argv + 1);
 	usage();
 	return 2;
 }

@@ -1,0 +1,697 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * iopt-bench dma: the whole DMA path (IOVA + page table + SMMUv3 driver +
+ * invalidation policy) over the SMMUv3 model, after the kernel's
+ * dma_map_benchmark: each thread loops map, delay, unmap over its own
+ * buffer, timing map and unmap, while the model translates a sample of
+ * the mappings as the device would (through the driver's timeline, whose
+ * clock is the driver's virtual clock or the free-running runner).
+ *
+ * One line (or JSON object) per variant. --report runs the variants the
+ * docs quote side by side, interleaved, and prints medians: lazy map +
+ * unmap against the sum of its parts (cached IOVA pair + one-page map +
+ * one-page unmap, measured in the same run), 2 threads lazy against 1,
+ * strict with MSI and CONS syncs.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <iopgtable/dma.h>
+#include <iopgtable/driver.h>
+#include <iopgtable/iova.h>
+#include <iopgtable/physmem.h>
+#include <iopgtable/smmu.h>
+
+#include "bench.h"
+
+#define MEM_BASE	0x80000000ull
+#define MEM_SIZE	(256ull << 20)
+#define SID		1
+#define PAGE		4096ull
+#define REPS		3
+
+struct opts {
+	unsigned threads;
+	double seconds;
+	long ops;		/* per thread; 0: run for seconds */
+	unsigned granule;	/* pages per mapping */
+	uint64_t trans_ns;
+	unsigned prot;
+	const char *dir;
+	enum iopt_inval policy;
+	enum iopt_smmuv3_drv_cmdq cmdq;
+	enum iopt_smmuv3_drv_sync sync;
+	bool runner;		/* free-running model clock */
+	unsigned sample;	/* translate every n-th mapping; 0: none */
+	unsigned dma_bits;
+	bool lat;		/* time each map and unmap */
+	bool pin;		/* pin thread i to CPU i */
+	bool fine_clock;	/* flush queues on the precise host clock */
+	unsigned fq_entries;	/* 0: the policy's default */
+	bool json;
+};
+
+struct result {
+	double map_ns, unmap_ns, map_sd, unmap_sd, ops_per_sec;
+	uint64_t ops, commands, syncs, flush_alls, sync_timeouts, cas_retries;
+	uint64_t dev_faults, errors;
+};
+
+static const char *pol_name[] = { "strict", "lazy", "single", "exhaust" };
+
+struct rig {
+	struct iopt_physmem *pm;
+	struct iopt_smmu *s;
+	struct iopt_smmu_runner *run;
+	struct iopt_smmuv3_drv *drv;
+	struct iopt_dma *d;
+};
+
+static uint64_t runner_clock(void *ctx)
+{
+	return iopt_smmu_runner_now(ctx);
+}
+
+/* The flush queues' timestamps: a coarse clock, as the kernel's jiffies
+ * (a host clock read per unmap costs about as much as the rest of it). */
+static uint64_t coarse_clock(void *ctx)
+{
+	struct timespec ts;
+
+	(void)ctx;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int rig_up(struct rig *r, const struct opts *o)
+{
+	struct iopt_smmu_params p;
+	struct iopt_smmu_mem mem;
+	struct iopt_smmuv3_drv_cfg c;
+	struct iopt_dma_cfg dc;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	if ((ret = iopt_physmem_create(MEM_BASE, MEM_SIZE, &r->pm)))
+		return ret;
+	iopt_smmu_physmem(r->pm, 10, &mem);
+	iopt_smmu_default_params(&p);
+	if ((ret = iopt_smmu_create(&p, &mem, NULL, NULL, &r->s)))
+		return ret;
+	iopt_smmuv3_drv_default_cfg(&c);
+	c.smmu = r->s;
+	c.pm = r->pm;
+	c.cmdq = o->cmdq;
+	c.sync = o->sync;
+	if (o->runner) {
+		if ((ret = iopt_smmu_runner_start(r->s, 1.0, &r->run)))
+			return ret;
+		c.clock = runner_clock;
+		c.clock_ctx = r->run;
+	}
+	if ((ret = iopt_smmuv3_drv_probe(&c, &r->drv)))
+		return ret;
+	iopt_dma_default_cfg(&dc);
+	dc.ops = iopt_dma_smmuv3_ops();
+	dc.drv = r->drv;
+	dc.pt.mem = iopt_physmem_mem_ops();
+	dc.pt.mem_ctx = r->pm;
+	dc.policy = o->policy;
+	dc.nr_cpus = o->threads;
+	dc.fq_entries = o->fq_entries;
+	if (!o->fine_clock)
+		dc.fq_clock = coarse_clock;
+	if ((ret = iopt_dma_create(&dc, &r->d)))
+		return ret;
+	return iopt_dma_attach(r->d, SID);
+}
+
+static void rig_down(struct rig *r)
+{
+	iopt_dma_destroy(r->d);
+	iopt_smmuv3_drv_remove(r->drv);
+	if (r->run)
+		iopt_smmu_runner_stop(r->run);
+	iopt_smmu_destroy(r->s);
+	iopt_physmem_destroy(r->pm);
+}
+
+struct worker {
+	const struct opts *o;
+	struct rig *r;
+	unsigned cpu;
+	pthread_t t;
+	uint64_t deadline;
+	long ops;
+	double map_sum, map_sq, unmap_sum, unmap_sq;
+	uint64_t dev_faults, errors;
+};
+
+static void spin_ns(uint64_t ns)
+{
+	uint64_t end = bench_now_ns() + ns;
+
+	while (bench_now_ns() < end)
+		;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	const struct opts *o = w->o;
+	/* Each thread's own buffer. */
+	uint64_t pa = (uint64_t)(w->cpu + 1) << 32;
+	uint64_t size = (uint64_t)o->granule * PAGE;
+	uint64_t mask = o->dma_bits >= 64 ? ~0ull : (1ull << o->dma_bits) - 1;
+
+	if (o->pin)
+		bench_pin(w->cpu);
+	for (long i = 0;; i++) {
+		uint64_t iova, t0, t1, t2, t3;
+		int ret;
+
+		if (o->ops ? i >= o->ops : (i & 15) == 0 && bench_now_ns() >= w->deadline)
+			break;
+		t0 = o->lat ? bench_now_ns() : 0;
+		ret = iopt_dma_map(w->r->d, pa, size, o->prot, mask, w->cpu, &iova);
+		t1 = o->lat ? bench_now_ns() : 0;
+		if (ret) {
+			w->errors++;
+			continue;
+		}
+		if (o->sample && i % o->sample == 0) {
+			struct iopt_smmu_txn t = { .sid = SID, .addr = iova,
+						   .write = !(o->prot & IOPT_READ) };
+			struct iopt_smmu_resp resp;
+
+			if (iopt_smmuv3_drv_translate(w->r->drv, &t, &resp) ||
+			    resp.fault || resp.oa != pa)
+				w->dev_faults++;
+		}
+		if (o->trans_ns)
+			spin_ns(o->trans_ns);
+		t2 = o->lat ? bench_now_ns() : 0;
+		ret = iopt_dma_unmap(w->r->d, iova, size, w->cpu);
+		t3 = o->lat ? bench_now_ns() : 0;
+		if (ret)
+			w->errors++;
+		double m = (double)(t1 - t0), u = (double)(t3 - t2);
+
+		w->map_sum += m;
+		w->map_sq += m * m;
+		w->unmap_sum += u;
+		w->unmap_sq += u * u;
+		w->ops++;
+	}
+	return NULL;
+}
+
+static int run_variant(const struct opts *o, struct result *res)
+{
+	struct rig r;
+	struct worker *w = calloc(o->threads, sizeof(*w));
+	struct iopt_smmuv3_drv_stats s0, s1;
+	uint64_t t0, t1;
+	int ret;
+
+	if (!w)
+		return -ENOMEM;
+	ret = rig_up(&r, o);
+	if (ret) {
+		fprintf(stderr, "iopt-bench dma: setup failed: %s\n", strerror(-ret));
+		rig_down(&r);
+		free(w);
+		return ret;
+	}
+	iopt_smmuv3_drv_get_stats(r.drv, &s0);
+	t0 = bench_now_ns();
+	for (unsigned i = 0; i < o->threads; i++) {
+		w[i].o = o;
+		w[i].r = &r;
+		w[i].cpu = i;
+		w[i].deadline = t0 + (uint64_t)(o->seconds * 1e9);
+		pthread_create(&w[i].t, NULL, worker_main, &w[i]);
+	}
+	memset(res, 0, sizeof(*res));
+	double ms = 0, mq = 0, us = 0, uq = 0;
+
+	for (unsigned i = 0; i < o->threads; i++) {
+		pthread_join(w[i].t, NULL);
+		ms += w[i].map_sum;
+		mq += w[i].map_sq;
+		us += w[i].unmap_sum;
+		uq += w[i].unmap_sq;
+		res->ops += (uint64_t)w[i].ops;
+		res->dev_faults += w[i].dev_faults;
+		res->errors += w[i].errors;
+	}
+	t1 = bench_now_ns();
+	iopt_smmuv3_drv_get_stats(r.drv, &s1);
+	if (res->ops) {
+		double n = (double)res->ops;
+
+		res->map_ns = ms / n;
+		res->unmap_ns = us / n;
+		res->map_sd = sqrt(fmax(0, mq / n - res->map_ns * res->map_ns));
+		res->unmap_sd = sqrt(fmax(0, uq / n - res->unmap_ns * res->unmap_ns));
+	}
+	res->ops_per_sec = (double)res->ops * 1e9 / (double)(t1 - t0);
+	res->commands = s1.commands - s0.commands;
+	res->syncs = s1.syncs - s0.syncs;
+	res->flush_alls = s1.flush_alls - s0.flush_alls;
+	res->sync_timeouts = s1.sync_timeouts - s0.sync_timeouts;
+	res->cas_retries = s1.cas_retries - s0.cas_retries;
+	rig_down(&r);
+	free(w);
+	return 0;
+}
+
+static double load1(void)
+{
+	double l = -1;
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	if (f) {
+		if (fscanf(f, "%lf", &l) != 1)
+			l = -1;
+		fclose(f);
+	}
+	return l;
+}
+
+static void print_result(const struct opts *o, const struct result *r)
+{
+	if (o->json) {
+		printf("{\"suite\":\"dma\",\"smmu\":\"v3\",\"policy\":\"%s\",\"threads\":%u,"
+		       "\"cmdq\":\"%s\",\"sync\":\"%s\",\"granule\":%u,\"trans_ns\":%llu,"
+		       "\"dir\":\"%s\",\"clock\":\"%s\",\"map_ns\":%.1f,\"unmap_ns\":%.1f,"
+		       "\"map_sd_ns\":%.1f,\"unmap_sd_ns\":%.1f,\"ops_per_sec\":%.0f,"
+		       "\"ops\":%llu,\"commands\":%llu,\"syncs\":%llu,\"flush_alls\":%llu,"
+		       "\"sync_timeouts\":%llu,\"cas_retries\":%llu,\"device_faults\":%llu,"
+		       "\"errors\":%llu,\"timed\":%s,\"load1\":%.2f}\n",
+		       pol_name[o->policy], o->threads,
+		       o->cmdq == IOPT_SMMUV3_DRV_CMDQ_LOCKED ? "locked" : "lockfree",
+		       o->sync == IOPT_SMMUV3_DRV_SYNC_CONS ? "cons" : "msi",
+		       o->granule, (unsigned long long)o->trans_ns, o->dir,
+		       o->runner ? "runner" : "virtual",
+		       r->map_ns, r->unmap_ns, r->map_sd, r->unmap_sd, r->ops_per_sec,
+		       (unsigned long long)r->ops, (unsigned long long)r->commands,
+		       (unsigned long long)r->syncs, (unsigned long long)r->flush_alls,
+		       (unsigned long long)r->sync_timeouts,
+		       (unsigned long long)r->cas_retries,
+		       (unsigned long long)r->dev_faults, (unsigned long long)r->errors,
+		       o->lat ? "true" : "false", load1());
+	} else {
+		printf("%-7s %2u thr %-8s %-4s  map %8.1f ns (sd %8.1f)  unmap %8.1f ns "
+		       "(sd %8.1f)  %10.0f ops/s  cmds %llu syncs %llu flush_alls %llu "
+		       "timeouts %llu cas_retries %llu dev_faults %llu errors %llu\n",
+		       pol_name[o->policy], o->threads,
+		       o->cmdq == IOPT_SMMUV3_DRV_CMDQ_LOCKED ? "locked" : "lockfree",
+		       o->sync == IOPT_SMMUV3_DRV_SYNC_CONS ? "cons" : "msi",
+		       r->map_ns, r->map_sd, r->unmap_ns, r->unmap_sd, r->ops_per_sec,
+		       (unsigned long long)r->commands, (unsigned long long)r->syncs,
+		       (unsigned long long)r->flush_alls,
+		       (unsigned long long)r->sync_timeouts,
+		       (unsigned long long)r->cas_retries,
+		       (unsigned long long)r->dev_faults, (unsigned long long)r->errors);
+	}
+	fflush(stdout);
+}
+
+/* ---- the parts of a lazy map+unmap, measured the same way ------------- */
+
+/* The page table of the parts has TLB ops, as the DMA domain's has, that
+ * do what a lazy unmap's do: nothing per leaf (a gather is passed). */
+static void nop_add_page(struct iopt_gather *g, uint64_t iova, uint64_t gr,
+			 void *cookie)
+{
+	(void)g; (void)iova; (void)gr; (void)cookie;
+}
+
+static void nop_flush_walk(uint64_t iova, uint64_t size, uint64_t gr,
+			   void *cookie)
+{
+	(void)iova; (void)size; (void)gr; (void)cookie;
+}
+
+static void nop_cookie(void *cookie)
+{
+	(void)cookie;
+}
+
+static const struct iopt_tlb_ops parts_tlb = {
+	.flush_all = nop_cookie, .flush_walk = nop_flush_walk,
+	.add_page = nop_add_page, .sync = NULL,
+};
+
+struct parts {
+	double iova_pair_ns, pt_map_ns, pt_unmap_ns;	/* each timed */
+	double bulk_ns;		/* the three in loops of 256, per op */
+};
+
+static void measure_parts(const struct opts *o, struct parts *p)
+{
+	struct iopt_iova_cfg ic = { .granule = PAGE, .start_pfn = 1,
+				    .end_pfn = 1ull << 36, .nr_cpus = 1 };
+	struct iopt_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
+			       .ias = 48, .oas = 48, .coherent_walk = true };
+	struct iopt_iova *iova;
+	struct iopt_pgtable *pt;
+	struct iopt_physmem *pm;
+	double a = 0, m = 0, u = 0;
+	long n = 0;
+	uint64_t end, pfn, va = 1ull << 40;
+
+	iopt_physmem_create(MEM_BASE, MEM_SIZE, &pm);
+	pc.mem = iopt_physmem_mem_ops();
+	pc.mem_ctx = pm;
+	pc.tlb = &parts_tlb;
+	iopt_iova_create(&ic, &iova);
+	iopt_alloc(&pc, &pt);
+	/* Keep the last-level table, as a live DMA domain has. */
+	iopt_map_pages(pt, va + PAGE, 0x1000, PAGE, 1, IOPT_READ, NULL);
+	if (o->pin)
+		bench_pin(0);
+	end = bench_now_ns() + (uint64_t)(o->seconds * 1e9);
+	while (bench_now_ns() < end) {
+		for (int k = 0; k < 64; k++, n++) {
+			struct iopt_gather g;
+			uint64_t t0 = bench_now_ns(), t1, t2, t3;
+
+			iopt_iova_alloc_cached(iova, 1, ~0ull, 0, true, &pfn);
+			iopt_iova_free_cached(iova, pfn, 1, 0);
+			t1 = bench_now_ns();
+			iopt_map_pages(pt, va, 1ull << 32, PAGE, 1, o->prot, NULL);
+			t2 = bench_now_ns();
+			iopt_gather_init(&g);
+			iopt_unmap_pages(pt, va, PAGE, 1, &g);
+			t3 = bench_now_ns();
+			a += (double)(t1 - t0);
+			m += (double)(t2 - t1);
+			u += (double)(t3 - t2);
+		}
+	}
+	p->iova_pair_ns = a / (double)n;
+	p->pt_map_ns = m / (double)n;
+	p->pt_unmap_ns = u / (double)n;
+	/* The same without a clock read per operation: 256 pairs, 256
+	 * one-page maps, 256 one-page unmaps (one last-level table), each
+	 * loop timed as a whole. */
+	double bulk = 0;
+	long nb = 0;
+
+	end = bench_now_ns() + (uint64_t)(o->seconds * 1e9);
+	while (bench_now_ns() < end) {
+		uint64_t t0 = bench_now_ns(), t1, t2, t3;
+		struct iopt_gather g;
+
+		for (int k = 0; k < 256; k++) {
+			iopt_iova_alloc_cached(iova, 1, ~0ull, 0, true, &pfn);
+			iopt_iova_free_cached(iova, pfn, 1, 0);
+		}
+		t1 = bench_now_ns();
+		for (uint64_t k = 2; k < 258; k++)
+			iopt_map_pages(pt, va + k * PAGE, 1ull << 32, PAGE, 1,
+				       o->prot, NULL);
+		t2 = bench_now_ns();
+		iopt_gather_init(&g);
+		for (uint64_t k = 2; k < 258; k++)
+			iopt_unmap_pages(pt, va + k * PAGE, PAGE, 1, &g);
+		t3 = bench_now_ns();
+		bulk += (double)(t3 - t0);
+		nb += 256;
+		(void)t1;
+		(void)t2;
+	}
+	p->bulk_ns = bulk / (double)nb;
+	iopt_free(pt);
+	iopt_iova_destroy(iova);
+	iopt_physmem_destroy(pm);
+}
+
+/* ---- --report ------------------------------------------------------------ */
+
+#define NVAR 7
+
+static int report(const struct opts *base)
+{
+	struct opts v[NVAR];
+	const char *names[NVAR] = { "lazy_1t", "lazy_2t", "strict_msi_1t",
+				    "strict_cons_1t", "strict_msi_locked_1t",
+				    "lazy_1t_untimed", "lazy_2t_untimed" };
+	struct result r[NVAR][REPS];
+	struct parts pr[REPS];
+	double l0 = load1();
+
+	for (int i = 0; i < NVAR; i++) {
+		v[i] = *base;
+		v[i].threads = 1;
+		v[i].policy = IOPT_INVAL_STRICT;
+		v[i].cmdq = IOPT_SMMUV3_DRV_CMDQ_LOCKFREE;
+		v[i].sync = IOPT_SMMUV3_DRV_SYNC_MSI;
+	}
+	v[0].policy = v[1].policy = IOPT_INVAL_LAZY;
+	v[1].threads = 2;
+	v[3].sync = IOPT_SMMUV3_DRV_SYNC_CONS;
+	v[4].cmdq = IOPT_SMMUV3_DRV_CMDQ_LOCKED;
+	v[5].policy = v[6].policy = IOPT_INVAL_LAZY;
+	v[6].threads = 2;
+	v[5].lat = v[6].lat = false;
+	for (int k = 0; k < REPS; k++) {
+		measure_parts(base, &pr[k]);
+		for (int i = 0; i < NVAR; i++)
+			if (run_variant(&v[i], &r[i][k]))
+				return 1;
+	}
+	double med[NVAR][4], a[REPS], b[REPS], c[REPS], d[REPS];
+
+	for (int i = 0; i < NVAR; i++) {
+		for (int k = 0; k < REPS; k++) {
+			a[k] = r[i][k].map_ns;
+			b[k] = r[i][k].unmap_ns;
+			c[k] = r[i][k].ops_per_sec;
+			d[k] = r[i][k].map_ns + r[i][k].unmap_ns;
+		}
+		med[i][0] = bench_median(a, REPS);
+		med[i][1] = bench_median(b, REPS);
+		med[i][2] = bench_median(c, REPS);
+		med[i][3] = bench_median(d, REPS);
+		/* The median run (by ops/s) as the variant's line. */
+		for (int k = 0; k < REPS; k++)
+			if (r[i][k].ops_per_sec == med[i][2]) {
+				print_result(&v[i], &r[i][k]);
+				break;
+			}
+	}
+	for (int k = 0; k < REPS; k++) {
+		a[k] = pr[k].iova_pair_ns;
+		b[k] = pr[k].pt_map_ns;
+		c[k] = pr[k].pt_unmap_ns;
+		d[k] = a[k] + b[k] + c[k];
+	}
+	double pa = bench_median(a, REPS), pm = bench_median(b, REPS);
+	double pu = bench_median(c, REPS), ps = bench_median(d, REPS);
+	double ratio = med[0][3] / ps, scale = med[1][2] / med[0][2];
+	for (int k = 0; k < REPS; k++)
+		a[k] = pr[k].bulk_ns;
+	double pbulk = bench_median(a, REPS);
+	double ratio_bulk = 1e9 / med[5][2] / pbulk;
+	double scale_bulk = med[6][2] / med[5][2];
+	uint64_t timeouts = 0;
+
+	for (int i = 2; i < 5; i++)
+		for (int k = 0; k < REPS; k++)
+			timeouts += r[i][k].sync_timeouts;
+	if (base->json) {
+		printf("{\"suite\":\"dma\",\"case\":\"report\",\"reps\":%d,"
+		       "\"iova_pair_ns\":%.1f,\"pt_map_ns\":%.1f,\"pt_unmap_ns\":%.1f,"
+		       "\"parts_ns\":%.1f,\"lazy_pair_ns\":%.1f,\"lazy_vs_parts\":%.2f,"
+		       "\"lazy_2t_vs_1t\":%.2f,\"parts_untimed_ns\":%.1f,"
+		       "\"lazy_pair_untimed_ns\":%.1f,\"lazy_vs_parts_untimed\":%.2f,"
+		       "\"lazy_2t_vs_1t_untimed\":%.2f,\"strict_timeouts\":%llu,"
+		       "\"load1_before\":%.2f,\"load1_after\":%.2f,\"cpus\":%u}\n",
+		       REPS, pa, pm, pu, ps, med[0][3], ratio, scale, pbulk,
+		       1e9 / med[5][2], ratio_bulk, scale_bulk,
+		       (unsigned long long)timeouts, l0, load1(), bench_ncpus());
+	} else {
+		printf("\nmedians of %d interleaved runs (%s each):\n", REPS,
+		       base->ops ? "--ops" : "--seconds");
+		for (int i = 0; i < NVAR; i++)
+			printf("  %-22s map %.1f + unmap %.1f ns, %.0f ops/s\n", names[i],
+			       med[i][0], med[i][1], med[i][2]);
+		printf("  parts: cached IOVA pair %.1f + one-page map %.1f + one-page "
+		       "unmap %.1f = %.1f ns\n", pa, pm, pu, ps);
+		printf("  lazy map+unmap / parts = %.2fx (target <= 1.5x)\n", ratio);
+		printf("  lazy 2 threads / 1 thread = %.2fx (target >= 1.6x)\n", scale);
+		printf("  untimed (no clock read per operation): lazy pair %.1f ns, "
+		       "parts %.1f ns, %.2fx; 2 threads / 1 = %.2fx\n",
+		       1e9 / med[5][2], pbulk, ratio_bulk, scale_bulk);
+		printf("  strict sync timeouts (msi, cons, locked): %llu (target 0)\n",
+		       (unsigned long long)timeouts);
+		printf("  load average %.2f before, %.2f after, %u CPUs\n", l0, load1(),
+		       bench_ncpus());
+	}
+	return 0;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: iopt-bench dma [options]\n"
+		"  --threads N        threads, each its own CPU (1)\n"
+		"  --seconds S        run time per variant (1)\n"
+		"  --ops N            map+unmap pairs per thread instead of --seconds\n"
+		"  --granule N        pages per mapping (1)\n"
+		"  --trans-ns N       delay between map and unmap (0)\n"
+		"  --dir bidir|to|from  DMA direction: device read+write, read, write\n"
+		"  --policy strict|lazy|single|exhaust  (lazy)\n"
+		"  --smmu v3|v2       (v2: not available yet)\n"
+		"  --cmdq lockfree|locked  (lockfree)\n"
+		"  --sync msi|cons    (msi)\n"
+		"  --v2-sync none|bank|global  (SMMUv2 only: not available yet)\n"
+		"  --clock virtual|runner  driver's virtual clock or the free-running model\n"
+		"  --sample N         the device translates every N-th mapping (64; 0 none)\n"
+		"  --dma-bits N       DMA mask bits (64)\n"
+		"  --no-lat           do not time each call (ops/s only)\n"
+		"  --pin              pin thread i to CPU i (off: a shared machine)\n"
+		"  --fq-entries N     flush ring entries (256 lazy, 32768 single)\n"
+		"  --fq-fine-clock    flush queues read the precise host clock (default:\n"
+		"                     a coarse clock, as the kernel's jiffies)\n"
+		"  --report           the side-by-side comparison of docs/dma.md\n"
+		"  --json             one JSON object per line\n");
+}
+
+int bench_dma_main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "threads", required_argument, 0, 't' },
+		{ "seconds", required_argument, 0, 's' },
+		{ "ops", required_argument, 0, 'o' },
+		{ "granule", required_argument, 0, 'g' },
+		{ "trans-ns", required_argument, 0, 'd' },
+		{ "dir", required_argument, 0, 'D' },
+		{ "policy", required_argument, 0, 'p' },
+		{ "smmu", required_argument, 0, 'S' },
+		{ "cmdq", required_argument, 0, 'q' },
+		{ "sync", required_argument, 0, 'y' },
+		{ "v2-sync", required_argument, 0, 'V' },
+		{ "clock", required_argument, 0, 'c' },
+		{ "sample", required_argument, 0, 'n' },
+		{ "dma-bits", required_argument, 0, 'b' },
+		{ "report", no_argument, 0, 'R' },
+		{ "no-lat", no_argument, 0, 'L' },
+		{ "pin", no_argument, 0, 'P' },
+		{ "fq-fine-clock", no_argument, 0, 'F' },
+		{ "fq-entries", required_argument, 0, 'E' },
+		{ "json", no_argument, 0, 'j' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	struct opts o = {
+		.threads = 1, .seconds = 1, .granule = 1,
+		.prot = IOPT_READ | IOPT_WRITE, .dir = "bidir",
+		.policy = IOPT_INVAL_LAZY, .sample = 64, .dma_bits = 64,
+		.lat = true,
+	};
+	bool rep = false;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 't': o.threads = (unsigned)atoi(optarg); break;
+		case 's': o.seconds = atof(optarg); break;
+		case 'o': o.ops = atol(optarg); break;
+		case 'g': o.granule = (unsigned)atoi(optarg); break;
+		case 'd': o.trans_ns = strtoull(optarg, NULL, 0); break;
+		case 'D':
+			o.dir = optarg;
+			if (!strcmp(optarg, "bidir"))
+				o.prot = IOPT_READ | IOPT_WRITE;
+			else if (!strcmp(optarg, "to"))
+				o.prot = IOPT_READ;	/* to the device: it reads */
+			else if (!strcmp(optarg, "from"))
+				o.prot = IOPT_WRITE;
+			else
+				goto bad;
+			break;
+		case 'p':
+			for (o.policy = 0; o.policy <= IOPT_INVAL_EXHAUST; o.policy++)
+				if (!strcmp(optarg, pol_name[o.policy]))
+					break;
+			if (o.policy > IOPT_INVAL_EXHAUST)
+				goto bad;
+			break;
+		case 'S':
+			if (!strcmp(optarg, "v2")) {
+				fprintf(stderr, "iopt-bench dma: --smmu v2 is not available "
+					"yet: the SMMUv2 driver has not landed\n");
+				return 2;
+			}
+			if (strcmp(optarg, "v3"))
+				goto bad;
+			break;
+		case 'q':
+			if (!strcmp(optarg, "lockfree"))
+				o.cmdq = IOPT_SMMUV3_DRV_CMDQ_LOCKFREE;
+			else if (!strcmp(optarg, "locked"))
+				o.cmdq = IOPT_SMMUV3_DRV_CMDQ_LOCKED;
+			else
+				goto bad;
+			break;
+		case 'y':
+			if (!strcmp(optarg, "msi"))
+				o.sync = IOPT_SMMUV3_DRV_SYNC_MSI;
+			else if (!strcmp(optarg, "cons"))
+				o.sync = IOPT_SMMUV3_DRV_SYNC_CONS;
+			else
+				goto bad;
+			break;
+		case 'V':
+			if (strcmp(optarg, "none") && strcmp(optarg, "bank") &&
+			    strcmp(optarg, "global"))
+				goto bad;
+			fprintf(stderr, "iopt-bench dma: --v2-sync is not available yet: "
+				"it selects the SMMUv2 driver's sync locking, and that "
+				"driver has not landed\n");
+			return 2;
+		case 'c':
+			if (!strcmp(optarg, "runner"))
+				o.runner = true;
+			else if (strcmp(optarg, "virtual"))
+				goto bad;
+			break;
+		case 'n': o.sample = (unsigned)atoi(optarg); break;
+		case 'b': o.dma_bits = (unsigned)atoi(optarg); break;
+		case 'R': rep = true; break;
+		case 'L': o.lat = false; break;
+		case 'P': o.pin = true; break;
+		case 'F': o.fine_clock = true; break;
+		case 'E': o.fq_entries = (unsigned)atoi(optarg); break;
+		case 'j': o.json = true; break;
+		case 'h': usage(); return 0;
+		default: goto bad;
+		}
+	}
+	if (optind != argc || !o.threads || o.threads > 1024 || !o.granule ||
+	    o.granule > 1024 || o.seconds <= 0 || o.seconds > 300 ||
+	    o.trans_ns > 10000000 || o.dma_bits < 32 || o.dma_bits > 64 || o.ops < 0)
+		goto bad;
+	if (rep)
+		return report(&o);
+	struct result r;
+
+	if (run_variant(&o, &r))
+		return 1;
+	print_result(&o, &r);
+	return 0;
+bad:
+	usage();
+	return 2;
+}

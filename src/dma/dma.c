@@ -1,0 +1,744 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The DMA layer: IOVA allocation + page table + driver + invalidation
+ * policy, as Linux's dma-iommu joins them (docs/dma.md).
+ *
+ * The page table is created with this file's TLB ops (cookie: the DMA
+ * domain), which route to the driver's ops table:
+ *   flush_walk  -> inv_range(leaf = false) + sync: walk caches,
+ *                  synchronous under every policy;
+ *   add_page    -> with the unmap caller's gather: nothing here (the unmap
+ *                  path invalidates the gathered range under strict, and
+ *                  leaves it to the flush-all under the lazy policies);
+ *                  without a gather (a failed map cleaning up, a split):
+ *                  inv_range(leaf = true) + sync;
+ *   sync        -> none (see dma_tlb_ops); flush_all -> flush_all.
+ *
+ * Ordering contract (docs/dma.md "Concurrency"):
+ *  D1. An unmapped range reaches the policy (iopt_fq_free) only after
+ *      iopt_unmap_pages() returned, so the flush-all that releases it
+ *      (which begins after the queueing, iova.h) invalidates a TLB that can
+ *      no longer refill the old translation from the table.
+ *  D2. A failed invalidation (driver error, sync timeout) increments
+ *      fail_seq (acq_rel RMW) before the IOVA it concerns can be freed. A
+ *      map that later gets that IOVA got it through the allocator's locks,
+ *      which order the increment before its acquire load of fail_seq; it
+ *      then flushes everything (recover_stale) before it maps, so no
+ *      stale translation survives into a new mapping.
+ *  D3. clean_seq only grows (CAS loop); it is set to the fail_seq read
+ *      before a flush-all that then completed: every failure up to that
+ *      count happened before the flush began.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <iopgtable/dma.h>
+
+#include "../platform/platform.h"
+
+#define DMA_MAX_SIDS	64
+#define DMA_4G		(1ull << 32)
+
+struct dma_pcpu {
+	uint64_t maps, unmaps;
+} __attribute__((aligned(64)));
+
+struct iopt_dma {
+	struct iopt_dma_cfg cfg;
+	const struct iopt_dma_drv_ops *ops;
+	void *ddom;			/* driver domain */
+	struct iopt_pgtable *pt;
+	struct iopt_iova *iova;
+	struct iopt_fq *fq;
+	unsigned granule_lg2;
+	uint64_t granule;
+	uint64_t pgsizes;		/* the page table's page sizes */
+	uint64_t start, end;		/* IOVA space, bytes [start, end) */
+	unsigned nr_cpus;
+	uint64_t fail_seq, clean_seq;	/* D2, D3 */
+	/* statistics: relaxed, pair with nothing; the hot ones per CPU so
+	 * that CPUs do not share a cache line on every call */
+	struct dma_pcpu *pcpu;
+	uint64_t n_map_errors, n_bad_unmaps, n_inv_errors;
+	struct plat_spinlock sid_lock;
+	uint32_t sids[DMA_MAX_SIDS];
+	unsigned nr_sids;
+};
+
+static void dma_count(uint64_t *c)
+{
+	/* Pairs with nothing: a statistic. */
+	plat_fetch_add_rlx64(c, 1);
+}
+
+/* cpu's own counters (IOPT_IOVA_CPU_SELF: the one it runs on). */
+static struct dma_pcpu *dma_pcpu(struct iopt_dma *d, unsigned cpu)
+{
+	if (cpu == IOPT_IOVA_CPU_SELF)
+		cpu = plat_cpu_id();
+	return &d->pcpu[cpu % d->nr_cpus];
+}
+
+/* An invalidation failed: stale translations may survive (D2). */
+static void dma_inv_failed(struct iopt_dma *d)
+{
+	dma_count(&d->n_inv_errors);
+	/* acq_rel RMW: ordered before the free of any IOVA it concerns
+	 * (the caller frees after this returns); pairs with the acquire
+	 * load in recover_stale(). */
+	plat_fetch_add_acq_rel64(&d->fail_seq, 1);
+}
+
+static int dma_check(struct iopt_dma *d, int ret)
+{
+	if (ret)
+		dma_inv_failed(d);
+	return ret;
+}
+
+/* ---- TLB ops the page table calls ------------------------------------- */
+
+static void tlb_flush_all(void *cookie)
+{
+	struct iopt_dma *d = cookie;
+
+	dma_check(d, d->ops->flush_all(d->ddom));
+}
+
+/* Invalidate and wait: the ops complete what they issue (see below). */
+static void inv_sync(struct iopt_dma *d, uint64_t iova, uint64_t size,
+		     uint64_t granule, bool leaf)
+{
+	int ret = d->ops->inv_range(d->ddom, iova, size, granule, leaf);
+
+	dma_check(d, ret ? ret : d->ops->sync(d->ddom));
+}
+
+static void tlb_flush_walk(uint64_t iova, uint64_t size, uint64_t granule,
+			   void *cookie)
+{
+	inv_sync(cookie, iova, size, granule, false);
+}
+
+static void tlb_add_page(struct iopt_gather *gather, uint64_t iova,
+			 uint64_t granule, void *cookie)
+{
+	struct iopt_dma *d = cookie;
+
+	if (gather)
+		return;		/* the unmap path handles the gather */
+	inv_sync(d, iova, granule ? granule : d->granule, granule, true);
+}
+
+/*
+ * No sync op: every op above has completed its invalidation when it
+ * returns, so the page table has nothing to wait for — and skips its
+ * pending-sync bookkeeping, an atomic RMW on one word of the table shared
+ * by every CPU, on every unmap. The ops that issue without waiting are
+ * called only from the unmap path, which syncs itself (strict) or leaves
+ * the leaves to the flush-all (lazy); a walk-cache invalidation or a
+ * failed map's cleanup (rare) pays a sync each.
+ */
+static const struct iopt_tlb_ops dma_tlb_ops = {
+	.flush_all = tlb_flush_all,
+	.flush_walk = tlb_flush_walk,
+	.add_page = tlb_add_page,
+	.sync = NULL,
+};
+
+/* ---- policy callbacks (iopt_fq) ---------------------------------------- */
+
+static void fq_flush_all_cb(void *ctx)
+{
+	struct iopt_dma *d = ctx;
+
+	dma_check(d, d->ops->flush_all(d->ddom));
+}
+
+static void fq_flush_range_cb(uint64_t iova, uint64_t size, void *ctx)
+{
+	struct iopt_dma *d = ctx;
+
+	/* Not used: strict unmaps invalidate their gather themselves. */
+	if (dma_check(d, d->ops->inv_range(d->ddom, iova, size, 0, true)) == 0)
+		dma_check(d, d->ops->sync(d->ddom));
+}
+
+/* ---- create / destroy ------------------------------------------------- */
+
+void iopt_dma_default_cfg(struct iopt_dma_cfg *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->pt.fmt = IOPT_ARM_64_LPAE_S1;
+	cfg->pt.granule = 4096;
+	cfg->pt.ias = 48;
+	cfg->pt.oas = 48;
+	cfg->pt.coherent_walk = true;
+	cfg->policy = IOPT_INVAL_STRICT;
+}
+
+static void dma_free_parts(struct iopt_dma *d)
+{
+	iopt_fq_destroy(d->fq);
+	iopt_free(d->pt);
+	iopt_iova_destroy(d->iova);
+	if (d->ddom)
+		d->ops->domain_free(d->ddom);
+	free(d->pcpu);
+	free(d);
+}
+
+int iopt_dma_create(const struct iopt_dma_cfg *cfg, struct iopt_dma **out)
+{
+	struct iopt_dma *d;
+	struct iopt_cfg pc;
+	struct iopt_info info;
+	int ret;
+
+	if (!cfg || !out || !cfg->ops || !cfg->drv ||
+	    (unsigned)cfg->policy > IOPT_INVAL_EXHAUST ||
+	    (cfg->dev_flags & ~(IOPT_DMA_DEV_PCI | IOPT_DMA_FORCEDAC)))
+		return -EINVAL;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->cfg = *cfg;
+	d->ops = cfg->ops;
+	plat_spin_init(&d->sid_lock);
+	d->nr_cpus = cfg->nr_cpus ? cfg->nr_cpus : plat_cpu_count();
+	if (d->nr_cpus > 65536) {
+		ret = -EINVAL;
+		goto fail;
+	}
+	d->pcpu = aligned_alloc(64, sizeof(*d->pcpu) * d->nr_cpus);
+	if (!d->pcpu) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	memset(d->pcpu, 0, sizeof(*d->pcpu) * d->nr_cpus);
+
+	pc = cfg->pt;
+	pc.tlb = &dma_tlb_ops;
+	pc.tlb_cookie = d;
+	/* Validate the table before taking an ASID/VMID. */
+	ret = iopt_alloc(&pc, &d->pt);
+	if (ret)
+		goto fail;
+	iopt_get_info(d->pt, &info);
+	if (info.fmt == IOPT_ARM_V7S) {
+		ret = -EINVAL;	/* no v7s path yet (the SMMUv2 driver's) */
+		goto fail;
+	}
+	ret = d->ops->domain_alloc(cfg->drv,
+				   info.fmt == IOPT_ARM_64_LPAE_S2 ||
+				   info.fmt == IOPT_ARM_32_LPAE_S2 ? 2 : 1,
+				   &d->ddom);
+	if (ret) {
+		d->ddom = NULL;
+		goto fail;
+	}
+	d->granule = info.granule;
+	d->granule_lg2 = (unsigned)__builtin_ctzll(info.granule);
+	d->pgsizes = info.pgsize_bitmap;
+	d->start = cfg->iova_start ? cfg->iova_start : d->granule;
+	d->end = cfg->iova_end ? cfg->iova_end :
+		 (info.ias >= 64 ? ~0ull & ~(d->granule - 1) : 1ull << info.ias);
+	if ((d->start | d->end) & (d->granule - 1) || d->start >= d->end ||
+	    (info.ias < 64 && d->end > 1ull << info.ias)) {
+		ret = -EINVAL;
+		goto fail;
+	}
+
+	struct iopt_iova_cfg ic = {
+		.granule = d->granule,
+		.start_pfn = d->start >> d->granule_lg2,
+		.end_pfn = d->end >> d->granule_lg2,
+		.nr_cpus = d->nr_cpus,
+	};
+
+	ret = iopt_iova_create(&ic, &d->iova);
+	if (ret)
+		goto fail;
+
+	struct iopt_fq_cfg fc = {
+		.policy = cfg->policy,
+		.entries = cfg->fq_entries,
+		.timeout_ns = cfg->fq_timeout_ns,
+		.flush_range = fq_flush_range_cb,
+		.flush_all = fq_flush_all_cb,
+		.ctx = d,
+		.timer_thread = cfg->fq_timer,
+		.clock = cfg->fq_clock,
+		.clock_ctx = cfg->fq_clock_ctx,
+	};
+
+	ret = iopt_fq_create(d->iova, &fc, &d->fq);
+	if (ret) {
+		d->fq = NULL;
+		goto fail;
+	}
+	*out = d;
+	return 0;
+fail:
+	dma_free_parts(d);
+	return ret;
+}
+
+void iopt_dma_destroy(struct iopt_dma *d)
+{
+	if (!d)
+		return;
+	iopt_fq_destroy(d->fq);
+	d->fq = NULL;
+	for (unsigned i = 0; i < d->nr_sids; i++)
+		d->ops->detach(d->ddom, d->sids[i]);
+	dma_free_parts(d);
+}
+
+int iopt_dma_attach(struct iopt_dma *d, uint32_t sid)
+{
+	int ret;
+
+	if (!d)
+		return -EINVAL;
+	plat_spin_lock(&d->sid_lock);
+	ret = d->nr_sids == DMA_MAX_SIDS ? -ENOSPC : 0;
+	plat_spin_unlock(&d->sid_lock);
+	if (ret)
+		return ret;
+	ret = d->ops->attach(d->ddom, d->pt, sid);
+	if (ret)
+		return ret;
+	plat_spin_lock(&d->sid_lock);
+	if (d->nr_sids < DMA_MAX_SIDS) {
+		d->sids[d->nr_sids++] = sid;
+	} else {
+		ret = -ENOSPC;	/* a concurrent attach took the last slot */
+	}
+	plat_spin_unlock(&d->sid_lock);
+	if (ret)
+		d->ops->detach(d->ddom, sid);
+	return ret;
+}
+
+int iopt_dma_detach(struct iopt_dma *d, uint32_t sid)
+{
+	int ret;
+
+	if (!d)
+		return -EINVAL;
+	ret = d->ops->detach(d->ddom, sid);
+	if (ret == -EINVAL)
+		return ret;	/* not attached: nothing changed */
+	plat_spin_lock(&d->sid_lock);
+	for (unsigned i = 0; i < d->nr_sids; i++) {
+		if (d->sids[i] == sid) {
+			d->sids[i] = d->sids[--d->nr_sids];
+			break;
+		}
+	}
+	plat_spin_unlock(&d->sid_lock);
+	return ret;
+}
+
+struct iopt_pgtable *iopt_dma_pgtable(struct iopt_dma *d)
+{
+	return d ? d->pt : NULL;
+}
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static bool cpu_ok(const struct iopt_dma *d, unsigned cpu)
+{
+	return cpu == IOPT_IOVA_CPU_SELF || cpu < d->nr_cpus;
+}
+
+/* D3: a flush-all that began after fail_seq read f has completed. */
+static void mark_clean(struct iopt_dma *d, uint64_t f)
+{
+	uint64_t c = plat_load_acq64(&d->clean_seq);
+
+	/* clean_seq only grows; a failed CAS reloads c. Pairs with the
+	 * acquire loads in recover_stale(). */
+	while (c < f && !plat_cas_acq_rel64(&d->clean_seq, &c, f))
+		;
+}
+
+/*
+ * D2/D3: if an invalidation has failed since the last completed
+ * flush-all, flush everything before a new mapping can use an IOVA whose
+ * old translation may still be cached.
+ */
+static int recover_stale(struct iopt_dma *d)
+{
+	/* Acquire: pairs with dma_inv_failed()'s RMW (D2). */
+	uint64_t f = plat_load_acq64(&d->fail_seq);
+	uint64_t c = plat_load_acq64(&d->clean_seq);
+	int ret;
+
+	if (plat_likely(f == c))
+		return 0;
+	ret = d->ops->flush_all(d->ddom);
+	if (ret) {
+		dma_inv_failed(d);
+		return ret;
+	}
+	mark_clean(d, f);
+	return 0;
+}
+
+/* Largest page size for [va, va + len) -> pa, and how many of it. */
+static uint64_t pick_pgsize(const struct iopt_dma *d, uint64_t va, uint64_t pa,
+			    uint64_t len, size_t *count)
+{
+	uint64_t sizes = d->pgsizes, pg = 0, bigger;
+
+	/* One granule (the common DMA case): nothing to choose. */
+	if (len == d->granule) {
+		*count = 1;
+		return len;
+	}
+	for (uint64_t m = sizes; m; m &= m - 1) {
+		uint64_t s = m & -m;
+
+		if (s <= len && !((va | pa) & (s - 1)))
+			pg = s;
+	}
+	/* Stop where a larger size could start (same congruence). */
+	bigger = sizes & ~(pg | (pg - 1));
+	*count = len / pg;
+	if (bigger) {
+		uint64_t b = bigger & -bigger;
+
+		if (!((va ^ pa) & (b - 1))) {
+			uint64_t to = ((va + b) & ~(b - 1)) - va;
+
+			if (to / pg < *count && to / pg)
+				*count = to / pg;
+		}
+	}
+	return pg;
+}
+
+/*
+ * Clear [va, va + len) (every page of it mapped by us), invalidate the
+ * leaves and sync, whatever the policy. Returns 0 or the driver's error.
+ */
+static int clear_strict(struct iopt_dma *d, uint64_t va, uint64_t len,
+			int64_t *cleared)
+{
+	struct iopt_gather g;
+	int64_t n;
+	int ret = 0;
+
+	iopt_gather_init(&g);
+	n = iopt_unmap_pages(d->pt, va, d->granule, len >> d->granule_lg2, &g);
+	if (cleared)
+		*cleared = n;
+	if (g.start <= g.last) {
+		uint64_t hint = g.sizes && !(g.sizes & (g.sizes - 1)) ? g.sizes : 0;
+
+		ret = d->ops->inv_range(d->ddom, g.start, g.last - g.start + 1,
+					hint, true);
+		if (!ret)
+			ret = d->ops->sync(d->ddom);
+		dma_check(d, ret);
+	}
+	return ret;
+}
+
+/* Map [va, va + len) -> pa; all or nothing. */
+static int map_range(struct iopt_dma *d, uint64_t va, uint64_t pa, uint64_t len,
+		     unsigned prot)
+{
+	uint64_t done = 0;
+	int ret = 0;
+
+	while (done < len) {
+		size_t count;
+		uint64_t pg = pick_pgsize(d, va + done, pa + done, len - done,
+					  &count);
+
+		ret = iopt_map_pages(d->pt, va + done, pa + done, pg, count,
+				     prot, NULL);
+		if (ret)
+			break;
+		done += pg * count;
+	}
+	if (ret && done)
+		clear_strict(d, va, done, NULL);
+	return ret;
+}
+
+static int check_prot(unsigned prot)
+{
+	if (!(prot & (IOPT_READ | IOPT_WRITE)) || (prot & ~IOPT_PROT_MASK))
+		return -EINVAL;
+	return 0;
+}
+
+/* dma_mask must be 2^n - 1 and reach into the IOVA space. */
+static int limit_of(const struct iopt_dma *d, uint64_t mask, uint64_t *limit_pfn)
+{
+	if (mask & (mask + 1))
+		return -EINVAL;
+	if (mask < d->start)
+		return -EINVAL;
+	if (mask > d->end - 1)
+		mask = d->end - 1;
+	*limit_pfn = mask >> d->granule_lg2;
+	return 0;
+}
+
+static unsigned iova_flags(const struct iopt_dma *d)
+{
+	unsigned f = 0;
+
+	if (d->cfg.dev_flags & IOPT_DMA_DEV_PCI)
+		f |= IOPT_IOVA_DEV_PCI;
+	if (d->cfg.dev_flags & IOPT_DMA_FORCEDAC)
+		f |= IOPT_IOVA_FORCE_64;
+	return f;
+}
+
+/* Allocate npages, then make sure no stale translation is left (D2). */
+static int alloc_iova(struct iopt_dma *d, uint64_t npages, uint64_t limit_pfn,
+		      unsigned cpu, uint64_t *pfn)
+{
+	int ret = iopt_fq_alloc(d->fq, npages, limit_pfn, iova_flags(d), cpu, pfn);
+
+	if (ret)
+		return ret;
+	ret = recover_stale(d);
+	if (ret)
+		iopt_iova_free_cached(d->iova, *pfn, npages, cpu);
+	return ret;
+}
+
+/* ---- map / unmap -------------------------------------------------------- */
+
+int iopt_dma_map(struct iopt_dma *d, uint64_t paddr, uint64_t size,
+		 unsigned prot, uint64_t dma_mask, unsigned cpu, uint64_t *iova)
+{
+	uint64_t off, len, npages, limit_pfn, pfn;
+	int ret;
+
+	if (!d || !iova)
+		return -EINVAL;
+	off = paddr & (d->granule - 1);
+	if (!size || paddr + size - 1 < paddr || !cpu_ok(d, cpu) ||
+	    check_prot(prot) || limit_of(d, dma_mask, &limit_pfn)) {
+		dma_count(&d->n_map_errors);
+		return -EINVAL;
+	}
+	len = (off + size + d->granule - 1) & ~(d->granule - 1);
+	if (len < off + size) {		/* rounding wrapped */
+		dma_count(&d->n_map_errors);
+		return -EINVAL;
+	}
+	npages = len >> d->granule_lg2;
+	ret = alloc_iova(d, npages, limit_pfn, cpu, &pfn);
+	if (!ret) {
+		ret = map_range(d, pfn << d->granule_lg2, paddr - off, len, prot);
+		if (ret)
+			iopt_iova_free_cached(d->iova, pfn, npages, cpu);
+	}
+	if (ret) {
+		dma_count(&d->n_map_errors);
+		return ret;
+	}
+	dma_count(&dma_pcpu(d, cpu)->maps);
+	*iova = (pfn << d->granule_lg2) + off;
+	return 0;
+}
+
+/* Does [pfn, pfn + npages) match an allocation of that size? */
+static bool is_allocation(struct iopt_dma *d, uint64_t pfn, uint64_t npages)
+{
+	uint64_t start, size, p2 = 1;
+
+	if (iopt_iova_find(d->iova, pfn, &start, &size))
+		return false;
+	while (p2 < npages)
+		p2 <<= 1;
+	return start == pfn && (size == npages || size == p2);
+}
+
+/* Unmap the granule-aligned range [va, va + len). */
+static int unmap_range(struct iopt_dma *d, uint64_t va, uint64_t len,
+		       unsigned cpu)
+{
+	uint64_t pfn = va >> d->granule_lg2, npages = len >> d->granule_lg2;
+	int64_t n;
+	int ret;
+
+	if (va < d->start || va > d->end || len > d->end - va ||
+	    (d->cfg.check_unmap && !is_allocation(d, pfn, npages))) {
+		dma_count(&d->n_bad_unmaps);
+		return -EINVAL;
+	}
+	if (d->cfg.policy == IOPT_INVAL_STRICT) {
+		ret = clear_strict(d, va, len, &n);
+		if (n != (int64_t)len) {
+			dma_count(&d->n_bad_unmaps);
+			return n < 0 ? (int)n : -ENOENT;
+		}
+		iopt_iova_free_cached(d->iova, pfn, npages, cpu);
+		dma_count(&dma_pcpu(d, cpu)->unmaps);
+		return ret;
+	}
+	/* Lazy policies: clear; leaves wait for the flush-all (D1). The
+	 * gather tells tlb_add_page that the leaves are taken care of. */
+	struct iopt_gather g;
+
+	iopt_gather_init(&g);
+	n = iopt_unmap_pages(d->pt, va, d->granule, npages, &g);
+	if (n != (int64_t)len) {
+		dma_count(&d->n_bad_unmaps);
+		if (n > 0) {
+			/* Part was mapped: make sure it is gone. */
+			ret = d->ops->inv_range(d->ddom, va, (uint64_t)n, 0, true);
+			dma_check(d, ret ? ret : d->ops->sync(d->ddom));
+		}
+		return n < 0 ? (int)n : -ENOENT;
+	}
+	ret = iopt_fq_free(d->fq, pfn, npages, cpu);
+	if (!ret)
+		dma_count(&dma_pcpu(d, cpu)->unmaps);
+	return ret;
+}
+
+int iopt_dma_unmap(struct iopt_dma *d, uint64_t iova, uint64_t size,
+		   unsigned cpu)
+{
+	uint64_t off, len;
+
+	if (!d)
+		return -EINVAL;
+	off = iova & (d->granule - 1);
+	len = (off + size + d->granule - 1) & ~(d->granule - 1);
+	if (!size || iova + size - 1 < iova || len < off + size ||
+	    !cpu_ok(d, cpu)) {
+		dma_count(&d->n_bad_unmaps);
+		return -EINVAL;
+	}
+	return unmap_range(d, iova - off, len, cpu);
+}
+
+int iopt_dma_map_sg(struct iopt_dma *d, const struct iopt_dma_seg *sg,
+		    size_t n, unsigned prot, uint64_t dma_mask, unsigned cpu,
+		    uint64_t *iova, uint64_t *total)
+{
+	uint64_t mask, off, len = 0, limit_pfn, pfn, va, done = 0;
+	int ret;
+
+	if (!d || !sg || !n || !iova || !total)
+		return -EINVAL;
+	mask = d->granule - 1;
+	off = sg[0].paddr & mask;
+	ret = (!cpu_ok(d, cpu) || check_prot(prot) ||
+	       limit_of(d, dma_mask, &limit_pfn)) ? -EINVAL : 0;
+	for (size_t i = 0; i < n && !ret; i++) {
+		uint64_t p = sg[i].paddr, l = sg[i].len;
+		uint64_t span = ((p & mask) + l + mask) & ~mask;
+
+		if (!l || p + l - 1 < p || span < l ||
+		    (i && (p & mask)) || (i + 1 < n && ((p + l) & mask)) ||
+		    len + span < len)
+			ret = -EINVAL;
+		else
+			len += span;
+	}
+	if (ret) {
+		dma_count(&d->n_map_errors);
+		return ret;
+	}
+	ret = alloc_iova(d, len >> d->granule_lg2, limit_pfn, cpu, &pfn);
+	if (ret) {
+		dma_count(&d->n_map_errors);
+		return ret;
+	}
+	va = pfn << d->granule_lg2;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t p = sg[i].paddr & ~mask;
+		uint64_t span = ((sg[i].paddr & mask) + sg[i].len + mask) & ~mask;
+
+		ret = map_range(d, va + done, p, span, prot);
+		if (ret)
+			break;
+		done += span;
+	}
+	if (ret) {
+		/* All or nothing: what the earlier segments mapped goes. */
+		if (done)
+			clear_strict(d, va, done, NULL);
+		iopt_iova_free_cached(d->iova, pfn, len >> d->granule_lg2, cpu);
+		dma_count(&d->n_map_errors);
+		return ret;
+	}
+	dma_count(&dma_pcpu(d, cpu)->maps);
+	*iova = va + off;
+	/* From the first byte to the end of the last segment. */
+	{
+		uint64_t lo = sg[n - 1].paddr & mask;
+		uint64_t lspan = (lo + sg[n - 1].len + mask) & ~mask;
+
+		*total = done - lspan + lo + sg[n - 1].len - off;
+	}
+	return 0;
+}
+
+int iopt_dma_unmap_sg(struct iopt_dma *d, uint64_t iova, uint64_t total,
+		      unsigned cpu)
+{
+	return iopt_dma_unmap(d, iova, total, cpu);
+}
+
+int iopt_dma_flush(struct iopt_dma *d)
+{
+	uint64_t f, errs;
+	int ret = 0;
+
+	if (!d)
+		return -EINVAL;
+	/* Acquire: pairs with dma_inv_failed() (D3: failures up to f
+	 * happened before the flush below begins). */
+	f = plat_load_acq64(&d->fail_seq);
+	errs = plat_load_acq64(&d->n_inv_errors);
+	if (d->cfg.policy == IOPT_INVAL_STRICT) {
+		ret = dma_check(d, d->ops->flush_all(d->ddom));
+	} else {
+		iopt_fq_flush(d->fq);
+		/* The policy's callback returns nothing: a failure shows in
+		 * the counter (conservatively, anyone's failure). */
+		if (plat_load_acq64(&d->n_inv_errors) != errs)
+			ret = -ETIMEDOUT;
+	}
+	if (!ret)
+		mark_clean(d, f);
+	return ret;
+}
+
+void iopt_dma_poll(struct iopt_dma *d)
+{
+	if (d)
+		iopt_fq_poll(d->fq);
+}
+
+void iopt_dma_get_stats(struct iopt_dma *d, struct iopt_dma_stats *st)
+{
+	struct iopt_fq_stats fs;
+
+	iopt_fq_get_stats(d->fq, &fs);
+	st->maps = st->unmaps = 0;
+	for (unsigned i = 0; i < d->nr_cpus; i++) {
+		st->maps += plat_load_rlx64(&d->pcpu[i].maps);
+		st->unmaps += plat_load_rlx64(&d->pcpu[i].unmaps);
+	}
+	st->map_errors = plat_load_rlx64(&d->n_map_errors);
+	st->bad_unmaps = plat_load_rlx64(&d->n_bad_unmaps);
+	st->inv_errors = plat_load_rlx64(&d->n_inv_errors);
+	st->flush_alls = fs.flush_alls;
+	st->held = fs.held;
+}

@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * DMA layer under concurrency: four threads, acting as four CPUs, map and
+ * unmap in one DMA domain over a small IOVA space (so that every IOVA is
+ * handed out again and again) while a device thread translates through
+ * the SMMUv3 model. Checked from the model and from ownership:
+ *  - right after every map, a device read at the new IOVA gets the new
+ *    PA: the previous mapping of that IOVA was translated (so cached in
+ *    the model's TLB) right after its own map, and a lazy unmap does not
+ *    invalidate, so an IOVA handed out again before a flush-all had
+ *    completed would translate to the old PA;
+ *  - no IOVA page is handed to two live mappings at once;
+ *  - no IOVA is reused before a flush-all that started after its unmap
+ *    has completed (flush-alls started, from the driver's count, against
+ *    flush-alls completed, from the policy's);
+ *  - every device read that translates lands in the page it asked for.
+ * Every policy, both command-queue algorithms; TSan-clean (scripts/test).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <iopgtable/dma.h>
+#include <iopgtable/driver.h>
+#include <iopgtable/physmem.h>
+#include <iopgtable/smmu.h>
+
+#include "tutil.h"
+
+#define MEM_BASE	0x80000000ull
+#define MEM_SIZE	(64ull << 20)
+#define SID		9
+#define PAGE		4096ull
+#define NTHREADS	4
+/* The IOVA space: 128 pages inside one 2 MiB region, so that one
+ * last-level table holds every mapping (a pinned page keeps it). */
+#define SPACE_START	0x40000000ull
+#define SPACE_PAGES	128
+/* Map+unmap rounds per thread and run (IOPT_STRESS_OPS overrides). */
+#if defined(__SANITIZE_THREAD__)
+#define OPS_DEFAULT	250
+#elif defined(__SANITIZE_ADDRESS__)
+#define OPS_DEFAULT	500
+#else
+#define OPS_DEFAULT	1000
+#endif
+
+struct stress {
+	struct iopt_physmem *pm;
+	struct iopt_smmu *s;
+	struct iopt_smmu_mem mem;
+	struct iopt_smmuv3_drv *drv;
+	struct iopt_dma *d;
+	long ops;
+	enum iopt_inval pol;
+	uint64_t owner[SPACE_PAGES];	/* thread + 1 of the live mapping */
+	uint64_t unmap_start[SPACE_PAGES]; /* flushes started at unmap */
+	uint64_t live[NTHREADS];	/* iova | pages, or 0: for the device */
+	uint64_t stop;
+	uint64_t stale, doubles, early, wrong_page, errors, retries;
+};
+
+static uint64_t ld(const uint64_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static void st(uint64_t *p, uint64_t v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+static void bump(uint64_t *p)
+{
+	__atomic_fetch_add(p, 1, __ATOMIC_RELAXED);
+}
+
+static void t_yield(void)
+{
+	sched_yield();
+}
+
+static uint64_t flushes_started(struct stress *s)
+{
+	struct iopt_smmuv3_drv_stats ds;
+
+	iopt_smmuv3_drv_get_stats(s->drv, &ds);
+	return ds.flush_alls;
+}
+
+static uint64_t flushes_completed(struct stress *s)
+{
+	struct iopt_dma_stats st;
+
+	iopt_dma_get_stats(s->d, &st);
+	return st.flush_alls;
+}
+
+struct worker {
+	struct stress *s;
+	unsigned cpu;
+	pthread_t t;
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct stress *s = w->s;
+	uint64_t rnd = 0x9e3779b97f4a7c15ull * (w->cpu + 1);
+
+	for (long i = 0; i < s->ops; i++) {
+		uint64_t pages = 1 + tu_rand(&rnd) % 3, iova, pfn, n;
+		/* A PA no other mapping ever had. */
+		uint64_t pa = ((uint64_t)(w->cpu + 1) << 36) + ((uint64_t)i << 14) +
+			      (tu_rand(&rnd) & 0xff8);
+		uint64_t size = pages * PAGE - (pa & (PAGE - 1)), done;
+		int ret = iopt_dma_map(s->d, pa, size, IOPT_READ, ~0ull, w->cpu,
+				       &iova);
+
+		if (ret == -ENOMEM) {	/* the others hold the space */
+			bump(&s->retries);
+			continue;
+		}
+		if (ret) {
+			bump(&s->errors);
+			continue;
+		}
+		done = flushes_completed(s);
+		pfn = (iova - SPACE_START) / PAGE;
+		n = pages == 3 ? 4 : pages;
+		for (uint64_t p = pfn; p < pfn + n && p < SPACE_PAGES; p++) {
+			uint64_t o = 0;
+
+			if (!__atomic_compare_exchange_n(&s->owner[p], &o, w->cpu + 1,
+							 false, __ATOMIC_ACQ_REL,
+							 __ATOMIC_ACQUIRE))
+				bump(&s->doubles);
+			/* A flush-all that began after the last unmap of this
+			 * page must have completed before the map returned. */
+			uint64_t u = ld(&s->unmap_start[p]);
+
+			if (u && done < u)
+				bump(&s->early);
+		}
+		/* The device reads the new mapping: the new PA, never an
+		 * old one still cached for this IOVA. */
+		struct iopt_smmu_txn t = { .sid = SID, .addr = iova };
+		struct iopt_smmu_resp r;
+
+		if (iopt_smmuv3_drv_translate(s->drv, &t, &r) || r.fault ||
+		    r.oa != pa)
+			bump(&s->stale);
+		st(&s->live[w->cpu], (iova & ~(PAGE - 1)) | pages);
+		for (int k = 0; k < 4; k++)
+			t_yield();
+		st(&s->live[w->cpu], 0);
+
+		/*
+		 * Flush-alls the driver has started before the unmap; one
+		 * more must start and complete before these pages come
+		 * back. (The policy stamps a queued range with its own
+		 * count of started flushes, which is at least this one, and
+		 * counts a flush as completed no later than it releases
+		 * ranges: no false alarm.) +1: 0 means "never unmapped".
+		 */
+		uint64_t started = flushes_started(s) + 1;
+
+		for (uint64_t p = pfn; p < pfn + n && p < SPACE_PAGES; p++)
+			st(&s->owner[p], 0);
+		if (s->pol != IOPT_INVAL_STRICT)
+			for (uint64_t p = pfn; p < pfn + n && p < SPACE_PAGES; p++)
+				st(&s->unmap_start[p], started);
+		ret = iopt_dma_unmap(s->d, iova, size, w->cpu);
+		if (ret)
+			bump(&s->errors);
+	}
+	return NULL;
+}
+
+/* The device: translates what the workers publish, and the whole space. */
+static void *device_main(void *arg)
+{
+	struct stress *s = arg;
+	uint64_t rnd = 12345;
+
+	while (!ld(&s->stop)) {
+		uint64_t v = ld(&s->live[tu_rand(&rnd) % NTHREADS]);
+		uint64_t addr = v ? (v & ~(PAGE - 1)) + (tu_rand(&rnd) % (v & 3)) * PAGE :
+				SPACE_START + (tu_rand(&rnd) % SPACE_PAGES) * PAGE;
+		struct iopt_smmu_txn t = { .sid = SID, .addr = addr + 0x10 };
+		struct iopt_smmu_resp r;
+
+		if (iopt_smmuv3_drv_translate(s->drv, &t, &r)) {
+			bump(&s->errors);
+			continue;
+		}
+		/* Whatever it hits, it lands at the right place in a page. */
+		if (!r.fault && (r.oa & (PAGE - 1)) != ((addr + 0x10) & (PAGE - 1)))
+			bump(&s->wrong_page);
+	}
+	return NULL;
+}
+
+static void run(enum iopt_inval pol, enum iopt_smmuv3_drv_cmdq cq,
+		enum iopt_smmuv3_drv_sync sy)
+{
+	struct iopt_smmu_params p;
+	struct iopt_smmuv3_drv_cfg c;
+	struct iopt_dma_cfg dc;
+	struct worker w[NTHREADS];
+	pthread_t dev;
+	struct stress *s = calloc(1, sizeof(*s));
+	uint64_t pin;
+
+	assert_non_null(s);
+	s->ops = tu_stress_ops(OPS_DEFAULT);
+	s->pol = pol;
+	assert_int_equal(iopt_physmem_create(MEM_BASE, MEM_SIZE, &s->pm), 0);
+	iopt_smmu_physmem(s->pm, 10, &s->mem);
+	iopt_smmu_default_params(&p);
+	assert_int_equal(iopt_smmu_create(&p, &s->mem, NULL, NULL, &s->s), 0);
+	iopt_smmuv3_drv_default_cfg(&c);
+	c.smmu = s->s;
+	c.pm = s->pm;
+	c.cmdq = cq;
+	c.sync = sy;
+	c.cmdq_log2 = 4;	/* a small queue: many wraps */
+	assert_int_equal(iopt_smmuv3_drv_probe(&c, &s->drv), 0);
+
+	iopt_dma_default_cfg(&dc);
+	dc.ops = iopt_dma_smmuv3_ops();
+	dc.drv = s->drv;
+	dc.pt.mem = iopt_physmem_mem_ops();
+	dc.pt.mem_ctx = s->pm;
+	dc.policy = pol;
+	dc.fq_entries = 8;	/* flushes often */
+	dc.nr_cpus = NTHREADS;
+	dc.iova_start = SPACE_START;
+	dc.iova_end = SPACE_START + SPACE_PAGES * PAGE;
+	assert_int_equal(iopt_dma_create(&dc, &s->d), 0);
+	assert_int_equal(iopt_dma_attach(s->d, SID), 0);
+	/* Keeps the last-level table (so unmaps never remove it). */
+	assert_int_equal(iopt_dma_map(s->d, 0x1000, PAGE, IOPT_READ, ~0ull, 0,
+				      &pin), 0);
+	s->owner[(pin - SPACE_START) / PAGE] = 99;
+
+	assert_int_equal(pthread_create(&dev, NULL, device_main, s), 0);
+	for (unsigned i = 0; i < NTHREADS; i++) {
+		w[i].s = s;
+		w[i].cpu = i;
+		assert_int_equal(pthread_create(&w[i].t, NULL, worker_main, &w[i]), 0);
+	}
+	for (unsigned i = 0; i < NTHREADS; i++)
+		pthread_join(w[i].t, NULL);
+	st(&s->stop, 1);
+	pthread_join(dev, NULL);
+
+	struct iopt_dma_stats ds;
+	struct iopt_smmuv3_drv_stats vs;
+
+	iopt_dma_get_stats(s->d, &ds);
+	iopt_smmuv3_drv_get_stats(s->drv, &vs);
+	print_message("policy %d cmdq %d sync %d: %llu maps, %llu -ENOMEM retries, "
+		      "%llu flush-alls, %llu commands, %llu cas retries\n",
+		      pol, cq, sy, (unsigned long long)ds.maps,
+		      (unsigned long long)s->retries,
+		      (unsigned long long)ds.flush_alls,
+		      (unsigned long long)vs.commands,
+		      (unsigned long long)vs.cas_retries);
+	assert_int_equal(s->stale, 0);
+	assert_int_equal(s->doubles, 0);
+	assert_int_equal(s->early, 0);
+	assert_int_equal(s->wrong_page, 0);
+	assert_int_equal(s->errors, 0);
+	assert_int_equal(vs.sync_timeouts, 0);
+	assert_int_equal(ds.inv_errors, 0);
+	assert_true(ds.maps > (uint64_t)s->ops);	/* progress */
+	assert_int_equal(ds.maps, ds.unmaps + 1);
+	if (pol != IOPT_INVAL_STRICT)
+		assert_true(ds.flush_alls > 0);
+
+	iopt_dma_destroy(s->d);
+	iopt_smmuv3_drv_remove(s->drv);
+	iopt_smmu_destroy(s->s);
+	iopt_physmem_destroy(s->pm);
+	free(s);
+}
+
+static void test_lazy(void **state)
+{
+	(void)state;
+	run(IOPT_INVAL_LAZY, IOPT_SMMUV3_DRV_CMDQ_LOCKFREE, IOPT_SMMUV3_DRV_SYNC_MSI);
+	run(IOPT_INVAL_LAZY, IOPT_SMMUV3_DRV_CMDQ_LOCKED, IOPT_SMMUV3_DRV_SYNC_CONS);
+}
+
+static void test_single(void **state)
+{
+	(void)state;
+	run(IOPT_INVAL_SINGLE, IOPT_SMMUV3_DRV_CMDQ_LOCKFREE, IOPT_SMMUV3_DRV_SYNC_CONS);
+}
+
+static void test_exhaust(void **state)
+{
+	(void)state;
+	run(IOPT_INVAL_EXHAUST, IOPT_SMMUV3_DRV_CMDQ_LOCKFREE, IOPT_SMMUV3_DRV_SYNC_MSI);
+}
+
+static void test_strict(void **state)
+{
+	(void)state;
+	run(IOPT_INVAL_STRICT, IOPT_SMMUV3_DRV_CMDQ_LOCKFREE, IOPT_SMMUV3_DRV_SYNC_MSI);
+	run(IOPT_INVAL_STRICT, IOPT_SMMUV3_DRV_CMDQ_LOCKED, IOPT_SMMUV3_DRV_SYNC_MSI);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lazy),
+		cmocka_unit_test(test_single),
+		cmocka_unit_test(test_exhaust),
+		cmocka_unit_test(test_strict),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
