@@ -32,7 +32,11 @@ fi
 
 # A program linked with the static library must not need the shared one.
 static_only() {
-  if objdump -p "$1" | grep -q 'NEEDED.*libiopgtable'; then
+  # Output captured first: with pipefail, grep -q exiting at its first
+  # match can kill the writer with SIGPIPE and fail the pipeline.
+  local deps
+  deps=$(objdump -p "$1")
+  if grep -q 'NEEDED.*libiopgtable' <<<"$deps"; then
     echo "consumer: $1 needs the shared library"; exit 1
   fi
 }
@@ -68,7 +72,8 @@ PKG_CONFIG_PATH="$tmp/urcu/lib/pkgconfig" cmake -S "$cons" -B "$tmp/b2" \
   -DCMAKE_PREFIX_PATH="$tmp/prefix" -DIOPT_EXPECT_VERSION="$version" \
   -DIOPT_EXPECT_URCU_DIR="$tmp/urcu/lib" -DIOPT_ARCHIVE_LEAKS=$leaks >/dev/null
 cmake --build "$tmp/b2" --target consumer_static >/dev/null
-if ! env -u LD_LIBRARY_PATH ldd "$tmp/b2/consumer_static" | grep -q "$tmp/urcu/lib/liburcu-bp"; then
+resolved=$(env -u LD_LIBRARY_PATH ldd "$tmp/b2/consumer_static")
+if ! grep -q "$tmp/urcu/lib/liburcu-bp" <<<"$resolved"; then
   echo "consumer: consumer_static does not use the liburcu-bp of its PKG_CONFIG_PATH"; exit 1
 fi
 env -u LD_LIBRARY_PATH "$tmp/b2/consumer_static"
