@@ -5,7 +5,7 @@
  * the TLB (tlb.c), the command queue (4) and the event queue (7), with a
  * deterministic timing model (docs/smmu_model.md).
  *
- * Time: s->now is the cycle up to which internal events (command
+ * Time: s->clk.now is the cycle up to which internal events (command
  * completions) have been performed. Every entry point first runs the model
  * up to its cycle. The command engine is sequential: command k completes
  * at max(its visibility, completion of k - 1) + its cost, so a CMD_SYNC
@@ -19,6 +19,9 @@
 #include <iopgtable/smmu.h>
 
 #include "../platform/platform.h"
+#include "common/model_time.h"
+#include "common/runner.h"
+#include "common/walk_cache.h"
 #include "tlb.h"
 #include "walk.h"
 
@@ -106,7 +109,7 @@ struct iopt_smmu {
 	void (*irq)(void *ctx, unsigned line, uint64_t cycle);
 	void *irq_ctx;
 	struct plat_mutex lock;
-	uint64_t now;
+	struct smmu_clock clk;		/* the model's time (model_time.h) */
 
 	uint32_t idr[6];
 	uint32_t cr0, cr1, cr2, gbpa, irq_ctrl, gerror, gerrorn;
@@ -127,14 +130,11 @@ struct iopt_smmu {
 	 */
 	struct { uint32_t prod; uint64_t cycle; } vis[CMD_VIS_MARKS];
 	unsigned vis_head, vis_n;
-	unsigned runners;		/* free-running adapters attached */
 	uint64_t *slot_free, *walk_free;
 	unsigned next_slot, next_walk;
 
 	struct tlb tlb;
-	struct tlb wc;			/* walk cache */
-	uint16_t wc_vmid, wc_asid;	/* tags of the walk in progress */
-	struct smmu_walk_cache wc_ops;
+	struct smmu_wcache wc;		/* walk cache */
 	struct cfg_entry *cfg;
 	unsigned ncfg;
 	uint32_t cfg_set_mask;		/* sets - 1 */
@@ -187,75 +187,6 @@ void iopt_smmu_default_params(struct iopt_smmu_params *p)
 	p->event_cycles = 20;
 }
 
-/* ---- physmem memory ----------------------------------------------------- */
-
-struct pm_lat {
-	struct iopt_physmem *pm;
-	unsigned latency;
-};
-
-static int64_t pm_read(void *ctx, uint64_t pa, void *buf, size_t len)
-{
-	struct iopt_physmem *pm = ctx;
-	uint8_t *p = iopt_physmem_ptr(pm, pa, len);
-
-	if (!p)
-		return -EFAULT;
-	memcpy(buf, p, len);
-	return 0;
-}
-
-static int64_t pm_write(void *ctx, uint64_t pa, const void *buf, size_t len)
-{
-	uint8_t *p = iopt_physmem_ptr(ctx, pa, len);
-
-	if (!p)
-		return -EFAULT;
-	if (len == 4 && !(pa & 3)) {
-		/* An MSI: one single-copy-atomic store, as on a bus; pollers
-		 * load it with acquire. */
-		uint32_t v;
-
-		memcpy(&v, buf, 4);
-		plat_store_rel32((uint32_t *)(void *)p, v);
-		return 0;
-	}
-	memcpy(p, buf, len);
-	return 0;
-}
-
-static int pm_load64(void *ctx, uint64_t pa, uint64_t *v)
-{
-	uint64_t *p = iopt_physmem_ptr(ctx, pa, 8);
-
-	if (!p || (pa & 7))
-		return -EFAULT;
-	*v = plat_load_acq64(p);
-	return 0;
-}
-
-static int pm_cas64(void *ctx, uint64_t pa, uint64_t *old, uint64_t v)
-{
-	uint64_t *p = iopt_physmem_ptr(ctx, pa, 8);
-
-	if (!p || (pa & 7))
-		return -EFAULT;
-	return plat_cas_acq_rel64(p, old, v) ? 0 : -EAGAIN;
-}
-
-void iopt_smmu_physmem(struct iopt_physmem *pm, unsigned latency,
-		       struct iopt_smmu_mem *mem)
-{
-	/* read/write report no latency of their own; the model adds
-	 * desc_latency per 8 bytes of structure it fetches. */
-	mem->read = pm_read;
-	mem->write = pm_write;
-	mem->load64 = pm_load64;
-	mem->cas64 = pm_cas64;
-	mem->desc_latency = latency;
-	mem->ctx = pm;
-}
-
 /* A structure read: its latency (cycles), or -EFAULT. */
 static int64_t mem_read(struct iopt_smmu *s, uint64_t pa, void *buf, size_t len)
 {
@@ -266,56 +197,7 @@ static int64_t mem_read(struct iopt_smmu *s, uint64_t pa, void *buf, size_t len)
 	return l + s->mem.desc_latency;
 }
 
-/* ---- walk cache ----------------------------------------------------------- */
-
-static bool wc_lookup(void *ctx, unsigned stage, unsigned level, uint64_t ia,
-		      unsigned shift, uint64_t *table, uint64_t *hier)
-{
-	struct iopt_smmu *s = ctx;
-	struct tlb_entry *e = tlb_lookup_level(&s->wc, s->wc_vmid,
-					       stage == 1 ? s->wc_asid : 0,
-					       (uint8_t)stage, ia, shift, level);
-
-	if (!e) {
-		s->st.walk_cache_misses++;
-		return false;
-	}
-	s->st.walk_cache_hits++;
-	*table = e->oa;
-	*hier = e->desc;	/* table attributes gathered above it */
-	return true;
-}
-
-static void wc_insert(void *ctx, unsigned stage, unsigned level, uint64_t ia,
-		      unsigned shift, unsigned g, uint64_t table, uint64_t hier)
-{
-	struct iopt_smmu *s = ctx;
-	struct tlb_entry e = {
-		.stage = (uint8_t)stage, .level = (uint8_t)level, .g = (uint8_t)g,
-		.size_lg2 = (uint8_t)shift, .vmid = s->wc_vmid,
-		.asid = stage == 1 ? s->wc_asid : 0,
-		.ia = ia & ~((1ull << shift) - 1), .oa = table, .desc = hier,
-	};
-
-	tlb_insert(&s->wc, &e);
-}
-
 /* ---- creation ----------------------------------------------------------- */
-
-/* A cache's geometry: enabled, ways dividing entries into a power-of-two
- * number of sets, a known replacement policy. */
-static bool cache_params_ok(const struct iopt_smmu_cache_params *c)
-{
-	unsigned sets;
-
-	if (!c->enable)
-		return true;
-	if (!c->ways || !c->entries || c->entries % c->ways ||
-	    (unsigned)c->repl > IOPT_REPL_RANDOM)
-		return false;
-	sets = c->entries / c->ways;
-	return !(sets & (sets - 1));
-}
 
 int iopt_smmu_create(const struct iopt_smmu_params *p,
 		     const struct iopt_smmu_mem *mem,
@@ -329,8 +211,8 @@ int iopt_smmu_create(const struct iopt_smmu_params *p,
 	    !mem->cas64 || !out || p->sidsize > 32 || p->ssidsize > 20 ||
 	    p->cmdqs > 19 || p->evtqs > 19 || p->oas < 32 || p->oas > 52 ||
 	    !p->translation_slots || !p->walk_slots || p->httu > 2 ||
-	    !cache_params_ok(&p->tlb) || !cache_params_ok(&p->walk) ||
-	    !cache_params_ok(&p->cfg) ||
+	    !smmu_cache_params_ok(&p->tlb) || !smmu_cache_params_ok(&p->walk) ||
+	    !smmu_cache_params_ok(&p->cfg) ||
 	    (!p->s1 && !p->s2) || (!p->gran4k && !p->gran16k && !p->gran64k))
 		return -EINVAL;
 	/* From here on every failure is the host's: -ENOMEM (or the mutex's
@@ -362,15 +244,14 @@ int iopt_smmu_create(const struct iopt_smmu_params *p,
 		s->p.tlb.enable = !err;
 	}
 	if (!err && p->walk.enable) {
-		err = tlb_init(&s->wc, p->walk.entries, p->walk.ways,
-			       (enum tlb_repl)p->walk.repl, p->seed + 1);
-		s->p.walk.enable = !err;
+		err = smmu_wcache_init(&s->wc, &p->walk, p->seed + 1);
+		s->p.walk.enable = s->wc.enabled;
 	}
 	if (err) {
 		iopt_smmu_destroy(s);
 		return err;
 	}
-	s->wc_ops = (struct smmu_walk_cache){ wc_lookup, wc_insert, s };
+	s->clk.shared = p->shared_clock;
 	/* ID registers (6.3.1-6.3.6). */
 	s->idr[0] = (p->s2 ? 1u : 0) | (p->s1 ? 1u << 1 : 0) | 2u << 2 |
 		    1u << 4 | (uint32_t)p->httu << 6 | (p->asid16 ? 1u << 12 : 0) |
@@ -399,8 +280,7 @@ void iopt_smmu_destroy(struct iopt_smmu *s)
 		return;
 	if (s->p.tlb.enable)
 		tlb_fini(&s->tlb);
-	if (s->p.walk.enable)
-		tlb_fini(&s->wc);
+	smmu_wcache_fini(&s->wc);
 	free(s->cfg);
 	free(s->slot_free);
 	free(s->walk_free);
@@ -691,18 +571,7 @@ static unsigned acc_of(const struct iopt_smmu_txn *t)
 	       (t->priv ? SMMU_ACC_PRIV : 0);
 }
 
-/* The next slot in turn: n slots serve requests round robin, each busy
- * until its last request completes (an in-order pipeline of n lanes). */
-static uint64_t *slot(uint64_t *a, unsigned n, unsigned *next)
-{
-	uint64_t *p = &a[*next];
-
-	*next = *next + 1 == n ? 0 : *next + 1;
-	return p;
-}
-
 static void run_cmds(struct iopt_smmu *s, uint64_t until);
-static int at_cycle(const struct iopt_smmu *s, uint64_t *cycle);
 
 /* What the ID registers advertise, for the ILLEGAL-structure rules. */
 static struct smmu_caps caps_of(const struct iopt_smmu *s)
@@ -719,10 +588,8 @@ static struct smmu_caps caps_of(const struct iopt_smmu *s)
 static bool ipa_to_pa(struct iopt_smmu *s, const struct cfg_entry *c,
 		      uint64_t *addr, int64_t *lat, struct smmu_walk_res *w)
 {
-	struct smmu_mem m = { s->mem.load64, s->mem.cas64, s->mem.ctx,
-			      s->p.walk.enable ? &s->wc_ops : NULL };
+	struct smmu_mem m = smmu_wcache_mem(&s->wc, &s->mem, c->vmid, s->wc.asid);
 
-	s->wc_vmid = c->vmid;
 	smmu_walk(&c->s2c, NULL, &m, *addr, 0, w);
 	*lat += (int64_t)w->fetches * s->mem.desc_latency;
 	/* S2PTW: a CD fetch from a stage 2 page of any Device type is a
@@ -849,7 +716,7 @@ static unsigned build_cfg(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 			    uint64_t cycle, struct iopt_smmu_resp *r)
 {
-	uint64_t *ts = slot(s->slot_free, s->p.translation_slots, &s->next_slot);
+	uint64_t *ts = smmu_slot_next(s->slot_free, s->p.translation_slots, &s->next_slot);
 	uint64_t tcur = cycle > *ts ? cycle : *ts;
 	unsigned acc = acc_of(t), ev = 0;
 	unsigned cls = 2;	/* event CLASS: 0 CD fetch, 1 table walk, 2 input */
@@ -960,20 +827,16 @@ static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 	if (!c->s1 && t->addr >> s->p.oas)
 		goto s1_bypass_addr_size;
 	/* Walk, in a walk slot. */
-	uint64_t *ws = slot(s->walk_free, s->p.walk_slots, &s->next_walk);
+	uint64_t *ws = smmu_slot_next(s->walk_free, s->p.walk_slots, &s->next_walk);
 	uint64_t wstart = tcur > *ws ? tcur : *ws;
-	struct smmu_mem m = { s->mem.load64, s->mem.cas64, s->mem.ctx,
-			      s->p.walk.enable ? &s->wc_ops : NULL };
-
-	s->wc_vmid = c->vmid;
-	s->wc_asid = c->asid;
-	uint64_t probes = s->st.walk_cache_hits + s->st.walk_cache_misses;
+	struct smmu_mem m = smmu_wcache_mem(&s->wc, &s->mem, c->vmid, c->asid);
+	uint64_t probes = smmu_wcache_probes(&s->wc);
 
 	smmu_walk(first, c->s1 && c->s2 ? &c->s2c : NULL, &m, ia, acc, &w);
 	s->st.walks++;
 	s->st.fetches += w.fetches;
 	/* walk.latency per walk cache probe, plus the descriptor reads. */
-	probes = s->st.walk_cache_hits + s->st.walk_cache_misses - probes;
+	probes = smmu_wcache_probes(&s->wc) - probes;
 	tcur = wstart + probes * s->p.walk.latency +
 	       (uint64_t)w.fetches * s->mem.desc_latency;
 	*ws = tcur;
@@ -1059,13 +922,8 @@ out_fault:
 	r->fault = ev;
 	r->ready = tcur;
 	*ts = tcur;
-	uint64_t lat = tcur - cycle;
-	unsigned b = lat ? 63 - (unsigned)__builtin_clzll(lat) : 0;
-
-	s->st.lat_sum += lat;
-	if (lat > s->st.lat_max)
-		s->st.lat_max = lat;
-	s->st.lat_hist[b < 15 ? b : 15]++;
+	smmu_lat_account(tcur - cycle, &s->st.lat_sum, &s->st.lat_max,
+			 s->st.lat_hist);
 	return 0;
 }
 
@@ -1076,7 +934,7 @@ int iopt_smmu_translate(struct iopt_smmu *s, const struct iopt_smmu_txn *txn,
 	 * of translation tables (smmu_walk); stream and context tables are
 	 * read through the memory callbacks by copy. */
 	plat_mutex_lock(&s->lock);
-	int ret = at_cycle(s, &cycle);
+	int ret = smmu_clock_at(&s->clk, &cycle);
 
 	if (plat_unlikely(ret)) {
 		plat_mutex_unlock(&s->lock);
@@ -1085,7 +943,7 @@ int iopt_smmu_translate(struct iopt_smmu *s, const struct iopt_smmu_txn *txn,
 	if (s->cmdq_prod != (s->cmdq_cons & ~(0x7fu << CONS_ERR_SHIFT)))
 		run_cmds(s, cycle);	/* commands due by now take effect first */
 	else
-		s->now = cycle;
+		s->clk.now = cycle;
 	ret = translate_locked(s, txn, cycle, resp);
 	plat_mutex_unlock(&s->lock);
 	return ret;
@@ -1269,7 +1127,7 @@ static void exec_cmd(struct iopt_smmu *s, const struct iopt_smmu_cmd *cmd,
 		if (s->p.walk.enable && !(m.by_range && cmd->leaf)) {
 			m.level = 0;
 			m.or_global = false;
-			tlb_invalidate(&s->wc, &m);
+			tlb_invalidate(&s->wc.t, &m);
 		}
 		break;
 	}
@@ -1401,25 +1259,7 @@ static void run_cmds(struct iopt_smmu *s, uint64_t until)
 		s->cmdq_cons = (s->cmdq_cons & (0x7fu << CONS_ERR_SHIFT)) |
 			       ((cons + 1) & ((2u << l2) - 1));
 	}
-	if (until > s->now)
-		s->now = until;
-}
-
-/*
- * The cycle an entry point runs at (under the lock): its own, or -EINVAL
- * if it is earlier than the model's time, which never goes back. With a
- * shared clock (params.shared_clock, or while a runner is attached) such
- * a cycle was read before another caller moved time on: it is taken as
- * the model's time.
- */
-static int at_cycle(const struct iopt_smmu *s, uint64_t *cycle)
-{
-	if (plat_likely(*cycle >= s->now))
-		return 0;
-	if (!s->p.shared_clock && !s->runners)
-		return -EINVAL;
-	*cycle = s->now;
-	return 0;
+	smmu_clock_advance(&s->clk, until);
 }
 
 uint64_t iopt_smmu_next_event(struct iopt_smmu *s)
@@ -1439,7 +1279,7 @@ int iopt_smmu_run_until(struct iopt_smmu *s, uint64_t cycle)
 	int ret;
 
 	plat_mutex_lock(&s->lock);
-	ret = at_cycle(s, &cycle);
+	ret = smmu_clock_at(&s->clk, &cycle);
 	if (!ret)
 		run_cmds(s, cycle);
 	plat_mutex_unlock(&s->lock);
@@ -1481,7 +1321,7 @@ int iopt_smmu_mmio_read(struct iopt_smmu *s, uint64_t off, unsigned size,
 		half = 32;
 	}
 	plat_mutex_lock(&s->lock);
-	if (at_cycle(s, &cycle)) {
+	if (smmu_clock_at(&s->clk, &cycle)) {
 		plat_mutex_unlock(&s->lock);
 		return -EINVAL;
 	}
@@ -1547,7 +1387,7 @@ int iopt_smmu_mmio_write(struct iopt_smmu *s, uint64_t off, unsigned size,
 	if ((size != 4 && size != 8) || (off & (size - 1)))
 		return -EINVAL;
 	plat_mutex_lock(&s->lock);
-	if (at_cycle(s, &cycle)) {
+	if (smmu_clock_at(&s->clk, &cycle)) {
 		plat_mutex_unlock(&s->lock);
 		return -EINVAL;
 	}
@@ -1578,7 +1418,7 @@ int iopt_smmu_mmio_write(struct iopt_smmu *s, uint64_t off, unsigned size,
 			if (s->p.tlb.enable)
 				tlb_invalidate(&s->tlb, &all);
 			if (s->p.walk.enable)
-				tlb_invalidate(&s->wc, &all);
+				tlb_invalidate(&s->wc.t, &all);
 		}
 		break;
 	case R_CR1:
@@ -1692,6 +1532,8 @@ void iopt_smmu_get_stats(struct iopt_smmu *s, struct iopt_smmu_stats *st)
 {
 	plat_mutex_lock(&s->lock);
 	*st = s->st;
+	st->walk_cache_hits = s->wc.hits;
+	st->walk_cache_misses = s->wc.misses;
 	plat_mutex_unlock(&s->lock);
 }
 
@@ -1699,37 +1541,22 @@ void iopt_smmu_get_stats(struct iopt_smmu *s, struct iopt_smmu_stats *st)
 
 struct iopt_smmu_runner {
 	struct iopt_smmu *s;
-	double cpns;
-	uint64_t t0;
-	uint64_t stop;
-	struct plat_thread th;
+	struct smmu_runner core;
 };
 
 uint64_t iopt_smmu_runner_now(const struct iopt_smmu_runner *r)
 {
-	return (uint64_t)((double)(plat_clock_ns() - r->t0) * r->cpns);
+	return smmu_runner_now(&r->core);
 }
 
-static void *runner_main(void *arg)
+static int runner_run_until(void *model, uint64_t cycle)
 {
-	struct iopt_smmu_runner *r = arg;
+	return iopt_smmu_run_until(model, cycle);
+}
 
-	while (!plat_load_acq64(&r->stop)) {
-		uint64_t now = iopt_smmu_runner_now(r);
-
-		iopt_smmu_run_until(r->s, now);
-		uint64_t next = iopt_smmu_next_event(r->s);
-		uint64_t wait = 100000;	/* ns: poll for new work */
-
-		if (next != UINT64_MAX && next > now &&
-		    (double)(next - now) / r->cpns < (double)wait)
-			wait = (uint64_t)((double)(next - now) / r->cpns) + 1;
-		else if (next != UINT64_MAX && next <= now)
-			wait = 0;
-		if (wait)
-			plat_sleep_ns(wait);
-	}
-	return NULL;
+static uint64_t runner_next_event(void *model)
+{
+	return iopt_smmu_next_event(model);
 }
 
 int iopt_smmu_runner_start(struct iopt_smmu *s, double cycles_per_ns,
@@ -1744,17 +1571,18 @@ int iopt_smmu_runner_start(struct iopt_smmu *s, double cycles_per_ns,
 	if (!r)
 		return -ENOMEM;
 	r->s = s;
-	r->cpns = cycles_per_ns;
-	r->t0 = plat_clock_ns();
+	r->core = (struct smmu_runner){ .model = s, .run_until = runner_run_until,
+					.next_event = runner_next_event,
+					.cpns = cycles_per_ns };
 	/* While a runner is attached, callers read its clock before they
 	 * take the model's lock: a cycle a little behind is expected. */
 	plat_mutex_lock(&s->lock);
-	s->runners++;
+	s->clk.runners++;
 	plat_mutex_unlock(&s->lock);
-	err = plat_thread_start(&r->th, runner_main, r);
+	err = smmu_runner_start(&r->core);
 	if (err) {
 		plat_mutex_lock(&s->lock);
-		s->runners--;
+		s->clk.runners--;
 		plat_mutex_unlock(&s->lock);
 		free(r);
 		return err;	/* the thread library's error, e.g. -EAGAIN */
@@ -1767,10 +1595,9 @@ void iopt_smmu_runner_stop(struct iopt_smmu_runner *r)
 {
 	if (!r)
 		return;
-	plat_store_rel64(&r->stop, 1);
-	plat_thread_join(&r->th);
+	smmu_runner_stop(&r->core);
 	plat_mutex_lock(&r->s->lock);
-	r->s->runners--;
+	r->s->clk.runners--;
 	plat_mutex_unlock(&r->s->lock);
 	free(r);
 }
