@@ -5,7 +5,7 @@
  * the TLB (tlb.c), the command queue (4) and the event queue (7), with a
  * deterministic timing model (docs/smmu_model.md).
  *
- * Time: s->clk.now is the cycle up to which internal events (command
+ * Time: s->core.clk.now is the cycle up to which internal events (command
  * completions) have been performed. Every entry point first runs the model
  * up to its cycle. The command engine is sequential: command k completes
  * at max(its visibility, completion of k - 1) + its cost, so a CMD_SYNC
@@ -19,9 +19,8 @@
 #include <iopgtable/smmu.h>
 
 #include "../platform/platform.h"
-#include "common/model_time.h"
+#include "common/model_core.h"
 #include "common/runner.h"
-#include "common/walk_cache.h"
 #include "tlb.h"
 #include "walk.h"
 
@@ -105,11 +104,10 @@ struct cfg_entry {
 
 struct iopt_smmu {
 	struct iopt_smmu_params p;
-	struct iopt_smmu_mem mem;
-	void (*irq)(void *ctx, unsigned line, uint64_t cycle);
-	void *irq_ctx;
-	struct plat_mutex lock;
-	struct smmu_clock clk;		/* the model's time (model_time.h) */
+	/* Memory, irq callback, lock, clock, slots, TLB and walk cache
+	 * (common/model_core.h, shared with the SMMUv2 model). */
+	struct smmu_core core;
+	bool locked;			/* core.lock initialised */
 
 	uint32_t idr[6];
 	uint32_t cr0, cr1, cr2, gbpa, irq_ctrl, gerror, gerrorn;
@@ -130,11 +128,7 @@ struct iopt_smmu {
 	 */
 	struct { uint32_t prod; uint64_t cycle; } vis[CMD_VIS_MARKS];
 	unsigned vis_head, vis_n;
-	uint64_t *slot_free, *walk_free;
-	unsigned next_slot, next_walk;
 
-	struct tlb tlb;
-	struct smmu_wcache wc;		/* walk cache */
 	struct cfg_entry *cfg;
 	unsigned ncfg;
 	uint32_t cfg_set_mask;		/* sets - 1 */
@@ -190,11 +184,11 @@ void iopt_smmu_default_params(struct iopt_smmu_params *p)
 /* A structure read: its latency (cycles), or -EFAULT. */
 static int64_t mem_read(struct iopt_smmu *s, uint64_t pa, void *buf, size_t len)
 {
-	int64_t l = s->mem.read(s->mem.ctx, pa, buf, len);
+	int64_t l = s->core.mem.read(s->core.mem.ctx, pa, buf, len);
 
 	if (l < 0)
 		return -EFAULT;
-	return l + s->mem.desc_latency;
+	return l + s->core.mem.desc_latency;
 }
 
 /* ---- creation ----------------------------------------------------------- */
@@ -221,37 +215,22 @@ int iopt_smmu_create(const struct iopt_smmu_params *p,
 	if (!s)
 		return -ENOMEM;
 	s->p = *p;
-	s->mem = *mem;
-	s->irq = irq;
-	s->irq_ctx = irq_ctx;
-	err = plat_mutex_init(&s->lock);
-	if (err) {
-		free(s);
-		return err;
-	}
-	/* Caches not yet set up are marked disabled, so that destroy frees
-	 * only what exists. */
-	s->p.tlb.enable = s->p.walk.enable = false;
-	s->slot_free = calloc(p->translation_slots, sizeof(uint64_t));
-	s->walk_free = calloc(p->walk_slots, sizeof(uint64_t));
+	err = smmu_core_init(&s->core, mem, irq, irq_ctx, p->translation_slots,
+			     p->walk_slots, &p->tlb, &p->walk, p->seed,
+			     p->shared_clock, &s->locked);
+	/* The caches' flags say what exists (and what translation uses). */
+	s->p.tlb.enable = s->core.tlb_on;
+	s->p.walk.enable = s->core.wc.enabled;
 	s->ncfg = p->cfg.enable ? p->cfg.entries : 0;
 	s->cfg_set_mask = s->ncfg ? s->ncfg / p->cfg.ways - 1 : 0;
-	s->cfg = s->ncfg ? calloc(s->ncfg, sizeof(*s->cfg)) : NULL;
-	err = !s->slot_free || !s->walk_free || (s->ncfg && !s->cfg) ? -ENOMEM : 0;
-	if (!err && p->tlb.enable) {
-		err = tlb_init(&s->tlb, p->tlb.entries, p->tlb.ways,
-			       (enum tlb_repl)p->tlb.repl, p->seed);
-		s->p.tlb.enable = !err;
-	}
-	if (!err && p->walk.enable) {
-		err = smmu_wcache_init(&s->wc, &p->walk, p->seed + 1);
-		s->p.walk.enable = s->wc.enabled;
+	if (!err && s->ncfg) {
+		s->cfg = calloc(s->ncfg, sizeof(*s->cfg));
+		err = s->cfg ? 0 : -ENOMEM;
 	}
 	if (err) {
 		iopt_smmu_destroy(s);
 		return err;
 	}
-	s->clk.shared = p->shared_clock;
 	/* ID registers (6.3.1-6.3.6). */
 	s->idr[0] = (p->s2 ? 1u : 0) | (p->s1 ? 1u << 1 : 0) | 2u << 2 |
 		    1u << 4 | (uint32_t)p->httu << 6 | (p->asid16 ? 1u << 12 : 0) |
@@ -278,13 +257,8 @@ void iopt_smmu_destroy(struct iopt_smmu *s)
 {
 	if (!s)
 		return;
-	if (s->p.tlb.enable)
-		tlb_fini(&s->tlb);
-	smmu_wcache_fini(&s->wc);
+	smmu_core_fini(&s->core, s->locked);
 	free(s->cfg);
-	free(s->slot_free);
-	free(s->walk_free);
-	plat_mutex_destroy(&s->lock);
 	free(s);
 }
 
@@ -303,12 +277,12 @@ static void gerror_raise(struct iopt_smmu *s, uint32_t bit, uint64_t cycle);
  */
 static void raise_irq(struct iopt_smmu *s, unsigned line, uint64_t cycle)
 {
-	if (s->irq)
-		s->irq(s->irq_ctx, line, cycle);
+	if (s->core.irq)
+		s->core.irq(s->core.irq_ctx, line, cycle);
 	if (s->p.msi && line < 2 && s->msi[line].addr) {
 		uint32_t data = s->msi[line].data;
 
-		if (s->mem.write(s->mem.ctx, s->msi[line].addr, &data, 4) < 0)
+		if (s->core.mem.write(s->core.mem.ctx, s->msi[line].addr, &data, 4) < 0)
 			gerror_raise(s, line == IOPT_SMMU_IRQ_EVTQ ? GERROR_MSI_EVTQ_ABT :
 				     GERROR_MSI_GERROR_ABT, cycle);
 	}
@@ -374,7 +348,7 @@ static void event(struct iopt_smmu *s, unsigned type, const struct iopt_smmu_txn
 	rec[3] = w3;
 	uint64_t base = q_base(s->evtq_base, 32ull << l2);
 
-	if (s->mem.write(s->mem.ctx, base + (uint64_t)(prod & mask) * 32, rec,
+	if (s->core.mem.write(s->core.mem.ctx, base + (uint64_t)(prod & mask) * 32, rec,
 			 sizeof(rec)) < 0) {
 		/* 7.2.2: a synchronous abort (this model's choice): PROD
 		 * does not move, the record is lost, EVENTQ_ABT_ERR is
@@ -588,10 +562,11 @@ static struct smmu_caps caps_of(const struct iopt_smmu *s)
 static bool ipa_to_pa(struct iopt_smmu *s, const struct cfg_entry *c,
 		      uint64_t *addr, int64_t *lat, struct smmu_walk_res *w)
 {
-	struct smmu_mem m = smmu_wcache_mem(&s->wc, &s->mem, c->vmid, s->wc.asid);
+	struct smmu_mem m = smmu_wcache_mem(&s->core.wc, &s->core.mem, c->vmid,
+					    s->core.wc.asid);
 
 	smmu_walk(&c->s2c, NULL, &m, *addr, 0, w);
-	*lat += (int64_t)w->fetches * s->mem.desc_latency;
+	*lat += (int64_t)w->fetches * s->core.mem.desc_latency;
 	/* S2PTW: a CD fetch from a stage 2 page of any Device type is a
 	 * stage 2 Permission fault (5.2 S2PTW), as a table walk's is. */
 	if (!w->fault && c->s2c.ptw && !(w->desc >> 4 & 3)) {
@@ -716,8 +691,8 @@ static unsigned build_cfg(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 			    uint64_t cycle, struct iopt_smmu_resp *r)
 {
-	uint64_t *ts = smmu_slot_next(s->slot_free, s->p.translation_slots, &s->next_slot);
-	uint64_t tcur = cycle > *ts ? cycle : *ts;
+	uint64_t tcur;
+	uint64_t *ts = smmu_core_slot(&s->core, cycle, &tcur);
 	unsigned acc = acc_of(t), ev = 0;
 	unsigned cls = 2;	/* event CLASS: 0 CD fetch, 1 table walk, 2 input */
 	struct smmu_walk_res w;
@@ -809,56 +784,37 @@ static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 	/* TLB. */
 	uint8_t stage = c->s1 ? 1 : 2;
 
-	tcur += s->p.tlb.latency;
-	if (s->p.tlb.enable) {
-		struct tlb_entry *e = tlb_lookup(&s->tlb, c->vmid, c->asid, stage, ia);
+	const struct smmu_stage_cfg *s2 = c->s1 && c->s2 ? &c->s2c : NULL;
+	bool looked;
+	struct tlb_entry *e = smmu_core_tlb_hit(&s->core, first, s2, c->vmid,
+						c->asid, stage, ia, acc, &tcur,
+						&looked);
 
-		if (e && smmu_leaf_allows(first, e->desc, acc) &&
-		    (!(c->s1 && c->s2) || smmu_leaf_allows(&c->s2c, e->desc2, acc))) {
-			s->st.tlb_hits++;
-			r->oa = e->oa | (ia & ((1ull << e->size_lg2) - 1));
-			r->attr = e->attr;
-			goto done;
-		}
-		s->st.tlb_misses++;
+	if (e) {
+		s->st.tlb_hits++;
+		r->oa = e->oa | (ia & ((1ull << e->size_lg2) - 1));
+		r->attr = e->attr;
+		goto done;
 	}
+	if (looked)
+		s->st.tlb_misses++;
 	/* Stage 1 bypassed: checked after the TLB, which cannot hold such an
 	 * address (it holds only what walks translated). */
 	if (!c->s1 && t->addr >> s->p.oas)
 		goto s1_bypass_addr_size;
-	/* Walk, in a walk slot. */
-	uint64_t *ws = smmu_slot_next(s->walk_free, s->p.walk_slots, &s->next_walk);
-	uint64_t wstart = tcur > *ws ? tcur : *ws;
-	struct smmu_mem m = smmu_wcache_mem(&s->wc, &s->mem, c->vmid, c->asid);
-	uint64_t probes = smmu_wcache_probes(&s->wc);
-
-	smmu_walk(first, c->s1 && c->s2 ? &c->s2c : NULL, &m, ia, acc, &w);
+	/* Walk, in a walk slot: walk.latency per walk cache probe, plus
+	 * the descriptor reads. */
+	smmu_core_walk(&s->core, first, s2, c->vmid, c->asid, ia, acc, &tcur, &w);
 	s->st.walks++;
 	s->st.fetches += w.fetches;
-	/* walk.latency per walk cache probe, plus the descriptor reads. */
-	probes = smmu_wcache_probes(&s->wc) - probes;
-	tcur = wstart + probes * s->p.walk.latency +
-	       (uint64_t)w.fetches * s->mem.desc_latency;
-	*ws = tcur;
 	if (w.fault) {
 		ev = walk_fault_event(w.fault);
 		goto fault_event;
 	}
 	r->oa = w.oa;
 	r->attr = c->s1 ? w.attr : 0;
-	if (s->p.tlb.enable) {
-		struct tlb_entry e = {
-			.global = c->s1 && !(w.desc >> 11 & 1), .stage = stage,
-			.g = (uint8_t)first->g, .level = (uint8_t)w.level,
-			.size_lg2 = (uint8_t)w.size_lg2, .vmid = c->vmid,
-			.asid = c->asid,
-			.ia = ia & ~((1ull << w.size_lg2) - 1),
-			.oa = w.oa & ~((1ull << w.size_lg2) - 1), .attr = w.attr,
-			.desc = w.desc, .desc2 = w.desc2,
-		};
-
-		tlb_insert(&s->tlb, &e);
-	}
+	smmu_core_tlb_fill(&s->core, first, stage, c->vmid, c->asid,
+			   c->s1 && !(w.desc >> 11 & 1), ia, &w);
 	goto done;
 
 s1_bypass_addr_size:
@@ -933,19 +889,19 @@ int iopt_smmu_translate(struct iopt_smmu *s, const struct iopt_smmu_txn *txn,
 	/* No read-side section here: the walker takes one around its reads
 	 * of translation tables (smmu_walk); stream and context tables are
 	 * read through the memory callbacks by copy. */
-	plat_mutex_lock(&s->lock);
-	int ret = smmu_clock_at(&s->clk, &cycle);
+	plat_mutex_lock(&s->core.lock);
+	int ret = smmu_clock_at(&s->core.clk, &cycle);
 
 	if (plat_unlikely(ret)) {
-		plat_mutex_unlock(&s->lock);
+		plat_mutex_unlock(&s->core.lock);
 		return ret;
 	}
 	if (s->cmdq_prod != (s->cmdq_cons & ~(0x7fu << CONS_ERR_SHIFT)))
 		run_cmds(s, cycle);	/* commands due by now take effect first */
 	else
-		s->clk.now = cycle;
+		s->core.clk.now = cycle;
 	ret = translate_locked(s, txn, cycle, resp);
-	plat_mutex_unlock(&s->lock);
+	plat_mutex_unlock(&s->core.lock);
 	return ret;
 }
 
@@ -1106,12 +1062,12 @@ static void exec_cmd(struct iopt_smmu *s, const struct iopt_smmu_cmd *cmd,
 		 * callback), regardless of MSIAddress; and the MSI when
 		 * MSIs are implemented and MSIAddress is not 0. */
 		if (cmd->cs == IOPT_SYNC_CS_IRQ) {
-			if (s->irq)
-				s->irq(s->irq_ctx, IOPT_SMMU_IRQ_CMD_SYNC, c);
+			if (s->core.irq)
+				s->core.irq(s->core.irq_ctx, IOPT_SMMU_IRQ_CMD_SYNC, c);
 			if (sync_msi(s, cmd)) {
 				uint32_t data = cmd->msi_data;
 
-				if (s->mem.write(s->mem.ctx, cmd->msi_addr, &data, 4) < 0)
+				if (s->core.mem.write(s->core.mem.ctx, cmd->msi_addr, &data, 4) < 0)
 					gerror_raise(s, GERROR_MSI_CMDQ_ABT, c);
 			}
 		}
@@ -1121,13 +1077,13 @@ static void exec_cmd(struct iopt_smmu *s, const struct iopt_smmu_cmd *cmd,
 			break;	/* PREFETCH_*, ATC_INV: no ATC, nothing to do */
 		tlb_match_from_cmd(cmd, &m);
 		if (s->p.tlb.enable)
-			tlb_invalidate(&s->tlb, &m);
+			tlb_invalidate(&s->core.tlb, &m);
 		/* Walk caches hold table descriptors: a Leaf=1 invalidation
 		 * leaves them; the TTL hint names a leaf level, not theirs. */
 		if (s->p.walk.enable && !(m.by_range && cmd->leaf)) {
 			m.level = 0;
 			m.or_global = false;
-			tlb_invalidate(&s->wc.t, &m);
+			tlb_invalidate(&s->core.wc.t, &m);
 		}
 		break;
 	}
@@ -1226,7 +1182,7 @@ static bool next_cmd(struct iopt_smmu *s, struct cmd_step *c)
 	vis = cmd_visible_at(s, cons, l2);
 	start = s->cmd_free > vis ? s->cmd_free : vis;
 	memset(&c->cmd, 0, sizeof(c->cmd));
-	if (s->mem.read(s->mem.ctx, base + (uint64_t)(cons & ((1u << l2) - 1)) * 16,
+	if (s->core.mem.read(s->core.mem.ctx, base + (uint64_t)(cons & ((1u << l2) - 1)) * 16,
 			c->w, 16) < 0)
 		c->err = CERROR_ABT;	/* 4.1.3: external abort on the fetch */
 	else
@@ -1259,7 +1215,7 @@ static void run_cmds(struct iopt_smmu *s, uint64_t until)
 		s->cmdq_cons = (s->cmdq_cons & (0x7fu << CONS_ERR_SHIFT)) |
 			       ((cons + 1) & ((2u << l2) - 1));
 	}
-	smmu_clock_advance(&s->clk, until);
+	smmu_clock_advance(&s->core.clk, until);
 }
 
 uint64_t iopt_smmu_next_event(struct iopt_smmu *s)
@@ -1267,10 +1223,10 @@ uint64_t iopt_smmu_next_event(struct iopt_smmu *s)
 	struct cmd_step c;
 	uint64_t done = UINT64_MAX;
 
-	plat_mutex_lock(&s->lock);
+	plat_mutex_lock(&s->core.lock);
 	if (next_cmd(s, &c))
 		done = c.done;
-	plat_mutex_unlock(&s->lock);
+	plat_mutex_unlock(&s->core.lock);
 	return done;
 }
 
@@ -1278,11 +1234,11 @@ int iopt_smmu_run_until(struct iopt_smmu *s, uint64_t cycle)
 {
 	int ret;
 
-	plat_mutex_lock(&s->lock);
-	ret = smmu_clock_at(&s->clk, &cycle);
+	plat_mutex_lock(&s->core.lock);
+	ret = smmu_clock_at(&s->core.clk, &cycle);
 	if (!ret)
 		run_cmds(s, cycle);
-	plat_mutex_unlock(&s->lock);
+	plat_mutex_unlock(&s->core.lock);
 	return ret;
 }
 
@@ -1320,9 +1276,9 @@ int iopt_smmu_mmio_read(struct iopt_smmu *s, uint64_t off, unsigned size,
 		off -= 4;
 		half = 32;
 	}
-	plat_mutex_lock(&s->lock);
-	if (smmu_clock_at(&s->clk, &cycle)) {
-		plat_mutex_unlock(&s->lock);
+	plat_mutex_lock(&s->core.lock);
+	if (smmu_clock_at(&s->core.clk, &cycle)) {
+		plat_mutex_unlock(&s->core.lock);
 		return -EINVAL;
 	}
 	run_cmds(s, cycle);
@@ -1356,7 +1312,7 @@ int iopt_smmu_mmio_read(struct iopt_smmu *s, uint64_t off, unsigned size,
 	case R_EVENTQ_CONS: v = s->evtq_cons; break;
 	default: break;				/* RAZ */
 	}
-	plat_mutex_unlock(&s->lock);
+	plat_mutex_unlock(&s->core.lock);
 	/* An 8-byte read of two 32-bit registers returns the lower one
 	 * (one of the behaviours 6.2 permits). */
 	v >>= half;
@@ -1386,9 +1342,9 @@ int iopt_smmu_mmio_write(struct iopt_smmu *s, uint64_t off, unsigned size,
 
 	if ((size != 4 && size != 8) || (off & (size - 1)))
 		return -EINVAL;
-	plat_mutex_lock(&s->lock);
-	if (smmu_clock_at(&s->clk, &cycle)) {
-		plat_mutex_unlock(&s->lock);
+	plat_mutex_lock(&s->core.lock);
+	if (smmu_clock_at(&s->core.clk, &cycle)) {
+		plat_mutex_unlock(&s->core.lock);
 		return -EINVAL;
 	}
 	run_cmds(s, cycle);
@@ -1416,9 +1372,9 @@ int iopt_smmu_mmio_write(struct iopt_smmu *s, uint64_t off, unsigned size,
 			struct tlb_match all = { 0 };
 
 			if (s->p.tlb.enable)
-				tlb_invalidate(&s->tlb, &all);
+				tlb_invalidate(&s->core.tlb, &all);
 			if (s->p.walk.enable)
-				tlb_invalidate(&s->wc.t, &all);
+				tlb_invalidate(&s->core.wc.t, &all);
 		}
 		break;
 	case R_CR1:
@@ -1524,80 +1480,19 @@ int iopt_smmu_mmio_write(struct iopt_smmu *s, uint64_t off, unsigned size,
 	 * engine's timing alone. */
 	if (stopped && !cmdq_stopped(s) && s->cmd_free < cycle)
 		s->cmd_free = cycle;
-	plat_mutex_unlock(&s->lock);
+	plat_mutex_unlock(&s->core.lock);
 	return 0;
 }
 
 void iopt_smmu_get_stats(struct iopt_smmu *s, struct iopt_smmu_stats *st)
 {
-	plat_mutex_lock(&s->lock);
+	plat_mutex_lock(&s->core.lock);
 	*st = s->st;
-	st->walk_cache_hits = s->wc.hits;
-	st->walk_cache_misses = s->wc.misses;
-	plat_mutex_unlock(&s->lock);
+	st->walk_cache_hits = s->core.wc.hits;
+	st->walk_cache_misses = s->core.wc.misses;
+	plat_mutex_unlock(&s->core.lock);
 }
 
 /* ---- free-running adapter ------------------------------------------------ */
 
-struct iopt_smmu_runner {
-	struct iopt_smmu *s;
-	struct smmu_runner core;
-};
-
-uint64_t iopt_smmu_runner_now(const struct iopt_smmu_runner *r)
-{
-	return smmu_runner_now(&r->core);
-}
-
-static int runner_run_until(void *model, uint64_t cycle)
-{
-	return iopt_smmu_run_until(model, cycle);
-}
-
-static uint64_t runner_next_event(void *model)
-{
-	return iopt_smmu_next_event(model);
-}
-
-int iopt_smmu_runner_start(struct iopt_smmu *s, double cycles_per_ns,
-			   struct iopt_smmu_runner **out)
-{
-	struct iopt_smmu_runner *r;
-	int err;
-
-	if (!s || !out || !(cycles_per_ns > 0) || cycles_per_ns > 1e3)
-		return -EINVAL;
-	r = calloc(1, sizeof(*r));
-	if (!r)
-		return -ENOMEM;
-	r->s = s;
-	r->core = (struct smmu_runner){ .model = s, .run_until = runner_run_until,
-					.next_event = runner_next_event,
-					.cpns = cycles_per_ns };
-	/* While a runner is attached, callers read its clock before they
-	 * take the model's lock: a cycle a little behind is expected. */
-	plat_mutex_lock(&s->lock);
-	s->clk.runners++;
-	plat_mutex_unlock(&s->lock);
-	err = smmu_runner_start(&r->core);
-	if (err) {
-		plat_mutex_lock(&s->lock);
-		s->clk.runners--;
-		plat_mutex_unlock(&s->lock);
-		free(r);
-		return err;	/* the thread library's error, e.g. -EAGAIN */
-	}
-	*out = r;
-	return 0;
-}
-
-void iopt_smmu_runner_stop(struct iopt_smmu_runner *r)
-{
-	if (!r)
-		return;
-	smmu_runner_stop(&r->core);
-	plat_mutex_lock(&r->s->lock);
-	r->s->clk.runners--;
-	plat_mutex_unlock(&r->s->lock);
-	free(r);
-}
+SMMU_RUNNER_DEFINE(iopt_smmu, struct iopt_smmu)

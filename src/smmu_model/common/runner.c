@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The free-running adapter shared by the SMMU models (runner.h). */
+#include <errno.h>
+#include <stdlib.h>
+
 #include "runner.h"
 
 uint64_t smmu_runner_now(const struct smmu_runner *r)
@@ -11,7 +14,7 @@ static void *runner_main(void *arg)
 {
 	struct smmu_runner *r = arg;
 
-	/* Acquire: pairs with the release store in smmu_runner_stop(). */
+	/* Acquire: pairs with the release store in smmu_runner_free(). */
 	while (!plat_load_acq64(&r->stop)) {
 		uint64_t now = smmu_runner_now(r);
 
@@ -30,16 +33,47 @@ static void *runner_main(void *arg)
 	return NULL;
 }
 
-int smmu_runner_start(struct smmu_runner *r)
+static void attach(struct smmu_runner *r, int delta)
 {
-	r->t0 = plat_clock_ns();
-	r->stop = 0;
-	return plat_thread_start(&r->th, runner_main, r);
+	plat_mutex_lock(r->lock);
+	r->clk->runners = (unsigned)((int)r->clk->runners + delta);
+	plat_mutex_unlock(r->lock);
 }
 
-void smmu_runner_stop(struct smmu_runner *r)
+int smmu_runner_new(void *model, int (*run_until)(void *, uint64_t),
+		    uint64_t (*next_event)(void *), struct plat_mutex *lock,
+		    struct smmu_clock *clk, double cycles_per_ns, void **out)
 {
+	struct smmu_runner *r;
+	int err;
+
+	if (!(cycles_per_ns > 0) || cycles_per_ns > 1e3)
+		return -EINVAL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	*r = (struct smmu_runner){ .model = model, .run_until = run_until,
+				   .next_event = next_event, .lock = lock,
+				   .clk = clk, .cpns = cycles_per_ns,
+				   .t0 = plat_clock_ns() };
+	attach(r, 1);
+	err = plat_thread_start(&r->th, runner_main, r);
+	if (err) {
+		attach(r, -1);
+		free(r);
+		return err;	/* the thread library's error, e.g. -EAGAIN */
+	}
+	*out = r;
+	return 0;
+}
+
+void smmu_runner_free(struct smmu_runner *r)
+{
+	if (!r)
+		return;
 	/* Release: pairs with the thread's acquire load of stop. */
 	plat_store_rel64(&r->stop, 1);
 	plat_thread_join(&r->th);
+	attach(r, -1);
+	free(r);
 }
