@@ -33,16 +33,6 @@ static unsigned ps_code_ok(unsigned code)
 	return code <= 5;
 }
 
-/* A bank's stage configuration: the walker's view of its registers. */
-struct v2_ctx {
-	unsigned type;			/* CBAR.TYPE */
-	unsigned s1_bank, s2_bank;	/* which bank holds each stage */
-	bool s1, s2;			/* stages that translate */
-	uint16_t vmid, asid;
-	bool ttb_ok[2];
-	struct smmu_stage_cfg s1c[2], s2c;
-};
-
 /*
  * Stage 1 of bank b: AArch64 (CBA2R.VA64) with TCR as TCR_EL1's low word
  * (T0SZ 5:0, EPD0 7, TG0 15:14, T1SZ 21:16, A1 22, EPD1 23, TG1 31:30)
@@ -125,14 +115,13 @@ static bool s2_cfg(const struct iopt_smmuv2 *s, const struct v2_cb *cb,
  * stage 2 of bank CBAR[15:8]). A stage whose bank has SCTLR.M = 0 is
  * bypassed. false: no usable configuration (translation fault).
  */
-static bool ctx_of(const struct iopt_smmuv2 *s, unsigned n, struct v2_ctx *x)
+static bool ctx_decode(const struct iopt_smmuv2 *s, unsigned n, struct v2_ctx *x)
 {
 	const struct v2_cb *cb = &s->cb[n];
 
 	memset(x, 0, sizeof(*x));
 	x->type = (unsigned)fld(cb->cbar, 17, 16);
 	x->vmid = (uint16_t)(cb->cbar & CBAR_VMID);
-	x->s1_bank = x->s2_bank = n;
 	switch (x->type) {
 	case CBAR_TYPE_S2:
 		if (!s->p.s2)
@@ -151,7 +140,6 @@ static bool ctx_of(const struct iopt_smmuv2 *s, unsigned n, struct v2_ctx *x)
 		if (!s->p.s1 || !s->p.s2 || m >= s->p.num_cb ||
 		    fld(s->cb[m].cbar, 17, 16) != CBAR_TYPE_S2)
 			return false;
-		x->s2_bank = m;
 		x->s1 = cb->sctlr & SCTLR_M;
 		x->s2 = s->cb[m].sctlr & SCTLR_M;
 		/* Nested entries are tagged with the stage 2 bank's VMID,
@@ -161,6 +149,18 @@ static bool ctx_of(const struct iopt_smmuv2 *s, unsigned n, struct v2_ctx *x)
 		       (!x->s2 || s2_cfg(s, &s->cb[m], x));
 	}
 	}
+}
+
+/* Bank n's regime, decoded once per configuration generation. */
+static const struct v2_ctx *ctx_of(struct iopt_smmuv2 *s, unsigned n)
+{
+	struct v2_cb *cb = &s->cb[n];
+
+	if (cb->ctx_gen != s->cfg_gen + 1) {
+		cb->ctx.ok = ctx_decode(s, n, &cb->ctx);
+		cb->ctx_gen = s->cfg_gen + 1;
+	}
+	return &cb->ctx;
 }
 
 static unsigned acc_of(const struct iopt_smmuv2_txn *t)
@@ -188,46 +188,47 @@ uint32_t v2_cb_walk(struct iopt_smmuv2 *s, unsigned n,
 {
 	const unsigned acc = acc_of(t);
 	struct smmu_walk_res w;
-	struct v2_ctx x;
+	const struct v2_ctx *x = ctx_of(s, n);
 	uint64_t ia = t->addr;
 
 	*fsynr0 = 0;
 	*ipa = 0;
 	r->oa = 0;
 	r->attr = 0;
-	if (!ctx_of(s, n, &x))
+	if (!x->ok)
 		return FSR_TF;
-	if (x.type == CBAR_TYPE_S1_FAULT && x.s1) {
+	if (x->type == CBAR_TYPE_S1_FAULT && x->s1) {
 		/* Stage 2 "fault" after stage 1: reported as a stage 2
 		 * translation fault at the IPA (docs). */
 		*ipa = ia;
 		return FSR_TF | V2_F_STAGE2;
 	}
-	if (!x.s1 && !x.s2) {
+	if (!x->s1 && !x->s2) {
 		if (ia >> s->p.oas)
 			return FSR_ASF;
 		r->oa = ia;	/* both stages bypassed */
 		return 0;
 	}
-	const struct smmu_stage_cfg *first = &x.s2c;
+	const struct smmu_stage_cfg *first = &x->s2c;
 
-	if (x.s1) {
+	if (x->s1) {
 		unsigned u = (unsigned)(ia >> 55 & 1);
 
-		first = &x.s1c[u];
-		if (!x.ttb_ok[u] || !smmu_in_region(first, ia))
+		first = &x->s1c[u];
+		if (!x->ttb_ok[u] || !smmu_in_region(first, ia))
 			return FSR_TF;
-	} else if (ia >> x.s2c.ias) {
+	} else if (ia >> x->s2c.ias) {
 		*ipa = ia;
 		return FSR_TF | V2_F_STAGE2;	/* beyond the stage 2 input range */
 	}
-	const uint8_t stage = x.s1 ? 1 : 2;
-	const bool nested = x.s1 && x.s2;
+	const uint8_t stage = x->s1 ? 1 : 2;
+	const bool nested = x->s1 && x->s2;
 
-	const struct smmu_stage_cfg *s2 = nested ? &x.s2c : NULL;
+	const struct smmu_stage_cfg *s2 = nested ? &x->s2c : NULL;
 	bool looked;
-	struct tlb_entry *e = smmu_core_tlb_hit(&s->core, first, s2, x.vmid, x.asid,
-						stage, ia, acc, tcur, &looked);
+	struct tlb_entry *e = smmu_core_tlb_hit(&s->core, first, s2, x->vmid,
+						x->asid, stage, ia, acc, tcur,
+						&looked);
 
 	if (e) {
 		s->st.tlb_hits++;
@@ -237,7 +238,7 @@ uint32_t v2_cb_walk(struct iopt_smmuv2 *s, unsigned n,
 	}
 	if (looked)
 		s->st.tlb_misses++;
-	smmu_core_walk(&s->core, first, s2, x.vmid, x.asid, ia, acc, tcur, &w);
+	smmu_core_walk(&s->core, first, s2, x->vmid, x->asid, ia, acc, tcur, &w);
 	s->st.walks++;
 	s->st.fetches += w.fetches;
 	if (w.fault) {
@@ -249,9 +250,9 @@ uint32_t v2_cb_walk(struct iopt_smmuv2 *s, unsigned n,
 		return fsr_of(w.fault) | (w.fault_stage == 2 ? V2_F_STAGE2 : 0);
 	}
 	r->oa = w.oa;
-	r->attr = x.s1 ? w.attr : 0;
-	smmu_core_tlb_fill(&s->core, first, stage, x.vmid, x.asid,
-			   x.s1 && !(w.desc >> 11 & 1), ia, &w);
+	r->attr = x->s1 ? w.attr : 0;
+	smmu_core_tlb_fill(&s->core, first, stage, x->vmid, x->asid,
+			   x->s1 && !(w.desc >> 11 & 1), ia, &w);
 	return 0;
 }
 
@@ -371,7 +372,19 @@ void v2_translate(struct iopt_smmuv2 *s, const struct iopt_smmuv2_txn *t,
 		goto done;
 	}
 	/* A StreamID wider than ID0.NUMSIDB matches no SMR (docs). */
-	m = t->sid >> s->p.numsidb ? -1 : v2_stream_match(s, t->sid, &conflict);
+	if (t->sid >> s->p.numsidb) {
+		m = -1;
+	} else {
+		struct v2_smc *c = &s->smc[t->sid % V2_SMC_SIZE];
+
+		if (c->gen != s->cfg_gen + 1 || c->sid != t->sid) {
+			c->m = v2_stream_match(s, t->sid, &c->conflict);
+			c->sid = t->sid;
+			c->gen = s->cfg_gen + 1;
+		}
+		m = c->m;
+		conflict = c->conflict;
+	}
 	if (m >= 0 && conflict && (s->scr0 & SCR0_SMCFCFG)) {
 		v2_global_fault(s, SGFSR_SMCF, t, tcur);
 		r->result = IOPT_SMMUV2_ABORT;
@@ -533,6 +546,14 @@ void v2_cb_write(struct iopt_smmuv2 *s, unsigned n, uint32_t off, unsigned size,
 {
 	struct v2_cb *cb = &s->cb[n];
 
+	switch (off) {
+	case CB_SCTLR: case CB_TCR2: case CB_TCR: case CB_MAIR0: case CB_MAIR1:
+	case CB_TTBR0: case CB_TTBR0 + 4: case CB_TTBR1: case CB_TTBR1 + 4:
+		s->cfg_gen++;	/* the decoded regime is stale */
+		break;
+	default:
+		break;
+	}
 	switch (off & ~(size == 4 ? 4u : 0u)) {
 	case CB_TTBR0: wr64(&cb->ttbr[0], off, size, val); return;
 	case CB_TTBR1: wr64(&cb->ttbr[1], off, size, val); return;

@@ -194,7 +194,29 @@ struct v2_held {
 	uint64_t cycle;		/* when it arrived */
 };
 
+/* A bank's translation regime as the walker needs it, decoded from its
+ * registers (v2_cb.c) and cached until a configuration write. */
+struct v2_ctx {
+	bool ok;			/* the registers describe a usable regime */
+	unsigned type;			/* CBAR.TYPE */
+	bool s1, s2;			/* stages that translate */
+	uint16_t vmid, asid;
+	bool ttb_ok[2];
+	struct smmu_stage_cfg s1c[2], s2c;
+};
+
+/* A stream match result, cached until an SMR or S2CR write. */
+struct v2_smc {
+	uint64_t gen;			/* cfg_gen + 1 when filled; 0 empty */
+	uint32_t sid;
+	int m;
+	bool conflict;
+};
+#define V2_SMC_SIZE	256
+
 struct v2_cb {
+	struct v2_ctx ctx;
+	uint64_t ctx_gen;		/* cfg_gen + 1 when ctx is valid */
 	/* GR1 */
 	uint32_t cbar, cba2r, cbfrsynra;
 	/* bank page */
@@ -229,6 +251,11 @@ struct iopt_smmuv2 {
 	uint32_t smr[128], s2cr[128];
 	struct v2_cb *cb;
 
+	/* Bumped by every configuration write (SMRn, S2CRn, GR1, a bank's
+	 * SCTLR/TCR/TCR2/TTBRn/MAIRn): the caches below and each bank's
+	 * ctx are valid only for the generation they were filled in. */
+	uint64_t cfg_gen;
+	struct v2_smc smc[V2_SMC_SIZE];
 	uint64_t maint_free;		/* the invalidation engine is free from */
 	uint64_t maint_done;		/* latest completion of any TLBI */
 	struct v2_sync gsync;

@@ -106,6 +106,8 @@ uint64_t v2_gr0_read(struct iopt_smmuv2 *s, uint32_t off, uint64_t cycle)
 
 void v2_gr0_write(struct iopt_smmuv2 *s, uint32_t off, uint32_t val, uint64_t cycle)
 {
+	if (off >= V2_SMR(0) && off < V2_S2CR(s->p.num_smrg))
+		s->cfg_gen++;	/* cached stream matches are stale */
 	if (off >= V2_SMR(0) && off < V2_SMR(s->p.num_smrg)) {
 		/* VALID 31, MASK 30:16, ID 14:0; bits beyond NUMSIDB are
 		 * kept as written (they can never match a StreamID that
@@ -164,6 +166,7 @@ void v2_gr1_write(struct iopt_smmuv2 *s, uint32_t off, uint32_t val)
 
 	if (n >= s->p.num_cb)
 		return;
+	s->cfg_gen++;		/* decoded regimes are stale */
 	switch (off & ~0x3ffu) {
 	case V2_CBAR(0):
 		s->cb[n].cbar = val & CBAR_RW;
