@@ -15,9 +15,12 @@
  *    and stall with RESUME retry/terminate, HUPCF;
  *  - TLB maintenance scope (stale until invalidated, other ASIDs/VMIDs
  *    untouched), sync timing (restart vs join, blocked by a stall);
- *  - ATS1PR/ATS1PW results; determinism.
+ *  - ATS1PR/ATS1PW results; determinism;
+ *  - thread-safe entry points: translators and a syncing thread on one
+ *    model under the free-running adapter (run under TSan too).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1046,6 +1049,89 @@ static void test_determinism(void **state)
 	assert_memory_equal(a, b, sizeof(a));
 }
 
+/* ---- concurrency ------------------------------------------------------------------------------ */
+
+struct conc {
+	struct rig *r;
+	struct iopt_smmuv2_runner *run;
+	unsigned id;
+	unsigned bad, syncs;
+};
+
+/* Translators check every page against what was mapped; the syncer
+ * invalidates and syncs, polling TLBSTATUS until it reads 0. */
+static void *conc_main(void *arg)
+{
+	struct conc *c = arg;
+	struct rig *r = c->r;
+	uint64_t seed = 1 + c->id;
+
+	for (unsigned i = 0; i < 3000; i++) {
+		if (c->id == 0) {
+			uint64_t v = 1;
+
+			if (iopt_smmuv2_mmio_write(r->s, cbo(r, 0, CB_TLBIVA), 8,
+						   (i % 64) | 1ull << 48,
+						   iopt_smmuv2_runner_now(c->run)) ||
+			    iopt_smmuv2_mmio_write(r->s, cbo(r, 0, CB_TLBSYNC), 4, 0,
+						   iopt_smmuv2_runner_now(c->run)))
+				c->bad++;
+			while (v & 1)
+				if (iopt_smmuv2_mmio_read(r->s, cbo(r, 0, CB_TLBSTATUS), 4,
+							  &v, iopt_smmuv2_runner_now(c->run)))
+					c->bad++, v = 0;
+			c->syncs++;
+		} else {
+			unsigned k = (unsigned)(tu_rand(&seed) % 64);
+			struct iopt_smmuv2_txn t = { .sid = 8, .addr = k * 4096ull + 4,
+						     .priv = true };
+			struct iopt_smmuv2_resp resp;
+
+			if (iopt_smmuv2_translate(r->s, &t, iopt_smmuv2_runner_now(c->run),
+						  &resp) ||
+			    resp.result != IOPT_SMMUV2_OK ||
+			    resp.oa != 0x10000000ull + k * 8192ull + 4)
+				c->bad++;
+		}
+	}
+	return NULL;
+}
+
+static void test_concurrent_entry_points(void **state)
+{
+	struct rig r;
+	struct iopt_pgtable *pt;
+	struct iopt_smmuv2_runner *run;
+	struct conc c[3];
+	pthread_t th[3];
+
+	(void)state;
+	setup(&r, "mmu-500");
+	pt = table(&r, IOPT_ARM_64_LPAE_S1, 48, 48);
+	for (unsigned k = 0; k < 64; k++)
+		assert_int_equal(iopt_map_pages(pt, k * 4096ull, 0x10000000ull + k * 8192ull,
+						4096, 1, IOPT_READ, NULL), 0);
+	enable(&r, 0);
+	route(&r, 0, 8, 0);
+	bank_s1(&r, 0, pt, 1, 1, 0);
+	assert_int_equal(iopt_smmuv2_runner_start(r.s, 1.0, &run), 0);
+	for (unsigned i = 0; i < 3; i++) {
+		c[i] = (struct conc){ .r = &r, .run = run, .id = i };
+		assert_int_equal(pthread_create(&th[i], NULL, conc_main, &c[i]), 0);
+	}
+	for (unsigned i = 0; i < 3; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(c[i].bad, 0);
+	}
+	assert_int_equal(c[0].syncs, 3000);
+	iopt_smmuv2_runner_stop(run);
+	/* Bad runner arguments. */
+	assert_int_equal(iopt_smmuv2_runner_start(r.s, 0.0, &run), -EINVAL);
+	assert_int_equal(iopt_smmuv2_runner_start(NULL, 1.0, &run), -EINVAL);
+	iopt_free(pt);
+	teardown(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1061,6 +1147,7 @@ int main(void)
 		cmocka_unit_test(test_sync_blocked_by_stall),
 		cmocka_unit_test(test_ats),
 		cmocka_unit_test(test_determinism),
+		cmocka_unit_test(test_concurrent_entry_points),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
