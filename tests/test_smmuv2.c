@@ -320,6 +320,7 @@ static void test_id_reset_and_access(void **state)
 	assert_int_equal(rd(&r, SMR(0)), 4);
 	v = rd(&r, ID0);
 	assert_int_equal(v & 0xff, 16);
+	assert_int_equal(v >> 24 & 3, 0);		/* AArch32 L and S */
 	assert_int_equal(rd(&r, ID1) & 0xff, 8);
 	assert_int_equal(rd(&r, ID2) & 0xf, 2);		/* IAS 40 */
 	/* Bad parameters and presets. */
@@ -615,13 +616,81 @@ static void test_translate_aarch32_lpae(void **state)
 	resp = xlate(&r, 4, 0xc0001000, true);		/* read-only */
 	assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
 	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_PF);
-	/* Short descriptor (EAE = 0) is not modelled: translation fault. */
+	iopt_free(pt);
+	teardown(&r);
+}
+
+/* Short-descriptor (v7s) tables built by the library, SCTLR.AFE = 1 as
+ * those tables need: sections, supersections, large and small pages,
+ * read-only and privileged-only pages, checked against the mapping. */
+static void test_translate_v7s(void **state)
+{
+	struct rig r;
+	struct iopt_pgtable *pt;
+	struct iopt_info info;
+
+	(void)state;
+	setup(&r, "generic");
+	pt = table(&r, IOPT_ARM_V7S, 32, 32);
+	assert_int_equal(iopt_map_pages(pt, 0x00100000, 0x40300000, 1u << 20, 1,
+					IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_map_pages(pt, 0x01000000, 0x5f000000, 16u << 20, 1,
+					IOPT_READ, NULL), 0);
+	assert_int_equal(iopt_map_pages(pt, 0x00210000, 0x60050000, 64u << 10, 1,
+					IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_map_pages(pt, 0x00203000, 0x7abcd000, 4096, 1,
+					IOPT_READ | IOPT_PRIV, NULL), 0);
+	iopt_get_info(pt, &info);
+	enable(&r, 0);
+	route(&r, 0, 4, 0);
+	wr(&r, gr1(CBAR(0)), CBAR_S1 | 1);
+	wr(&r, gr1(CBA2R(0)), 0);			/* AArch32 */
+	wr(&r, cbo(&r, 0, CB_TCR), (uint32_t)info.regs.tcr);	/* TTBCR, EAE 0 */
+	assert_int_equal(info.regs.tcr >> 31, 0);
+	wr64(&r, cbo(&r, 0, CB_TTBR0), info.regs.ttbr);
+	wr(&r, cbo(&r, 0, CB_SCTLR), SCTLR_M | (1u << 2) /* AFE */ | (1u << 1) /* TRE */);
+	static const struct { uint64_t va, pa; bool write; } ok[] = {
+		{ 0x00100004, 0x40300004, true }, { 0x001fffff, 0x403fffff, false },
+		{ 0x01abcdef, 0x5fabcdef, false }, { 0x0021fff0, 0x6005fff0, true },
+		{ 0x00203abc, 0x7abcdabc, false },
+	};
+	for (unsigned i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		struct iopt_smmuv2_resp resp = xlate(&r, 4, ok[i].va, ok[i].write);
+
+		assert_int_equal(resp.result, IOPT_SMMUV2_OK);
+		assert_int_equal(resp.oa, ok[i].pa);
+	}
+	/* Read-only supersection: a write is a permission fault (level 1). */
+	struct iopt_smmuv2_resp resp = xlate(&r, 4, 0x01000000, true);
+
+	assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
+	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_PF);
+	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSYNR0)) & 3, 1);
 	wr(&r, cbo(&r, 0, CB_FSR), 0xffffffffu);
-	wr(&r, cbo(&r, 0, CB_TCR), 0);
-	resp = xlate(&r, 4, 0xc0001abc, false);
+	/* Privileged-only page, unprivileged read. */
+	struct iopt_smmuv2_txn t = { .sid = 4, .addr = 0x00203000 };
+
+	assert_int_equal(iopt_smmuv2_translate(r.s, &t, r.cycle, &resp), 0);
+	assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
+	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_PF);
+	wr(&r, cbo(&r, 0, CB_FSR), 0xffffffffu);
+	/* Unmapped: translation fault at level 2 (a table exists there). */
+	resp = xlate(&r, 4, 0x00205000, false);
 	assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
 	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_TF);
+	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSYNR0)) & 3, 2);
 	iopt_free(pt);
+	teardown(&r);
+
+	/* Without ID0 short-descriptor support ("mmu-500" here): TF. */
+	setup(&r, "mmu-500");
+	enable(&r, 0);
+	route(&r, 0, 4, 0);
+	wr(&r, gr1(CBAR(0)), CBAR_S1 | 1);
+	wr(&r, cbo(&r, 0, CB_SCTLR), SCTLR_M);
+	resp = xlate(&r, 4, 0x1000, false);
+	assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
+	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_TF);
 	teardown(&r);
 }
 
@@ -1140,6 +1209,7 @@ int main(void)
 		cmocka_unit_test(test_translate_s1),
 		cmocka_unit_test(test_translate_s2_and_nested),
 		cmocka_unit_test(test_translate_aarch32_lpae),
+		cmocka_unit_test(test_translate_v7s),
 		cmocka_unit_test(test_stall_resume),
 		cmocka_unit_test(test_tlbi_scope),
 		cmocka_unit_test(test_tlbi_ipas2),

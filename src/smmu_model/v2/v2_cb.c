@@ -65,11 +65,30 @@ static bool s1_cfg(const struct iopt_smmuv2 *s, const struct v2_cb *cb,
 		cd.ips = (unsigned)fld(cb->tcr2, 2, 0);
 		/* ASID: TTBR0[63:48], or TTBR1's with TCR.A1. */
 		x->asid = (uint16_t)(cb->ttbr[cb->tcr >> 22 & 1] >> 48);
+	} else if (!(cb->tcr >> 31 & 1)) {
+		/* AArch32 short descriptor (TTBCR.EAE = 0): TTBCR.N 2:0,
+		 * PD0 4; TTBR0 holds the level 1 table (16 KiB >> N
+		 * aligned); ASID CONTEXTIDR[7:0]. TTBR1 (the region above
+		 * 2^(32-N)) is not modelled: it faults. */
+		unsigned nn = (unsigned)fld(cb->tcr, 2, 0);
+
+		if (!s->p.aarch32s)
+			return false;
+		x->s1c[0] = (struct smmu_stage_cfg){
+			.stage = 1, .g = 12, .ias = 32 - nn, .start = 1,
+			.oas = s->p.oas < 40 ? s->p.oas : 40, .v7s = true,
+			.ttb = cb->ttbr[0] & 0xffffffffu & ~((1ull << (14 - nn)) - 1),
+			.wxn = cb->sctlr & SCTLR_WXN,
+		};
+		x->ttb_ok[0] = !(cb->tcr >> 4 & 1);
+		x->ttb_ok[1] = false;
+		x->asid = (uint16_t)(cb->contextidr & 0xffu);
+		return true;
 	} else {
-		/* AArch32 LPAE (EAE 31 set); short descriptors are not
-		 * modelled yet (docs). TTBR1 needs a 32-bit upper region the
-		 * shared decoder does not express: EPD1 is taken as set. */
-		if (!s->p.aarch32l || !(cb->tcr >> 31 & 1))
+		/* AArch32 LPAE (EAE 31 set). TTBR1 needs a 32-bit upper
+		 * region the shared decoder does not express: EPD1 is taken
+		 * as set. */
+		if (!s->p.aarch32l)
 			return false;
 		cd.t0sz = 32 + (unsigned)fld(cb->tcr, 2, 0);
 		cd.epd0 = cb->tcr >> 7 & 1;
@@ -548,7 +567,7 @@ void v2_cb_write(struct iopt_smmuv2 *s, unsigned n, uint32_t off, unsigned size,
 
 	switch (off) {
 	case CB_SCTLR: case CB_TCR2: case CB_TCR: case CB_MAIR0: case CB_MAIR1:
-	case CB_TTBR0: case CB_TTBR0 + 4: case CB_TTBR1: case CB_TTBR1 + 4:
+	case CB_CONTEXTIDR: case CB_TTBR0: case CB_TTBR0 + 4: case CB_TTBR1: case CB_TTBR1 + 4:
 		s->cfg_gen++;	/* the decoded regime is stale */
 		break;
 	default:

@@ -48,6 +48,7 @@ int iopt_smmuv2_preset(const char *name, struct iopt_smmuv2_params *p)
 	} else if (!strcmp(name, "generic")) {
 		q.num_smrg = 16;
 		q.num_cb = 8;
+		q.aarch32s = true;
 		q.num_s2cb = 0;
 		q.ias = q.oas = 40;
 		q.ubs = 40;
