@@ -4,7 +4,8 @@
  * every register offset and field position written here as constants
  * from the reference facts (Linux arm-smmu.h, OpenBSD smmureg.h,
  * MMU-500 TRM), independently of the model's own definitions:
- *  - ID registers against the parameters, reset values, RAZ/WI, bad
+ *  - ID registers against the parameters, every bank register's and the
+ *    global registers' reset values, read/write masks, RAZ/WI, bad
  *    accesses and the time rule;
  *  - stream matching against a brute-force reference (mask arithmetic,
  *    conflicts, unmatched streams both ways);
@@ -1118,6 +1119,103 @@ static void test_determinism(void **state)
 	assert_memory_equal(a, b, sizeof(a));
 }
 
+/* Reset values of every bank register and of the global registers this
+ * model keeps, and write-only registers reading as zero. */
+static void test_reset_values(void **state)
+{
+	static const uint16_t cb_regs[] = {
+		CB_SCTLR, 0x04 /* ACTLR */, CB_TCR2, CB_TTBR0, CB_TTBR0 + 4,
+		0x28 /* TTBR1 */, 0x2c, CB_TCR, 0x34 /* CONTEXTIDR */, CB_MAIR0,
+		CB_MAIR1, CB_PAR, CB_PAR + 4, CB_FSR, CB_FAR, CB_FAR + 4, CB_FSYNR0,
+		0x6c /* FSYNR1 */, CB_IPAFAR, CB_TLBSTATUS, CB_ATSR,
+		/* write-only: RESUME, TLBI*, TLBSYNC, ATS1* */
+		CB_RESUME, CB_TLBIVA, CB_TLBIASID, CB_TLBIALL, CB_TLBSYNC, CB_ATS1PR,
+	};
+	struct rig r;
+
+	(void)state;
+	setup(&r, "generic");
+	for (unsigned n = 0; n < r.p.num_cb; n++) {
+		for (unsigned i = 0; i < sizeof(cb_regs) / sizeof(cb_regs[0]); i++)
+			assert_int_equal(rd(&r, cbo(&r, n, cb_regs[i])), 0);
+		assert_int_equal(rd(&r, gr1(CBAR(n))), 0);
+		assert_int_equal(rd(&r, gr1(CBA2R(n))), 0);
+		assert_int_equal(rd(&r, gr1(0x400 + 4 * n)), 0);	/* CBFRSYNRA */
+	}
+	for (unsigned g = 0; g < r.p.num_smrg; g++) {
+		assert_int_equal(rd(&r, SMR(g)), 0);
+		assert_int_equal(rd(&r, S2CR(g)), S2CR_FAULT);
+	}
+	assert_int_equal(rd(&r, SGFSR), 0);
+	assert_int_equal(rd64(&r, SGFAR), 0);
+	assert_int_equal(rd(&r, SGFSYNR0), 0);
+	assert_int_equal(rd(&r, SGFSYNR1), 0);
+	assert_int_equal(rd(&r, STLBGSTATUS), 0);
+	/* Write-only registers stay RAZ after writes; read/write ones keep
+	 * their value; CBA2R.VA64 and SCTLR keep only their fields. */
+	wr(&r, cbo(&r, 1, CB_TLBIASID), 5);
+	assert_int_equal(rd(&r, cbo(&r, 1, CB_TLBIASID)), 0);
+	wr(&r, cbo(&r, 1, 0x34), 0x1234);
+	assert_int_equal(rd(&r, cbo(&r, 1, 0x34)), 0x1234);
+	wr(&r, cbo(&r, 1, CB_SCTLR), 0xffffffffu);
+	assert_int_equal(rd(&r, cbo(&r, 1, CB_SCTLR)), 0x17ff);	/* 10:0, 12 */
+	wr(&r, gr1(CBA2R(1)), 0xffffffffu);
+	assert_int_equal(rd(&r, gr1(CBA2R(1))), 0xffff0001u);
+	wr(&r, S2CR(1), 0xffffffffu);
+	assert_int_equal(rd(&r, S2CR(1)), 0x030300ffu);	/* CBNDX, TYPE, PRIVCFG */
+	teardown(&r);
+}
+
+/* TLBIVAAL keeps the walk cache, TLBIIPAS2L too; ATS1UR honours AP[1]. */
+static void test_tlbi_leaf_forms_and_ats_user(void **state)
+{
+	struct rig r;
+	struct iopt_pgtable *s1, *s2;
+	struct iopt_smmuv2_stats st0, st1;
+
+	(void)state;
+	setup(&r, "generic");
+	s1 = table(&r, IOPT_ARM_64_LPAE_S1, 48, 48);
+	s2 = table(&r, IOPT_ARM_64_LPAE_S2, 40, 40);
+	assert_int_equal(iopt_map_pages(s1, 0x10000, 0x100000, 4096, 1,
+					IOPT_READ | IOPT_PRIV, NULL), 0);
+	assert_int_equal(iopt_map_pages(s2, 0x40000000, 0x300000, 4096, 1,
+					IOPT_READ, NULL), 0);
+	enable(&r, 0);
+	route(&r, 0, 1, 0);
+	route(&r, 1, 2, 1);
+	bank_s1(&r, 0, s1, 1, 1, 0);
+	bank_s2(&r, 1, s2, 2);
+	missed(&r, 1, 0x10000, 0x100000);
+	missed(&r, 2, 0x40000000, 0x300000);
+	wr64(&r, cbo(&r, 0, 0x628 /* TLBIVAAL */), 0x10000ull >> 12);
+	iopt_smmuv2_get_stats(r.s, &st0);
+	assert_true(missed(&r, 1, 0x10000, 0x100000));
+	iopt_smmuv2_get_stats(r.s, &st1);
+	assert_int_equal(st1.fetches - st0.fetches, 1);
+	wr64(&r, cbo(&r, 1, 0x638 /* TLBIIPAS2L */), 0x40000000ull >> 12);
+	iopt_smmuv2_get_stats(r.s, &st0);
+	assert_true(missed(&r, 2, 0x40000000, 0x300000));
+	iopt_smmuv2_get_stats(r.s, &st1);
+	assert_int_equal(st1.fetches - st0.fetches, 1);
+	/* ATS1UR on a privileged-only page: PAR.F with PF. */
+	wr64(&r, cbo(&r, 0, 0x810 /* ATS1UR */), 0x10000);
+	while (rd(&r, cbo(&r, 0, CB_ATSR)) & 1)
+		r.cycle++;
+	uint64_t par = rd64(&r, cbo(&r, 0, CB_PAR));
+
+	assert_int_equal(par & 0xf, 1 | FSR_PF);
+	wr64(&r, cbo(&r, 0, CB_ATS1PR), 0x10000);
+	while (rd(&r, cbo(&r, 0, CB_ATSR)) & 1)
+		r.cycle++;
+	par = rd64(&r, cbo(&r, 0, CB_PAR));
+	assert_int_equal(par & 1, 0);
+	assert_int_equal(par & 0x0000fffffffff000ull, 0x100000);
+	iopt_free(s1);
+	iopt_free(s2);
+	teardown(&r);
+}
+
 /* ---- concurrency ------------------------------------------------------------------------------ */
 
 struct conc {
@@ -1205,6 +1303,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_id_reset_and_access),
+		cmocka_unit_test(test_reset_values),
 		cmocka_unit_test(test_stream_matching),
 		cmocka_unit_test(test_translate_s1),
 		cmocka_unit_test(test_translate_s2_and_nested),
@@ -1213,6 +1312,7 @@ int main(void)
 		cmocka_unit_test(test_stall_resume),
 		cmocka_unit_test(test_tlbi_scope),
 		cmocka_unit_test(test_tlbi_ipas2),
+		cmocka_unit_test(test_tlbi_leaf_forms_and_ats_user),
 		cmocka_unit_test(test_sync_timing),
 		cmocka_unit_test(test_sync_blocked_by_stall),
 		cmocka_unit_test(test_ats),
