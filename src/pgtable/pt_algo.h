@@ -767,6 +767,44 @@ PT_COLD int pt_write_upper_leaf(const struct pt_fmt *F, struct iopt_pgtable *pt,
 }
 
 /*
+ * Number of empty items at the start of tbl[idx, idx + n) (last level):
+ * eight at a time (one cache line of 64-bit entries) while all are empty.
+ */
+PT_ALGO unsigned pt_free_prefix(const struct pt_fmt *F, void *tbl,
+				unsigned idx, unsigned n)
+{
+	void *base = pt_entry(F, tbl, idx);
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		uint64_t any = pt_load_rlx(F, base, (unsigned)i) |
+			       pt_load_rlx(F, base, (unsigned)i + 1) |
+			       pt_load_rlx(F, base, (unsigned)i + 2) |
+			       pt_load_rlx(F, base, (unsigned)i + 3) |
+			       pt_load_rlx(F, base, (unsigned)i + 4) |
+			       pt_load_rlx(F, base, (unsigned)i + 5) |
+			       pt_load_rlx(F, base, (unsigned)i + 6) |
+			       pt_load_rlx(F, base, (unsigned)i + 7);
+
+		if (any)
+			break;
+	}
+	for (; i < n && !pt_load_rlx(F, base, (unsigned)i); i++)
+		;
+	return (unsigned)i;
+}
+
+/* Write k leaves from tbl[idx]: pte, pte + step, ... (pt_fmt.leaf_linear). */
+PT_ALGO void pt_store_linear(const struct pt_fmt *F, void *tbl, unsigned idx,
+			     unsigned k, uint64_t pte, uint64_t step)
+{
+	void *base = pt_entry(F, tbl, idx);
+
+	for (size_t i = 0; i < k; i++, pte += step)
+		pt_store_rlx(F, (char *)base + (i << F->entry_lg2), 0, pte);
+}
+
+/*
  * Write n items of leaves from tbl[idx] (depth D) for *pa on, advancing
  * *pa past what was written. Returns the number written: n, or fewer when
  * an item was occupied (-EEXIST) or, above the last level, an empty table
@@ -781,6 +819,20 @@ PT_ALGO unsigned pt_write_leaves(const struct pt_fmt *F, struct iopt_pgtable *pt
 	const uint64_t item = 1ull << pt->shift[D];
 	unsigned i = 0;
 
+	if (pt_last(pt, D) && F->leaf_linear(pt, run)) {
+		/* Item 2, the tight loop: find how many items are free, then
+		 * write them with one encoded leaf stepped by the item size
+		 * (pt_fmt.leaf_linear). Stopping at the first occupied item
+		 * is what the per-item loop below does too. */
+		unsigned k = pt_free_prefix(F, tbl, idx, n);
+		uint64_t pte = F->make_leaf(pt, *pa, lvl, prot, run);
+
+		pt_store_linear(F, tbl, idx, k, pte, item);
+		*pa += (uint64_t)k * item;
+		if (k < n)
+			*ret = -EEXIST;
+		return k;
+	}
 	if (pt_last(pt, D)) {
 		/* Item 2: plain stores, nothing here can be a table. */
 		for (; i < n; i++, *pa += item) {

@@ -74,6 +74,13 @@ struct pt_fmt {
 	/* Leaf for the item whose output address is item_pa. */
 	uint64_t (*make_leaf)(const struct iopt_pgtable *pt, uint64_t item_pa,
 			      unsigned lvl, unsigned prot, bool run);
+	/* make_leaf() at the last level is linear in item_pa for this
+	 * table: the leaf for item_pa + k * item equals the leaf for item_pa
+	 * plus k * item, as an integer, for every k whose address the table
+	 * accepts (the output-address field holds the address unshifted and
+	 * nothing else depends on it), so a run of leaves is written by
+	 * adding the item size. */
+	bool (*leaf_linear)(const struct iopt_pgtable *pt, bool run);
 	/* The same attributes as leaf pte at from_lvl, as a single (non-run)
 	 * item at to_lvl with output address item_pa. */
 	uint64_t (*relevel_leaf)(const struct iopt_pgtable *pt, uint64_t pte,
