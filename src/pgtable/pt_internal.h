@@ -153,6 +153,7 @@ struct iopt_pgtable {
 	uint64_t top_pa;
 	bool identity;			/* default allocator: pa == va */
 	struct iopt_physmem *own_mem;	/* default v7s table memory */
+	struct pt_pool *own_pool;	/* default LPAE table memory */
 
 	struct plat_ticketlock lock;	/* serialised mode only */
 	struct plat_mutex split_lock;	/* breaking runs only */
@@ -231,5 +232,9 @@ int pt_v7s_setup(struct iopt_pgtable *pt);
 void pt_v7s_regs(struct iopt_pgtable *pt);
 
 extern const struct iopt_mem_ops pt_default_mem;
+/* The default allocator's per-table pool (its ctx), pt_mem.c. */
+struct pt_pool;
+struct pt_pool *pt_pool_create(void);
+void pt_pool_destroy(struct pt_pool *pool);
 
 #endif /* IOPT_PT_INTERNAL_H */
