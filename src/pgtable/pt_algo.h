@@ -805,6 +805,28 @@ PT_ALGO void pt_store_linear(const struct pt_fmt *F, void *tbl, unsigned idx,
 }
 
 /*
+ * Item 2, the tight loop for many last-level items: find how many are
+ * free, then write them with one encoded leaf stepped by the item size
+ * (pt_fmt.leaf_linear). Stopping at the first occupied item is what the
+ * per-item loop of pt_write_leaves() does too. Out of line, so that the
+ * single-page path keeps its short code; the call is paid once per run.
+ */
+static __attribute__((noinline)) unsigned
+pt_write_linear(const struct pt_fmt *F, struct iopt_pgtable *pt, void *tbl,
+		unsigned idx, unsigned n, uint64_t *pa, unsigned lvl,
+		uint64_t item, unsigned prot, bool run, int *ret)
+{
+	unsigned k = pt_free_prefix(F, tbl, idx, n);
+	uint64_t pte = F->make_leaf(pt, *pa, lvl, prot, run);
+
+	pt_store_linear(F, tbl, idx, k, pte, item);
+	*pa += (uint64_t)k * item;
+	if (k < n)
+		*ret = -EEXIST;
+	return k;
+}
+
+/*
  * Write n items of leaves from tbl[idx] (depth D) for *pa on, advancing
  * *pa past what was written. Returns the number written: n, or fewer when
  * an item was occupied (-EEXIST) or, above the last level, an empty table
@@ -819,20 +841,9 @@ PT_ALGO unsigned pt_write_leaves(const struct pt_fmt *F, struct iopt_pgtable *pt
 	const uint64_t item = 1ull << pt->shift[D];
 	unsigned i = 0;
 
-	if (pt_last(pt, D) && F->leaf_linear(pt, run)) {
-		/* Item 2, the tight loop: find how many items are free, then
-		 * write them with one encoded leaf stepped by the item size
-		 * (pt_fmt.leaf_linear). Stopping at the first occupied item
-		 * is what the per-item loop below does too. */
-		unsigned k = pt_free_prefix(F, tbl, idx, n);
-		uint64_t pte = F->make_leaf(pt, *pa, lvl, prot, run);
-
-		pt_store_linear(F, tbl, idx, k, pte, item);
-		*pa += (uint64_t)k * item;
-		if (k < n)
-			*ret = -EEXIST;
-		return k;
-	}
+	if (pt_last(pt, D) && n >= 8 && F->leaf_linear(pt, run))
+		return pt_write_linear(F, pt, tbl, idx, n, pa, lvl, item, prot, run,
+				       ret);
 	if (pt_last(pt, D)) {
 		/* Item 2: plain stores, nothing here can be a table. */
 		for (; i < n; i++, *pa += item) {
