@@ -841,19 +841,22 @@ PT_ALGO unsigned pt_write_leaves(const struct pt_fmt *F, struct iopt_pgtable *pt
 	const uint64_t item = 1ull << pt->shift[D];
 	unsigned i = 0;
 
-	if (pt_last(pt, D) && n >= 8 && F->leaf_linear(pt, run))
+	if (n >= 8 && pt_last(pt, D) && F->leaf_linear(pt, run))
 		return pt_write_linear(F, pt, tbl, idx, n, pa, lvl, item, prot, run,
 				       ret);
 	if (pt_last(pt, D)) {
 		/* Item 2: plain stores, nothing here can be a table. */
-		for (; i < n; i++, *pa += item) {
+		uint64_t a = *pa;
+
+		for (; i < n; i++, a += item) {
 			if (pt_load_rlx(F, tbl, idx + i)) {
 				*ret = -EEXIST;
 				break;
 			}
 			pt_store_rlx(F, tbl, idx + i,
-				     F->make_leaf(pt, *pa, lvl, prot, run));
+				     F->make_leaf(pt, a, lvl, prot, run));
 		}
+		*pa = a;
 		return i;
 	}
 	for (; i < n; i++, *pa += item) {
@@ -883,16 +886,62 @@ PT_COLD bool pt_run_free(const struct pt_fmt *F, struct iopt_pgtable *pt,
 	return true;
 }
 
+/*
+ * A map failed: unmap the items it wrote, [va0, va0 + items * item) at
+ * depth D, as an unmap would: each leaf's clear is synced, then
+ * invalidated (add_page), and the invalidations are waited for before the
+ * error returns.
+ */
+PT_COLD void pt_map_undo(const struct pt_fmt *F, struct iopt_pgtable *pt,
+			 uint64_t va0, unsigned D, uint64_t items)
+{
+	struct iopt_gather g;
+	struct pt_size item_sz = { .lg2 = pt->shift[D], .depth = (uint8_t)D };
+
+	iopt_gather_init(&g);
+	pt_unmap_algo(F, pt, va0, &item_sz, items, &g);
+	pt_tlb_sync(pt);
+}
+
+/*
+ * Item 7 for map, the common case: write count single last-level pages
+ * for va on (pa on) into this thread's cached leaf table, up to its end.
+ * Returns the number written: 0 on a cache miss, fewer than count at the
+ * table's end (the caller walks for the rest) or at an occupied item
+ * (*ret = -EEXIST; the caller undoes what was written).
+ */
+PT_ALGO size_t pt_map_cached(const struct pt_fmt *F, struct iopt_pgtable *pt,
+			     uint64_t va, uint64_t pa, size_t count,
+			     unsigned prot, int *ret)
+{
+	const unsigned D = pt->levels - 1;
+	uint64_t gen;
+	void *tbl = pt_lc_lookup(pt, va, &gen);
+
+	if (!tbl)
+		return 0;
+	unsigned idx = pt_index(pt, va, D);
+	uint64_t room = (uint64_t)pt->idx_mask[D] + 1 - idx;
+	unsigned n = (unsigned)(count < room ? count : room);
+	unsigned done = pt_write_leaves(F, pt, tbl, idx, n, D, &pa, va, prot,
+					false, ret);
+
+	pt_sync_entries(F, pt, tbl, idx, done);
+	return done;
+}
+
+/* Map count pages of size sz for va on; on failure unmap [va0, va'),
+ * where va' is how far this call got (va0 <= va: the caller's own part
+ * already written from va0). */
 PT_ALGO int pt_map_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 			uint64_t va, uint64_t pa, const struct pt_size *sz,
-			size_t count, unsigned prot)
+			size_t count, unsigned prot, uint64_t va0)
 {
 	const unsigned D = sz->depth;
 	const unsigned run_lg2 = sz->run_lg2;
 	const bool run = run_lg2 != 0;
 	const uint64_t item = 1ull << pt->shift[D];
 	const uint64_t entries = 1ull << pt->bits[D];
-	const uint64_t va0 = va;
 	uint64_t left = (uint64_t)count << run_lg2;	/* items to map */
 	int ret = 0;
 
@@ -945,21 +994,9 @@ PT_ALGO int pt_map_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 	return 0;
 
 undo:
-	/*
-	 * All or nothing: unmap what this call wrote, [va0, va), as an unmap
-	 * would: each leaf's clear is synced, then invalidated (add_page),
-	 * and the invalidations are waited for before the error returns.
-	 */
-	if (va != va0) {
-		struct iopt_gather g;
-		struct pt_size item_sz = { .lg2 = pt->shift[D],
-					   .depth = (uint8_t)D };
-
-		iopt_gather_init(&g);
-		pt_unmap_algo(F, pt, va0, &item_sz, (va - va0) >> pt->shift[D],
-			      &g);
-		pt_tlb_sync(pt);
-	}
+	/* All or nothing: unmap what this call wrote, [va0, va). */
+	if (va != va0)
+		pt_map_undo(F, pt, va0, D, (va - va0) >> pt->shift[D]);
 	return ret;
 }
 
@@ -1190,8 +1227,18 @@ static void pt_free_children(const struct pt_fmt *F, struct iopt_pgtable *pt,
 				  &bytes);					\
 		if (ret)							\
 			return ret;						\
+		size_t done = 0;						\
+										\
 		plat_rcu_read_lock();						\
-		ret = pt_map_algo(fmtp, pt, va, pa, sz, count, prot);		\
+		if (sz->one_leaf)						\
+			done = pt_map_cached(fmtp, pt, va, pa, count, prot,	\
+					     &ret);				\
+		if (plat_unlikely(ret))						\
+			pt_map_undo(fmtp, pt, va, sz->depth, done);		\
+		else if (done < count)						\
+			ret = pt_map_algo(fmtp, pt, va + done * pgsize,		\
+					  pa + done * pgsize, sz, count - done,	\
+					  prot, va);				\
 		plat_rcu_read_unlock();						\
 		if (!ret && mapped)						\
 			*mapped = bytes;					\
