@@ -216,13 +216,19 @@ PT_ALGO uint64_t pt_lc_tag(const struct iopt_pgtable *pt, uint64_t va)
 	return va >> pt->leaf_tag_shift;
 }
 
+/* The unlink generation to fill the cache with after a walk. */
+PT_ALGO uint64_t pt_lc_gen(const struct iopt_pgtable *pt)
+{
+	/* Acquire: pairs with the release increment in pt_unlinked(). */
+	return plat_load_acq64(&pt->unlink_gen);
+}
+
 /* Returns the cached leaf table for va, or NULL and the generation to
  * fill with after a walk. */
 PT_ALGO void *pt_lc_lookup(const struct iopt_pgtable *pt, uint64_t va,
 			   uint64_t *gen)
 {
-	/* Acquire: pairs with the release increment in pt_unlinked(). */
-	uint64_t g = plat_load_acq64(&pt->unlink_gen);
+	uint64_t g = pt_lc_gen(pt);
 
 	*gen = g;
 	if (pt_lc.pt_id == pt->id && pt_lc.tag == pt_lc_tag(pt, va) &&
@@ -949,7 +955,15 @@ PT_ALGO int pt_map_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 		void *tbl = pt->top;
 		unsigned idx;
 		uint64_t pte, gen = 0;
-		void *leaf_tbl = pt_last(pt, D) ? pt_lc_lookup(pt, va, &gen) : NULL;
+		void *leaf_tbl = NULL;
+
+		/* Single pages: the caller has just missed the cache
+		 * (pt_map_cached()), and every later table of this call is
+		 * a new one; only the generation is needed, to fill it. */
+		if (pt_last(pt, D) && sz->one_leaf)
+			gen = pt_lc_gen(pt);
+		else if (pt_last(pt, D))
+			leaf_tbl = pt_lc_lookup(pt, va, &gen);
 
 		for (unsigned d = 0; d < D && !leaf_tbl; d++) {
 			idx = pt_index(pt, va, d);
