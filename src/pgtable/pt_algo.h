@@ -804,10 +804,21 @@ PT_ALGO unsigned pt_free_prefix(const struct pt_fmt *F, void *tbl,
 PT_ALGO void pt_store_linear(const struct pt_fmt *F, void *tbl, unsigned idx,
 			     unsigned k, uint64_t pte, uint64_t step)
 {
-	void *base = pt_entry(F, tbl, idx);
+	char *base = pt_entry(F, tbl, idx);
+	const size_t sz = (size_t)1 << F->entry_lg2;
+	size_t i = 0;
 
-	for (size_t i = 0; i < k; i++, pte += step)
-		pt_store_rlx(F, (char *)base + (i << F->entry_lg2), 0, pte);
+	/* Four a round: four independent stores, one add for the next. */
+	for (; i + 4 <= k; i += 4, pte += 4 * step) {
+		char *p = base + i * sz;
+
+		pt_store_rlx(F, p, 0, pte);
+		pt_store_rlx(F, p, 1, pte + step);
+		pt_store_rlx(F, p, 2, pte + 2 * step);
+		pt_store_rlx(F, p, 3, pte + 3 * step);
+	}
+	for (; i < k; i++, pte += step)
+		pt_store_rlx(F, base + i * sz, 0, pte);
 }
 
 /*
