@@ -1258,9 +1258,10 @@ static void pt_free_children(const struct pt_fmt *F, struct iopt_pgtable *pt,
 		if (sz->one_leaf)						\
 			done = pt_map_cached(fmtp, pt, va, pa, count, prot,	\
 					     &ret);				\
-		if (plat_unlikely(ret))						\
-			pt_map_undo(fmtp, pt, va, sz->depth, done);		\
-		else if (done < count)						\
+		if (plat_unlikely(ret)) {					\
+			if (done)						\
+				pt_map_undo(fmtp, pt, va, sz->depth, done);	\
+		} else if (done < count)					\
 			ret = pt_map_algo(fmtp, pt, va + done * pgsize,		\
 					  pa + done * pgsize, sz, count - done,	\
 					  prot, va);				\
