@@ -11,20 +11,21 @@
 #include "pt_internal.h"
 
 /*
- * Table pool of the default allocator (one per page table, ctx): tables
- * are carved from chunks that grow from 64 KiB to 2 MiB, and a freed
- * table goes on a free list of its size for the next allocation of that
- * size. 2 MiB chunks are 2 MiB aligned and advised for transparent huge
- * pages, so that a large table's walks miss the host TLB far less than
- * with tables scattered over 4 KiB host pages by the general allocator
- * (docs/pgtable.md, "Table memory"). Tables are returned to the pool only
- * by pt_table_free_now(), which runs after the RCU grace period for
- * every table a walker may have seen (pt_defer_free()), so a recycled
- * table is never one a walker still holds. The chunks are freed with the
- * page table (pt_pool_fini()).
+ * Table pool of the default allocator (one per page table, ctx). A small
+ * page table allocates each table from the heap, as a general allocator
+ * would; from the PT_POOL_HEAP_TABLES-th table on, tables are carved from
+ * 2 MiB chunks, 2 MiB aligned and advised for transparent huge pages, so
+ * that walks over many tables miss the host TLB far less than with tables
+ * spread over 4 KiB host pages (docs/pgtable.md, "Table memory"). A freed
+ * table of either origin goes on a free list of its size for the next
+ * allocation of that size. Tables are returned to the pool only by
+ * pt_table_free_now(), which runs after the RCU grace period for every
+ * table a walker may have seen (pt_defer_free()), so a recycled table is
+ * never one a walker still holds. Everything is freed with the page table
+ * (pt_pool_destroy()).
  */
-#define PT_POOL_FIRST_LG2 16	/* first chunk: 64 KiB */
-#define PT_POOL_HUGE_LG2 21	/* chunks of 2 MiB: huge-page advised */
+#define PT_POOL_CHUNK_LG2 21	/* chunks of 2 MiB: huge-page advised */
+#define PT_POOL_HEAP_TABLES 256	/* tables from the heap before chunks */
 #define PT_POOL_MIN_LG2 3	/* pooled table sizes: 8 B ... */
 #define PT_POOL_MAX_LG2 16	/* ... 64 KiB; larger from the heap */
 
@@ -37,8 +38,12 @@ struct pt_pool {
 	struct plat_mutex lock;	/* everything below */
 	void *free[PT_POOL_MAX_LG2 + 1];	/* by size lg2; link in word 0 */
 	char *bump, *end;	/* unused part of the newest chunk */
-	unsigned next_lg2;	/* size of the next chunk */
 	struct pt_chunk *chunks;
+	unsigned nheap;		/* tables allocated from the heap */
+	struct {
+		void *p;
+		size_t size;
+	} heap[PT_POOL_HEAP_TABLES];
 };
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -62,7 +67,6 @@ struct pt_pool *pt_pool_create(void)
 		free(pool);
 		return NULL;
 	}
-	pool->next_lg2 = PT_POOL_FIRST_LG2;
 	return pool;
 }
 
@@ -74,9 +78,13 @@ void pt_pool_destroy(struct pt_pool *pool)
 		struct pt_chunk *c = pool->chunks;
 
 		pool->chunks = c->next;
-		PT_UNPOISON(c->mem, (size_t)1 << PT_POOL_HUGE_LG2);
+		PT_UNPOISON(c->mem, (size_t)1 << PT_POOL_CHUNK_LG2);
 		free(c->mem);
 		free(c);
+	}
+	for (unsigned i = 0; i < pool->nheap; i++) {
+		PT_UNPOISON(pool->heap[i].p, pool->heap[i].size);
+		free(pool->heap[i].p);
 	}
 	plat_mutex_destroy(&pool->lock);
 	free(pool);
@@ -94,10 +102,10 @@ static bool pt_pooled(size_t size)
 	       pt_lg2(size) <= PT_POOL_MAX_LG2;
 }
 
-/* Add a chunk of at least size bytes; pool->lock held. */
-static bool pt_pool_grow(struct pt_pool *pool, size_t size)
+/* Add a chunk; pool->lock held. */
+static bool pt_pool_grow(struct pt_pool *pool)
 {
-	size_t bytes = (size_t)1 << pool->next_lg2;
+	size_t bytes = (size_t)1 << PT_POOL_CHUNK_LG2;
 	struct pt_chunk *c = malloc(sizeof(*c));
 
 	if (!c)
@@ -107,17 +115,39 @@ static bool pt_pool_grow(struct pt_pool *pool, size_t size)
 		free(c);
 		return false;
 	}
-	if (pool->next_lg2 >= PT_POOL_HUGE_LG2)
-		(void)madvise(c->mem, bytes, MADV_HUGEPAGE);	/* advice only */
-	else
-		pool->next_lg2++;
+	(void)madvise(c->mem, bytes, MADV_HUGEPAGE);	/* advice only */
 	PT_POISON(c->mem, bytes);
 	c->next = pool->chunks;
 	pool->chunks = c;
 	pool->bump = c->mem;
 	pool->end = (char *)c->mem + bytes;
-	(void)size;	/* chunks are at least PT_POOL_MAX_LG2 */
 	return true;
+}
+
+/* A new table of size bytes (aligned to it); pool->lock held. */
+static void *pt_pool_new(struct pt_pool *pool, size_t size)
+{
+	if (pool->nheap < PT_POOL_HEAP_TABLES) {
+		void *p = aligned_alloc(size, size);
+
+		if (p) {
+			pool->heap[pool->nheap].p = p;
+			pool->heap[pool->nheap++].size = size;
+		}
+		return p;
+	}
+	/* Tables are aligned to their size (the descriptor's address field
+	 * drops the low bits); chunks to theirs. */
+	uintptr_t a = ((uintptr_t)pool->bump + size - 1) & ~(uintptr_t)(size - 1);
+
+	if (!pool->bump || a + size > (uintptr_t)pool->end) {
+		if (!pt_pool_grow(pool))
+			return NULL;
+		a = (uintptr_t)pool->bump;
+	}
+	pool->bump = (char *)a + size;
+	PT_UNPOISON((void *)a, size);
+	return (void *)a;
 }
 
 static void *pt_pool_alloc(struct pt_pool *pool, size_t size)
@@ -131,23 +161,11 @@ static void *pt_pool_alloc(struct pt_pool *pool, size_t size)
 		PT_UNPOISON(p, size);
 		pool->free[lg2] = *(void **)p;
 	} else {
-		/* Tables are aligned to their size (the descriptor's address
-		 * field drops the low bits); chunks to theirs. */
-		uintptr_t a = ((uintptr_t)pool->bump + size - 1) & ~(uintptr_t)(size - 1);
-
-		if (!pool->bump || a + size > (uintptr_t)pool->end) {
-			if (!pt_pool_grow(pool, size)) {
-				plat_mutex_unlock(&pool->lock);
-				return NULL;
-			}
-			a = (uintptr_t)pool->bump;
-		}
-		p = (void *)a;
-		pool->bump = (char *)a + size;
-		PT_UNPOISON(p, size);
+		p = pt_pool_new(pool, size);
 	}
 	plat_mutex_unlock(&pool->lock);
-	memset(p, 0, size);
+	if (p)
+		memset(p, 0, size);
 	return p;
 }
 
