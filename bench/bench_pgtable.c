@@ -8,8 +8,8 @@
  * do. --pattern random gives every call its own chunk, scattered over
  * 1 TiB (or the whole input range if smaller). One warm-up run builds the
  * tables; the measured runs reuse the same addresses, so the figures are
- * the steady state (no table allocation). TLB callbacks are no-ops, as in
- * the kernel measurements the README compares against.
+ * the steady state (no table allocation). TLB callbacks are no-ops, so
+ * the figures are the page table's own cost.
  *
  * Figures: map_ns and unmap_ns are the median over runs of the mean over
  * threads of (thread's phase time / its pages); ops_per_sec is the median

@@ -291,6 +291,48 @@ static void test_52bit_output(void **state)
 	tmem_destroy(&m);
 }
 
+/*
+ * One call maps several pages whose output addresses cross 2^48 with a
+ * 52-bit OA: PA[51:48] live in descriptor bits 15:12 (Arm ARM D8.3, "Translation table descriptor formats"), so
+ * the page after the crossing is not the previous descriptor plus the page
+ * size. Each page must translate, by the reference walk, to its own
+ * address, and its descriptor must hold PA[47:16] in bits 47:16 and
+ * PA[51:48] in bits 15:12.
+ */
+static void test_52bit_output_run_crosses_2p48(void **state)
+{
+	struct tmem m;
+	struct iopt_cfg cfg = {
+		.fmt = IOPT_ARM_64_LPAE_S1, .granule = 65536, .ias = 48,
+		.oas = 52, .coherent_walk = true, .mem = &tmem_ops, .mem_ctx = &m,
+	};
+	struct iopt_pgtable *pt;
+	struct iopt_info i;
+	struct ref_walk w;
+	const uint64_t pa = (1ull << 48) - 2 * 0x10000;
+	const uint64_t va = 0x40000000;
+
+	(void)state;
+	tmem_init(&m, 0x1000000, 16u << 20);
+	assert_int_equal(iopt_alloc(&cfg, &pt), 0);
+	iopt_get_info(pt, &i);
+	assert_int_equal(iopt_map_pages(pt, va, pa, 0x10000, 4,
+					IOPT_READ | IOPT_WRITE, NULL), 0);
+	for (unsigned k = 0; k < 4; k++) {
+		uint64_t want = pa + k * 0x10000ull;
+
+		ref_walk(&i, 0, tmem_host_p2v, &m, va + k * 0x10000ull + 8, &w);
+		assert_true(w.mapped);
+		assert_int_equal(w.level, 3);
+		assert_int_equal(w.oa, want + 8);
+		assert_int_equal(f(w.desc, 47, 16), f(want, 47, 16));
+		assert_int_equal(f(w.desc, 15, 12), f(want, 51, 48));
+	}
+	iopt_free(pt);
+	assert_int_equal(m.live, 0);
+	tmem_destroy(&m);
+}
+
 /* ---- reserved bits of every register value ------------------------------ */
 
 /*
@@ -488,6 +530,7 @@ int main(void)
 		cmocka_unit_test(test_32bit_regs),
 		cmocka_unit_test(test_descriptor_bits),
 		cmocka_unit_test(test_52bit_output),
+		cmocka_unit_test(test_52bit_output_run_crosses_2p48),
 		cmocka_unit_test(test_reserved_bits),
 		cmocka_unit_test(test_table_addresses_fit_oas),
 	};

@@ -178,6 +178,19 @@ static uint64_t lpae_make_leaf(const struct iopt_pgtable *pt, uint64_t pa,
 	       (run ? LPAE_CONT : 0);
 }
 
+/*
+ * Without a 52-bit OA the address field is bits 47:g of the descriptor
+ * holding PA[47:g] in place (Arm ARM D8.3, "Translation table descriptor
+ * formats"), and pa <= oa_last < 2^48, so adding k * item to a page
+ * descriptor adds it to the address and carries into nothing else. With
+ * a 52-bit OA, PA[51:48] sit in bits 15:12: not linear.
+ */
+static bool lpae_leaf_linear(const struct iopt_pgtable *pt, bool run)
+{
+	(void)run;	/* each item of a run holds its own address */
+	return !lpae_oa52(pt);
+}
+
 static uint64_t lpae_relevel_leaf(const struct iopt_pgtable *pt, uint64_t pte,
 				  unsigned from_lvl, unsigned to_lvl,
 				  uint64_t pa)
@@ -272,6 +285,7 @@ static const struct pt_fmt lpae_fmt = {
 	.table_pa = lpae_table_pa,
 	.make_table = lpae_make_table,
 	.make_leaf = lpae_make_leaf,
+	.leaf_linear = lpae_leaf_linear,
 	.relevel_leaf = lpae_relevel_leaf,
 	.leaf_oa = lpae_leaf_oa,
 	.leaf_prot = lpae_leaf_prot,

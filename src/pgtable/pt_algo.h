@@ -216,13 +216,19 @@ PT_ALGO uint64_t pt_lc_tag(const struct iopt_pgtable *pt, uint64_t va)
 	return va >> pt->leaf_tag_shift;
 }
 
+/* The unlink generation to fill the cache with after a walk. */
+PT_ALGO uint64_t pt_lc_gen(const struct iopt_pgtable *pt)
+{
+	/* Acquire: pairs with the release increment in pt_unlinked(). */
+	return plat_load_acq64(&pt->unlink_gen);
+}
+
 /* Returns the cached leaf table for va, or NULL and the generation to
  * fill with after a walk. */
 PT_ALGO void *pt_lc_lookup(const struct iopt_pgtable *pt, uint64_t va,
 			   uint64_t *gen)
 {
-	/* Acquire: pairs with the release increment in pt_unlinked(). */
-	uint64_t g = plat_load_acq64(&pt->unlink_gen);
+	uint64_t g = pt_lc_gen(pt);
 
 	*gen = g;
 	if (pt_lc.pt_id == pt->id && pt_lc.tag == pt_lc_tag(pt, va) &&
@@ -767,6 +773,77 @@ PT_COLD int pt_write_upper_leaf(const struct pt_fmt *F, struct iopt_pgtable *pt,
 }
 
 /*
+ * Number of empty items at the start of tbl[idx, idx + n) (last level):
+ * eight at a time (one cache line of 64-bit entries) while all are empty.
+ */
+PT_ALGO unsigned pt_free_prefix(const struct pt_fmt *F, void *tbl,
+				unsigned idx, unsigned n)
+{
+	void *base = pt_entry(F, tbl, idx);
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		uint64_t any = pt_load_rlx(F, base, (unsigned)i) |
+			       pt_load_rlx(F, base, (unsigned)i + 1) |
+			       pt_load_rlx(F, base, (unsigned)i + 2) |
+			       pt_load_rlx(F, base, (unsigned)i + 3) |
+			       pt_load_rlx(F, base, (unsigned)i + 4) |
+			       pt_load_rlx(F, base, (unsigned)i + 5) |
+			       pt_load_rlx(F, base, (unsigned)i + 6) |
+			       pt_load_rlx(F, base, (unsigned)i + 7);
+
+		if (any)
+			break;
+	}
+	for (; i < n && !pt_load_rlx(F, base, (unsigned)i); i++)
+		;
+	return (unsigned)i;
+}
+
+/* Write k leaves from tbl[idx]: pte, pte + step, ... (pt_fmt.leaf_linear). */
+PT_ALGO void pt_store_linear(const struct pt_fmt *F, void *tbl, unsigned idx,
+			     unsigned k, uint64_t pte, uint64_t step)
+{
+	char *base = pt_entry(F, tbl, idx);
+	const size_t sz = (size_t)1 << F->entry_lg2;
+	size_t i = 0;
+
+	/* Four a round: four independent stores, one add for the next. */
+	for (; i + 4 <= k; i += 4, pte += 4 * step) {
+		char *p = base + i * sz;
+
+		pt_store_rlx(F, p, 0, pte);
+		pt_store_rlx(F, p, 1, pte + step);
+		pt_store_rlx(F, p, 2, pte + 2 * step);
+		pt_store_rlx(F, p, 3, pte + 3 * step);
+	}
+	for (; i < k; i++, pte += step)
+		pt_store_rlx(F, base + i * sz, 0, pte);
+}
+
+/*
+ * Item 2, the tight loop for many last-level items: find how many are
+ * free, then write them with one encoded leaf stepped by the item size
+ * (pt_fmt.leaf_linear). Stopping at the first occupied item is what the
+ * per-item loop of pt_write_leaves() does too. Out of line, so that the
+ * single-page path keeps its short code; the call is paid once per run.
+ */
+static __attribute__((noinline)) unsigned
+pt_write_linear(const struct pt_fmt *F, struct iopt_pgtable *pt, void *tbl,
+		unsigned idx, unsigned n, uint64_t *pa, unsigned lvl,
+		uint64_t item, unsigned prot, bool run, int *ret)
+{
+	unsigned k = pt_free_prefix(F, tbl, idx, n);
+	uint64_t pte = F->make_leaf(pt, *pa, lvl, prot, run);
+
+	pt_store_linear(F, tbl, idx, k, pte, item);
+	*pa += (uint64_t)k * item;
+	if (k < n)
+		*ret = -EEXIST;
+	return k;
+}
+
+/*
  * Write n items of leaves from tbl[idx] (depth D) for *pa on, advancing
  * *pa past what was written. Returns the number written: n, or fewer when
  * an item was occupied (-EEXIST) or, above the last level, an empty table
@@ -781,16 +858,22 @@ PT_ALGO unsigned pt_write_leaves(const struct pt_fmt *F, struct iopt_pgtable *pt
 	const uint64_t item = 1ull << pt->shift[D];
 	unsigned i = 0;
 
+	if (n >= 8 && pt_last(pt, D) && F->leaf_linear(pt, run))
+		return pt_write_linear(F, pt, tbl, idx, n, pa, lvl, item, prot, run,
+				       ret);
 	if (pt_last(pt, D)) {
 		/* Item 2: plain stores, nothing here can be a table. */
-		for (; i < n; i++, *pa += item) {
+		uint64_t a = *pa;
+
+		for (; i < n; i++, a += item) {
 			if (pt_load_rlx(F, tbl, idx + i)) {
 				*ret = -EEXIST;
 				break;
 			}
 			pt_store_rlx(F, tbl, idx + i,
-				     F->make_leaf(pt, *pa, lvl, prot, run));
+				     F->make_leaf(pt, a, lvl, prot, run));
 		}
+		*pa = a;
 		return i;
 	}
 	for (; i < n; i++, *pa += item) {
@@ -820,16 +903,62 @@ PT_COLD bool pt_run_free(const struct pt_fmt *F, struct iopt_pgtable *pt,
 	return true;
 }
 
+/*
+ * A map failed: unmap the items it wrote, [va0, va0 + items * item) at
+ * depth D, as an unmap would: each leaf's clear is synced, then
+ * invalidated (add_page), and the invalidations are waited for before the
+ * error returns.
+ */
+PT_COLD void pt_map_undo(const struct pt_fmt *F, struct iopt_pgtable *pt,
+			 uint64_t va0, unsigned D, uint64_t items)
+{
+	struct iopt_gather g;
+	struct pt_size item_sz = { .lg2 = pt->shift[D], .depth = (uint8_t)D };
+
+	iopt_gather_init(&g);
+	pt_unmap_algo(F, pt, va0, &item_sz, items, &g);
+	pt_tlb_sync(pt);
+}
+
+/*
+ * Item 7 for map, the common case: write count single last-level pages
+ * for va on (pa on) into this thread's cached leaf table, up to its end.
+ * Returns the number written: 0 on a cache miss, fewer than count at the
+ * table's end (the caller walks for the rest) or at an occupied item
+ * (*ret = -EEXIST; the caller undoes what was written).
+ */
+PT_ALGO size_t pt_map_cached(const struct pt_fmt *F, struct iopt_pgtable *pt,
+			     uint64_t va, uint64_t pa, size_t count,
+			     unsigned prot, int *ret)
+{
+	const unsigned D = pt->levels - 1;
+	uint64_t gen;
+	void *tbl = pt_lc_lookup(pt, va, &gen);
+
+	if (!tbl)
+		return 0;
+	unsigned idx = pt_index(pt, va, D);
+	uint64_t room = (uint64_t)pt->idx_mask[D] + 1 - idx;
+	unsigned n = (unsigned)(count < room ? count : room);
+	unsigned done = pt_write_leaves(F, pt, tbl, idx, n, D, &pa, va, prot,
+					false, ret);
+
+	pt_sync_entries(F, pt, tbl, idx, done);
+	return done;
+}
+
+/* Map count pages of size sz for va on; on failure unmap [va0, va'),
+ * where va' is how far this call got (va0 <= va: the caller's own part
+ * already written from va0). */
 PT_ALGO int pt_map_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 			uint64_t va, uint64_t pa, const struct pt_size *sz,
-			size_t count, unsigned prot)
+			size_t count, unsigned prot, uint64_t va0)
 {
 	const unsigned D = sz->depth;
 	const unsigned run_lg2 = sz->run_lg2;
 	const bool run = run_lg2 != 0;
 	const uint64_t item = 1ull << pt->shift[D];
 	const uint64_t entries = 1ull << pt->bits[D];
-	const uint64_t va0 = va;
 	uint64_t left = (uint64_t)count << run_lg2;	/* items to map */
 	int ret = 0;
 
@@ -837,7 +966,15 @@ PT_ALGO int pt_map_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 		void *tbl = pt->top;
 		unsigned idx;
 		uint64_t pte, gen = 0;
-		void *leaf_tbl = pt_last(pt, D) ? pt_lc_lookup(pt, va, &gen) : NULL;
+		void *leaf_tbl = NULL;
+
+		/* Single pages: the caller has just missed the cache
+		 * (pt_map_cached()), and every later table of this call is
+		 * a new one; only the generation is needed, to fill it. */
+		if (pt_last(pt, D) && sz->one_leaf)
+			gen = pt_lc_gen(pt);
+		else if (pt_last(pt, D))
+			leaf_tbl = pt_lc_lookup(pt, va, &gen);
 
 		for (unsigned d = 0; d < D && !leaf_tbl; d++) {
 			idx = pt_index(pt, va, d);
@@ -882,21 +1019,9 @@ PT_ALGO int pt_map_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 	return 0;
 
 undo:
-	/*
-	 * All or nothing: unmap what this call wrote, [va0, va), as an unmap
-	 * would: each leaf's clear is synced, then invalidated (add_page),
-	 * and the invalidations are waited for before the error returns.
-	 */
-	if (va != va0) {
-		struct iopt_gather g;
-		struct pt_size item_sz = { .lg2 = pt->shift[D],
-					   .depth = (uint8_t)D };
-
-		iopt_gather_init(&g);
-		pt_unmap_algo(F, pt, va0, &item_sz, (va - va0) >> pt->shift[D],
-			      &g);
-		pt_tlb_sync(pt);
-	}
+	/* All or nothing: unmap what this call wrote, [va0, va). */
+	if (va != va0)
+		pt_map_undo(F, pt, va0, D, (va - va0) >> pt->shift[D]);
 	return ret;
 }
 
@@ -1127,8 +1252,19 @@ static void pt_free_children(const struct pt_fmt *F, struct iopt_pgtable *pt,
 				  &bytes);					\
 		if (ret)							\
 			return ret;						\
+		size_t done = 0;						\
+										\
 		plat_rcu_read_lock();						\
-		ret = pt_map_algo(fmtp, pt, va, pa, sz, count, prot);		\
+		if (sz->one_leaf)						\
+			done = pt_map_cached(fmtp, pt, va, pa, count, prot,	\
+					     &ret);				\
+		if (plat_unlikely(ret)) {					\
+			if (done)						\
+				pt_map_undo(fmtp, pt, va, sz->depth, done);	\
+		} else if (done < count)					\
+			ret = pt_map_algo(fmtp, pt, va + done * pgsize,		\
+					  pa + done * pgsize, sz, count - done,	\
+					  prot, va);				\
 		plat_rcu_read_unlock();						\
 		if (!ret && mapped)						\
 			*mapped = bytes;					\

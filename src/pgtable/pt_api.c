@@ -216,8 +216,13 @@ int iopt_alloc(const struct iopt_cfg *cfg, struct iopt_pgtable **out)
 		pt->cfg.mem = iopt_physmem_mem_ops();
 		pt->cfg.mem_ctx = pt->own_mem;
 	} else if (!pt->cfg.mem) {
+		pt->own_pool = pt_pool_create();
+		if (!pt->own_pool) {
+			ret = -ENOMEM;
+			goto fail;
+		}
 		pt->cfg.mem = &pt_default_mem;
-		pt->cfg.mem_ctx = NULL;
+		pt->cfg.mem_ctx = pt->own_pool;
 		pt->identity = true;
 	}
 	ret = cfg->fmt == IOPT_ARM_V7S ? pt_v7s_setup(pt) : pt_lpae_setup(pt);
@@ -271,6 +276,7 @@ int iopt_alloc(const struct iopt_cfg *cfg, struct iopt_pgtable **out)
 	return 0;
 fail:
 	iopt_physmem_destroy(pt->own_mem);
+	pt_pool_destroy(pt->own_pool);
 	free(pt);
 	return ret;
 }
@@ -287,5 +293,6 @@ void iopt_free(struct iopt_pgtable *pt)
 	pt_table_free_now(pt, pt->top, pt->top_pa, 0);
 	plat_mutex_destroy(&pt->split_lock);
 	iopt_physmem_destroy(pt->own_mem);
+	pt_pool_destroy(pt->own_pool);
 	free(pt);
 }

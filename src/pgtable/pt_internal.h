@@ -74,6 +74,13 @@ struct pt_fmt {
 	/* Leaf for the item whose output address is item_pa. */
 	uint64_t (*make_leaf)(const struct iopt_pgtable *pt, uint64_t item_pa,
 			      unsigned lvl, unsigned prot, bool run);
+	/* make_leaf() at the last level is linear in item_pa for this
+	 * table: the leaf for item_pa + k * item equals the leaf for item_pa
+	 * plus k * item, as an integer, for every k whose address the table
+	 * accepts (the output-address field holds the address unshifted and
+	 * nothing else depends on it), so a run of leaves is written by
+	 * adding the item size. */
+	bool (*leaf_linear)(const struct iopt_pgtable *pt, bool run);
 	/* The same attributes as leaf pte at from_lvl, as a single (non-run)
 	 * item at to_lvl with output address item_pa. */
 	uint64_t (*relevel_leaf)(const struct iopt_pgtable *pt, uint64_t pte,
@@ -146,6 +153,7 @@ struct iopt_pgtable {
 	uint64_t top_pa;
 	bool identity;			/* default allocator: pa == va */
 	struct iopt_physmem *own_mem;	/* default v7s table memory */
+	struct pt_pool *own_pool;	/* default LPAE table memory */
 
 	struct plat_ticketlock lock;	/* serialised mode only */
 	struct plat_mutex split_lock;	/* breaking runs only */
@@ -224,5 +232,9 @@ int pt_v7s_setup(struct iopt_pgtable *pt);
 void pt_v7s_regs(struct iopt_pgtable *pt);
 
 extern const struct iopt_mem_ops pt_default_mem;
+/* The default allocator's per-table pool (its ctx), pt_mem.c. */
+struct pt_pool;
+struct pt_pool *pt_pool_create(void);
+void pt_pool_destroy(struct pt_pool *pool);
 
 #endif /* IOPT_PT_INTERNAL_H */

@@ -193,6 +193,18 @@ static uint64_t v7s_make_leaf(const struct iopt_pgtable *pt, uint64_t pa,
 	return v7s_encode(pt, attrs, lvl, run, pa);
 }
 
+/*
+ * A small page holds PA[31:12] in bits 31:12 (Arm ARM (ARMv7-A/R)
+ * B3.5.1, "Short-descriptor translation table format descriptors") and
+ * pa fits in 32 bits, so consecutive small pages differ by
+ * the page size. A large page holds its base in every item, and the MTK
+ * extension encodes PA[33:32] in low bits: neither is linear.
+ */
+static bool v7s_leaf_linear(const struct iopt_pgtable *pt, bool run)
+{
+	return !run && !v7s_mtk(pt);
+}
+
 static uint64_t v7s_relevel_leaf(const struct iopt_pgtable *pt, uint64_t pte,
 				 unsigned from_lvl, unsigned to_lvl,
 				 uint64_t pa)
@@ -261,6 +273,7 @@ static const struct pt_fmt v7s_fmt = {
 	.table_pa = v7s_table_pa,
 	.make_table = v7s_make_table,
 	.make_leaf = v7s_make_leaf,
+	.leaf_linear = v7s_leaf_linear,
 	.relevel_leaf = v7s_relevel_leaf,
 	.leaf_oa = v7s_leaf_oa,
 	.leaf_prot = v7s_leaf_prot,
