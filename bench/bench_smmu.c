@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * iopt-bench smmu: the SMMUv3 model's own speed (host ns) and its modelled
- * latency (cycles).
+ * iopt-bench smmu [--version 2]: the SMMUv3 (default) or SMMUv2 model's own
+ * speed (host ns) and its modelled latency (cycles).
  *
  * translate_hit     one mapped page translated again and again (TLB hit)
  * translate_walk    the same with the TLB off: a full 4-level stage 1 walk
@@ -9,6 +9,10 @@
  * cmdq              TLBI_NH_VA + CMD_SYNC pairs: commands per simulated us
  *                   (1 cycle = 1 ns)
  * mutex_pair        host ns of an uncontended pthread mutex lock+unlock
+ * tlbsync (v2)      N threads each doing TLBIVA + TLBSYNC + poll TLBSTATUS
+ *                   on one context bank through the free-running adapter
+ *                   (1 cycle = 1 ns), with and without a sync lock: syncs
+ *                   per second, worst wait (cycles, host ns), timeouts
  */
 #define _GNU_SOURCE
 #include <getopt.h>
@@ -16,9 +20,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <iopgtable/physmem.h>
 #include <iopgtable/smmu.h>
+#include <iopgtable/smmuv2.h>
 
 #include "bench.h"
 
@@ -90,8 +96,39 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* What run_xlate() needs of a model: translate at a cycle (giving the
+ * ready cycle), and its counters. */
+struct xstats {
+	uint64_t tlb_hits, tlb_misses, walk_cache_hits, walk_cache_misses;
+	uint64_t walks, fetches;
+};
+struct xmodel {
+	void *m;
+	uint64_t (*xlate)(void *m, uint64_t va, uint64_t cycle);
+	void (*stats)(void *m, struct xstats *st);
+	uint64_t *cycle;
+};
+
+static uint64_t v3_xlate(void *m, uint64_t va, uint64_t cycle)
+{
+	struct iopt_smmu_txn t = { .sid = 0, .addr = va, .priv = true };
+	struct iopt_smmu_resp resp;
+
+	iopt_smmu_translate(m, &t, cycle, &resp);
+	return resp.ready;
+}
+
+static void v3_stats(void *m, struct xstats *x)
+{
+	struct iopt_smmu_stats st;
+
+	iopt_smmu_get_stats(m, &st);
+	*x = (struct xstats){ st.tlb_hits, st.tlb_misses, st.walk_cache_hits,
+			      st.walk_cache_misses, st.walks, st.fetches };
+}
+
 /* Translate n addresses from va_of(i); report host ns and cycles. */
-static void run_xlate(const char *name, struct rig *r, long n,
+static void run_xlate(const char *name, struct xmodel *r, long n,
 		      uint64_t (*va_of)(long i, void *arg), void *arg,
 		      double mutex_ns)
 {
@@ -99,7 +136,7 @@ static void run_xlate(const char *name, struct rig *r, long n,
 
 	/* Touch the latency array first: its page faults are not the model's. */
 	memset(lat, 0, sizeof(uint64_t) * (size_t)n);
-	struct iopt_smmu_stats st0, st1;
+	struct xstats st0, st1;
 	double sum = 0;
 
 	/* Host time per translation: the median of REPS equal chunks, the
@@ -107,26 +144,23 @@ static void run_xlate(const char *name, struct rig *r, long n,
 	double chunk_ns[REPS];
 	long i = 0;
 
-	iopt_smmu_get_stats(r->s, &st0);
+	r->stats(r->m, &st0);
 	for (int k = 0; k < REPS; k++) {
 		long end = n * (k + 1) / REPS, start = i;
 		uint64_t t0 = bench_now_ns();
 
 		for (; i < end; i++) {
-			struct iopt_smmu_txn t = { .sid = 0, .addr = va_of(i, arg),
-						   .priv = true };
-			struct iopt_smmu_resp resp;
+			uint64_t ready = r->xlate(r->m, va_of(i, arg), *r->cycle);
 
-			iopt_smmu_translate(r->s, &t, r->cycle, &resp);
-			lat[i] = resp.ready - r->cycle;
+			lat[i] = ready - *r->cycle;
 			sum += (double)lat[i];
-			r->cycle = resp.ready;
+			*r->cycle = ready;
 		}
 		chunk_ns[k] = (double)(bench_now_ns() - t0) / (double)(end - start);
 	}
 	double host = bench_median(chunk_ns, REPS);
 
-	iopt_smmu_get_stats(r->s, &st1);
+	r->stats(r->m, &st1);
 	qsort(lat, (size_t)n, sizeof(uint64_t), cmp_u64);
 	uint64_t hits = st1.tlb_hits - st0.tlb_hits, miss = st1.tlb_misses - st0.tlb_misses;
 	double hit_rate = hits + miss ? (double)hits / (double)(hits + miss) : 0;
@@ -269,15 +303,261 @@ static void case_cmdq(void)
 	rig_fini(&r);
 }
 
+/* ---- SMMUv2 --------------------------------------------------------------- */
+
+/* Register offsets (reference facts, as in tests/test_smmuv2.c). */
+#define V2_SCR0		0x000
+#define V2_SMR0		0x800
+#define V2_S2CR0	0xc00
+#define V2_CBAR0	0x1000
+#define V2_CBA2R0	0x1800
+#define V2_CB_SCTLR	0x00
+#define V2_CB_TCR2	0x10
+#define V2_CB_TTBR0	0x20
+#define V2_CB_TCR	0x30
+#define V2_CB_MAIR0	0x38
+#define V2_CB_TLBIVA	0x600
+#define V2_CB_TLBSYNC	0x7f0
+#define V2_CB_TLBSTATUS	0x7f4
+
+struct rig2 {
+	struct iopt_physmem *pm;
+	struct iopt_smmuv2 *s;
+	struct iopt_pgtable *pt;
+	uint64_t cb0;		/* context bank 0's page */
+	uint64_t cycle;
+};
+
+/* The "mmu-500" preset, StreamID 0 -> bank 0, AArch64 stage 1 over a
+ * 48-bit table with ASID 1. */
+static void rig2_init(struct rig2 *r, bool tlb, bool walk_cache, bool shared)
+{
+	struct iopt_smmuv2_params p;
+	struct iopt_smmu_mem mem;
+	struct iopt_info info;
+
+	iopt_smmuv2_preset("mmu-500", &p);
+	p.tlb.enable = tlb;
+	p.walk.enable = walk_cache;
+	p.shared_clock = shared;
+	iopt_physmem_create(MEM_BASE, 256u << 20, &r->pm);
+	iopt_smmu_physmem(r->pm, 100, &mem);	/* 100-cycle memory */
+	iopt_smmuv2_create(&p, &mem, NULL, NULL, &r->s);
+	struct iopt_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
+			       .ias = 48, .oas = 48, .coherent_walk = true,
+			       .mem = iopt_physmem_mem_ops(), .mem_ctx = r->pm };
+	iopt_alloc(&pc, &r->pt);
+	iopt_get_info(r->pt, &info);
+	r->cb0 = (1ull << (p.numpagendxb + 1)) << 12;
+	iopt_smmuv2_mmio_write(r->s, V2_S2CR0, 4, 0, 0);
+	iopt_smmuv2_mmio_write(r->s, V2_SMR0, 4, 1u << 31, 0);
+	iopt_smmuv2_mmio_write(r->s, V2_CBAR0, 4, 1u << 16 | 1, 0);
+	iopt_smmuv2_mmio_write(r->s, V2_CBA2R0, 4, 1, 0);
+	iopt_smmuv2_mmio_write(r->s, r->cb0 + V2_CB_TCR, 4, 16 | 1u << 23, 0);
+	iopt_smmuv2_mmio_write(r->s, r->cb0 + V2_CB_TCR2, 4, 5, 0);
+	iopt_smmuv2_mmio_write(r->s, r->cb0 + V2_CB_TTBR0, 8,
+			       info.regs.ttbr | 1ull << 48, 0);
+	iopt_smmuv2_mmio_write(r->s, r->cb0 + V2_CB_MAIR0, 4,
+			       (uint32_t)info.regs.mair, 0);
+	iopt_smmuv2_mmio_write(r->s, r->cb0 + V2_CB_SCTLR, 4, 1, 0);
+	iopt_smmuv2_mmio_write(r->s, V2_SCR0, 4, 1u << 10, 0);	/* USFCFG */
+	r->cycle = 0;
+}
+
+static void rig2_fini(struct rig2 *r)
+{
+	iopt_free(r->pt);
+	iopt_smmuv2_destroy(r->s);
+	iopt_physmem_destroy(r->pm);
+}
+
+static uint64_t v2_xlate(void *m, uint64_t va, uint64_t cycle)
+{
+	struct iopt_smmuv2_txn t = { .sid = 0, .addr = va, .priv = true };
+	struct iopt_smmuv2_resp resp;
+
+	iopt_smmuv2_translate(m, &t, cycle, &resp);
+	return resp.ready;
+}
+
+static void v2_stats(void *m, struct xstats *x)
+{
+	struct iopt_smmuv2_stats st;
+
+	iopt_smmuv2_get_stats(m, &st);
+	*x = (struct xstats){ st.tlb_hits, st.tlb_misses, st.walk_cache_hits,
+			      st.walk_cache_misses, st.walks, st.fetches };
+}
+
+/* tlbsync: each thread loops TLBIVA + TLBSYNC + poll TLBSTATUS, polling
+ * as the Linux driver does (10 reads, then a sleep doubling from 1 us),
+ * but giving up after 1 ms instead of 1 s (a timeout). */
+#define SYNC_TIMEOUT_NS 1000000ull
+
+struct tsync {
+	struct rig2 *r;
+	struct iopt_smmuv2_runner *run;
+	pthread_mutex_t *lock;		/* NULL: no sync lock */
+	uint64_t stop;			/* set by the main thread */
+	uint64_t syncs, timeouts, worst_cycles, worst_ns;
+	unsigned id;
+};
+
+static void *tsync_main(void *arg)
+{
+	struct tsync *t = arg;
+	struct rig2 *r = t->r;
+	uint64_t page = t->id;
+
+	bench_pin(t->id);
+	while (!__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE)) {
+		if (t->lock)
+			pthread_mutex_lock(t->lock);
+		uint64_t c0 = iopt_smmuv2_runner_now(t->run), h0 = bench_now_ns();
+		uint64_t v = 1, c = c0, h = h0;
+
+		iopt_smmuv2_mmio_write(r->s, r->cb0 + V2_CB_TLBIVA, 8,
+				       page | 1ull << 48, c0);
+		iopt_smmuv2_mmio_write(r->s, r->cb0 + V2_CB_TLBSYNC, 4, 0,
+				       iopt_smmuv2_runner_now(t->run));
+		for (uint64_t delay = 1000; v & 1; delay *= 2) {
+			for (int k = 0; k < 10 && (v & 1); k++) {
+				c = iopt_smmuv2_runner_now(t->run);
+				iopt_smmuv2_mmio_read(r->s, r->cb0 + V2_CB_TLBSTATUS, 4,
+						      &v, c);
+			}
+			h = bench_now_ns();
+			if (!(v & 1) || h - h0 > SYNC_TIMEOUT_NS)
+				break;
+			struct timespec ts = { 0, (long)delay };
+
+			nanosleep(&ts, NULL);
+		}
+		if (t->lock)
+			pthread_mutex_unlock(t->lock);
+		if (v & 1) {
+			t->timeouts++;
+		} else {
+			t->syncs++;
+			if (c - c0 > t->worst_cycles)
+				t->worst_cycles = c - c0;
+			if (h - h0 > t->worst_ns)
+				t->worst_ns = h - h0;
+		}
+		page = (page + 64) & 0xfffff;
+	}
+	return NULL;
+}
+
+static void case_tlbsync(unsigned nthreads, bool locked, double seconds)
+{
+	struct rig2 r;
+	struct iopt_smmuv2_runner *run;
+	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	struct tsync *t = calloc(nthreads, sizeof(*t));
+	pthread_t *th = calloc(nthreads, sizeof(*th));
+
+	rig2_init(&r, true, true, false);
+	if (!t || !th || iopt_smmuv2_runner_start(r.s, 1.0, &run)) {
+		fprintf(stderr, "tlbsync: cannot start\n");
+		exit(1);
+	}
+	for (unsigned i = 0; i < nthreads; i++) {
+		t[i] = (struct tsync){ .r = &r, .run = run,
+				       .lock = locked ? &lock : NULL, .id = i };
+		pthread_create(&th[i], NULL, tsync_main, &t[i]);
+	}
+	uint64_t t0 = bench_now_ns();
+	struct timespec ts = { (time_t)seconds,
+			       (long)((seconds - (double)(time_t)seconds) * 1e9) };
+
+	nanosleep(&ts, NULL);
+	for (unsigned i = 0; i < nthreads; i++)
+		__atomic_store_n(&t[i].stop, 1, __ATOMIC_RELEASE);
+	uint64_t syncs = 0, timeouts = 0, wc = 0, wn = 0;
+
+	for (unsigned i = 0; i < nthreads; i++) {
+		pthread_join(th[i], NULL);
+		syncs += t[i].syncs;
+		timeouts += t[i].timeouts;
+		wc = t[i].worst_cycles > wc ? t[i].worst_cycles : wc;
+		wn = t[i].worst_ns > wn ? t[i].worst_ns : wn;
+	}
+	double el = (double)(bench_now_ns() - t0) / 1e9;
+	struct iopt_smmuv2_stats st;
+
+	iopt_smmuv2_get_stats(r.s, &st);
+	iopt_smmuv2_runner_stop(run);
+	if (json)
+		printf("{\"suite\":\"smmu\",\"version\":2,\"case\":\"tlbsync\","
+		       "\"threads\":%u,\"sync_lock\":%s,\"syncs_per_sec\":%.0f,"
+		       "\"worst_wait_cycles\":%llu,\"worst_wait_ns\":%llu,"
+		       "\"timeouts\":%llu,\"sync_restarts\":%llu}\n",
+		       nthreads, locked ? "true" : "false", (double)syncs / el,
+		       (unsigned long long)wc, (unsigned long long)wn,
+		       (unsigned long long)timeouts,
+		       (unsigned long long)st.sync_restarts);
+	else
+		printf("tlbsync %3u threads %-7s %9.0f syncs/s  worst wait %8llu cycles "
+		       "%9llu host ns  %llu timeouts (>1 ms)  %llu restarts\n",
+		       nthreads, locked ? "lock" : "no-lock", (double)syncs / el,
+		       (unsigned long long)wc, (unsigned long long)wn,
+		       (unsigned long long)timeouts,
+		       (unsigned long long)st.sync_restarts);
+	rig2_fini(&r);
+	free(t);
+	free(th);
+}
+
+static void bench_v2(double mutex_ns, uint64_t footprint, const unsigned *threads,
+		     unsigned nthreads)
+{
+	static const struct {
+		const char *name;
+		bool tlb, wc;
+		long n;
+	} one[] = {
+		{ "translate_hit", true, true, 2000000 },
+		{ "translate_walk", false, false, 500000 },
+		{ "translate_walk_wcache", false, true, 500000 },
+	};
+	struct rig2 r;
+
+	for (unsigned i = 0; i < sizeof(one) / sizeof(one[0]); i++) {
+		rig2_init(&r, one[i].tlb, one[i].wc, false);
+		iopt_map_pages(r.pt, 0x40000000, 0x7000000000ull, 4096, 1, IOPT_READ,
+			       NULL);
+		struct xmodel x = { r.s, v2_xlate, v2_stats, &r.cycle };
+
+		run_xlate(one[i].name, &x, one[i].n, same_va, NULL, mutex_ns);
+		rig2_fini(&r);
+	}
+	struct rnd x = { 0x9e3779b97f4a7c15ull, footprint / 4096 };
+
+	rig2_init(&r, true, true, false);
+	iopt_map_pages(r.pt, 0x100000000ull, 0x100000000ull, 4096, x.pages,
+		       IOPT_READ, NULL);
+	struct xmodel xm = { r.s, v2_xlate, v2_stats, &r.cycle };
+
+	run_xlate("translate_random", &xm, 500000, rnd_va, &x, mutex_ns);
+	rig2_fini(&r);
+	for (unsigned i = 0; i < nthreads; i++)
+		for (int locked = 0; locked < 2; locked++)
+			case_tlbsync(threads[i], locked, 0.3);
+}
+
 int bench_smmu_main(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "json", no_argument, 0, 'j' },
 		{ "footprint", required_argument, 0, 'f' },
+		{ "version", required_argument, 0, 'v' },
+		{ "threads", required_argument, 0, 't' },
 		{ 0, 0, 0, 0 },
 	};
 	uint64_t footprint = 64u << 20;
-	int c;
+	unsigned threads[16] = { 1, 2 }, nthreads = 2;
+	int c, version = 3;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -286,12 +566,34 @@ int bench_smmu_main(int argc, char **argv)
 		} else if (c == 'f') {
 			if (!bench_parse_size(optarg, &footprint) || footprint < 4096)
 				goto bad;
+		} else if (c == 'v') {
+			version = atoi(optarg);
+			if (version != 2 && version != 3)
+				goto bad;
+		} else if (c == 't') {
+			/* 1 and 2, then the list given: "4,8,16". */
+			char *save = NULL;
+
+			nthreads = 2;
+			for (char *tok = strtok_r(optarg, ",", &save); tok;
+			     tok = strtok_r(NULL, ",", &save)) {
+				int n = atoi(tok);
+
+				if (n < 1 || n > 1024 || nthreads == 16)
+					goto bad;
+				threads[nthreads++] = (unsigned)n;
+			}
 		} else {
 			goto bad;
 		}
 	}
 	double mutex_ns = case_mutex();
 	struct rig r;
+
+	if (version == 2) {
+		bench_v2(mutex_ns, footprint, threads, nthreads);
+		return 0;
+	}
 
 	/* One page: TLB hits; walks with neither cache; walks from the
 	 * cached last-level table. */
@@ -308,7 +610,9 @@ int bench_smmu_main(int argc, char **argv)
 		rig_init(&r, one[i].tlb, one[i].wc);
 		iopt_map_pages(r.pt, 0x40000000, 0x7000000000ull, 4096, 1, IOPT_READ,
 			       NULL);
-		run_xlate(one[i].name, &r, one[i].n, same_va, NULL, mutex_ns);
+		struct xmodel x = { r.s, v3_xlate, v3_stats, &r.cycle };
+
+		run_xlate(one[i].name, &x, one[i].n, same_va, NULL, mutex_ns);
 		rig_fini(&r);
 	}
 	/* Random pages over the footprint, with and without walk caches. */
@@ -318,13 +622,16 @@ int bench_smmu_main(int argc, char **argv)
 		rig_init(&r, true, wc);
 		iopt_map_pages(r.pt, 0x100000000ull, 0x100000000ull, 4096, x.pages,
 			       IOPT_READ, NULL);
-		run_xlate(wc ? "translate_random" : "translate_random_nowc", &r,
+		struct xmodel xm = { r.s, v3_xlate, v3_stats, &r.cycle };
+
+		run_xlate(wc ? "translate_random" : "translate_random_nowc", &xm,
 			  500000, rnd_va, &x, mutex_ns);
 		rig_fini(&r);
 	}
 	case_cmdq();
 	return 0;
 bad:
-	fprintf(stderr, "usage: iopt-bench smmu [--json] [--footprint BYTES]\n");
+	fprintf(stderr, "usage: iopt-bench smmu [--json] [--footprint BYTES] "
+		"[--version 2|3] [--threads N,N...]\n");
 	return 2;
 }

@@ -5,7 +5,7 @@
  * the TLB (tlb.c), the command queue (4) and the event queue (7), with a
  * deterministic timing model (docs/smmu_model.md).
  *
- * Time: s->now is the cycle up to which internal events (command
+ * Time: s->core.clk.now is the cycle up to which internal events (command
  * completions) have been performed. Every entry point first runs the model
  * up to its cycle. The command engine is sequential: command k completes
  * at max(its visibility, completion of k - 1) + its cost, so a CMD_SYNC
@@ -19,6 +19,8 @@
 #include <iopgtable/smmu.h>
 
 #include "../platform/platform.h"
+#include "common/model_core.h"
+#include "common/runner.h"
 #include "tlb.h"
 #include "walk.h"
 
@@ -102,11 +104,10 @@ struct cfg_entry {
 
 struct iopt_smmu {
 	struct iopt_smmu_params p;
-	struct iopt_smmu_mem mem;
-	void (*irq)(void *ctx, unsigned line, uint64_t cycle);
-	void *irq_ctx;
-	struct plat_mutex lock;
-	uint64_t now;
+	/* Memory, irq callback, lock, clock, slots, TLB and walk cache
+	 * (common/model_core.h, shared with the SMMUv2 model). */
+	struct smmu_core core;
+	bool locked;			/* core.lock initialised */
 
 	uint32_t idr[6];
 	uint32_t cr0, cr1, cr2, gbpa, irq_ctrl, gerror, gerrorn;
@@ -127,14 +128,7 @@ struct iopt_smmu {
 	 */
 	struct { uint32_t prod; uint64_t cycle; } vis[CMD_VIS_MARKS];
 	unsigned vis_head, vis_n;
-	unsigned runners;		/* free-running adapters attached */
-	uint64_t *slot_free, *walk_free;
-	unsigned next_slot, next_walk;
 
-	struct tlb tlb;
-	struct tlb wc;			/* walk cache */
-	uint16_t wc_vmid, wc_asid;	/* tags of the walk in progress */
-	struct smmu_walk_cache wc_ops;
 	struct cfg_entry *cfg;
 	unsigned ncfg;
 	uint32_t cfg_set_mask;		/* sets - 1 */
@@ -187,135 +181,17 @@ void iopt_smmu_default_params(struct iopt_smmu_params *p)
 	p->event_cycles = 20;
 }
 
-/* ---- physmem memory ----------------------------------------------------- */
-
-struct pm_lat {
-	struct iopt_physmem *pm;
-	unsigned latency;
-};
-
-static int64_t pm_read(void *ctx, uint64_t pa, void *buf, size_t len)
-{
-	struct iopt_physmem *pm = ctx;
-	uint8_t *p = iopt_physmem_ptr(pm, pa, len);
-
-	if (!p)
-		return -EFAULT;
-	memcpy(buf, p, len);
-	return 0;
-}
-
-static int64_t pm_write(void *ctx, uint64_t pa, const void *buf, size_t len)
-{
-	uint8_t *p = iopt_physmem_ptr(ctx, pa, len);
-
-	if (!p)
-		return -EFAULT;
-	if (len == 4 && !(pa & 3)) {
-		/* An MSI: one single-copy-atomic store, as on a bus; pollers
-		 * load it with acquire. */
-		uint32_t v;
-
-		memcpy(&v, buf, 4);
-		plat_store_rel32((uint32_t *)(void *)p, v);
-		return 0;
-	}
-	memcpy(p, buf, len);
-	return 0;
-}
-
-static int pm_load64(void *ctx, uint64_t pa, uint64_t *v)
-{
-	uint64_t *p = iopt_physmem_ptr(ctx, pa, 8);
-
-	if (!p || (pa & 7))
-		return -EFAULT;
-	*v = plat_load_acq64(p);
-	return 0;
-}
-
-static int pm_cas64(void *ctx, uint64_t pa, uint64_t *old, uint64_t v)
-{
-	uint64_t *p = iopt_physmem_ptr(ctx, pa, 8);
-
-	if (!p || (pa & 7))
-		return -EFAULT;
-	return plat_cas_acq_rel64(p, old, v) ? 0 : -EAGAIN;
-}
-
-void iopt_smmu_physmem(struct iopt_physmem *pm, unsigned latency,
-		       struct iopt_smmu_mem *mem)
-{
-	/* read/write report no latency of their own; the model adds
-	 * desc_latency per 8 bytes of structure it fetches. */
-	mem->read = pm_read;
-	mem->write = pm_write;
-	mem->load64 = pm_load64;
-	mem->cas64 = pm_cas64;
-	mem->desc_latency = latency;
-	mem->ctx = pm;
-}
-
 /* A structure read: its latency (cycles), or -EFAULT. */
 static int64_t mem_read(struct iopt_smmu *s, uint64_t pa, void *buf, size_t len)
 {
-	int64_t l = s->mem.read(s->mem.ctx, pa, buf, len);
+	int64_t l = s->core.mem.read(s->core.mem.ctx, pa, buf, len);
 
 	if (l < 0)
 		return -EFAULT;
-	return l + s->mem.desc_latency;
-}
-
-/* ---- walk cache ----------------------------------------------------------- */
-
-static bool wc_lookup(void *ctx, unsigned stage, unsigned level, uint64_t ia,
-		      unsigned shift, uint64_t *table, uint64_t *hier)
-{
-	struct iopt_smmu *s = ctx;
-	struct tlb_entry *e = tlb_lookup_level(&s->wc, s->wc_vmid,
-					       stage == 1 ? s->wc_asid : 0,
-					       (uint8_t)stage, ia, shift, level);
-
-	if (!e) {
-		s->st.walk_cache_misses++;
-		return false;
-	}
-	s->st.walk_cache_hits++;
-	*table = e->oa;
-	*hier = e->desc;	/* table attributes gathered above it */
-	return true;
-}
-
-static void wc_insert(void *ctx, unsigned stage, unsigned level, uint64_t ia,
-		      unsigned shift, unsigned g, uint64_t table, uint64_t hier)
-{
-	struct iopt_smmu *s = ctx;
-	struct tlb_entry e = {
-		.stage = (uint8_t)stage, .level = (uint8_t)level, .g = (uint8_t)g,
-		.size_lg2 = (uint8_t)shift, .vmid = s->wc_vmid,
-		.asid = stage == 1 ? s->wc_asid : 0,
-		.ia = ia & ~((1ull << shift) - 1), .oa = table, .desc = hier,
-	};
-
-	tlb_insert(&s->wc, &e);
+	return l + s->core.mem.desc_latency;
 }
 
 /* ---- creation ----------------------------------------------------------- */
-
-/* A cache's geometry: enabled, ways dividing entries into a power-of-two
- * number of sets, a known replacement policy. */
-static bool cache_params_ok(const struct iopt_smmu_cache_params *c)
-{
-	unsigned sets;
-
-	if (!c->enable)
-		return true;
-	if (!c->ways || !c->entries || c->entries % c->ways ||
-	    (unsigned)c->repl > IOPT_REPL_RANDOM)
-		return false;
-	sets = c->entries / c->ways;
-	return !(sets & (sets - 1));
-}
 
 int iopt_smmu_create(const struct iopt_smmu_params *p,
 		     const struct iopt_smmu_mem *mem,
@@ -329,8 +205,8 @@ int iopt_smmu_create(const struct iopt_smmu_params *p,
 	    !mem->cas64 || !out || p->sidsize > 32 || p->ssidsize > 20 ||
 	    p->cmdqs > 19 || p->evtqs > 19 || p->oas < 32 || p->oas > 52 ||
 	    !p->translation_slots || !p->walk_slots || p->httu > 2 ||
-	    !cache_params_ok(&p->tlb) || !cache_params_ok(&p->walk) ||
-	    !cache_params_ok(&p->cfg) ||
+	    !smmu_cache_params_ok(&p->tlb) || !smmu_cache_params_ok(&p->walk) ||
+	    !smmu_cache_params_ok(&p->cfg) ||
 	    (!p->s1 && !p->s2) || (!p->gran4k && !p->gran16k && !p->gran64k))
 		return -EINVAL;
 	/* From here on every failure is the host's: -ENOMEM (or the mutex's
@@ -339,38 +215,22 @@ int iopt_smmu_create(const struct iopt_smmu_params *p,
 	if (!s)
 		return -ENOMEM;
 	s->p = *p;
-	s->mem = *mem;
-	s->irq = irq;
-	s->irq_ctx = irq_ctx;
-	err = plat_mutex_init(&s->lock);
-	if (err) {
-		free(s);
-		return err;
-	}
-	/* Caches not yet set up are marked disabled, so that destroy frees
-	 * only what exists. */
-	s->p.tlb.enable = s->p.walk.enable = false;
-	s->slot_free = calloc(p->translation_slots, sizeof(uint64_t));
-	s->walk_free = calloc(p->walk_slots, sizeof(uint64_t));
+	err = smmu_core_init(&s->core, mem, irq, irq_ctx, p->translation_slots,
+			     p->walk_slots, &p->tlb, &p->walk, p->seed,
+			     p->shared_clock, &s->locked);
+	/* The caches' flags say what exists (and what translation uses). */
+	s->p.tlb.enable = s->core.tlb_on;
+	s->p.walk.enable = s->core.wc.enabled;
 	s->ncfg = p->cfg.enable ? p->cfg.entries : 0;
 	s->cfg_set_mask = s->ncfg ? s->ncfg / p->cfg.ways - 1 : 0;
-	s->cfg = s->ncfg ? calloc(s->ncfg, sizeof(*s->cfg)) : NULL;
-	err = !s->slot_free || !s->walk_free || (s->ncfg && !s->cfg) ? -ENOMEM : 0;
-	if (!err && p->tlb.enable) {
-		err = tlb_init(&s->tlb, p->tlb.entries, p->tlb.ways,
-			       (enum tlb_repl)p->tlb.repl, p->seed);
-		s->p.tlb.enable = !err;
-	}
-	if (!err && p->walk.enable) {
-		err = tlb_init(&s->wc, p->walk.entries, p->walk.ways,
-			       (enum tlb_repl)p->walk.repl, p->seed + 1);
-		s->p.walk.enable = !err;
+	if (!err && s->ncfg) {
+		s->cfg = calloc(s->ncfg, sizeof(*s->cfg));
+		err = s->cfg ? 0 : -ENOMEM;
 	}
 	if (err) {
 		iopt_smmu_destroy(s);
 		return err;
 	}
-	s->wc_ops = (struct smmu_walk_cache){ wc_lookup, wc_insert, s };
 	/* ID registers (6.3.1-6.3.6). */
 	s->idr[0] = (p->s2 ? 1u : 0) | (p->s1 ? 1u << 1 : 0) | 2u << 2 |
 		    1u << 4 | (uint32_t)p->httu << 6 | (p->asid16 ? 1u << 12 : 0) |
@@ -397,14 +257,8 @@ void iopt_smmu_destroy(struct iopt_smmu *s)
 {
 	if (!s)
 		return;
-	if (s->p.tlb.enable)
-		tlb_fini(&s->tlb);
-	if (s->p.walk.enable)
-		tlb_fini(&s->wc);
+	smmu_core_fini(&s->core, s->locked);
 	free(s->cfg);
-	free(s->slot_free);
-	free(s->walk_free);
-	plat_mutex_destroy(&s->lock);
 	free(s);
 }
 
@@ -423,12 +277,12 @@ static void gerror_raise(struct iopt_smmu *s, uint32_t bit, uint64_t cycle);
  */
 static void raise_irq(struct iopt_smmu *s, unsigned line, uint64_t cycle)
 {
-	if (s->irq)
-		s->irq(s->irq_ctx, line, cycle);
+	if (s->core.irq)
+		s->core.irq(s->core.irq_ctx, line, cycle);
 	if (s->p.msi && line < 2 && s->msi[line].addr) {
 		uint32_t data = s->msi[line].data;
 
-		if (s->mem.write(s->mem.ctx, s->msi[line].addr, &data, 4) < 0)
+		if (s->core.mem.write(s->core.mem.ctx, s->msi[line].addr, &data, 4) < 0)
 			gerror_raise(s, line == IOPT_SMMU_IRQ_EVTQ ? GERROR_MSI_EVTQ_ABT :
 				     GERROR_MSI_GERROR_ABT, cycle);
 	}
@@ -494,7 +348,7 @@ static void event(struct iopt_smmu *s, unsigned type, const struct iopt_smmu_txn
 	rec[3] = w3;
 	uint64_t base = q_base(s->evtq_base, 32ull << l2);
 
-	if (s->mem.write(s->mem.ctx, base + (uint64_t)(prod & mask) * 32, rec,
+	if (s->core.mem.write(s->core.mem.ctx, base + (uint64_t)(prod & mask) * 32, rec,
 			 sizeof(rec)) < 0) {
 		/* 7.2.2: a synchronous abort (this model's choice): PROD
 		 * does not move, the record is lost, EVENTQ_ABT_ERR is
@@ -691,18 +545,7 @@ static unsigned acc_of(const struct iopt_smmu_txn *t)
 	       (t->priv ? SMMU_ACC_PRIV : 0);
 }
 
-/* The next slot in turn: n slots serve requests round robin, each busy
- * until its last request completes (an in-order pipeline of n lanes). */
-static uint64_t *slot(uint64_t *a, unsigned n, unsigned *next)
-{
-	uint64_t *p = &a[*next];
-
-	*next = *next + 1 == n ? 0 : *next + 1;
-	return p;
-}
-
 static void run_cmds(struct iopt_smmu *s, uint64_t until);
-static int at_cycle(const struct iopt_smmu *s, uint64_t *cycle);
 
 /* What the ID registers advertise, for the ILLEGAL-structure rules. */
 static struct smmu_caps caps_of(const struct iopt_smmu *s)
@@ -719,12 +562,11 @@ static struct smmu_caps caps_of(const struct iopt_smmu *s)
 static bool ipa_to_pa(struct iopt_smmu *s, const struct cfg_entry *c,
 		      uint64_t *addr, int64_t *lat, struct smmu_walk_res *w)
 {
-	struct smmu_mem m = { s->mem.load64, s->mem.cas64, s->mem.ctx,
-			      s->p.walk.enable ? &s->wc_ops : NULL };
+	struct smmu_mem m = smmu_wcache_mem(&s->core.wc, &s->core.mem, c->vmid,
+					    s->core.wc.asid);
 
-	s->wc_vmid = c->vmid;
 	smmu_walk(&c->s2c, NULL, &m, *addr, 0, w);
-	*lat += (int64_t)w->fetches * s->mem.desc_latency;
+	*lat += (int64_t)w->fetches * s->core.mem.desc_latency;
 	/* S2PTW: a CD fetch from a stage 2 page of any Device type is a
 	 * stage 2 Permission fault (5.2 S2PTW), as a table walk's is. */
 	if (!w->fault && c->s2c.ptw && !(w->desc >> 4 & 3)) {
@@ -849,8 +691,8 @@ static unsigned build_cfg(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 			    uint64_t cycle, struct iopt_smmu_resp *r)
 {
-	uint64_t *ts = slot(s->slot_free, s->p.translation_slots, &s->next_slot);
-	uint64_t tcur = cycle > *ts ? cycle : *ts;
+	uint64_t tcur;
+	uint64_t *ts = smmu_core_slot(&s->core, cycle, &tcur);
 	unsigned acc = acc_of(t), ev = 0;
 	unsigned cls = 2;	/* event CLASS: 0 CD fetch, 1 table walk, 2 input */
 	struct smmu_walk_res w;
@@ -942,60 +784,37 @@ static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 	/* TLB. */
 	uint8_t stage = c->s1 ? 1 : 2;
 
-	tcur += s->p.tlb.latency;
-	if (s->p.tlb.enable) {
-		struct tlb_entry *e = tlb_lookup(&s->tlb, c->vmid, c->asid, stage, ia);
+	const struct smmu_stage_cfg *s2 = c->s1 && c->s2 ? &c->s2c : NULL;
+	bool looked;
+	struct tlb_entry *e = smmu_core_tlb_hit(&s->core, first, s2, c->vmid,
+						c->asid, stage, ia, acc, &tcur,
+						&looked);
 
-		if (e && smmu_leaf_allows(first, e->desc, acc) &&
-		    (!(c->s1 && c->s2) || smmu_leaf_allows(&c->s2c, e->desc2, acc))) {
-			s->st.tlb_hits++;
-			r->oa = e->oa | (ia & ((1ull << e->size_lg2) - 1));
-			r->attr = e->attr;
-			goto done;
-		}
-		s->st.tlb_misses++;
+	if (e) {
+		s->st.tlb_hits++;
+		r->oa = e->oa | (ia & ((1ull << e->size_lg2) - 1));
+		r->attr = e->attr;
+		goto done;
 	}
+	if (looked)
+		s->st.tlb_misses++;
 	/* Stage 1 bypassed: checked after the TLB, which cannot hold such an
 	 * address (it holds only what walks translated). */
 	if (!c->s1 && t->addr >> s->p.oas)
 		goto s1_bypass_addr_size;
-	/* Walk, in a walk slot. */
-	uint64_t *ws = slot(s->walk_free, s->p.walk_slots, &s->next_walk);
-	uint64_t wstart = tcur > *ws ? tcur : *ws;
-	struct smmu_mem m = { s->mem.load64, s->mem.cas64, s->mem.ctx,
-			      s->p.walk.enable ? &s->wc_ops : NULL };
-
-	s->wc_vmid = c->vmid;
-	s->wc_asid = c->asid;
-	uint64_t probes = s->st.walk_cache_hits + s->st.walk_cache_misses;
-
-	smmu_walk(first, c->s1 && c->s2 ? &c->s2c : NULL, &m, ia, acc, &w);
+	/* Walk, in a walk slot: walk.latency per walk cache probe, plus
+	 * the descriptor reads. */
+	smmu_core_walk(&s->core, first, s2, c->vmid, c->asid, ia, acc, &tcur, &w);
 	s->st.walks++;
 	s->st.fetches += w.fetches;
-	/* walk.latency per walk cache probe, plus the descriptor reads. */
-	probes = s->st.walk_cache_hits + s->st.walk_cache_misses - probes;
-	tcur = wstart + probes * s->p.walk.latency +
-	       (uint64_t)w.fetches * s->mem.desc_latency;
-	*ws = tcur;
 	if (w.fault) {
 		ev = walk_fault_event(w.fault);
 		goto fault_event;
 	}
 	r->oa = w.oa;
 	r->attr = c->s1 ? w.attr : 0;
-	if (s->p.tlb.enable) {
-		struct tlb_entry e = {
-			.global = c->s1 && !(w.desc >> 11 & 1), .stage = stage,
-			.g = (uint8_t)first->g, .level = (uint8_t)w.level,
-			.size_lg2 = (uint8_t)w.size_lg2, .vmid = c->vmid,
-			.asid = c->asid,
-			.ia = ia & ~((1ull << w.size_lg2) - 1),
-			.oa = w.oa & ~((1ull << w.size_lg2) - 1), .attr = w.attr,
-			.desc = w.desc, .desc2 = w.desc2,
-		};
-
-		tlb_insert(&s->tlb, &e);
-	}
+	smmu_core_tlb_fill(&s->core, first, stage, c->vmid, c->asid,
+			   c->s1 && !(w.desc >> 11 & 1), ia, &w);
 	goto done;
 
 s1_bypass_addr_size:
@@ -1059,13 +878,8 @@ out_fault:
 	r->fault = ev;
 	r->ready = tcur;
 	*ts = tcur;
-	uint64_t lat = tcur - cycle;
-	unsigned b = lat ? 63 - (unsigned)__builtin_clzll(lat) : 0;
-
-	s->st.lat_sum += lat;
-	if (lat > s->st.lat_max)
-		s->st.lat_max = lat;
-	s->st.lat_hist[b < 15 ? b : 15]++;
+	smmu_lat_account(tcur - cycle, &s->st.lat_sum, &s->st.lat_max,
+			 s->st.lat_hist);
 	return 0;
 }
 
@@ -1075,19 +889,19 @@ int iopt_smmu_translate(struct iopt_smmu *s, const struct iopt_smmu_txn *txn,
 	/* No read-side section here: the walker takes one around its reads
 	 * of translation tables (smmu_walk); stream and context tables are
 	 * read through the memory callbacks by copy. */
-	plat_mutex_lock(&s->lock);
-	int ret = at_cycle(s, &cycle);
+	plat_mutex_lock(&s->core.lock);
+	int ret = smmu_clock_at(&s->core.clk, &cycle);
 
 	if (plat_unlikely(ret)) {
-		plat_mutex_unlock(&s->lock);
+		plat_mutex_unlock(&s->core.lock);
 		return ret;
 	}
 	if (s->cmdq_prod != (s->cmdq_cons & ~(0x7fu << CONS_ERR_SHIFT)))
 		run_cmds(s, cycle);	/* commands due by now take effect first */
 	else
-		s->now = cycle;
+		s->core.clk.now = cycle;
 	ret = translate_locked(s, txn, cycle, resp);
-	plat_mutex_unlock(&s->lock);
+	plat_mutex_unlock(&s->core.lock);
 	return ret;
 }
 
@@ -1248,12 +1062,12 @@ static void exec_cmd(struct iopt_smmu *s, const struct iopt_smmu_cmd *cmd,
 		 * callback), regardless of MSIAddress; and the MSI when
 		 * MSIs are implemented and MSIAddress is not 0. */
 		if (cmd->cs == IOPT_SYNC_CS_IRQ) {
-			if (s->irq)
-				s->irq(s->irq_ctx, IOPT_SMMU_IRQ_CMD_SYNC, c);
+			if (s->core.irq)
+				s->core.irq(s->core.irq_ctx, IOPT_SMMU_IRQ_CMD_SYNC, c);
 			if (sync_msi(s, cmd)) {
 				uint32_t data = cmd->msi_data;
 
-				if (s->mem.write(s->mem.ctx, cmd->msi_addr, &data, 4) < 0)
+				if (s->core.mem.write(s->core.mem.ctx, cmd->msi_addr, &data, 4) < 0)
 					gerror_raise(s, GERROR_MSI_CMDQ_ABT, c);
 			}
 		}
@@ -1263,13 +1077,13 @@ static void exec_cmd(struct iopt_smmu *s, const struct iopt_smmu_cmd *cmd,
 			break;	/* PREFETCH_*, ATC_INV: no ATC, nothing to do */
 		tlb_match_from_cmd(cmd, &m);
 		if (s->p.tlb.enable)
-			tlb_invalidate(&s->tlb, &m);
+			tlb_invalidate(&s->core.tlb, &m);
 		/* Walk caches hold table descriptors: a Leaf=1 invalidation
 		 * leaves them; the TTL hint names a leaf level, not theirs. */
 		if (s->p.walk.enable && !(m.by_range && cmd->leaf)) {
 			m.level = 0;
 			m.or_global = false;
-			tlb_invalidate(&s->wc, &m);
+			tlb_invalidate(&s->core.wc.t, &m);
 		}
 		break;
 	}
@@ -1368,7 +1182,7 @@ static bool next_cmd(struct iopt_smmu *s, struct cmd_step *c)
 	vis = cmd_visible_at(s, cons, l2);
 	start = s->cmd_free > vis ? s->cmd_free : vis;
 	memset(&c->cmd, 0, sizeof(c->cmd));
-	if (s->mem.read(s->mem.ctx, base + (uint64_t)(cons & ((1u << l2) - 1)) * 16,
+	if (s->core.mem.read(s->core.mem.ctx, base + (uint64_t)(cons & ((1u << l2) - 1)) * 16,
 			c->w, 16) < 0)
 		c->err = CERROR_ABT;	/* 4.1.3: external abort on the fetch */
 	else
@@ -1401,25 +1215,7 @@ static void run_cmds(struct iopt_smmu *s, uint64_t until)
 		s->cmdq_cons = (s->cmdq_cons & (0x7fu << CONS_ERR_SHIFT)) |
 			       ((cons + 1) & ((2u << l2) - 1));
 	}
-	if (until > s->now)
-		s->now = until;
-}
-
-/*
- * The cycle an entry point runs at (under the lock): its own, or -EINVAL
- * if it is earlier than the model's time, which never goes back. With a
- * shared clock (params.shared_clock, or while a runner is attached) such
- * a cycle was read before another caller moved time on: it is taken as
- * the model's time.
- */
-static int at_cycle(const struct iopt_smmu *s, uint64_t *cycle)
-{
-	if (plat_likely(*cycle >= s->now))
-		return 0;
-	if (!s->p.shared_clock && !s->runners)
-		return -EINVAL;
-	*cycle = s->now;
-	return 0;
+	smmu_clock_advance(&s->core.clk, until);
 }
 
 uint64_t iopt_smmu_next_event(struct iopt_smmu *s)
@@ -1427,10 +1223,10 @@ uint64_t iopt_smmu_next_event(struct iopt_smmu *s)
 	struct cmd_step c;
 	uint64_t done = UINT64_MAX;
 
-	plat_mutex_lock(&s->lock);
+	plat_mutex_lock(&s->core.lock);
 	if (next_cmd(s, &c))
 		done = c.done;
-	plat_mutex_unlock(&s->lock);
+	plat_mutex_unlock(&s->core.lock);
 	return done;
 }
 
@@ -1438,11 +1234,11 @@ int iopt_smmu_run_until(struct iopt_smmu *s, uint64_t cycle)
 {
 	int ret;
 
-	plat_mutex_lock(&s->lock);
-	ret = at_cycle(s, &cycle);
+	plat_mutex_lock(&s->core.lock);
+	ret = smmu_clock_at(&s->core.clk, &cycle);
 	if (!ret)
 		run_cmds(s, cycle);
-	plat_mutex_unlock(&s->lock);
+	plat_mutex_unlock(&s->core.lock);
 	return ret;
 }
 
@@ -1480,9 +1276,9 @@ int iopt_smmu_mmio_read(struct iopt_smmu *s, uint64_t off, unsigned size,
 		off -= 4;
 		half = 32;
 	}
-	plat_mutex_lock(&s->lock);
-	if (at_cycle(s, &cycle)) {
-		plat_mutex_unlock(&s->lock);
+	plat_mutex_lock(&s->core.lock);
+	if (smmu_clock_at(&s->core.clk, &cycle)) {
+		plat_mutex_unlock(&s->core.lock);
 		return -EINVAL;
 	}
 	run_cmds(s, cycle);
@@ -1516,7 +1312,7 @@ int iopt_smmu_mmio_read(struct iopt_smmu *s, uint64_t off, unsigned size,
 	case R_EVENTQ_CONS: v = s->evtq_cons; break;
 	default: break;				/* RAZ */
 	}
-	plat_mutex_unlock(&s->lock);
+	plat_mutex_unlock(&s->core.lock);
 	/* An 8-byte read of two 32-bit registers returns the lower one
 	 * (one of the behaviours 6.2 permits). */
 	v >>= half;
@@ -1546,9 +1342,9 @@ int iopt_smmu_mmio_write(struct iopt_smmu *s, uint64_t off, unsigned size,
 
 	if ((size != 4 && size != 8) || (off & (size - 1)))
 		return -EINVAL;
-	plat_mutex_lock(&s->lock);
-	if (at_cycle(s, &cycle)) {
-		plat_mutex_unlock(&s->lock);
+	plat_mutex_lock(&s->core.lock);
+	if (smmu_clock_at(&s->core.clk, &cycle)) {
+		plat_mutex_unlock(&s->core.lock);
 		return -EINVAL;
 	}
 	run_cmds(s, cycle);
@@ -1576,9 +1372,9 @@ int iopt_smmu_mmio_write(struct iopt_smmu *s, uint64_t off, unsigned size,
 			struct tlb_match all = { 0 };
 
 			if (s->p.tlb.enable)
-				tlb_invalidate(&s->tlb, &all);
+				tlb_invalidate(&s->core.tlb, &all);
 			if (s->p.walk.enable)
-				tlb_invalidate(&s->wc, &all);
+				tlb_invalidate(&s->core.wc.t, &all);
 		}
 		break;
 	case R_CR1:
@@ -1684,93 +1480,19 @@ int iopt_smmu_mmio_write(struct iopt_smmu *s, uint64_t off, unsigned size,
 	 * engine's timing alone. */
 	if (stopped && !cmdq_stopped(s) && s->cmd_free < cycle)
 		s->cmd_free = cycle;
-	plat_mutex_unlock(&s->lock);
+	plat_mutex_unlock(&s->core.lock);
 	return 0;
 }
 
 void iopt_smmu_get_stats(struct iopt_smmu *s, struct iopt_smmu_stats *st)
 {
-	plat_mutex_lock(&s->lock);
+	plat_mutex_lock(&s->core.lock);
 	*st = s->st;
-	plat_mutex_unlock(&s->lock);
+	st->walk_cache_hits = s->core.wc.hits;
+	st->walk_cache_misses = s->core.wc.misses;
+	plat_mutex_unlock(&s->core.lock);
 }
 
 /* ---- free-running adapter ------------------------------------------------ */
 
-struct iopt_smmu_runner {
-	struct iopt_smmu *s;
-	double cpns;
-	uint64_t t0;
-	uint64_t stop;
-	struct plat_thread th;
-};
-
-uint64_t iopt_smmu_runner_now(const struct iopt_smmu_runner *r)
-{
-	return (uint64_t)((double)(plat_clock_ns() - r->t0) * r->cpns);
-}
-
-static void *runner_main(void *arg)
-{
-	struct iopt_smmu_runner *r = arg;
-
-	while (!plat_load_acq64(&r->stop)) {
-		uint64_t now = iopt_smmu_runner_now(r);
-
-		iopt_smmu_run_until(r->s, now);
-		uint64_t next = iopt_smmu_next_event(r->s);
-		uint64_t wait = 100000;	/* ns: poll for new work */
-
-		if (next != UINT64_MAX && next > now &&
-		    (double)(next - now) / r->cpns < (double)wait)
-			wait = (uint64_t)((double)(next - now) / r->cpns) + 1;
-		else if (next != UINT64_MAX && next <= now)
-			wait = 0;
-		if (wait)
-			plat_sleep_ns(wait);
-	}
-	return NULL;
-}
-
-int iopt_smmu_runner_start(struct iopt_smmu *s, double cycles_per_ns,
-			   struct iopt_smmu_runner **out)
-{
-	struct iopt_smmu_runner *r;
-	int err;
-
-	if (!s || !out || !(cycles_per_ns > 0) || cycles_per_ns > 1e3)
-		return -EINVAL;
-	r = calloc(1, sizeof(*r));
-	if (!r)
-		return -ENOMEM;
-	r->s = s;
-	r->cpns = cycles_per_ns;
-	r->t0 = plat_clock_ns();
-	/* While a runner is attached, callers read its clock before they
-	 * take the model's lock: a cycle a little behind is expected. */
-	plat_mutex_lock(&s->lock);
-	s->runners++;
-	plat_mutex_unlock(&s->lock);
-	err = plat_thread_start(&r->th, runner_main, r);
-	if (err) {
-		plat_mutex_lock(&s->lock);
-		s->runners--;
-		plat_mutex_unlock(&s->lock);
-		free(r);
-		return err;	/* the thread library's error, e.g. -EAGAIN */
-	}
-	*out = r;
-	return 0;
-}
-
-void iopt_smmu_runner_stop(struct iopt_smmu_runner *r)
-{
-	if (!r)
-		return;
-	plat_store_rel64(&r->stop, 1);
-	plat_thread_join(&r->th);
-	plat_mutex_lock(&r->s->lock);
-	r->s->runners--;
-	plat_mutex_unlock(&r->s->lock);
-	free(r);
-}
+SMMU_RUNNER_DEFINE(iopt_smmu, struct iopt_smmu)

@@ -411,6 +411,129 @@ static void walk_stage(const struct smmu_stage_cfg *c,
 	}
 }
 
+/* A 32-bit descriptor, read as half of the naturally aligned 64-bit
+ * single-copy-atomic load that holds it (little-endian tables). */
+static int load32(const struct smmu_mem *m, uint64_t pa, uint32_t *d)
+{
+	uint64_t v;
+	int e = m->load64(m->ctx, pa & ~7ull, &v);
+
+	*d = (uint32_t)(pa & 4 ? v >> 32 : v);
+	return e;
+}
+
+/*
+ * Stage 1 short-descriptor walk (Arm ARM ARMv7-A B3.5). Level 1: bits
+ * [1:0] 01 a page table (base 31:10, PXN 2), 10 a section (base 31:20) or
+ * with bit 18 a supersection (base 31:24, PA[35:32] 23:20, PA[39:36] 8:5),
+ * with PXN 0, B 2, C 3, XN 4, AP[1:0] 11:10, TEX 14:12, AP[2] 15, nG 17;
+ * 00 and 11 fault. Level 2: 01 a large page (base 31:16, XN 15, TEX
+ * 14:12), 1x a small page (base 31:12, XN 0, TEX 8:6), both with B 2, C 3,
+ * AP[1:0] 5:4, AP[2] 9, nG 11. With SCTLR.AFE = 1, AP[0] is the access
+ * flag, AP[1] allows unprivileged access and AP[2] makes it read-only
+ * (B3.7.1, the simplified access permissions model).
+ */
+static void walk_v7s(const struct smmu_stage_cfg *c, const struct smmu_stage_cfg *s2,
+		     const struct smmu_mem *m, uint64_t ia, unsigned acc,
+		     struct smmu_walk_res *r)
+{
+	const unsigned l1_bits = c->ias - 20;
+	uint64_t pa = 0, oa;
+	uint32_t d, ap, xn, pxn, ng, tex0, cb;
+	unsigned level = 1, size_lg2;
+
+	if (!smmu_in_region(c, ia)) {
+		set_fault(r, SMMU_F_TRANSLATION, 1, 1, ia);
+		return;
+	}
+	uint64_t ipa = c->ttb + ((ia >> 20) & ((1ull << l1_bits) - 1)) * 4;
+
+	if (!fetch_addr(s2, m, ipa, &pa, r))
+		return;
+	if (load32(m, pa, &d)) {
+		walk_abort(r, pa, 1, 1);
+		return;
+	}
+	r->fetches++;
+	switch (d & 3) {
+	case 1: {			/* page table */
+		uint32_t e;
+
+		pxn = d >> 2 & 1;
+		level = 2;
+		ipa = (d & 0xfffffc00u) + ((ia >> 12) & 0xff) * 4;
+		if (!fetch_addr(s2, m, ipa, &pa, r))
+			return;
+		if (load32(m, pa, &e)) {
+			walk_abort(r, pa, 1, 2);
+			return;
+		}
+		r->fetches++;
+		if (!(e & 3)) {
+			set_fault(r, SMMU_F_TRANSLATION, 1, 2, ia);
+			return;
+		}
+		if ((e & 3) == 1) {	/* large page */
+			size_lg2 = 16;
+			xn = e >> 15 & 1;
+			tex0 = e >> 12 & 1;
+		} else {		/* small page */
+			size_lg2 = 12;
+			xn = e & 1;
+			tex0 = e >> 6 & 1;
+		}
+		oa = e & ~((1ull << size_lg2) - 1);
+		ap = (e >> 4 & 3) | (e >> 9 & 1) << 2;
+		ng = e >> 11 & 1;
+		cb = e >> 2 & 3;
+		break;
+	}
+	case 2:				/* section, supersection */
+		if (d >> 18 & 1) {
+			size_lg2 = 24;
+			oa = (d & 0xff000000u) | (uint64_t)(d >> 20 & 0xf) << 32 |
+			     (uint64_t)(d >> 5 & 0xf) << 36;
+		} else {
+			size_lg2 = 20;
+			oa = d & 0xfff00000u;
+		}
+		pxn = d & 1;
+		xn = d >> 4 & 1;
+		tex0 = d >> 12 & 1;
+		ap = (d >> 10 & 3) | (d >> 15 & 1) << 2;
+		ng = d >> 17 & 1;
+		cb = d >> 2 & 3;
+		break;
+	default:
+		set_fault(r, SMMU_F_TRANSLATION, 1, 1, ia);
+		return;
+	}
+	if (c->oas < 64 && oa >> c->oas) {
+		set_fault(r, SMMU_F_ADDR_SIZE, 1, level, ia);
+		return;
+	}
+	if (!(ap & 1)) {		/* AP[0]: the access flag */
+		set_fault(r, SMMU_F_ACCESS, 1, level, ia);
+		return;
+	}
+	/* The leaf as a long descriptor would say it. */
+	uint64_t ld = D_VALID | D_AF | (ap & 2 ? D_AP_UNPRIV : 0) |
+		      (ap & 4 ? D_AP_RDONLY : 0) | (xn ? D_UXN | D_PXN : 0) |
+		      (pxn ? D_PXN : 0) | (uint64_t)ng << 11;
+
+	if (!smmu_stage1_allows(c, ld, acc) ||
+	    ((acc & SMMU_ACC_WRITE) && (ld & D_AP_RDONLY))) {
+		set_fault(r, SMMU_F_PERMISSION, 1, level, ia);
+		return;
+	}
+	r->fault = SMMU_OK;
+	r->level = level;
+	r->oa = oa | (ia & ((1ull << size_lg2) - 1));
+	r->desc = ld;
+	r->size_lg2 = size_lg2;
+	r->attr = tex0 << 2 | cb;
+}
+
 void smmu_walk(const struct smmu_stage_cfg *c, const struct smmu_stage_cfg *s2,
 	       const struct smmu_mem *m, uint64_t ia, unsigned acc,
 	       struct smmu_walk_res *r)
@@ -419,7 +542,10 @@ void smmu_walk(const struct smmu_stage_cfg *c, const struct smmu_stage_cfg *s2,
 	/* The tables may change and be unlinked under us: RCU keeps what we
 	 * read alive (the page tables free after a grace period). */
 	plat_rcu_read_lock();
-	walk_stage(c, s2, m, ia, acc, r);
+	if (c->v7s)
+		walk_v7s(c, s2, m, ia, acc, r);
+	else
+		walk_stage(c, s2, m, ia, acc, r);
 	if (!r->fault && s2 && c->stage == 1) {
 		struct smmu_walk_res t;
 		unsigned fetches = r->fetches, attr = r->attr, lvl = r->level;

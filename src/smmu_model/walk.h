@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The SMMU's translation table walker (IHI0070 3.4, 3.13; Arm ARM D8),
- * a component shared by the SMMUv3 and (later) SMMUv2 models: a function
+ * a component shared by the SMMUv3 and SMMUv2 models: a function
  * of (stage configuration, memory, input address, access) that returns an
  * output address with its permissions and attributes, or a fault record.
  *
@@ -61,6 +61,14 @@ struct smmu_stage_cfg {
 	bool tbi;		/* stage 1: top byte ignored (address tagging) */
 	bool ptw;		/* stage 2: protected table walk (S2PTW) */
 	uint64_t mair;		/* stage 1 */
+	/* Stage 1 in the ARMv7 short-descriptor format (v7s, Arm ARM
+	 * ARMv7-A B3.5) with SCTLR.AFE = 1 (AP[0] is the access flag) and
+	 * TEX remap: ttb is TTBR0's table, ias 32 - TTBCR.N; g 12, start 1.
+	 * The walk reports the leaf as the equivalent long descriptor (AF,
+	 * AP[2:1], XN/PXN, nG at their LPAE positions) so that TLB checks
+	 * are format-independent; attr is the TEX remap index {TEX[0], C,
+	 * B}. No walk cache. */
+	bool v7s;
 };
 
 /* Access kinds. */
