@@ -5,11 +5,6 @@
  * the C API's and routes the model's memory and interrupt callbacks back
  * into the base.
  */
-#include <cerrno>
-#include <new>
-#include <stdexcept>
-#include <system_error>
-
 #include <iopgtable/systemc/smmuv3.h>
 
 namespace iopt {
@@ -21,25 +16,11 @@ Smmuv3::Smmuv3(sc_core::sc_module_name name, const iopt_smmu_params &params,
 	  gerror_irq(irq[IOPT_SMMU_IRQ_GERROR]),
 	  cmd_sync_irq(irq[IOPT_SMMU_IRQ_CMD_SYNC])
 {
-	iopt_smmu_mem mem{};
+	iopt_smmu_mem mem = model_mem();
 
-	mem.read = cb_read;
-	mem.write = cb_write;
-	mem.load64 = cb_load64;
-	mem.cas64 = cb_cas64;
-	mem.desc_latency = timing.desc_cycles;
-	mem.ctx = this;
-
-	int rc = iopt_smmu_create(&params, &mem, cb_irq, this, &smmu_);
-
-	if (rc == -ENOMEM)
-		throw std::bad_alloc();
-	if (rc == -EINVAL)
-		throw std::invalid_argument("iopt::Smmuv3: iopt_smmu_create "
-					    "rejected the parameters");
-	if (rc)
-		throw std::system_error(-rc, std::generic_category(),
-					"iopt::Smmuv3: iopt_smmu_create");
+	throw_create_error(iopt_smmu_create(&params, &mem, model_irq,
+					    static_cast<SmmuBase *>(this), &smmu_),
+			   "iopt::Smmuv3: iopt_smmu_create");
 }
 
 Smmuv3::~Smmuv3()
@@ -97,31 +78,6 @@ uint64_t Smmuv3::model_next_event()
 void Smmuv3::model_run_until(uint64_t cycle)
 {
 	iopt_smmu_run_until(smmu_, cycle);
-}
-
-int64_t Smmuv3::cb_read(void *ctx, uint64_t pa, void *buf, size_t len)
-{
-	return static_cast<Smmuv3 *>(ctx)->mem_read(pa, buf, len);
-}
-
-int64_t Smmuv3::cb_write(void *ctx, uint64_t pa, const void *buf, size_t len)
-{
-	return static_cast<Smmuv3 *>(ctx)->mem_write(pa, buf, len);
-}
-
-int Smmuv3::cb_load64(void *ctx, uint64_t pa, uint64_t *val)
-{
-	return static_cast<Smmuv3 *>(ctx)->mem_load64(pa, val);
-}
-
-int Smmuv3::cb_cas64(void *ctx, uint64_t pa, uint64_t *old, uint64_t val)
-{
-	return static_cast<Smmuv3 *>(ctx)->mem_cas64(pa, old, val);
-}
-
-void Smmuv3::cb_irq(void *ctx, unsigned line, uint64_t cycle)
-{
-	static_cast<Smmuv3 *>(ctx)->raise_irq(line, cycle);
 }
 
 } // namespace iopt

@@ -48,13 +48,6 @@ protected:
 	void model_run_until(uint64_t cycle) override;
 
 private:
-	static int64_t cb_read(void *ctx, uint64_t pa, void *buf, size_t len);
-	static int64_t cb_write(void *ctx, uint64_t pa, const void *buf,
-				size_t len);
-	static int cb_load64(void *ctx, uint64_t pa, uint64_t *val);
-	static int cb_cas64(void *ctx, uint64_t pa, uint64_t *old, uint64_t val);
-	static void cb_irq(void *ctx, unsigned line, uint64_t cycle);
-
 	iopt_smmu *smmu_ = nullptr;
 };
 

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: MIT
+/*
+ * iopt::Smmuv2: binds SmmuBase's hooks to the C SMMUv2 model. Nothing here
+ * decides SMMU behaviour: it converts between the adapter's types and
+ * iopt_smmuv2_*'s; memory and interrupt callbacks are SmmuBase's.
+ */
+#include <cerrno>
+
+#include <iopgtable/systemc/smmuv2.h>
+
+namespace iopt {
+
+namespace {
+
+/* Lines to allocate before the model validates num_cb: a count the model
+ * will reject anyway gets only the global line (nothing huge allocated
+ * for a parameter that is about to be refused). */
+unsigned irq_lines(const iopt_smmuv2_params &p)
+{
+	return p.num_cb <= 256 ? IOPT_SMMUV2_IRQ_CONTEXT(p.num_cb) : 1u;
+}
+
+/* The adapter's view of a model response. */
+void to_result(const iopt_smmuv2_resp &resp, SmmuResult &r)
+{
+	r.stalled = resp.result == IOPT_SMMUV2_STALLED;
+	r.stall_queue = resp.cb;
+	r.fault = resp.result == IOPT_SMMUV2_ABORT ? IOPT_SMMUV2_ABORT : 0;
+	r.oa = resp.oa;
+	r.ready = resp.ready;
+}
+
+} // namespace
+
+Smmuv2::Smmuv2(sc_core::sc_module_name name, const iopt_smmuv2_params &params,
+	       const SmmuTiming &timing)
+	: SmmuBase(name, timing, 0, irq_lines(params)),
+	  global_irq(irq[IOPT_SMMUV2_IRQ_GLOBAL])
+{
+	iopt_smmu_mem mem = model_mem();
+
+	throw_create_error(iopt_smmuv2_create(&params, &mem, model_irq,
+					      static_cast<SmmuBase *>(this),
+					      &smmu_),
+			   "iopt::Smmuv2: iopt_smmuv2_create");
+	set_reg_window(iopt_smmuv2_mmio_size(smmu_));
+}
+
+Smmuv2::~Smmuv2()
+{
+	iopt_smmuv2_destroy(smmu_);
+}
+
+uint64_t Smmuv2::reg_window() const
+{
+	return iopt_smmuv2_mmio_size(smmu_);
+}
+
+iopt_smmuv2_stats Smmuv2::stats() const
+{
+	iopt_smmuv2_stats st;
+
+	iopt_smmuv2_get_stats(smmu_, &st);
+	return st;
+}
+
+int Smmuv2::model_read(uint64_t off, unsigned size, uint64_t *val,
+		       uint64_t cycle)
+{
+	return iopt_smmuv2_mmio_read(smmu_, off, size, val, cycle);
+}
+
+int Smmuv2::model_write(uint64_t off, unsigned size, uint64_t val,
+			uint64_t cycle)
+{
+	return iopt_smmuv2_mmio_write(smmu_, off, size, val, cycle);
+}
+
+int Smmuv2::model_translate(const SmmuAccess &a, uint64_t cycle, SmmuResult &r)
+{
+	/* No SubstreamID or ATS in SMMUv2: refused (header). */
+	if (a.ssv || a.translated)
+		return -EINVAL;
+
+	iopt_smmuv2_txn t{};
+	iopt_smmuv2_resp resp{};
+
+	t.sid = a.sid;
+	t.addr = a.addr;
+	t.write = a.write;
+	t.exec = a.instr;
+	t.priv = a.priv;
+
+	int rc = iopt_smmuv2_translate(smmu_, &t, cycle, &resp);
+
+	if (!rc)
+		to_result(resp, r);
+	return rc;
+}
+
+uint64_t Smmuv2::model_next_event()
+{
+	return iopt_smmuv2_next_event(smmu_);
+}
+
+void Smmuv2::model_run_until(uint64_t cycle)
+{
+	iopt_smmuv2_run_until(smmu_, cycle);
+}
+
+int Smmuv2::model_stalled(unsigned q, SmmuResult &r)
+{
+	iopt_smmuv2_resp resp{};
+	int rc = iopt_smmuv2_stalled(smmu_, q, &resp);
+
+	if (!rc)
+		to_result(resp, r);
+	return rc;
+}
+
+} // namespace iopt
