@@ -26,6 +26,8 @@
 #include <iopgtable/systemc/memory.h>
 #include <iopgtable/systemc/smmuv2.h>
 
+#include "tb.h"
+
 using namespace sc_core;
 
 namespace {
@@ -71,14 +73,8 @@ constexpr uint64_t kIova = 0x40000000, kPa = kMemBase + 0x300000;
 constexpr uint64_t kHole = 0x40200000;	/* unmapped until the stall test */
 constexpr uint64_t kHolePa = kMemBase + 0x380000;
 
-int failures;
-
-void check(bool ok, const char *what)
-{
-	std::printf("%s: %s\n", ok ? "ok  " : "FAIL", what);
-	if (!ok)
-		failures++;
-}
+using tb::check;
+using tb::failures;
 
 class Edges : public sc_module {
 public:
@@ -133,13 +129,7 @@ private:
 	{
 		tlm::tlm_generic_payload gp;
 
-		gp.set_command(c);
-		gp.set_address(off);
-		gp.set_data_ptr(static_cast<unsigned char *>(buf));
-		gp.set_data_length(len);
-		gp.set_streaming_width(sw ? sw : len);
-		gp.set_byte_enable_ptr(nullptr);
-		gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+		tb::prepare(gp, c, off, buf, len, sw);
 		regs->b_transport(gp, d);
 		return gp.get_response_status();
 	}
@@ -177,13 +167,7 @@ private:
 		tlm::tlm_generic_payload gp;
 		sc_time d = SC_ZERO_TIME;
 
-		gp.set_command(c);
-		gp.set_address(a);
-		gp.set_data_ptr(static_cast<unsigned char *>(buf));
-		gp.set_data_length(len);
-		gp.set_streaming_width(len);
-		gp.set_byte_enable_ptr(nullptr);
-		gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+		tb::prepare(gp, c, a, buf, len);
 		gp.set_extension(&ext);
 		dev->b_transport(gp, d);
 		gp.clear_extension(&ext);
@@ -247,16 +231,9 @@ void Bench::test_registers()
  * memory; kIova -> kPa read/write. */
 void Bench::setup_bank()
 {
-	iopt_cfg pc{};
-
-	pc.fmt = IOPT_ARM_64_LPAE_S1;
-	pc.granule = 4096;
-	pc.ias = 48;
-	pc.oas = 40;
-	pc.coherent_walk = true;
-	pc.mem = iopt_physmem_mem_ops();
-	pc.mem_ctx = pm_;
-	check(iopt_alloc(&pc, &pt_) == 0, "page table allocated");
+	pt_ = tb::physmem_table(pm_, 48, 40);
+	if (!pt_)
+		return;
 	check(iopt_map_pages(pt_, kIova, kPa, 4096, 2, IOPT_READ | IOPT_WRITE,
 			     nullptr) == 0, "two pages mapped");
 
@@ -421,23 +398,19 @@ void Bench::main_thread()
 {
 	test_registers();
 	setup_bank();
-	test_translate();
-	test_fault();
-	test_stall();
-	iopt_free(pt_);
-	finished = true;
+	if (pt_) {
+		test_translate();
+		test_fault();
+		test_stall();
+		iopt_free(pt_);
+		finished = true;
+	}
 	sc_stop();
 }
 
-} // namespace
-
-int sc_main(int, char *[])
+/* The platform: memory, the SMMUv2 (kBanks banks) and the bench. */
+int run(iopt_physmem *pm)
 {
-	iopt_physmem *pm = nullptr;
-
-	if (iopt_physmem_create(kMemBase, kMemSize, &pm))
-		return 1;
-
 	iopt_smmuv2_params p;
 
 	if (iopt_smmuv2_preset("generic", &p))
@@ -448,29 +421,36 @@ int sc_main(int, char *[])
 
 	t.clock_period = kPeriod;
 	t.desc_cycles = 10;
-	{
-		iopt::Memory mem("mem", pm, kMemBase, kMemSize, kMemLat);
-		iopt::Smmuv2 smmu("smmu", p, t);
-		Edges ctx("ctx_edges"), global("global_edges");
-		Bench bench("bench", pm, smmu, ctx, global);
-		sc_vector<sc_signal<bool>> lines("line", 1 + kBanks);
 
-		bench.regs.bind(smmu.regs);
-		bench.dev.bind(smmu.upstream);
-		smmu.downstream.bind(mem.socket);
-		smmu.walker.bind(mem.socket);
-		smmu.global_irq.bind(lines[0]);
-		for (unsigned n = 0; n < kBanks; n++)
-			smmu.context_irq(n).bind(lines[1 + n]);
-		ctx.in.bind(lines[1 + kBank]);
-		global.in.bind(lines[0]);
-		sc_start();
-		if (!bench.finished) {
-			std::printf("FAIL: the test thread did not finish\n");
-			failures++;
-		}
+	iopt::Memory mem("mem", pm, kMemBase, kMemSize, kMemLat);
+	iopt::Smmuv2 smmu("smmu", p, t);
+	Edges ctx("ctx_edges"), global("global_edges");
+	Bench bench("bench", pm, smmu, ctx, global);
+	sc_vector<sc_signal<bool>> lines("line", 1 + kBanks);
+
+	bench.regs.bind(smmu.regs);
+	bench.dev.bind(smmu.upstream);
+	smmu.downstream.bind(mem.socket);
+	smmu.walker.bind(mem.socket);
+	smmu.global_irq.bind(lines[0]);
+	for (unsigned n = 0; n < kBanks; n++)
+		smmu.context_irq(n).bind(lines[1 + n]);
+	ctx.in.bind(lines[1 + kBank]);
+	global.in.bind(lines[0]);
+	sc_start();
+	return tb::result(bench.finished);
+}
+
+} // namespace
+
+int sc_main(int, char *[])
+{
+	iopt_physmem *pm = nullptr;
+	int rc = 1;
+
+	if (!iopt_physmem_create(kMemBase, kMemSize, &pm)) {
+		rc = run(pm);
+		iopt_physmem_destroy(pm);
 	}
-	iopt_physmem_destroy(pm);
-	std::printf("%d failed\n", failures);
-	return failures ? 1 : 0;
+	return rc;
 }

@@ -34,46 +34,29 @@ void to_result(const iopt_smmuv2_resp &resp, SmmuResult &r)
 
 Smmuv2::Smmuv2(sc_core::sc_module_name name, const iopt_smmuv2_params &params,
 	       const SmmuTiming &timing)
-	: SmmuBase(name, timing, 0, irq_lines(params)),
+	: Smmuv2Binding(name, timing, 0, irq_lines(params)),
 	  global_irq(irq[IOPT_SMMUV2_IRQ_GLOBAL])
 {
 	iopt_smmu_mem mem = model_mem();
 
 	throw_create_error(iopt_smmuv2_create(&params, &mem, model_irq,
 					      static_cast<SmmuBase *>(this),
-					      &smmu_),
+					      &model_),
 			   "iopt::Smmuv2: iopt_smmuv2_create");
-	set_reg_window(iopt_smmuv2_mmio_size(smmu_));
-}
-
-Smmuv2::~Smmuv2()
-{
-	iopt_smmuv2_destroy(smmu_);
+	set_reg_window(iopt_smmuv2_mmio_size(model_));
 }
 
 uint64_t Smmuv2::reg_window() const
 {
-	return iopt_smmuv2_mmio_size(smmu_);
+	return iopt_smmuv2_mmio_size(model_);
 }
 
 iopt_smmuv2_stats Smmuv2::stats() const
 {
 	iopt_smmuv2_stats st;
 
-	iopt_smmuv2_get_stats(smmu_, &st);
+	iopt_smmuv2_get_stats(model_, &st);
 	return st;
-}
-
-int Smmuv2::model_read(uint64_t off, unsigned size, uint64_t *val,
-		       uint64_t cycle)
-{
-	return iopt_smmuv2_mmio_read(smmu_, off, size, val, cycle);
-}
-
-int Smmuv2::model_write(uint64_t off, unsigned size, uint64_t val,
-			uint64_t cycle)
-{
-	return iopt_smmuv2_mmio_write(smmu_, off, size, val, cycle);
 }
 
 int Smmuv2::model_translate(const SmmuAccess &a, uint64_t cycle, SmmuResult &r)
@@ -82,36 +65,20 @@ int Smmuv2::model_translate(const SmmuAccess &a, uint64_t cycle, SmmuResult &r)
 	if (a.ssv || a.translated)
 		return -EINVAL;
 
-	iopt_smmuv2_txn t{};
+	iopt_smmuv2_txn t = common_txn<iopt_smmuv2_txn>(a);
 	iopt_smmuv2_resp resp{};
 
-	t.sid = a.sid;
-	t.addr = a.addr;
-	t.write = a.write;
-	t.exec = a.instr;
-	t.priv = a.priv;
-
-	int rc = iopt_smmuv2_translate(smmu_, &t, cycle, &resp);
+	int rc = iopt_smmuv2_translate(model_, &t, cycle, &resp);
 
 	if (!rc)
 		to_result(resp, r);
 	return rc;
 }
 
-uint64_t Smmuv2::model_next_event()
-{
-	return iopt_smmuv2_next_event(smmu_);
-}
-
-void Smmuv2::model_run_until(uint64_t cycle)
-{
-	iopt_smmuv2_run_until(smmu_, cycle);
-}
-
 int Smmuv2::model_stalled(unsigned q, SmmuResult &r)
 {
 	iopt_smmuv2_resp resp{};
-	int rc = iopt_smmuv2_stalled(smmu_, q, &resp);
+	int rc = iopt_smmuv2_stalled(model_, q, &resp);
 
 	if (!rc)
 		to_result(resp, r);

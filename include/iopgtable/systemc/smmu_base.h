@@ -2,9 +2,10 @@
 /*
  * iopt::SmmuBase: the SystemC TLM-2.0 glue every SMMU model of this
  * library shares (C++ only, SystemC 2.3.x, C++17). A model's sc_module
- * (iopt::Smmuv3 in <iopgtable/systemc/smmuv3.h>) derives from it and binds
- * the five model_* hooks to its C API; sockets, time, memory and
- * interrupts live here. docs/integration.md is the full description.
+ * (iopt::Smmuv3 in <iopgtable/systemc/smmuv3.h>, iopt::Smmuv2 in
+ * <iopgtable/systemc/smmuv2.h>) derives from it and binds the model_*
+ * hooks to its C API; sockets, time, memory, stalls and interrupts live
+ * here. docs/integration.md is the full description.
  *
  * Sockets (all 64-bit buses, loosely timed, b_transport):
  *   regs        target: the register file at offsets 0 .. reg_window-1.
@@ -22,9 +23,9 @@
  *               iopt::SmmuTxn extension (<iopgtable/systemc/txn.h>).
  *               Translated page by page (4 KiB, the smallest granule) and
  *               forwarded on downstream at the output address. A fault:
- *               TLM_ADDRESS_ERROR_RESPONSE, SmmuTxn::fault = the event
- *               type (the event is recorded as the model's configuration
- *               says); earlier pages of a split transaction have been
+ *               TLM_ADDRESS_ERROR_RESPONSE, SmmuTxn::fault = the model's
+ *               fault code (SMMUv3: the event type, the event recorded
+ *               as its configuration says; SMMUv2: IOPT_SMMUV2_ABORT); earlier pages of a split transaction have been
  *               performed. No extension: TLM_GENERIC_ERROR_RESPONSE.
  *               Byte enables or streaming width < length on a transaction
  *               that crosses a 4 KiB boundary: TLM_BYTE_ENABLE_ERROR /

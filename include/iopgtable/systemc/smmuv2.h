@@ -31,17 +31,20 @@
 #define IOPGTABLE_SYSTEMC_SMMUV2_H
 
 #include <iopgtable/smmuv2.h>
-#include <iopgtable/systemc/smmu_base.h>
+#include <iopgtable/systemc/smmu_binding.h>
 
 namespace iopt {
 
-class Smmuv2 : public SmmuBase {
+using Smmuv2Binding = SmmuBinding<iopt_smmuv2, iopt_smmuv2_mmio_read,
+				  iopt_smmuv2_mmio_write, iopt_smmuv2_next_event,
+				  iopt_smmuv2_run_until, iopt_smmuv2_destroy>;
+
+class Smmuv2 : public Smmuv2Binding {
 public:
 	sc_core::sc_out<bool> &global_irq;
 
 	Smmuv2(sc_core::sc_module_name name, const iopt_smmuv2_params &params,
 	       const SmmuTiming &timing = SmmuTiming());
-	~Smmuv2() override;
 
 	/* Context interrupt of bank n (n < params.num_cb). */
 	sc_core::sc_out<bool> &context_irq(unsigned n)
@@ -54,18 +57,9 @@ public:
 	iopt_smmuv2_stats stats() const;
 
 protected:
-	int model_read(uint64_t off, unsigned size, uint64_t *val,
-		       uint64_t cycle) override;
-	int model_write(uint64_t off, unsigned size, uint64_t val,
-			uint64_t cycle) override;
 	int model_translate(const SmmuAccess &a, uint64_t cycle,
 			    SmmuResult &r) override;
-	uint64_t model_next_event() override;
-	void model_run_until(uint64_t cycle) override;
 	int model_stalled(unsigned q, SmmuResult &r) override;
-
-private:
-	iopt_smmuv2 *smmu_ = nullptr;
 };
 
 } // namespace iopt
