@@ -83,7 +83,14 @@ SmmuBase::SmmuBase(sc_module_name name, const SmmuTiming &timing,
 	SC_THREAD(event_thread);
 }
 
-SmmuBase::~SmmuBase() = default;
+SmmuBase::~SmmuBase()
+{
+	/* Waiters in a thread live on its stack; only orphans are ours. */
+	for (auto &kv : stall_waiters_)
+		for (StallWaiter *w : kv.second)
+			if (w->orphan)
+				delete w;
+}
 
 /* ---- binding helpers ---------------------------------------------------- */
 
@@ -576,6 +583,12 @@ int SmmuBase::model_stalled(unsigned, SmmuResult &)
 bool SmmuBase::wait_stalled(SmmuResult &r, sc_time &delay)
 {
 	if (sc_get_current_process_handle().proc_kind() != SC_THREAD_PROC_) {
+		/* Keep the queue in step with the model's: this place takes
+		 * the outcome nobody waits for. */
+		StallWaiter *o = new StallWaiter;
+
+		o->orphan = true;
+		stall_waiters_[r.stall_queue].push_back(o);
 		SC_REPORT_ERROR(name(), "a transaction stalled in b_transport "
 				"called outside an SC_THREAD: it cannot wait for "
 				"RESUME");
@@ -616,6 +629,10 @@ void SmmuBase::collect_stalled()
 			StallWaiter *w = ws.front();
 
 			ws.pop_front();
+			if (w->orphan) {
+				delete w;
+				continue;
+			}
 			w->r = r;
 			w->done = true;
 			w->ev.notify(SC_ZERO_TIME);

@@ -66,7 +66,10 @@
  * TLM_ADDRESS_ERROR_RESPONSE when terminated. Upstream initiators of a
  * model that can stall must therefore call b_transport from an SC_THREAD
  * (TLM-2.0 allows b_transport to wait); from an SC_METHOD a stall is
- * SC_REPORT_ERROR (it cannot be waited for there).
+ * SC_REPORT_ERROR (it cannot be waited for there; if the error is set
+ * not to throw, the transaction answers TLM_GENERIC_ERROR_RESPONSE and
+ * its later outcome is discarded, so the bank's other waiters still get
+ * their own).
  *
  * Interrupts: irq[i] (sc_out<bool>, every one must be bound) pulses high
  * for one clock period at the cycle the model signals line i (IHI0070
@@ -196,6 +199,7 @@ private:
 	struct StallWaiter {
 		SmmuResult r;
 		bool done = false;
+		bool orphan = false;	/* no process waits: discard */
 		sc_core::sc_event ev;
 	};
 
