@@ -185,6 +185,15 @@ private:
 		return static_cast<uint8_t *>(iopt_physmem_ptr(pm_, pa, len));
 	}
 
+	/* Hand the device thread an access and let `settle` pass. */
+	void start_device(bool write, uint64_t addr, const sc_time &settle)
+	{
+		dev_write_ = write;
+		dev_addr_ = addr;
+		dev_status_ = tlm::TLM_INCOMPLETE_RESPONSE;
+		dev_go_.notify(SC_ZERO_TIME);
+		wait(settle);
+	}
 	/* The device thread's access has returned (it may already have). */
 	void wait_device()
 	{
@@ -352,11 +361,7 @@ void Bench::test_stall()
 
 	size_t rises = ctx_.rises.size();
 
-	dev_write_ = false;
-	dev_addr_ = kHole + 0x200;
-	dev_status_ = tlm::TLM_INCOMPLETE_RESPONSE;
-	dev_go_.notify(SC_ZERO_TIME);
-	wait(sc_time(2, SC_US));
+	start_device(false, kHole + 0x200, sc_time(2, SC_US));
 	check(dev_status_ == tlm::TLM_INCOMPLETE_RESPONSE,
 	      "stalled read: b_transport has not returned");
 	check(ctx_.rises.size() == rises + 1, "stall raised the context interrupt");
@@ -386,11 +391,7 @@ void Bench::test_stall()
 
 	/* Another stall, terminated. */
 	wr(cb(kBank, kCbFsr), 0xffffffffu);
-	dev_write_ = true;
-	dev_addr_ = kHole + 0x100000;
-	dev_status_ = tlm::TLM_INCOMPLETE_RESPONSE;
-	dev_go_.notify(SC_ZERO_TIME);
-	wait(sc_time(2, SC_US));
+	start_device(true, kHole + 0x100000, sc_time(2, SC_US));
 	check(dev_status_ == tlm::TLM_INCOMPLETE_RESPONSE, "second stall: held");
 	fsr = static_cast<uint32_t>(rd(cb(kBank, kCbFsr)));
 	check(fsr & kFsrSs, "second stall: FSR.SS");
@@ -432,11 +433,7 @@ void Bench::test_stall_method()
 	check(rd(cb(kBank, kCbFsr)) & kFsrSs, "the method's read stalled");
 	for (unsigned i = 0; i < sizeof(dev_buf_); i++)
 		host(kHolePa + 0x3000, 4096)[0x40 + i] = static_cast<uint8_t>(0xc3 ^ i);
-	dev_write_ = false;
-	dev_addr_ = kHole + 0x3040;
-	dev_status_ = tlm::TLM_INCOMPLETE_RESPONSE;
-	dev_go_.notify(SC_ZERO_TIME);
-	wait(sc_time(1, SC_US));
+	start_device(false, kHole + 0x3040, sc_time(1, SC_US));
 	check(dev_status_ == tlm::TLM_INCOMPLETE_RESPONSE,
 	      "thread's read held behind the stall");
 	check(iopt_map_pages(pt_, kHole + 0x2000, kHolePa + 0x2000, 4096, 2,
