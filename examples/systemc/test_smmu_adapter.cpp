@@ -22,6 +22,8 @@
 #include <iopgtable/systemc/memory.h>
 #include <iopgtable/systemc/smmuv3.h>
 
+#include "tb.h"
+
 using namespace sc_core;
 
 namespace {
@@ -50,14 +52,8 @@ constexpr unsigned kAbortNoEvent = IOPT_EVT_ABORT;	/* GBPA.ABORT, no event */
 constexpr unsigned kCmdCycles = 4, kSyncCycles = 8, kMsiCycles = 20,
 		   kEventCycles = 20;
 
-int failures;
-
-void check(bool ok, const char *what)
-{
-	std::printf("%s: %s\n", ok ? "ok  " : "FAIL", what);
-	if (!ok)
-		failures++;
-}
+using tb::check;
+using tb::failures;
 
 /* Smmuv3 that records every cycle the adapter gives the C model. */
 class RecordingSmmu : public iopt::Smmuv3 {
@@ -139,28 +135,13 @@ private:
 	tlm::tlm_response_status late_status_ = tlm::TLM_INCOMPLETE_RESPONSE;
 	sc_time early_local_;
 
-	/* A payload with full control over length, streaming width and
-	 * byte enables. */
-	static void prepare(tlm::tlm_generic_payload &gp, tlm::tlm_command c,
-			    uint64_t a, void *buf, unsigned len, unsigned sw,
-			    unsigned char *be)
-	{
-		gp.set_command(c);
-		gp.set_address(a);
-		gp.set_data_ptr(static_cast<unsigned char *>(buf));
-		gp.set_data_length(len);
-		gp.set_streaming_width(sw ? sw : len);
-		gp.set_byte_enable_ptr(be);
-		gp.set_byte_enable_length(be ? len : 0);
-		gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-	}
 	tlm::tlm_response_status reg(tlm::tlm_command c, uint64_t off, void *buf,
 				     unsigned len, sc_time &d, unsigned sw = 0,
 				     unsigned char *be = nullptr)
 	{
 		tlm::tlm_generic_payload gp;
 
-		prepare(gp, c, off, buf, len, sw, be);
+		tb::prepare(gp, c, off, buf, len, sw, be);
 		regs->b_transport(gp, d);
 		return gp.get_response_status();
 	}
@@ -193,7 +174,7 @@ private:
 	{
 		tlm::tlm_generic_payload gp;
 
-		prepare(gp, c, a, buf, len, sw, be);
+		tb::prepare(gp, c, a, buf, len, sw, be);
 		if (ext)
 			gp.set_extension(ext);
 		dev->b_transport(gp, d);

@@ -34,6 +34,8 @@
 #include <iopgtable/systemc/memory.h>
 #include <iopgtable/systemc/smmuv3.h>
 
+#include "tb.h"
+
 using namespace sc_core;
 
 namespace {
@@ -222,12 +224,7 @@ private:
 		tlm::tlm_generic_payload gp;
 		sc_time d = SC_ZERO_TIME;
 
-		gp.set_command(c);
-		gp.set_address(a);
-		gp.set_data_ptr(static_cast<unsigned char *>(buf));
-		gp.set_data_length(len);
-		gp.set_streaming_width(len);
-		gp.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+		tb::prepare(gp, c, a, buf, len);
 		s->b_transport(gp, d);
 		wait(d);
 		return gp.get_response_status() == tlm::TLM_OK_RESPONSE;
@@ -335,17 +332,8 @@ void Cpu::run()
 
 	/* The page table lives in the simulated memory: its allocator is
 	 * the physmem's, so the SMMU walks it through its walker socket. */
-	iopt_cfg cfg{};
-	iopt_pgtable *pt = nullptr;
+	iopt_pgtable *pt = tb::physmem_table(pm_, 48, 48);
 
-	cfg.fmt = IOPT_ARM_64_LPAE_S1;
-	cfg.granule = 4096;
-	cfg.ias = 48;
-	cfg.oas = 48;
-	cfg.coherent_walk = true;
-	cfg.mem = iopt_physmem_mem_ops();
-	cfg.mem_ctx = pm_;
-	check(iopt_alloc(&cfg, &pt) == 0, "page table alloc");
 	if (!pt) {
 		finished = true;
 		sc_stop();

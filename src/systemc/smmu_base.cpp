@@ -8,7 +8,10 @@
  */
 #include <cerrno>
 #include <cstring>
+#include <new>
+#include <stdexcept>
 #include <string>
+#include <system_error>
 
 #include <iopgtable/systemc/smmu_base.h>
 
@@ -80,7 +83,66 @@ SmmuBase::SmmuBase(sc_module_name name, const SmmuTiming &timing,
 	SC_THREAD(event_thread);
 }
 
-SmmuBase::~SmmuBase() = default;
+SmmuBase::~SmmuBase()
+{
+	/* Waiters in a thread live on its stack; only orphans are ours. */
+	for (auto &kv : stall_waiters_)
+		for (StallWaiter *w : kv.second)
+			if (w->orphan)
+				delete w;
+}
+
+/* ---- binding helpers ---------------------------------------------------- */
+
+int64_t SmmuBase::mem_cb_read(void *c, uint64_t pa, void *buf, size_t len)
+{
+	return static_cast<SmmuBase *>(c)->mem_read(pa, buf, len);
+}
+
+int64_t SmmuBase::mem_cb_write(void *c, uint64_t pa, const void *buf, size_t len)
+{
+	return static_cast<SmmuBase *>(c)->mem_write(pa, buf, len);
+}
+
+int SmmuBase::mem_cb_load64(void *c, uint64_t pa, uint64_t *val)
+{
+	return static_cast<SmmuBase *>(c)->mem_load64(pa, val);
+}
+
+int SmmuBase::mem_cb_cas64(void *c, uint64_t pa, uint64_t *old, uint64_t val)
+{
+	return static_cast<SmmuBase *>(c)->mem_cas64(pa, old, val);
+}
+
+iopt_smmu_mem SmmuBase::model_mem()
+{
+	iopt_smmu_mem mem{};
+
+	mem.read = mem_cb_read;
+	mem.write = mem_cb_write;
+	mem.load64 = mem_cb_load64;
+	mem.cas64 = mem_cb_cas64;
+	mem.desc_latency = timing_.desc_cycles;
+	mem.ctx = static_cast<SmmuBase *>(this);
+	return mem;
+}
+
+void SmmuBase::model_irq(void *ctx, unsigned line, uint64_t cycle)
+{
+	static_cast<SmmuBase *>(ctx)->raise_irq(line, cycle);
+}
+
+void SmmuBase::throw_create_error(int rc, const char *what)
+{
+	if (!rc)
+		return;
+	if (rc == -ENOMEM)
+		throw std::bad_alloc();
+	if (rc == -EINVAL)
+		throw std::invalid_argument(std::string(what) +
+					    ": the parameters were rejected");
+	throw std::system_error(-rc, std::generic_category(), what);
+}
 
 /* ---- time ------------------------------------------------------------- */
 
@@ -179,8 +241,10 @@ void SmmuBase::reg_b_transport(tlm::tlm_generic_payload &gp, sc_time &delay)
 		gp.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
 		return;
 	}
-	if (cmd == tlm::TLM_WRITE_COMMAND)
+	if (cmd == tlm::TLM_WRITE_COMMAND) {
 		kick_.notify(SC_ZERO_TIME);	/* the next event may have moved */
+		collect_stalled();		/* the write may have resumed one */
+	}
 	delay = time_of(c + timing_.reg_cycles) - sc_time_stamp();
 	gp.set_response_status(tlm::TLM_OK_RESPONSE);
 }
@@ -289,6 +353,10 @@ void SmmuBase::up_b_transport(tlm::tlm_generic_payload &gp, sc_time &delay)
 			rc = model_translate(a, c, r);
 		}
 		if (rc) {
+			st = tlm::TLM_GENERIC_ERROR_RESPONSE;
+			break;
+		}
+		if (r.stalled && !wait_stalled(r, delay)) {
 			st = tlm::TLM_GENERIC_ERROR_RESPONSE;
 			break;
 		}
@@ -502,6 +570,76 @@ int SmmuBase::mem_cas64(uint64_t pa, uint64_t *old, uint64_t val)
 	       0 : -EFAULT;
 }
 
+/* ---- stalled transactions ---------------------------------------------- */
+
+int SmmuBase::model_stalled(unsigned, SmmuResult &)
+{
+	return -ENOENT;
+}
+
+/* The calling b_transport's transaction is held by the model: wait (in
+ * this process) until collect_stalled() hands it its outcome. false: the
+ * caller is not a thread and cannot wait. */
+bool SmmuBase::wait_stalled(SmmuResult &r, sc_time &delay)
+{
+	if (sc_get_current_process_handle().proc_kind() != SC_THREAD_PROC_) {
+		/* Keep the queue in step with the model's: this place takes
+		 * the outcome nobody waits for. */
+		StallWaiter *o = new StallWaiter;
+
+		o->orphan = true;
+		stall_waiters_[r.stall_queue].push_back(o);
+		SC_REPORT_ERROR(name(), "a transaction stalled in b_transport "
+				"called outside an SC_THREAD: it cannot wait for "
+				"RESUME");
+		return false;
+	}
+
+	StallWaiter w;
+	unsigned q = r.stall_queue;
+
+	stall_waiters_[q].push_back(&w);
+	/* Synchronise first: the RESUME comes from another process. */
+	wait(delay);
+	delay = SC_ZERO_TIME;
+	while (!w.done)
+		wait(w.ev);
+	r = w.r;
+	return true;
+}
+
+/* Hand every completed stalled transaction to its waiter, oldest first
+ * per queue (the model completes them in the order they stalled). */
+void SmmuBase::collect_stalled()
+{
+	for (auto &kv : stall_waiters_) {
+		std::deque<StallWaiter *> &ws = kv.second;
+
+		while (!ws.empty()) {
+			SmmuResult r;
+			int rc;
+
+			{
+				Guard g(*this);
+
+				rc = model_stalled(kv.first, r);
+			}
+			if (rc)
+				break;
+			StallWaiter *w = ws.front();
+
+			ws.pop_front();
+			if (w->orphan) {
+				delete w;
+				continue;
+			}
+			w->r = r;
+			w->done = true;
+			w->ev.notify(SC_ZERO_TIME);
+		}
+	}
+}
+
 /* ---- internal events and interrupts ------------------------------------ */
 
 void SmmuBase::raise_irq(unsigned line, uint64_t cycle)
@@ -552,6 +690,7 @@ void SmmuBase::event_thread()
 			model_run_until(c);
 			next = model_next_event();
 		}
+		collect_stalled();
 		if (next <= c) {
 			/* Nothing advanced the model: wait for a register
 			 * write instead of spinning. */

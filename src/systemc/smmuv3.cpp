@@ -5,123 +5,47 @@
  * the C API's and routes the model's memory and interrupt callbacks back
  * into the base.
  */
-#include <cerrno>
-#include <new>
-#include <stdexcept>
-#include <system_error>
-
 #include <iopgtable/systemc/smmuv3.h>
 
 namespace iopt {
 
 Smmuv3::Smmuv3(sc_core::sc_module_name name, const iopt_smmu_params &params,
 	       const SmmuTiming &timing)
-	: SmmuBase(name, timing, kRegWindow, 3),
+	: Smmuv3Binding(name, timing, kRegWindow, 3),
 	  evtq_irq(irq[IOPT_SMMU_IRQ_EVTQ]),
 	  gerror_irq(irq[IOPT_SMMU_IRQ_GERROR]),
 	  cmd_sync_irq(irq[IOPT_SMMU_IRQ_CMD_SYNC])
 {
-	iopt_smmu_mem mem{};
+	iopt_smmu_mem mem = model_mem();
 
-	mem.read = cb_read;
-	mem.write = cb_write;
-	mem.load64 = cb_load64;
-	mem.cas64 = cb_cas64;
-	mem.desc_latency = timing.desc_cycles;
-	mem.ctx = this;
-
-	int rc = iopt_smmu_create(&params, &mem, cb_irq, this, &smmu_);
-
-	if (rc == -ENOMEM)
-		throw std::bad_alloc();
-	if (rc == -EINVAL)
-		throw std::invalid_argument("iopt::Smmuv3: iopt_smmu_create "
-					    "rejected the parameters");
-	if (rc)
-		throw std::system_error(-rc, std::generic_category(),
-					"iopt::Smmuv3: iopt_smmu_create");
-}
-
-Smmuv3::~Smmuv3()
-{
-	iopt_smmu_destroy(smmu_);
+	throw_create_error(iopt_smmu_create(&params, &mem, model_irq,
+					    static_cast<SmmuBase *>(this), &model_),
+			   "iopt::Smmuv3: iopt_smmu_create");
 }
 
 iopt_smmu_stats Smmuv3::stats() const
 {
 	iopt_smmu_stats st;
 
-	iopt_smmu_get_stats(smmu_, &st);
+	iopt_smmu_get_stats(model_, &st);
 	return st;
-}
-
-int Smmuv3::model_read(uint64_t off, unsigned size, uint64_t *val,
-		       uint64_t cycle)
-{
-	return iopt_smmu_mmio_read(smmu_, off, size, val, cycle);
-}
-
-int Smmuv3::model_write(uint64_t off, unsigned size, uint64_t val,
-			uint64_t cycle)
-{
-	return iopt_smmu_mmio_write(smmu_, off, size, val, cycle);
 }
 
 int Smmuv3::model_translate(const SmmuAccess &a, uint64_t cycle, SmmuResult &r)
 {
-	iopt_smmu_txn t{};
+	iopt_smmu_txn t = common_txn<iopt_smmu_txn>(a);
 	iopt_smmu_resp resp{};
 
-	t.sid = a.sid;
 	t.ssv = a.ssv;
 	t.ssid = a.ssid;
-	t.addr = a.addr;
-	t.write = a.write;
-	t.exec = a.instr;
-	t.priv = a.priv;
 	t.translated = a.translated;
 
-	int rc = iopt_smmu_translate(smmu_, &t, cycle, &resp);
+	int rc = iopt_smmu_translate(model_, &t, cycle, &resp);
 
 	r.fault = resp.fault;
 	r.oa = resp.oa;
 	r.ready = resp.ready;
 	return rc;
-}
-
-uint64_t Smmuv3::model_next_event()
-{
-	return iopt_smmu_next_event(smmu_);
-}
-
-void Smmuv3::model_run_until(uint64_t cycle)
-{
-	iopt_smmu_run_until(smmu_, cycle);
-}
-
-int64_t Smmuv3::cb_read(void *ctx, uint64_t pa, void *buf, size_t len)
-{
-	return static_cast<Smmuv3 *>(ctx)->mem_read(pa, buf, len);
-}
-
-int64_t Smmuv3::cb_write(void *ctx, uint64_t pa, const void *buf, size_t len)
-{
-	return static_cast<Smmuv3 *>(ctx)->mem_write(pa, buf, len);
-}
-
-int Smmuv3::cb_load64(void *ctx, uint64_t pa, uint64_t *val)
-{
-	return static_cast<Smmuv3 *>(ctx)->mem_load64(pa, val);
-}
-
-int Smmuv3::cb_cas64(void *ctx, uint64_t pa, uint64_t *old, uint64_t val)
-{
-	return static_cast<Smmuv3 *>(ctx)->mem_cas64(pa, old, val);
-}
-
-void Smmuv3::cb_irq(void *ctx, unsigned line, uint64_t cycle)
-{
-	static_cast<Smmuv3 *>(ctx)->raise_irq(line, cycle);
 }
 
 } // namespace iopt

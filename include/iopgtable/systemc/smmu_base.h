@@ -2,9 +2,10 @@
 /*
  * iopt::SmmuBase: the SystemC TLM-2.0 glue every SMMU model of this
  * library shares (C++ only, SystemC 2.3.x, C++17). A model's sc_module
- * (iopt::Smmuv3 in <iopgtable/systemc/smmuv3.h>) derives from it and binds
- * the five model_* hooks to its C API; sockets, time, memory and
- * interrupts live here. docs/integration.md is the full description.
+ * (iopt::Smmuv3 in <iopgtable/systemc/smmuv3.h>, iopt::Smmuv2 in
+ * <iopgtable/systemc/smmuv2.h>) derives from it and binds the model_*
+ * hooks to its C API; sockets, time, memory, stalls and interrupts live
+ * here. docs/integration.md is the full description.
  *
  * Sockets (all 64-bit buses, loosely timed, b_transport):
  *   regs        target: the register file at offsets 0 .. reg_window-1.
@@ -22,9 +23,9 @@
  *               iopt::SmmuTxn extension (<iopgtable/systemc/txn.h>).
  *               Translated page by page (4 KiB, the smallest granule) and
  *               forwarded on downstream at the output address. A fault:
- *               TLM_ADDRESS_ERROR_RESPONSE, SmmuTxn::fault = the event
- *               type (the event is recorded as the model's configuration
- *               says); earlier pages of a split transaction have been
+ *               TLM_ADDRESS_ERROR_RESPONSE, SmmuTxn::fault = the model's
+ *               fault code (SMMUv3: the event type, the event recorded
+ *               as its configuration says; SMMUv2: IOPT_SMMUV2_ABORT); earlier pages of a split transaction have been
  *               performed. No extension: TLM_GENERIC_ERROR_RESPONSE.
  *               Byte enables or streaming width < length on a transaction
  *               that crosses a 4 KiB boundary: TLM_BYTE_ENABLE_ERROR /
@@ -53,6 +54,23 @@
  * completion, sync, MSIs) run from an SC_THREAD woken at the model's next
  * event time, re-armed after every register write.
  *
+ * Stalls: a model whose translate hook answers `stalled` (SMMUv2 with
+ * SCTLR.CFCFG = 1) holds the transaction until software resumes it. The
+ * upstream b_transport then synchronises (wait(delay)), queues itself on
+ * the result's stall_queue and waits on its own sc_event; after every
+ * register write and every event-thread step the adapter collects the
+ * model's completed stalled transactions (model_stalled hook) in order,
+ * hands each to the oldest waiter of that queue and notifies it. The
+ * transaction then continues as if it had not stalled (annotated delay up
+ * to the ready cycle the model gives), or ends with
+ * TLM_ADDRESS_ERROR_RESPONSE when terminated. Upstream initiators of a
+ * model that can stall must therefore call b_transport from an SC_THREAD
+ * (TLM-2.0 allows b_transport to wait); from an SC_METHOD a stall is
+ * SC_REPORT_ERROR (it cannot be waited for there; if the error is set
+ * not to throw, the transaction answers TLM_GENERIC_ERROR_RESPONSE and
+ * its later outcome is discarded, so the bank's other waiters still get
+ * their own).
+ *
  * Interrupts: irq[i] (sc_out<bool>, every one must be bound) pulses high
  * for one clock period at the cycle the model signals line i (IHI0070
  * 3.18.2: wired interrupts are pulses, effectively edge-triggered); a
@@ -67,6 +85,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -75,6 +95,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
+#include <iopgtable/smmu.h>
 #include <iopgtable/systemc/txn.h>
 
 namespace iopt {
@@ -98,12 +119,15 @@ struct SmmuAccess {
 	bool write = false, instr = false, priv = false, translated = false;
 };
 
-/* The model's answer: fault (0 or an event type), output address, and the
- * cycle the response is ready. */
+/* The model's answer: fault (0 or the model's fault code), output
+ * address, and the cycle the response is ready; or stalled, held in the
+ * model's queue stall_queue until model_stalled() returns it. */
 struct SmmuResult {
 	unsigned fault = 0;
 	uint64_t oa = 0;
 	uint64_t ready = 0;
+	bool stalled = false;
+	unsigned stall_queue = 0;
 };
 
 class SmmuBase : public sc_core::sc_module {
@@ -130,6 +154,18 @@ protected:
 		 uint64_t reg_window, unsigned nr_irqs);
 	~SmmuBase() override;
 
+	/* The register window, for a model whose size is known only once
+	 * it is created (call from the derived constructor). */
+	void set_reg_window(uint64_t size) { reg_window_ = size; }
+	/* Memory callbacks for the C model: every one routes to this
+	 * module's mem_* below; desc_latency = timing().desc_cycles. */
+	iopt_smmu_mem model_mem();
+	/* The C model's irq callback: ctx is the SmmuBase (raise_irq). */
+	static void model_irq(void *ctx, unsigned line, uint64_t cycle);
+	/* Throw for a failed iopt_*_create(): std::invalid_argument for
+	 * -EINVAL, std::bad_alloc for -ENOMEM, std::system_error otherwise. */
+	static void throw_create_error(int rc, const char *what);
+
 	/* The model binding. Each is called with the cycle the adapter
 	 * chose (never smaller than an earlier one). Register hooks return
 	 * 0 or a negative errno. */
@@ -141,6 +177,10 @@ protected:
 				    SmmuResult &r) = 0;
 	virtual uint64_t model_next_event() = 0;	/* UINT64_MAX: none */
 	virtual void model_run_until(uint64_t cycle) = 0;
+	/* The oldest completed stalled transaction of stall queue q: 0 and
+	 * its result; -EAGAIN while still stalled; -ENOENT none. The default
+	 * (a model that never stalls) returns -ENOENT. */
+	virtual int model_stalled(unsigned q, SmmuResult &r);
 
 	/* Memory for the model's callbacks, through the walker socket.
 	 * read/write: latency in cycles, or -EFAULT. load64/cas64: 0,
@@ -156,6 +196,21 @@ protected:
 
 private:
 	class Guard;	/* marks the model busy for one call */
+	struct StallWaiter {
+		SmmuResult r;
+		bool done = false;
+		bool orphan = false;	/* no process waits: discard */
+		sc_core::sc_event ev;
+	};
+
+	bool wait_stalled(SmmuResult &r, sc_core::sc_time &delay);
+	static int64_t mem_cb_read(void *c, uint64_t pa, void *buf, size_t len);
+	static int64_t mem_cb_write(void *c, uint64_t pa, const void *buf,
+				    size_t len);
+	static int mem_cb_load64(void *c, uint64_t pa, uint64_t *val);
+	static int mem_cb_cas64(void *c, uint64_t pa, uint64_t *old,
+				uint64_t val);
+	void collect_stalled();
 
 	uint64_t enter_cycle(const sc_core::sc_time &local);
 	void reg_b_transport(tlm::tlm_generic_payload &gp, sc_core::sc_time &delay);
@@ -178,6 +233,7 @@ private:
 	bool busy_ = false;
 	sc_core::sc_event kick_;
 	std::vector<tlm::tlm_dmi> dmi_;
+	std::map<unsigned, std::deque<StallWaiter *>> stall_waiters_;
 	std::vector<std::unique_ptr<sc_core::sc_event_queue>> rise_;
 	std::vector<std::unique_ptr<sc_core::sc_event>> fall_;
 };

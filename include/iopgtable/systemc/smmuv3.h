@@ -3,7 +3,7 @@
  * iopt::Smmuv3: the library's SMMUv3 model (<iopgtable/smmu.h>) as a
  * SystemC TLM-2.0 sc_module. Sockets, time and interrupts are those of
  * iopt::SmmuBase (<iopgtable/systemc/smmu_base.h>); this class binds them
- * to iopt_smmu_*. C++ only. docs/integration.md describes both.
+ * to iopt_smmu_* (through iopt::SmmuBinding). C++ only. docs/integration.md describes both.
  *
  * Register window: 0x20000 bytes (page 0 at 0, page 1 at 0x10000).
  * Wired interrupts: evtq_irq, gerror_irq, cmd_sync_irq (irq[0..2], in the
@@ -18,11 +18,15 @@
 #define IOPGTABLE_SYSTEMC_SMMUV3_H
 
 #include <iopgtable/smmu.h>
-#include <iopgtable/systemc/smmu_base.h>
+#include <iopgtable/systemc/smmu_binding.h>
 
 namespace iopt {
 
-class Smmuv3 : public SmmuBase {
+using Smmuv3Binding = SmmuBinding<iopt_smmu, iopt_smmu_mmio_read,
+				  iopt_smmu_mmio_write, iopt_smmu_next_event,
+				  iopt_smmu_run_until, iopt_smmu_destroy>;
+
+class Smmuv3 : public Smmuv3Binding {
 public:
 	static constexpr uint64_t kRegWindow = 0x20000;
 
@@ -32,30 +36,13 @@ public:
 
 	Smmuv3(sc_core::sc_module_name name, const iopt_smmu_params &params,
 	       const SmmuTiming &timing = SmmuTiming());
-	~Smmuv3() override;
 
 	/* Counters of the C model (iopt_smmu_get_stats). */
 	iopt_smmu_stats stats() const;
 
 protected:
-	int model_read(uint64_t off, unsigned size, uint64_t *val,
-		       uint64_t cycle) override;
-	int model_write(uint64_t off, unsigned size, uint64_t val,
-			uint64_t cycle) override;
 	int model_translate(const SmmuAccess &a, uint64_t cycle,
 			    SmmuResult &r) override;
-	uint64_t model_next_event() override;
-	void model_run_until(uint64_t cycle) override;
-
-private:
-	static int64_t cb_read(void *ctx, uint64_t pa, void *buf, size_t len);
-	static int64_t cb_write(void *ctx, uint64_t pa, const void *buf,
-				size_t len);
-	static int cb_load64(void *ctx, uint64_t pa, uint64_t *val);
-	static int cb_cas64(void *ctx, uint64_t pa, uint64_t *old, uint64_t val);
-	static void cb_irq(void *ctx, unsigned line, uint64_t cycle);
-
-	iopt_smmu *smmu_ = nullptr;
 };
 
 } // namespace iopt

@@ -17,9 +17,11 @@
  *   instr       instruction fetch (InD = 1; reads only)
  *   translated  PCIe ATS Translated: the address is already physical
  * Outputs, written by the SMMU:
- *   fault       0, or the event type of the fault that stopped the
- *               transaction (IOPT_EVT_* in <iopgtable/smmu.h>): the
- *               response status is then TLM_ADDRESS_ERROR_RESPONSE
+ *   fault       0, or what stopped the transaction: for SMMUv3 the
+ *               event type (IOPT_EVT_* in <iopgtable/smmu.h>), for
+ *               SMMUv2 IOPT_SMMUV2_ABORT (<iopgtable/smmuv2.h>; the
+ *               syndrome is in the FSR/FAR registers): the response
+ *               status is then TLM_ADDRESS_ERROR_RESPONSE
  *   oa          output address of the first byte (valid when fault == 0)
  */
 #ifndef IOPGTABLE_SYSTEMC_TXN_H
