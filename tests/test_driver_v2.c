@@ -22,6 +22,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <iopgtable/dma.h>
 #include <iopgtable/driver_v2.h>
 #include <iopgtable/physmem.h>
 #include <iopgtable/smmuv2.h>
@@ -370,6 +371,45 @@ static void test_bad_args(void **state)
 	rig_down(&r);
 }
 
+/*
+ * The DMA layer over the SMMUv2 driver (iopt_dma_smmuv2_ops): map → the
+ * device reads the buffer's PA; strict unmap → it faults (the model's
+ * TLB was invalidated and synced before unmap returned).
+ */
+static void test_dma_strict(void **state)
+{
+	struct iopt_smmuv2_drv_stats st;
+	struct iopt_dma_cfg dc;
+	struct iopt_dma *d;
+	uint64_t iova = 0;
+	struct rig r;
+
+	(void)state;
+	rig_up(&r, false);
+	iopt_dma_default_cfg(&dc);
+	dc.ops = iopt_dma_smmuv2_ops();
+	dc.drv = r.drv;
+	dc.pt.oas = 40;
+	dc.pt.mem = iopt_physmem_mem_ops();
+	dc.pt.mem_ctx = r.pm;
+	dc.nr_cpus = 1;
+	assert_int_equal(iopt_dma_create(&dc, &d), 0);
+	assert_int_equal(iopt_dma_attach(d, SID), 0);
+	assert_int_equal(iopt_dma_map(d, PA, 4096, IOPT_READ | IOPT_WRITE,
+				      ~0ull, 0, &iova), 0);
+	struct iopt_smmuv2_resp resp = dev(&r, SID, iova + 0x10);
+
+	assert_int_equal(resp.result, IOPT_SMMUV2_OK);
+	assert_int_equal(resp.oa, PA + 0x10);
+	assert_int_equal(iopt_dma_unmap(d, iova, 4096, 0), 0);
+	assert_int_equal(dev(&r, SID, iova + 0x10).result, IOPT_SMMUV2_ABORT);
+	iopt_smmuv2_drv_get_stats(r.drv, &st);
+	assert_int_equal(st.sync_timeouts, 0);
+	assert_int_equal(iopt_dma_detach(d, SID), 0);
+	iopt_dma_destroy(d);
+	rig_down(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -379,6 +419,7 @@ int main(void)
 		cmocka_unit_test(test_unmap_needs_invalidation),
 		cmocka_unit_test(test_stall_blocks_sync),
 		cmocka_unit_test(test_bad_args),
+		cmocka_unit_test(test_dma_strict),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

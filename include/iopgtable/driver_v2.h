@@ -131,6 +131,20 @@ IOPT_API int iopt_smmuv2_drv_detach(struct iopt_smmuv2_drv_domain *dom,
 IOPT_API const struct iopt_tlb_ops *iopt_smmuv2_drv_tlb_ops(void);
 
 /*
+ * Invalidate [iova, iova + size) of the domain without a sync (leaf:
+ * TLBIVAL / TLBIIPAS2L, else TLBIVA / TLBIIPAS2; step as for flush_walk).
+ * Above 512 steps: TLBIASID (completed by the next sync) or, at stage 2,
+ * TLBIVMID + sTLBGSYNC here. For callers that gathered an unmap. 0,
+ * -EINVAL (NULL or not attached, size 0, wrap), -ETIMEDOUT (stage 2
+ * global sync).
+ */
+IOPT_API int iopt_smmuv2_drv_inv_range(struct iopt_smmuv2_drv_domain *dom,
+				       uint64_t iova, uint64_t size,
+				       uint64_t granule, bool leaf);
+/* flush_all with its result: 0, -EINVAL (not attached), -ETIMEDOUT. */
+IOPT_API int iopt_smmuv2_drv_flush_all(struct iopt_smmuv2_drv_domain *dom);
+
+/*
  * Write the bank's TLBSYNC and poll TLBSTATUS.SACTIVE (serialised as
  * cfg.sync says): 0, or -ETIMEDOUT ("TLB sync timed out": SACTIVE still
  * read 1 after the limit; counted, and counted in stalled_timeouts when

@@ -232,27 +232,67 @@ static void tlb_flush_all(void *cookie)
 		inv_all(dom);
 }
 
+/*
+ * By-address invalidation of [iova, iova + size) without a sync (leaf:
+ * the L forms). More than V2_INV_MAX_STEPS steps: the whole ASID
+ * (TLBIASID, completed by the bank's next sync) or, at stage 2, the whole
+ * VMID with its global sync done here (a bank's sync does not cover
+ * TLBIVMID in the model).
+ */
+static int inv_range(struct iopt_smmuv2_drv_domain *dom, uint64_t iova,
+		     uint64_t size, uint64_t granule, bool leaf)
+{
+	struct iopt_smmuv2_drv *drv = dom->drv;
+	uint64_t step = step_of(dom, granule);
+	uint64_t start = iova & ~(step - 1), end = iova + size - 1;
+	uint64_t reg = dom->stage == 2 ? (leaf ? V2_CB_TLBIIPAS2L : V2_CB_TLBIIPAS2) :
+					 (leaf ? V2_CB_TLBIVAL : V2_CB_TLBIVA);
+	int ret;
+
+	if ((end - start) / step >= V2_INV_MAX_STEPS) {
+		v2_count(&drv->st.flush_alls, 1);
+		v2_count(&drv->st.tlbis, 1);
+		if (dom->stage == 2) {
+			ret = v2_write(drv, V2_TLBIVMID, 4, dom->vmid);
+			return ret ? ret : v2_global_sync(drv);
+		}
+		return v2_write(drv, v2_cb_off(drv, dom->cb, V2_CB_TLBIASID), 4,
+				dom->asid);
+	}
+	for (uint64_t a = start;; a += step) {
+		ret = inv_one(dom, reg, a);
+		if (ret || end - a < step)
+			return ret;
+	}
+}
+
+int iopt_smmuv2_drv_inv_range(struct iopt_smmuv2_drv_domain *dom,
+			      uint64_t iova, uint64_t size, uint64_t granule,
+			      bool leaf)
+{
+	if (!dom_bound(dom) || !size || iova + size - 1 < iova)
+		return -EINVAL;
+	return inv_range(dom, iova, size, granule, leaf);
+}
+
+int iopt_smmuv2_drv_flush_all(struct iopt_smmuv2_drv_domain *dom)
+{
+	if (!dom_bound(dom))
+		return -EINVAL;
+	return inv_all(dom);
+}
+
 static void tlb_flush_walk(uint64_t iova, uint64_t size, uint64_t granule,
 			   void *cookie)
 {
 	struct iopt_smmuv2_drv_domain *dom = dom_bound(cookie);
-	uint64_t step, start, end;
 
-	if (!dom || !size)
+	if (!dom || !size || iova + size - 1 < iova)
 		return;
-	step = step_of(dom, granule);
-	start = iova & ~(step - 1);
-	end = iova + size - 1;
-	if (end < iova || (end - start) / step >= V2_INV_MAX_STEPS) {
-		inv_all(dom);
-		return;
-	}
-	for (uint64_t a = start;; a += step) {
-		inv_one(dom, dom->stage == 2 ? V2_CB_TLBIIPAS2 : V2_CB_TLBIVA, a);
-		if (end - a < step)
-			break;
-	}
-	iopt_smmuv2_drv_tlb_sync(dom);
+	/* A failure is counted by the poll loop (timeouts); a register
+	 * write cannot fail for offsets the driver computed. */
+	if (!inv_range(dom, iova, size, granule, false))
+		iopt_smmuv2_drv_tlb_sync(dom);
 }
 
 static void tlb_add_page(struct iopt_gather *gather, uint64_t iova,
