@@ -204,6 +204,8 @@ int iopt_smmuv2_drv_domain_free(struct iopt_smmuv2_drv_domain *dom)
 		return -EBUSY;
 	}
 	plat_mutex_unlock(&drv->cfg_lock);
+	/* Acquire pairs with bind_table()'s release (nothing runs on a
+	 * domain being freed: the acquire is for symmetry with dom_bound). */
 	if (plat_load_acq64(&dom->pt)) {
 		v2_write(drv, v2_cb_off(drv, dom->cb, V2_CB_SCTLR), 4, 0);
 		if (dom->stage == 2) {
@@ -326,6 +328,8 @@ int iopt_smmuv2_drv_attach(struct iopt_smmuv2_drv_domain *dom,
 	if (sid >> drv->numsidb)
 		return -EINVAL;
 	plat_mutex_lock(&drv->cfg_lock);
+	/* Relaxed: dom->pt is written only under cfg_lock, held here; the
+	 * release in bind_table() is for the TLB ops' acquire. */
 	bound = plat_load_rlx64(&dom->pt);
 	if (bound && bound != (uint64_t)(uintptr_t)pt) {
 		ret = -EINVAL;
