@@ -25,9 +25,11 @@
 
 #include <iopgtable/dma.h>
 #include <iopgtable/driver.h>
+#include <iopgtable/driver_v2.h>
 #include <iopgtable/iova.h>
 #include <iopgtable/physmem.h>
 #include <iopgtable/smmu.h>
+#include <iopgtable/smmuv2.h>
 
 #include "bench.h"
 
@@ -48,6 +50,8 @@ struct opts {
 	enum iopt_inval policy;
 	enum iopt_smmuv3_drv_cmdq cmdq;
 	enum iopt_smmuv3_drv_sync sync;
+	bool v2;		/* --smmu v2: the SMMUv2 driver and model */
+	enum iopt_smmuv2_drv_sync v2_sync;
 	bool runner;		/* free-running model clock */
 	unsigned sample;	/* translate every n-th mapping; 0: none */
 	unsigned dma_bits;
@@ -65,14 +69,68 @@ struct result {
 };
 
 static const char *pol_name[] = { "strict", "lazy", "single", "exhaust" };
+static const char *v2_sync_name[] = { "none", "bank", "global" };
 
 struct rig {
 	struct iopt_physmem *pm;
 	struct iopt_smmu *s;
 	struct iopt_smmu_runner *run;
 	struct iopt_smmuv3_drv *drv;
+	struct iopt_smmuv2 *s2;			/* --smmu v2 */
+	struct iopt_smmuv2_runner *run2;
+	struct iopt_smmuv2_drv *drv2;
 	struct iopt_dma *d;
 };
+
+static uint64_t runner2_clock(void *ctx)
+{
+	return iopt_smmuv2_runner_now(ctx);
+}
+
+/* The SMMUv2 side of rig_up(): "mmu-500" model, driver with --v2-sync. */
+static int rig_up_v2(struct rig *r, const struct opts *o,
+		     const struct iopt_smmu_mem *mem, struct iopt_dma_cfg *dc)
+{
+	struct iopt_smmuv2_params p;
+	struct iopt_smmuv2_drv_cfg c;
+	int ret;
+
+	iopt_smmuv2_preset("mmu-500", &p);
+	if ((ret = iopt_smmuv2_create(&p, mem, NULL, NULL, &r->s2)))
+		return ret;
+	iopt_smmuv2_drv_default_cfg(&c);
+	c.smmu = r->s2;
+	c.sync = o->v2_sync;
+	if (o->runner) {
+		if ((ret = iopt_smmuv2_runner_start(r->s2, 1.0, &r->run2)))
+			return ret;
+		c.clock = runner2_clock;
+		c.clock_ctx = r->run2;
+	}
+	if ((ret = iopt_smmuv2_drv_probe(&c, &r->drv2)))
+		return ret;
+	dc->ops = iopt_dma_smmuv2_ops();
+	dc->drv = r->drv2;
+	return 0;
+}
+
+/* Driver counters in the result's terms (v2: commands = register
+ * maintenance writes, TLBIs and syncs). */
+static void drv_stats(struct rig *r, struct iopt_smmuv3_drv_stats *st)
+{
+	struct iopt_smmuv2_drv_stats s2;
+
+	memset(st, 0, sizeof(*st));
+	if (!r->drv2) {
+		iopt_smmuv3_drv_get_stats(r->drv, st);
+		return;
+	}
+	iopt_smmuv2_drv_get_stats(r->drv2, &s2);
+	st->commands = s2.tlbis + s2.syncs;
+	st->syncs = s2.syncs;
+	st->flush_alls = s2.flush_alls;
+	st->sync_timeouts = s2.sync_timeouts;
+}
 
 static uint64_t runner_clock(void *ctx)
 {
@@ -102,6 +160,12 @@ static int rig_up(struct rig *r, const struct opts *o)
 	if ((ret = iopt_physmem_create(MEM_BASE, MEM_SIZE, &r->pm)))
 		return ret;
 	iopt_smmu_physmem(r->pm, 10, &mem);
+	iopt_dma_default_cfg(&dc);
+	if (o->v2) {
+		if ((ret = rig_up_v2(r, o, &mem, &dc)))
+			return ret;
+		goto dma;
+	}
 	iopt_smmu_default_params(&p);
 	if ((ret = iopt_smmu_create(&p, &mem, NULL, NULL, &r->s)))
 		return ret;
@@ -118,9 +182,9 @@ static int rig_up(struct rig *r, const struct opts *o)
 	}
 	if ((ret = iopt_smmuv3_drv_probe(&c, &r->drv)))
 		return ret;
-	iopt_dma_default_cfg(&dc);
 	dc.ops = iopt_dma_smmuv3_ops();
 	dc.drv = r->drv;
+dma:
 	dc.pt.mem = iopt_physmem_mem_ops();
 	dc.pt.mem_ctx = r->pm;
 	dc.policy = o->policy;
@@ -136,6 +200,11 @@ static int rig_up(struct rig *r, const struct opts *o)
 static void rig_down(struct rig *r)
 {
 	iopt_dma_destroy(r->d);
+	iopt_smmuv2_drv_remove(r->drv2);
+	if (r->run2)
+		iopt_smmuv2_runner_stop(r->run2);
+	if (r->s2)
+		iopt_smmuv2_destroy(r->s2);
 	iopt_smmuv3_drv_remove(r->drv);
 	if (r->run)
 		iopt_smmu_runner_stop(r->run);
@@ -186,7 +255,15 @@ static void *worker_main(void *arg)
 			w->errors++;
 			continue;
 		}
-		if (o->sample && i % o->sample == 0) {
+		if (o->sample && i % o->sample == 0 && o->v2) {
+			struct iopt_smmuv2_txn t = { .sid = SID, .addr = iova,
+						     .write = !(o->prot & IOPT_READ) };
+			struct iopt_smmuv2_resp resp;
+
+			if (iopt_smmuv2_drv_translate(w->r->drv2, &t, &resp) ||
+			    resp.result != IOPT_SMMUV2_OK || resp.oa != pa)
+				w->dev_faults++;
+		} else if (o->sample && i % o->sample == 0) {
 			struct iopt_smmu_txn t = { .sid = SID, .addr = iova,
 						   .write = !(o->prot & IOPT_READ) };
 			struct iopt_smmu_resp resp;
@@ -230,7 +307,7 @@ static int run_variant(const struct opts *o, struct result *res)
 		free(w);
 		return ret;
 	}
-	iopt_smmuv3_drv_get_stats(r.drv, &s0);
+	drv_stats(&r, &s0);
 	t0 = bench_now_ns();
 	for (unsigned i = 0; i < o->threads; i++) {
 		w[i].o = o;
@@ -253,7 +330,7 @@ static int run_variant(const struct opts *o, struct result *res)
 		res->errors += w[i].errors;
 	}
 	t1 = bench_now_ns();
-	iopt_smmuv3_drv_get_stats(r.drv, &s1);
+	drv_stats(&r, &s1);
 	if (res->ops) {
 		double n = (double)res->ops;
 
@@ -289,13 +366,15 @@ static double load1(void)
 static void print_result(const struct opts *o, const struct result *r)
 {
 	if (o->json) {
-		printf("{\"suite\":\"dma\",\"smmu\":\"v3\",\"policy\":\"%s\",\"threads\":%u,"
+		printf("{\"suite\":\"dma\",\"smmu\":\"%s\",\"v2_sync\":\"%s\","
+		       "\"policy\":\"%s\",\"threads\":%u,"
 		       "\"cmdq\":\"%s\",\"sync\":\"%s\",\"granule\":%u,\"trans_ns\":%llu,"
 		       "\"dir\":\"%s\",\"clock\":\"%s\",\"map_ns\":%.1f,\"unmap_ns\":%.1f,"
 		       "\"map_sd_ns\":%.1f,\"unmap_sd_ns\":%.1f,\"ops_per_sec\":%.0f,"
 		       "\"ops\":%llu,\"commands\":%llu,\"syncs\":%llu,\"flush_alls\":%llu,"
 		       "\"sync_timeouts\":%llu,\"cas_retries\":%llu,\"device_faults\":%llu,"
 		       "\"errors\":%llu,\"timed\":%s,\"load1\":%.2f}\n",
+		       o->v2 ? "v2" : "v3", o->v2 ? v2_sync_name[o->v2_sync] : "",
 		       pol_name[o->policy], o->threads,
 		       o->cmdq == IOPT_SMMUV3_DRV_CMDQ_LOCKED ? "locked" : "lockfree",
 		       o->sync == IOPT_SMMUV3_DRV_SYNC_CONS ? "cons" : "msi",
@@ -309,6 +388,8 @@ static void print_result(const struct opts *o, const struct result *r)
 		       (unsigned long long)r->dev_faults, (unsigned long long)r->errors,
 		       o->lat ? "true" : "false", load1());
 	} else {
+		if (o->v2)
+			printf("v2/%-6s ", v2_sync_name[o->v2_sync]);
 		printf("%-7s %2u thr %-8s %-4s  map %8.1f ns (sd %8.1f)  unmap %8.1f ns "
 		       "(sd %8.1f)  %10.0f ops/s  cmds %llu syncs %llu flush_alls %llu "
 		       "timeouts %llu cas_retries %llu dev_faults %llu errors %llu\n",
@@ -552,10 +633,10 @@ static void usage(void)
 		"  --trans-ns N       delay between map and unmap (0)\n"
 		"  --dir bidir|to|from  DMA direction: device read+write, read, write\n"
 		"  --policy strict|lazy|single|exhaust  (lazy)\n"
-		"  --smmu v3|v2       (v2: not available yet)\n"
+		"  --smmu v3|v2       SMMUv3 driver, or SMMUv2 (\"mmu-500\" model) (v3)\n"
 		"  --cmdq lockfree|locked  (lockfree)\n"
 		"  --sync msi|cons    (msi)\n"
-		"  --v2-sync none|bank|global  (SMMUv2 only: not available yet)\n"
+		"  --v2-sync none|bank|global  SMMUv2 TLBSYNC serialisation (bank)\n"
 		"  --clock virtual|runner  driver's virtual clock or the free-running model\n"
 		"  --sample N         the device translates every N-th mapping (64; 0 none)\n"
 		"  --dma-bits N       DMA mask bits (64)\n"
@@ -598,7 +679,7 @@ int bench_dma_main(int argc, char **argv)
 		.threads = 1, .seconds = 1, .granule = 1,
 		.prot = IOPT_READ | IOPT_WRITE, .dir = "bidir",
 		.policy = IOPT_INVAL_LAZY, .sample = 64, .dma_bits = 64,
-		.lat = true,
+		.lat = true, .v2_sync = IOPT_SMMUV2_DRV_SYNC_BANK,
 	};
 	bool rep = false;
 	int c;
@@ -629,12 +710,11 @@ int bench_dma_main(int argc, char **argv)
 				goto bad;
 			break;
 		case 'S':
-			if (!strcmp(optarg, "v2")) {
-				fprintf(stderr, "iopt-bench dma: --smmu v2 is not available "
-					"yet: the SMMUv2 driver has not landed\n");
-				return 2;
-			}
-			if (strcmp(optarg, "v3"))
+			if (!strcmp(optarg, "v2"))
+				o.v2 = true;
+			else if (!strcmp(optarg, "v3"))
+				o.v2 = false;
+			else
 				goto bad;
 			break;
 		case 'q':
@@ -654,13 +734,13 @@ int bench_dma_main(int argc, char **argv)
 				goto bad;
 			break;
 		case 'V':
-			if (strcmp(optarg, "none") && strcmp(optarg, "bank") &&
-			    strcmp(optarg, "global"))
+			for (o.v2_sync = 0; o.v2_sync <= IOPT_SMMUV2_DRV_SYNC_GLOBAL;
+			     o.v2_sync++)
+				if (!strcmp(optarg, v2_sync_name[o.v2_sync]))
+					break;
+			if (o.v2_sync > IOPT_SMMUV2_DRV_SYNC_GLOBAL)
 				goto bad;
-			fprintf(stderr, "iopt-bench dma: --v2-sync is not available yet: "
-				"it selects the SMMUv2 driver's sync locking, and that "
-				"driver has not landed\n");
-			return 2;
+			break;
 		case 'c':
 			if (!strcmp(optarg, "runner"))
 				o.runner = true;

@@ -65,6 +65,8 @@ struct iopt_dma_drv_ops {
 
 /* The SMMUv3 driver (iopgtable/driver.h); drv is a struct iopt_smmuv3_drv. */
 IOPT_API const struct iopt_dma_drv_ops *iopt_dma_smmuv3_ops(void);
+/* The SMMUv2 driver (iopgtable/driver_v2.h); drv is a struct iopt_smmuv2_drv. */
+IOPT_API const struct iopt_dma_drv_ops *iopt_dma_smmuv2_ops(void);
 
 /* Device kinds (iopt_dma_cfg.dev_flags). */
 #define IOPT_DMA_DEV_PCI	(1u << 0) /* try below 4 GiB first ... */

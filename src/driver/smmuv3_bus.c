@@ -4,8 +4,8 @@
  * uses.
  *
  * The model takes a cycle with every call and never goes back in time, so
- * each model call the driver makes is made under drv->bus at a cycle no
- * earlier than the one before (drv->last_cycle). The cycle comes from
+ * each model call the driver makes is made under drv->tl.lock at a cycle no
+ * earlier than the one before (drv->tl.last). The cycle comes from
  * cfg.clock when there is one (the free-running runner's clock, say), or
  * from the virtual clock: last_cycle + cfg.mmio_cycles per access, and the
  * poll delays while the driver waits — the model is then run up to the new
@@ -17,31 +17,19 @@
 #include "smmuv3_drv_internal.h"
 #include "smmuv3_regs.h"
 
-/* The cycle of the next model call. Call with bus held. */
+/* The cycle of the next model call. Call with the bus (tl.lock) held. */
 static uint64_t bus_cycle(struct iopt_smmuv3_drv *drv, uint64_t advance)
 {
-	uint64_t c;
-
-	if (drv->cfg.clock) {
-		c = drv->cfg.clock(drv->cfg.clock_ctx);
-		if (c < drv->last_cycle)
-			c = drv->last_cycle;
-	} else {
-		c = drv->last_cycle + advance;
-	}
-	/* Relaxed: read by iopt_smmuv3_drv_cycle() as a statistic; the
-	 * model calls themselves are ordered by bus. */
-	plat_store_rlx64(&drv->last_cycle, c);
-	return c;
+	return drv_tl_cycle(&drv->tl, advance);
 }
 
 uint64_t drv_now(struct iopt_smmuv3_drv *drv)
 {
 	uint64_t c;
 
-	plat_spin_lock(&drv->bus);
-	c = drv->cfg.clock ? bus_cycle(drv, 0) : drv->last_cycle;
-	plat_spin_unlock(&drv->bus);
+	plat_spin_lock(&drv->tl.lock);
+	c = drv->tl.clock ? bus_cycle(drv, 0) : drv->tl.last;
+	plat_spin_unlock(&drv->tl.lock);
 	return c;
 }
 
@@ -50,10 +38,10 @@ int drv_read32(struct iopt_smmuv3_drv *drv, uint64_t off, uint32_t *val)
 	uint64_t v = 0;
 	int ret;
 
-	plat_spin_lock(&drv->bus);
+	plat_spin_lock(&drv->tl.lock);
 	ret = iopt_smmu_mmio_read(drv->smmu, off, 4, &v,
 				  bus_cycle(drv, drv->cfg.mmio_cycles));
-	plat_spin_unlock(&drv->bus);
+	plat_spin_unlock(&drv->tl.lock);
 	*val = (uint32_t)v;
 	return ret;
 }
@@ -62,10 +50,10 @@ int drv_write32(struct iopt_smmuv3_drv *drv, uint64_t off, uint32_t val)
 {
 	int ret;
 
-	plat_spin_lock(&drv->bus);
+	plat_spin_lock(&drv->tl.lock);
 	ret = iopt_smmu_mmio_write(drv->smmu, off, 4, val,
 				   bus_cycle(drv, drv->cfg.mmio_cycles));
-	plat_spin_unlock(&drv->bus);
+	plat_spin_unlock(&drv->tl.lock);
 	return ret;
 }
 
@@ -73,10 +61,10 @@ int drv_write64(struct iopt_smmuv3_drv *drv, uint64_t off, uint64_t val)
 {
 	int ret;
 
-	plat_spin_lock(&drv->bus);
+	plat_spin_lock(&drv->tl.lock);
 	ret = iopt_smmu_mmio_write(drv->smmu, off, 8, val,
 				   bus_cycle(drv, drv->cfg.mmio_cycles));
-	plat_spin_unlock(&drv->bus);
+	plat_spin_unlock(&drv->tl.lock);
 	return ret;
 }
 
@@ -95,15 +83,15 @@ static void bus_wait(struct iopt_smmuv3_drv *drv, uint64_t delay)
 			plat_cpu_relax();
 		return;
 	}
-	plat_spin_lock(&drv->bus);
-	uint64_t now = drv->last_cycle;
+	plat_spin_lock(&drv->tl.lock);
+	uint64_t now = drv->tl.last;
 	uint64_t next = iopt_smmu_next_event(drv->smmu);
 	uint64_t to = now;
 
 	if (next != UINT64_MAX && next > now)
 		to = next - now < delay ? next : now + delay;
 	iopt_smmu_run_until(drv->smmu, bus_cycle(drv, to - now));
-	plat_spin_unlock(&drv->bus);
+	plat_spin_unlock(&drv->tl.lock);
 	plat_cpu_relax();
 }
 
@@ -115,17 +103,16 @@ int iopt_smmuv3_drv_translate(struct iopt_smmuv3_drv *drv,
 
 	if (!drv || !txn || !resp)
 		return -EINVAL;
-	plat_spin_lock(&drv->bus);
+	plat_spin_lock(&drv->tl.lock);
 	ret = iopt_smmu_translate(drv->smmu, txn,
 				  bus_cycle(drv, drv->cfg.mmio_cycles), resp);
-	plat_spin_unlock(&drv->bus);
+	plat_spin_unlock(&drv->tl.lock);
 	return ret;
 }
 
 uint64_t iopt_smmuv3_drv_cycle(struct iopt_smmuv3_drv *drv)
 {
-	/* Pairs with the relaxed store in bus_cycle(): a snapshot. */
-	return plat_load_rlx64(&drv->last_cycle);
+	return drv_tl_last(&drv->tl);
 }
 
 void drv_poll_init(struct iopt_smmuv3_drv *drv, struct drv_poll *p)

@@ -20,6 +20,7 @@
 #include <iopgtable/smmu.h>
 
 #include "../platform/platform.h"
+#include "drv_timeline.h"
 
 #define DRV_BATCH_MAX		64	/* commands per submission */
 #define DRV_CMD_BYTES		16
@@ -88,9 +89,9 @@ struct iopt_smmuv3_drv {
 	struct iopt_smmu *smmu;
 	struct iopt_physmem *pm;
 
-	/* Timeline: every model call is made under bus at cycle >= last. */
-	struct plat_spinlock bus;
-	uint64_t last_cycle;	/* under bus; read relaxed by drv_cycle() */
+	/* Timeline: every model call is made under tl.lock at a cycle
+	 * >= tl.last (drv_timeline.h, shared with the SMMUv2 driver). */
+	struct drv_timeline tl;
 	uint64_t timeout_cycles;
 
 	struct drv_cmdq cmdq;

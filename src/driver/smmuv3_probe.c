@@ -302,8 +302,7 @@ int iopt_smmuv3_drv_probe(const struct iopt_smmuv3_drv_cfg *cfg,
 		drv->cfg.host_timeout_ns = 10000000000u;
 	drv->timeout_cycles = drv->cfg.sync_timeout_cycles ?
 			      drv->cfg.sync_timeout_cycles : drv->cfg.cycles_per_sec;
-	plat_spin_init(&drv->bus);
-	drv->last_cycle = cfg->start_cycle;
+	drv_tl_init(&drv->tl, cfg->clock, cfg->clock_ctx, cfg->start_cycle);
 	ret = probe_features(drv);
 	if (ret)
 		goto fail;

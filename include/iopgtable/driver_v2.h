@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * SMMUv2 driver: what a kernel arm-smmu driver does to an SMMUv2, done to
+ * the SMMUv2 model (iopgtable/smmuv2.h) through its registers only.
+ * - Probe: read ID0/ID1, reset in the Linux driver's order (clear sGFSR,
+ *   every S2CR then SMR, every bank disabled with its FSR cleared,
+ *   TLBIALLH + TLBIALLNSNH, sTLBGSYNC, then sCR0).
+ * - Domains: one context bank each (stage 1: ASID = bank index; stage 2:
+ *   VMID = bank index + 1), programmed at the first attach from the page
+ *   table's registers (iopt_get_info: CBAR, CBA2R, TCR2, TTBR0, TCR,
+ *   MAIR0/1, then SCTLR.M); each attached stream gets an SMR (exact
+ *   match) and an S2CR pointing at the bank.
+ * - TLB maintenance behind struct iopt_tlb_ops; TLBSYNC polled with the
+ *   Linux driver's loop (10 polls, then delays of 1, 2, 4 ... us, about
+ *   1 s of model time); the sync serialisation is selectable.
+ * - iova_to_phys through ATS1PR/PAR under the bank's lock.
+ * A header of its own, not a section of driver.h: the two drivers share
+ * no type in their API (v2 has no queues, stream table or events; v3 no
+ * context banks), as smmuv2.h is a sibling of smmu.h. What they share is
+ * inside: the timeline toward the model (src/driver/drv_timeline.h).
+ * Time: as the SMMUv3 driver — every model call under one lock at a cycle
+ * no earlier than the last, from cfg.clock or a virtual clock that moves
+ * cfg.mmio_cycles per access and by every delay of the poll loop (and
+ * runs the model up to it). Other code calls the model through
+ * iopt_smmuv2_drv_translate() while the driver is live.
+ * docs/driver.md, section "SMMUv2 driver".
+ */
+#ifndef IOPGTABLE_DRIVER_V2_H
+#define IOPGTABLE_DRIVER_V2_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <iopgtable/common.h>
+#include <iopgtable/pgtable.h>
+#include <iopgtable/smmuv2.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Who may write a context bank's TLBSYNC and poll TLBSTATUS at once. */
+enum iopt_smmuv2_drv_sync {
+	IOPT_SMMUV2_DRV_SYNC_NONE,	/* every CPU syncs concurrently */
+	IOPT_SMMUV2_DRV_SYNC_BANK,	/* one lock per context bank (Linux) */
+	IOPT_SMMUV2_DRV_SYNC_GLOBAL,	/* one lock for every bank */
+};
+
+struct iopt_smmuv2_drv_cfg {
+	struct iopt_smmuv2 *smmu;		/* the model (required) */
+	enum iopt_smmuv2_drv_sync sync;
+	bool stall;				/* SCTLR.CFCFG = 1: faults stall */
+	/* Cycle source: NULL selects the virtual clock. Must never go back. */
+	uint64_t (*clock)(void *ctx);
+	void *clock_ctx;
+	unsigned mmio_cycles;			/* virtual clock: per access (0: 10) */
+	uint64_t start_cycle;			/* virtual clock: first cycle */
+	uint64_t cycles_per_sec;		/* model clock rate (0: 1e9) */
+	/* Sync timeout; 0: the reference loop's own bound (delays doubling
+	 * from 1 us while below 1 s: about 1.05 s of model time). */
+	uint64_t sync_timeout_cycles;
+	uint64_t host_timeout_ns;		/* host bound on a wait (0: 10 s) */
+};
+
+struct iopt_smmuv2_drv_stats {
+	uint64_t tlbis;			/* TLBI register writes */
+	uint64_t flush_alls;		/* TLBIASID / TLBIVMID */
+	uint64_t syncs;			/* TLBSYNC / sTLBGSYNC writes */
+	uint64_t sync_timeouts;		/* "TLB sync timed out" (-ETIMEDOUT) */
+	uint64_t stalled_timeouts;	/* of those, with the bank's FSR.SS set */
+	uint64_t ats_ops;		/* ATS1PR translations */
+};
+
+struct iopt_smmuv2_drv;
+struct iopt_smmuv2_drv_domain;
+
+IOPT_API void iopt_smmuv2_drv_default_cfg(struct iopt_smmuv2_drv_cfg *cfg);
+
+/*
+ * Probe and reset (the order above). 0 and *out, or -EINVAL (NULL cfg,
+ * model or out, sync mode out of range), -ENODEV (neither stage, or no
+ * AArch64 banks), -ENOMEM, -ETIMEDOUT (the reset's global sync). Nothing
+ * allocated on failure. Not thread-safe against other calls on the model.
+ */
+IOPT_API int iopt_smmuv2_drv_probe(const struct iopt_smmuv2_drv_cfg *cfg,
+				   struct iopt_smmuv2_drv **out);
+/* Set sCR0.CLIENTPD and free. Every domain must be freed. NULL: no-op. */
+IOPT_API void iopt_smmuv2_drv_remove(struct iopt_smmuv2_drv *drv);
+IOPT_API void iopt_smmuv2_drv_get_stats(const struct iopt_smmuv2_drv *drv,
+					struct iopt_smmuv2_drv_stats *st);
+
+/*
+ * A domain of stage 1 or 2 with a free context bank. 0, -EINVAL (bad
+ * stage, or the SMMU lacks it), -ENOSPC (no free bank), -ENOMEM. Any
+ * thread.
+ */
+IOPT_API int iopt_smmuv2_drv_domain_alloc(struct iopt_smmuv2_drv *drv,
+					  unsigned stage,
+					  struct iopt_smmuv2_drv_domain **out);
+/*
+ * Disable the bank (SCTLR = 0), invalidate it (TLBIASID / TLBIVMID and
+ * sync), free it. -EBUSY (nothing freed) while streams are attached;
+ * -ETIMEDOUT (the sync; freed anyway). NULL: 0.
+ */
+IOPT_API int iopt_smmuv2_drv_domain_free(struct iopt_smmuv2_drv_domain *dom);
+IOPT_API unsigned iopt_smmuv2_drv_domain_cb(const struct iopt_smmuv2_drv_domain *dom);
+
+/*
+ * Route StreamID sid to the domain's bank: the first attach binds pt and
+ * programs the bank; then a free SMR (ID = sid, MASK = 0) and its S2CR
+ * (translate, CBNDX). 0, or -EINVAL (NULL, sid wider than ID0.NUMSIDB,
+ * another pt, a table the stage cannot use: stage 1 AArch64/LPAE-32
+ * stage 1 formats, stage 2 the stage 2 formats), -EBUSY (sid routed
+ * already), -ENOSPC (no free SMR). Any thread.
+ */
+IOPT_API int iopt_smmuv2_drv_attach(struct iopt_smmuv2_drv_domain *dom,
+				    struct iopt_pgtable *pt, uint32_t sid);
+/* S2CR back to fault, SMR invalid. 0 or -EINVAL (not attached here). */
+IOPT_API int iopt_smmuv2_drv_detach(struct iopt_smmuv2_drv_domain *dom,
+				    uint32_t sid);
+
+/*
+ * TLB ops for tables created with cfg.tlb = these and cfg.tlb_cookie =
+ * the domain. Stage 1: add_page TLBIVAL (no sync); flush_walk TLBIVA per
+ * granule step of the range + TLBSYNC; flush_all TLBIASID + TLBSYNC;
+ * sync TLBSYNC. Stage 2: TLBIIPAS2L / TLBIIPAS2 + TLBSYNC; flush_all
+ * TLBIVMID + sTLBGSYNC. granule is the step when it is a page size of the
+ * table, else the table's granule. Before the first attach they do
+ * nothing. A timed-out sync is counted (stats.sync_timeouts).
+ */
+IOPT_API const struct iopt_tlb_ops *iopt_smmuv2_drv_tlb_ops(void);
+
+/*
+ * Invalidate [iova, iova + size) of the domain without a sync (leaf:
+ * TLBIVAL / TLBIIPAS2L, else TLBIVA / TLBIIPAS2; step as for flush_walk).
+ * Above 512 steps: TLBIASID (completed by the next sync) or, at stage 2,
+ * TLBIVMID + sTLBGSYNC here. For callers that gathered an unmap. 0,
+ * -EINVAL (NULL or not attached, size 0, wrap), -ETIMEDOUT (stage 2
+ * global sync).
+ */
+IOPT_API int iopt_smmuv2_drv_inv_range(struct iopt_smmuv2_drv_domain *dom,
+				       uint64_t iova, uint64_t size,
+				       uint64_t granule, bool leaf);
+/* flush_all with its result: 0, -EINVAL (not attached), -ETIMEDOUT. */
+IOPT_API int iopt_smmuv2_drv_flush_all(struct iopt_smmuv2_drv_domain *dom);
+
+/*
+ * Write the bank's TLBSYNC and poll TLBSTATUS.SACTIVE (serialised as
+ * cfg.sync says): 0, or -ETIMEDOUT ("TLB sync timed out": SACTIVE still
+ * read 1 after the limit; counted, and counted in stalled_timeouts when
+ * the bank's FSR.SS was set — a stalled fault blocks the sync until
+ * iopt_smmuv2_drv_resume()). -EINVAL: NULL. Any thread.
+ */
+IOPT_API int iopt_smmuv2_drv_tlb_sync(struct iopt_smmuv2_drv_domain *dom);
+
+/*
+ * Hardware iova_to_phys: ATS1PR under the bank's lock, poll ATSR.ACTIVE
+ * (as Linux: 50 us), read PAR. 0 and *pa; -ENOENT (PAR.F: no
+ * translation); -ETIMEDOUT; -EINVAL (NULL, not attached). Any thread.
+ */
+IOPT_API int iopt_smmuv2_drv_iova_to_phys(struct iopt_smmuv2_drv_domain *dom,
+					  uint64_t iova, uint64_t *pa);
+
+/* Write RESUME (terminate, or retry) and clear FSR. 0 or -EINVAL. */
+IOPT_API int iopt_smmuv2_drv_resume(struct iopt_smmuv2_drv_domain *dom,
+				    bool terminate);
+
+/* A device transaction on the driver's timeline; iopt_smmuv2_translate's
+ * return. Any thread. */
+IOPT_API int iopt_smmuv2_drv_translate(struct iopt_smmuv2_drv *drv,
+				       const struct iopt_smmuv2_txn *txn,
+				       struct iopt_smmuv2_resp *resp);
+/* Register read on the driver's timeline (for tests/diagnostics). */
+IOPT_API int iopt_smmuv2_drv_read(struct iopt_smmuv2_drv *drv, uint64_t off,
+				  unsigned size, uint64_t *val);
+/* The latest cycle the driver has passed to the model. Any thread. */
+IOPT_API uint64_t iopt_smmuv2_drv_cycle(struct iopt_smmuv2_drv *drv);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* IOPGTABLE_DRIVER_V2_H */

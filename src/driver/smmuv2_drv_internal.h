@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * SMMUv2 driver internals shared by its files:
+ *   smmuv2_probe.c  probe/reset/remove, domains, attach/detach
+ *   smmuv2_tlb.c    register access on the timeline, the sync poll loop,
+ *                   struct iopt_tlb_ops, ATS1PR, RESUME
+ * Register offsets and fields: docs/driver.md "SMMUv2 driver" (from the
+ * project's SMMUv2 reference notes; IHI0062 was not available).
+ */
+#ifndef IOPT_SMMUV2_DRV_INTERNAL_H
+#define IOPT_SMMUV2_DRV_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <iopgtable/driver_v2.h>
+
+#include "../platform/platform.h"
+#include "drv_timeline.h"
+
+/* GR0 */
+#define V2_SCR0			0x000
+#define V2_SCR0_CLIENTPD	(1u << 0)
+#define V2_SCR0_GFRE		(1u << 1)
+#define V2_SCR0_GFIE		(1u << 2)
+#define V2_SCR0_GCFGFRE		(1u << 4)
+#define V2_SCR0_GCFGFIE		(1u << 5)
+#define V2_SCR0_USFCFG		(1u << 10)
+#define V2_SCR0_VMIDPNE		(1u << 11)
+#define V2_SCR0_PTM		(1u << 12)
+#define V2_ID0			0x020
+#define V2_ID1			0x024
+#define V2_SGFSR		0x048
+#define V2_TLBIVMID		0x064
+#define V2_TLBIALLNSNH		0x068
+#define V2_TLBIALLH		0x06c
+#define V2_STLBGSYNC		0x070
+#define V2_STLBGSTATUS		0x074
+#define V2_SMR(n)		(0x800u + 4u * (n))
+#define V2_SMR_VALID		(1u << 31)
+#define V2_S2CR(n)		(0xc00u + 4u * (n))
+#define V2_S2CR_TYPE_FAULT	(2u << 16)
+/* GR1 (page 1) */
+#define V2_CBAR(n)		(4u * (n))
+#define V2_CBAR_TYPE_S2		(0u << 16)
+#define V2_CBAR_TYPE_S1_BYPASS	(1u << 16)
+#define V2_CBA2R(n)		(0x800u + 4u * (n))
+#define V2_CBA2R_VA64		(1u << 0)
+/* Context bank page */
+#define V2_CB_SCTLR		0x00
+#define V2_SCTLR_M		(1u << 0)
+#define V2_SCTLR_TRE		(1u << 1)
+#define V2_SCTLR_AFE		(1u << 2)
+#define V2_SCTLR_CFRE		(1u << 5)
+#define V2_SCTLR_CFIE		(1u << 6)
+#define V2_SCTLR_CFCFG		(1u << 7)
+#define V2_CB_RESUME		0x08
+#define V2_CB_TCR2		0x10
+#define V2_CB_TTBR0		0x20
+#define V2_CB_TCR		0x30
+#define V2_TCR_EPD1		(1u << 23)
+#define V2_CB_MAIR0		0x38
+#define V2_CB_MAIR1		0x3c
+#define V2_CB_PAR		0x50
+#define V2_CB_FSR		0x58
+#define V2_FSR_FAULT		0x800001feu	/* TF..UUT, MULTI */
+#define V2_FSR_SS		(1u << 30)
+#define V2_CB_TLBIVA		0x600
+#define V2_CB_TLBIASID		0x610
+#define V2_CB_TLBIVAL		0x620
+#define V2_CB_TLBIIPAS2		0x630
+#define V2_CB_TLBIIPAS2L	0x638
+#define V2_CB_TLBSYNC		0x7f0
+#define V2_CB_TLBSTATUS		0x7f4
+#define V2_CB_ATS1PR		0x800
+#define V2_CB_ATSR		0x8f0
+
+#define V2_MAX_CB		128
+#define V2_INV_MAX_STEPS	512	/* above: the whole ASID/VMID */
+
+struct iopt_smmuv2_drv {
+	struct iopt_smmuv2_drv_cfg cfg;
+	struct iopt_smmuv2 *smmu;
+	/* Every model call under tl.lock at a cycle >= tl.last. */
+	struct drv_timeline tl;
+	uint64_t timeout_cycles;	/* 0: the reference loop's bound */
+	uint64_t pgsize;		/* register page */
+	uint64_t cb_base;		/* offset of bank 0 */
+	unsigned num_cb, num_s2cb, num_smrg, numsidb;
+	bool s1, s2;
+	struct plat_spinlock global_sync;	/* sync = GLOBAL, and sTLBGSYNC */
+	struct plat_mutex cfg_lock;	/* banks, SMR table */
+	uint64_t banks[V2_MAX_CB / 64];	/* allocated banks */
+	uint32_t *smr_sid;		/* per SMR: StreamID, or UINT32_MAX */
+	void **smr_dom;			/* per SMR: owner domain */
+	struct iopt_smmuv2_drv_stats st;	/* relaxed counters */
+};
+
+struct iopt_smmuv2_drv_domain {
+	struct iopt_smmuv2_drv *drv;
+	unsigned stage, cb;
+	uint16_t asid, vmid;
+	bool va64;
+	/* struct iopt_pgtable *, bound at the first attach: store release
+	 * (after pgsizes/granule) pairs with the TLB ops' load acquire. */
+	uint64_t pt;
+	uint64_t pgsizes;
+	uint32_t granule;
+	unsigned nr_sids;		/* under cfg_lock */
+	struct plat_spinlock lock;	/* sync = BANK: TLBSYNC; always ATS1PR */
+};
+
+static inline void v2_count(uint64_t *ctr, uint64_t n)
+{
+	/* Pairs with nothing: a statistic. */
+	plat_fetch_add_rlx64(ctr, n);
+}
+
+static inline uint64_t v2_cb_off(const struct iopt_smmuv2_drv *drv,
+				 unsigned cb, uint64_t reg)
+{
+	return drv->cb_base + (uint64_t)cb * drv->pgsize + reg;
+}
+
+/* ---- smmuv2_tlb.c ---- */
+int v2_read(struct iopt_smmuv2_drv *drv, uint64_t off, unsigned size,
+	    uint64_t *val);
+int v2_write(struct iopt_smmuv2_drv *drv, uint64_t off, unsigned size,
+	     uint64_t val);
+/* Write sTLBGSYNC and poll (under global_sync unless sync = NONE). */
+int v2_global_sync(struct iopt_smmuv2_drv *drv);
+
+#endif /* IOPT_SMMUV2_DRV_INTERNAL_H */

@@ -1,0 +1,406 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * SMMUv2 driver: register access on the shared timeline, the TLB sync
+ * poll loop, TLB maintenance behind struct iopt_tlb_ops, ATS1PR and
+ * RESUME.
+ *
+ * The sync loop is the Linux arm-smmu driver's: write the sync register,
+ * then for delay = 1, 2, 4 ... while below 1,000,000 us: read the status
+ * register up to 10 times (a relax between), then wait delay us (model
+ * time: cfg.cycles_per_sec / 1e6 cycles per us). About 1.05 s in all;
+ * cfg.sync_timeout_cycles can end it earlier. One difference: after the
+ * limit the status is read once more before "TLB sync timed out" is
+ * reported, so that a poller descheduled past the limit (host time moves
+ * an external clock) does not report a sync that has completed.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "smmuv2_drv_internal.h"
+
+#define V2_SPIN_POLLS		10
+#define V2_LOOP_LIMIT_US	1000000u
+#define V2_ATS_STEP_US		5
+#define V2_ATS_LIMIT_US		50
+
+int v2_read(struct iopt_smmuv2_drv *drv, uint64_t off, unsigned size,
+	    uint64_t *val)
+{
+	int ret;
+
+	plat_spin_lock(&drv->tl.lock);
+	ret = iopt_smmuv2_mmio_read(drv->smmu, off, size, val,
+				    drv_tl_cycle(&drv->tl, drv->cfg.mmio_cycles));
+	plat_spin_unlock(&drv->tl.lock);
+	return ret;
+}
+
+int v2_write(struct iopt_smmuv2_drv *drv, uint64_t off, unsigned size,
+	     uint64_t val)
+{
+	int ret;
+
+	plat_spin_lock(&drv->tl.lock);
+	ret = iopt_smmuv2_mmio_write(drv->smmu, off, size, val,
+				     drv_tl_cycle(&drv->tl, drv->cfg.mmio_cycles));
+	plat_spin_unlock(&drv->tl.lock);
+	return ret;
+}
+
+static uint64_t v2_now(struct iopt_smmuv2_drv *drv)
+{
+	uint64_t c;
+
+	plat_spin_lock(&drv->tl.lock);
+	c = drv_tl_cycle(&drv->tl, 0);
+	plat_spin_unlock(&drv->tl.lock);
+	return c;
+}
+
+static uint64_t us_cycles(const struct iopt_smmuv2_drv *drv, uint64_t us)
+{
+	uint64_t per_us = drv->cfg.cycles_per_sec / 1000000u;
+
+	return us * (per_us ? per_us : 1);
+}
+
+/*
+ * udelay in model time, but not past deadline. Virtual clock: the time
+ * moves on by the delay and the model runs up to it (a sync blocked by a
+ * stalled fault has no next event; its time still passes). External
+ * clock: relax until it reads the target (host bound: host_timeout_ns).
+ */
+static void v2_udelay(struct iopt_smmuv2_drv *drv, uint64_t cycles,
+		      uint64_t deadline)
+{
+	if (!drv->tl.clock) {
+		plat_spin_lock(&drv->tl.lock);
+		uint64_t now = drv->tl.last;
+		uint64_t adv = deadline > now && deadline - now < cycles ?
+			       deadline - now : cycles;
+
+		iopt_smmuv2_run_until(drv->smmu, drv_tl_cycle(&drv->tl, adv));
+		plat_spin_unlock(&drv->tl.lock);
+		return;
+	}
+	uint64_t to = v2_now(drv) + cycles, start_ns = plat_clock_ns();
+
+	if (to > deadline)
+		to = deadline;
+	while (v2_now(drv) < to &&
+	       plat_clock_ns() - start_ns < drv->cfg.host_timeout_ns)
+		plat_cpu_relax();
+}
+
+/* The reference loop; dom (may be NULL) for the stall diagnosis. */
+static int v2_sync_poll(struct iopt_smmuv2_drv *drv, uint64_t sync_reg,
+			uint64_t status_reg, struct iopt_smmuv2_drv_domain *dom)
+{
+	uint64_t v = 0, start, start_ns, deadline;
+	int ret = v2_write(drv, sync_reg, 4, 0);
+
+	if (ret)
+		return ret;
+	v2_count(&drv->st.syncs, 1);
+	start = v2_now(drv);
+	start_ns = plat_clock_ns();
+	deadline = drv->timeout_cycles ? start + drv->timeout_cycles : UINT64_MAX;
+	for (uint64_t delay = 1; delay < V2_LOOP_LIMIT_US; delay *= 2) {
+		for (unsigned i = 0; i < V2_SPIN_POLLS; i++) {
+			ret = v2_read(drv, status_reg, 4, &v);
+			if (ret)
+				return ret;
+			if (!(v & 1))
+				return 0;
+			plat_cpu_relax();
+		}
+		if (v2_now(drv) >= deadline ||
+		    plat_clock_ns() - start_ns > drv->cfg.host_timeout_ns)
+			break;
+		v2_udelay(drv, us_cycles(drv, delay), deadline);
+	}
+	ret = v2_read(drv, status_reg, 4, &v);
+	if (ret)
+		return ret;
+	if (!(v & 1))
+		return 0;
+	/* "TLB sync timed out": a counter and -ETIMEDOUT. */
+	v2_count(&drv->st.sync_timeouts, 1);
+	if (dom && !v2_read(drv, v2_cb_off(drv, dom->cb, V2_CB_FSR), 4, &v) &&
+	    (v & V2_FSR_SS))
+		v2_count(&drv->st.stalled_timeouts, 1);
+	return -ETIMEDOUT;
+}
+
+static struct plat_spinlock *sync_lock(struct iopt_smmuv2_drv_domain *dom)
+{
+	switch (dom->drv->cfg.sync) {
+	case IOPT_SMMUV2_DRV_SYNC_BANK:
+		return &dom->lock;
+	case IOPT_SMMUV2_DRV_SYNC_GLOBAL:
+		return &dom->drv->global_sync;
+	default:
+		return NULL;
+	}
+}
+
+int v2_global_sync(struct iopt_smmuv2_drv *drv)
+{
+	bool lock = drv->cfg.sync != IOPT_SMMUV2_DRV_SYNC_NONE;
+	int ret;
+
+	if (lock)
+		plat_spin_lock(&drv->global_sync);
+	ret = v2_sync_poll(drv, V2_STLBGSYNC, V2_STLBGSTATUS, NULL);
+	if (lock)
+		plat_spin_unlock(&drv->global_sync);
+	return ret;
+}
+
+int iopt_smmuv2_drv_tlb_sync(struct iopt_smmuv2_drv_domain *dom)
+{
+	struct plat_spinlock *l;
+	int ret;
+
+	if (!dom)
+		return -EINVAL;
+	l = sync_lock(dom);
+	if (l)
+		plat_spin_lock(l);
+	ret = v2_sync_poll(dom->drv, v2_cb_off(dom->drv, dom->cb, V2_CB_TLBSYNC),
+			   v2_cb_off(dom->drv, dom->cb, V2_CB_TLBSTATUS), dom);
+	if (l)
+		plat_spin_unlock(l);
+	return ret;
+}
+
+/* The domain if it has been attached (bound to a table), else NULL. */
+static struct iopt_smmuv2_drv_domain *dom_bound(void *cookie)
+{
+	struct iopt_smmuv2_drv_domain *dom = cookie;
+
+	/* Acquire pairs with the release in bind_table() (smmuv2_probe.c):
+	 * pgsizes, granule and va64 are set. */
+	return dom && plat_load_acq64(&dom->pt) ? dom : NULL;
+}
+
+/* One by-address invalidation (reg: TLBIVA(L) or TLBIIPAS2(L)). */
+static int inv_one(struct iopt_smmuv2_drv_domain *dom, uint64_t reg,
+		   uint64_t addr)
+{
+	struct iopt_smmuv2_drv *drv = dom->drv;
+	uint64_t off = v2_cb_off(drv, dom->cb, reg);
+
+	v2_count(&drv->st.tlbis, 1);
+	if (dom->stage == 2)
+		return v2_write(drv, off, 8, addr >> 12);
+	if (dom->va64)
+		return v2_write(drv, off, 8,
+				(addr >> 12) | ((uint64_t)dom->asid << 48));
+	return v2_write(drv, off, 4, (addr & ~0xfffull & 0xffffffffull) | dom->asid);
+}
+
+static int inv_all(struct iopt_smmuv2_drv_domain *dom)
+{
+	struct iopt_smmuv2_drv *drv = dom->drv;
+	int ret;
+
+	v2_count(&drv->st.flush_alls, 1);
+	v2_count(&drv->st.tlbis, 1);
+	if (dom->stage == 2) {
+		ret = v2_write(drv, V2_TLBIVMID, 4, dom->vmid);
+		return ret ? ret : v2_global_sync(drv);
+	}
+	ret = v2_write(drv, v2_cb_off(drv, dom->cb, V2_CB_TLBIASID), 4, dom->asid);
+	return ret ? ret : iopt_smmuv2_drv_tlb_sync(dom);
+}
+
+static uint64_t step_of(const struct iopt_smmuv2_drv_domain *dom,
+			uint64_t granule)
+{
+	if (granule && !(granule & (granule - 1)) && (granule & dom->pgsizes))
+		return granule;
+	return dom->granule;
+}
+
+static void tlb_flush_all(void *cookie)
+{
+	struct iopt_smmuv2_drv_domain *dom = dom_bound(cookie);
+
+	/* A timed-out sync is counted by the poll loop. */
+	if (dom)
+		inv_all(dom);
+}
+
+/*
+ * By-address invalidation of [iova, iova + size) without a sync (leaf:
+ * the L forms). More than V2_INV_MAX_STEPS steps: the whole ASID
+ * (TLBIASID, completed by the bank's next sync) or, at stage 2, the whole
+ * VMID with its global sync done here (a bank's sync does not cover
+ * TLBIVMID in the model).
+ */
+static int inv_range(struct iopt_smmuv2_drv_domain *dom, uint64_t iova,
+		     uint64_t size, uint64_t granule, bool leaf)
+{
+	struct iopt_smmuv2_drv *drv = dom->drv;
+	uint64_t step = step_of(dom, granule);
+	uint64_t start = iova & ~(step - 1), end = iova + size - 1;
+	uint64_t reg = dom->stage == 2 ? (leaf ? V2_CB_TLBIIPAS2L : V2_CB_TLBIIPAS2) :
+					 (leaf ? V2_CB_TLBIVAL : V2_CB_TLBIVA);
+	int ret;
+
+	if ((end - start) / step >= V2_INV_MAX_STEPS) {
+		v2_count(&drv->st.flush_alls, 1);
+		v2_count(&drv->st.tlbis, 1);
+		if (dom->stage == 2) {
+			ret = v2_write(drv, V2_TLBIVMID, 4, dom->vmid);
+			return ret ? ret : v2_global_sync(drv);
+		}
+		return v2_write(drv, v2_cb_off(drv, dom->cb, V2_CB_TLBIASID), 4,
+				dom->asid);
+	}
+	for (uint64_t a = start;; a += step) {
+		ret = inv_one(dom, reg, a);
+		if (ret || end - a < step)
+			return ret;
+	}
+}
+
+int iopt_smmuv2_drv_inv_range(struct iopt_smmuv2_drv_domain *dom,
+			      uint64_t iova, uint64_t size, uint64_t granule,
+			      bool leaf)
+{
+	if (!dom_bound(dom) || !size || iova + size - 1 < iova)
+		return -EINVAL;
+	return inv_range(dom, iova, size, granule, leaf);
+}
+
+int iopt_smmuv2_drv_flush_all(struct iopt_smmuv2_drv_domain *dom)
+{
+	if (!dom_bound(dom))
+		return -EINVAL;
+	return inv_all(dom);
+}
+
+static void tlb_flush_walk(uint64_t iova, uint64_t size, uint64_t granule,
+			   void *cookie)
+{
+	struct iopt_smmuv2_drv_domain *dom = dom_bound(cookie);
+
+	if (!dom || !size || iova + size - 1 < iova)
+		return;
+	/* A failure is counted by the poll loop (timeouts); a register
+	 * write cannot fail for offsets the driver computed. */
+	if (!inv_range(dom, iova, size, granule, false))
+		iopt_smmuv2_drv_tlb_sync(dom);
+}
+
+static void tlb_add_page(struct iopt_gather *gather, uint64_t iova,
+			 uint64_t granule, void *cookie)
+{
+	struct iopt_smmuv2_drv_domain *dom = dom_bound(cookie);
+
+	(void)gather;
+	(void)granule;
+	if (dom)
+		inv_one(dom, dom->stage == 2 ? V2_CB_TLBIIPAS2L : V2_CB_TLBIVAL, iova);
+}
+
+static void tlb_sync(void *cookie)
+{
+	struct iopt_smmuv2_drv_domain *dom = dom_bound(cookie);
+
+	if (dom)
+		iopt_smmuv2_drv_tlb_sync(dom);
+}
+
+static const struct iopt_tlb_ops v2_tlb_ops = {
+	.flush_all = tlb_flush_all,
+	.flush_walk = tlb_flush_walk,
+	.add_page = tlb_add_page,
+	.sync = tlb_sync,
+};
+
+const struct iopt_tlb_ops *iopt_smmuv2_drv_tlb_ops(void)
+{
+	return &v2_tlb_ops;
+}
+
+int iopt_smmuv2_drv_iova_to_phys(struct iopt_smmuv2_drv_domain *dom,
+				 uint64_t iova, uint64_t *pa)
+{
+	struct iopt_smmuv2_drv *drv;
+	uint64_t v = 0, par = 0, start;
+	int ret;
+
+	if (!pa || !dom_bound(dom))
+		return -EINVAL;
+	drv = dom->drv;
+	/* The bank's lock, as Linux's cb_lock: one ATS1* at a time per bank
+	 * (a write while ATSR.ACTIVE would be ignored by the model). */
+	plat_spin_lock(&dom->lock);
+	v2_count(&drv->st.ats_ops, 1);
+	ret = v2_write(drv, v2_cb_off(drv, dom->cb, V2_CB_ATS1PR), 8,
+		       iova & ~0xfffull);
+	start = v2_now(drv);
+	while (!ret) {
+		ret = v2_read(drv, v2_cb_off(drv, dom->cb, V2_CB_ATSR), 4, &v);
+		if (ret || !(v & 1))
+			break;
+		if (v2_now(drv) - start > us_cycles(drv, V2_ATS_LIMIT_US)) {
+			ret = -ETIMEDOUT;
+			break;
+		}
+		v2_udelay(drv, us_cycles(drv, V2_ATS_STEP_US), UINT64_MAX);
+	}
+	if (!ret)
+		ret = v2_read(drv, v2_cb_off(drv, dom->cb, V2_CB_PAR), 8, &par);
+	plat_spin_unlock(&dom->lock);
+	if (ret)
+		return ret;
+	if (par & 1)
+		return -ENOENT;
+	*pa = (par & 0x0000fffffffff000ull) | (iova & 0xfff);
+	return 0;
+}
+
+int iopt_smmuv2_drv_resume(struct iopt_smmuv2_drv_domain *dom, bool terminate)
+{
+	int ret;
+
+	if (!dom)
+		return -EINVAL;
+	ret = v2_write(dom->drv, v2_cb_off(dom->drv, dom->cb, V2_CB_FSR), 4,
+		       V2_FSR_FAULT);
+	return ret ? ret : v2_write(dom->drv, v2_cb_off(dom->drv, dom->cb,
+							V2_CB_RESUME), 4,
+				    terminate ? 1 : 0);
+}
+
+int iopt_smmuv2_drv_translate(struct iopt_smmuv2_drv *drv,
+			      const struct iopt_smmuv2_txn *txn,
+			      struct iopt_smmuv2_resp *resp)
+{
+	int ret;
+
+	if (!drv || !txn || !resp)
+		return -EINVAL;
+	plat_spin_lock(&drv->tl.lock);
+	ret = iopt_smmuv2_translate(drv->smmu, txn,
+				    drv_tl_cycle(&drv->tl, drv->cfg.mmio_cycles), resp);
+	plat_spin_unlock(&drv->tl.lock);
+	return ret;
+}
+
+int iopt_smmuv2_drv_read(struct iopt_smmuv2_drv *drv, uint64_t off,
+			 unsigned size, uint64_t *val)
+{
+	if (!drv || !val)
+		return -EINVAL;
+	return v2_read(drv, off, size, val);
+}
+
+uint64_t iopt_smmuv2_drv_cycle(struct iopt_smmuv2_drv *drv)
+{
+	return drv_tl_last(&drv->tl);
+}
