@@ -190,7 +190,7 @@ bool buddy_take(struct buddy *b, unsigned order, uint64_t cap, uint64_t *pfn)
 		return false;
 	/* Below the top order the member is start >> j: no conversion. */
 	for (unsigned j = order; j < b->max_order; j++) {
-		if (!rset_pred(&b->free[j], cap >> j, &idx))
+		if (!b->free[j].count || !rset_pred(&b->free[j], cap >> j, &idx))
 			continue;
 		start = idx << j;
 		uint64_t top = start + (1ull << j) - size;

@@ -95,6 +95,68 @@ void rset_init(struct rset *s, unsigned bits)
 	s->runs = false;
 	s->count = 0;
 	s->height = bits > 12 ? (bits - 12 + 5) / 6 : 0;
+	s->fkey = 0;
+	s->fpath[0] = NULL;
+}
+
+/* ---- the finger (rset.h) --------------------------------------------- */
+
+/* Does the finger cover member i? */
+static inline bool finger_hit(const struct rset *s, uint64_t i)
+{
+	return s->fpath[0] && s->fkey == i >> 12;
+}
+
+/* Keep path[k] (height s->height - k, from the root down to a leaf node)
+ * as the finger for the members of that leaf. */
+static inline void finger_set(struct rset *s, struct rset_node *const *path,
+			      uint64_t i)
+{
+	for (unsigned h = 0; h <= s->height; h++)
+		s->fpath[h] = path[s->height - h];
+	s->fkey = i >> 12;
+}
+
+/* Add i through the finger: the leaf, then the map bits of the ancestors
+ * while each was empty before (a non-empty node's bit in its parent is
+ * already set). Needs no memory. */
+static void finger_add(struct rset *s, uint64_t i)
+{
+	struct rset_node *n = s->fpath[0];
+	unsigned c = (unsigned)(i >> 6) & 63;
+	uint64_t bit = 1ull << (i & 63), was;
+
+	if (n->words[c] & bit)
+		return;
+	n->words[c] |= bit;
+	s->count++;
+	was = n->map;
+	n->map |= 1ull << c;
+	for (unsigned h = 1; !was && h <= s->height; h++) {
+		n = s->fpath[h];
+		was = n->map;
+		n->map |= 1ull << ((i >> child_shift(h)) & 63);
+	}
+}
+
+/* Delete i through the finger: clear map bits upwards while nodes empty. */
+static void finger_del(struct rset *s, uint64_t i)
+{
+	struct rset_node *n = s->fpath[0];
+	unsigned c = (unsigned)(i >> 6) & 63;
+	uint64_t bit = 1ull << (i & 63);
+
+	if (!(n->words[c] & bit))
+		return;
+	n->words[c] &= ~bit;
+	s->count--;
+	if (n->words[c])
+		return;
+	n->map &= ~(1ull << c);
+	for (unsigned h = 1; !n->map && h <= s->height; h++) {
+		n = s->fpath[h];
+		n->map &= ~(1ull << ((i >> child_shift(h)) & 63));
+	}
 }
 
 unsigned rset_path_nodes(const struct rset *s)
@@ -117,6 +179,7 @@ void rset_destroy(struct rset *s)
 	free_node(s->root, s->height);
 	s->root = NULL;
 	s->count = 0;
+	s->fpath[0] = NULL;
 }
 
 RSET_INLINE int add_impl(struct rset *s, uint64_t i, bool runs)
@@ -154,9 +217,12 @@ RSET_INLINE int add_impl(struct rset *s, uint64_t i, bool runs)
 
 		path[k]->map |= 1ull << ((i >> child_shift(h)) & 63);
 	}
+	finger_set(s, path, i);
 	return 0;
 nomem:
-	/* Drop nodes this call created that stayed empty. */
+	/* Drop nodes this call created that stayed empty (and kept empty
+	 * ones at the end of the path: the finger may hold them). */
+	s->fpath[0] = NULL;
 	while (depth > 0) {
 		struct rset_node *n = path[depth - 1];
 
@@ -185,6 +251,10 @@ static __attribute__((noinline)) int add_runs(struct rset *s, uint64_t i)
 
 int rset_add(struct rset *s, uint64_t i)
 {
+	if (finger_hit(s, i)) {
+		finger_add(s, i);
+		return 0;
+	}
 	if (RSET_RARE(s->runs))
 		return add_runs(s, i);
 	return add_impl(s, i, false);
@@ -235,6 +305,7 @@ int rset_add_range(struct rset *s, uint64_t lo, uint64_t hi)
 {
 	if (lo >= hi)
 		return 0;
+	s->fpath[0] = NULL;	/* may free nodes on the kept path */
 	if (!s->root) {
 		s->root = node_new(s);
 		if (!s->root)
@@ -271,6 +342,8 @@ static __attribute__((noinline)) bool test_runs(const struct rset *s,
 
 bool rset_test(const struct rset *s, uint64_t i)
 {
+	if (finger_hit(s, i))
+		return s->fpath[0]->words[(i >> 6) & 63] >> (i & 63) & 1;
 	if (RSET_RARE(s->runs))
 		return test_runs(s, i);
 	return test_impl(s, i, false);
@@ -310,6 +383,7 @@ RSET_INLINE int del_impl(struct rset *s, uint64_t i, bool runs)
 		if (!h) {
 			uint64_t bit = 1ull << (i & 63);
 
+			finger_set(s, path, i);
 			if (!(n->words[c] & bit))
 				return 0;
 			n->words[c] &= ~bit;
@@ -345,6 +419,10 @@ static __attribute__((noinline)) int del_runs(struct rset *s, uint64_t i)
 
 int rset_del(struct rset *s, uint64_t i)
 {
+	if (finger_hit(s, i)) {
+		finger_del(s, i);
+		return 0;
+	}
 	if (RSET_RARE(s->runs))
 		return del_runs(s, i);
 	return del_impl(s, i, false);
@@ -433,12 +511,31 @@ static __attribute__((noinline)) bool pred_runs(const struct rset *s,
 
 bool rset_pred(const struct rset *s, uint64_t x, uint64_t *out)
 {
-	if (!s->root)
+	if (!s->root || !s->count)
 		return false;
 	uint64_t span_lg2 = child_shift(s->height) + 6;
 
 	if (span_lg2 < 64 && x >> span_lg2)
 		x = (1ull << span_lg2) - 1;	/* beyond the set's range */
+	if (finger_hit(s, x)) {
+		/* In the finger's leaf at or below x, else fall back. */
+		const struct rset_node *n = s->fpath[0];
+		unsigned c = (unsigned)(x >> 6) & 63;
+		uint64_t w = n->words[c] & (~0ull >> (63 - (x & 63)));
+		uint64_t below = n->map & ((1ull << c) - 1);
+
+		if (w) {
+			*out = (x & ~63ull) + 63 - (unsigned)__builtin_clzll(w);
+			return true;
+		}
+		if (below) {
+			unsigned b = 63 - (unsigned)__builtin_clzll(below);
+
+			*out = (x & ~4095ull) + ((uint64_t)b << 6) + 63 -
+			       (unsigned)__builtin_clzll(n->words[b]);
+			return true;
+		}
+	}
 	if (RSET_RARE(s->runs))
 		return pred_runs(s, x, out);
 	return pred_impl(s, x, out, false);

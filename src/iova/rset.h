@@ -14,6 +14,17 @@
  * and memory whatever its length; a later delete inside such a subtree
  * materialises the nodes on its path (and may then need memory).
  *
+ * A finger speeds up operations near the last one: the set remembers the
+ * path (one node per level) down to the leaf node the last add, delete,
+ * test or descending predecessor reached. An operation whose member lies
+ * in that leaf (the same i >> 12) works on the leaf and walks up the kept
+ * path only while a node's emptiness changes, instead of descending from
+ * the root: a buddy system splitting and merging the same blocks stays in
+ * one leaf per order. The path stays valid because nodes are never freed
+ * or moved while the set lives, except by rset_add_range() (whole
+ * subtrees) and rset_destroy(), which drop the finger; a kept path never
+ * passes a whole ('full') child, and only rset_add_range() makes one.
+ *
  * Nodes come from the set's pool when it has one (rset_pool_fill() ahead
  * of an operation makes that operation unable to fail), else from calloc.
  * Not thread-safe: callers lock.
@@ -38,6 +49,8 @@ struct rset {
 	unsigned height;	/* levels above the leaf nodes */
 	bool runs;		/* may hold whole subtrees (rset_add_range) */
 	uint64_t count;
+	uint64_t fkey;		/* finger: members fkey << 12 .. + 4095 */
+	struct rset_node *fpath[12];	/* by height; fpath[0] NULL: none */
 };
 
 void rset_init(struct rset *s, unsigned bits);
