@@ -6,7 +6,8 @@
  *               2 threads (each its own CPU): ns per pair, pairs/s.
  * tree_pair     the same through the range allocator alone.
  * fragmented    ns per 2-page allocation (mean and worst) after random
- *               fragmentation, at live = 10^4 and 10^6 ranges.
+ *               fragmentation, at live = 10^4 and 10^6 ranges (--live N:
+ *               only that one, e.g. for callgrind).
  * exhaust32     brief 5.2: a PCI device, 32-bit space full, 128 CPUs (one
  *               thread acting as each in turn): ns per allocation for each
  *               cache-flush policy.
@@ -27,6 +28,7 @@
 
 static bool json;
 static unsigned runs = 5;
+static long only_live;	/* --live N: fragmented at N live only */
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -154,6 +156,9 @@ static void case_fragmented(void)
 
 	for (int k = 0; k < 2; k++) {
 		long live = lives[k];
+
+		if (only_live && live != only_live)
+			continue;
 		/* A space about four times what the live ranges take. */
 		uint64_t end = 1;
 
@@ -377,6 +382,7 @@ int bench_iova_main(int argc, char **argv)
 		{ "json", no_argument, 0, 'j' },
 		{ "case", required_argument, 0, 'c' },
 		{ "runs", required_argument, 0, 'r' },
+		{ "live", required_argument, 0, 'l' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -391,6 +397,9 @@ int bench_iova_main(int argc, char **argv)
 			break;
 		case 'c':
 			only = optarg;
+			break;
+		case 'l':
+			only_live = atol(optarg);
 			break;
 		case 'r':
 			runs = (unsigned)atoi(optarg);
@@ -415,7 +424,7 @@ int bench_iova_main(int argc, char **argv)
 	RUN("invalidation", case_invalidation);
 	return 0;
 bad:
-	fprintf(stderr, "usage: iopt-bench iova [--json] [--runs N] [--case "
+	fprintf(stderr, "usage: iopt-bench iova [--json] [--runs N] [--live 10000|1000000] [--case "
 			"cached_pair|tree_pair|fragmented|exhaust32|invalidation]\n");
 	return 2;
 }

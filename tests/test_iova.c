@@ -90,6 +90,95 @@ static void test_rset_against_bruteforce(void **state)
 	}
 }
 
+/* The finger (rset.h): operations in the leaf of the last one take a
+ * short path. Churn inside one leaf whose members come and go (its
+ * emptiness and that of its ancestors flips), far members in other
+ * subtrees that a predecessor from the finger's leaf must climb to, and a
+ * run added whole after the finger was set; against a brute-force list. */
+static void test_rset_finger_against_bruteforce(void **state)
+{
+	enum { NREF = 64 };
+	uint64_t ref[NREF];
+	unsigned nref = 0;
+	uint64_t rng = 4242;
+
+	(void)state;
+	for (int runs = 0; runs < 2; runs++) {
+		struct rset s;
+		struct rset_pool pool = { 0 };
+
+		rset_init(&s, 36);
+		s.pool = &pool;
+		nref = 0;
+		if (runs)	/* a whole run far below: subtrees without nodes */
+			assert_int_equal(rset_add_range(&s, 1ull << 20,
+							(1ull << 20) + (1ull << 19)), 0);
+		/* Far members, each in its own subtree. */
+		static const uint64_t far[] = { 3, 1ull << 30, (1ull << 35) + 17 };
+
+		for (unsigned k = 0; k < 3; k++) {
+			assert_int_equal(rset_add(&s, far[k]), 0);
+			ref[nref++] = far[k];
+		}
+		uint64_t leaf = ((1ull << 36) - 4096);	/* the top leaf */
+
+		for (int i = 0; i < 20000; i++) {
+			uint64_t k = leaf + tu_rand(&rng) % 4096;
+			unsigned at = nref;
+
+			for (unsigned j = 0; j < nref; j++)
+				if (ref[j] == k)
+					at = j;
+			if (tu_rand(&rng) % 2 && at == nref && nref < NREF) {
+				assert_int_equal(rset_add(&s, k), 0);
+				ref[nref++] = k;
+			} else if (at < nref) {
+				assert_int_equal(rset_del(&s, k), 0);
+				ref[at] = ref[--nref];
+			}
+			/* Queries in the finger's leaf and just below it. */
+			uint64_t q = leaf - 2 + tu_rand(&rng) % 4100, got, want = 0;
+			bool has = false;
+
+			for (unsigned j = 0; j < nref; j++)
+				if (ref[j] <= q && (!has || ref[j] > want)) {
+					has = true;
+					want = ref[j];
+				}
+			/* The run lies below far[1]: never the answer here. */
+			assert_int_equal(rset_pred(&s, q, &got), has);
+			if (has)
+				assert_int_equal(got, want);
+			bool in = false;
+
+			for (unsigned j = 0; j < nref; j++)
+				in |= ref[j] == q;
+			assert_int_equal(rset_test(&s, q), in);
+		}
+		/* Empty the leaf: the predecessor from it climbs to far[2]. */
+		for (unsigned j = nref; j-- > 0;)
+			if (ref[j] >= leaf) {
+				assert_int_equal(rset_del(&s, ref[j]), 0);
+				ref[j] = ref[--nref];
+			}
+		uint64_t got;
+
+		assert_true(rset_pred(&s, (1ull << 36) - 1, &got));
+		assert_int_equal(got, far[2]);
+		/* A run added after the finger was set, then the leaf again. */
+		assert_int_equal(rset_add_range(&s, leaf - 8192, leaf - 4096), 0);
+		assert_int_equal(rset_add(&s, leaf + 9), 0);
+		assert_true(rset_pred(&s, leaf + 8, &got));
+		assert_int_equal(got, leaf - 4097);
+		assert_int_equal(rset_del(&s, leaf + 9), 0);
+		assert_int_equal(rset_del(&s, leaf - 4097), 0);
+		assert_true(rset_pred(&s, (1ull << 36) - 1, &got));
+		assert_int_equal(got, leaf - 4098);
+		rset_destroy(&s);
+		rset_pool_drain(&pool);
+	}
+}
+
 /* Whole runs added at once (subtrees present without nodes), then single
  * adds and deletes inside and around them (deletes materialise nodes),
  * against a brute-force array; with a node pool, as the buddy uses it. */
@@ -548,6 +637,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rset_against_bruteforce),
 		cmocka_unit_test(test_rset_runs_against_bruteforce),
+		cmocka_unit_test(test_rset_finger_against_bruteforce),
 		cmocka_unit_test(test_live_record_against_reference),
 		cmocka_unit_test(test_basic_and_bad_input),
 		cmocka_unit_test(test_random_against_shadow),

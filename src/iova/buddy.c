@@ -22,7 +22,7 @@ static uint64_t blk_start(const struct buddy *b, unsigned o, uint64_t idx)
 }
 
 /* Highest free block of order o starting at or below pfn x. */
-static bool blk_pred(const struct buddy *b, unsigned o, uint64_t x,
+static bool blk_pred(struct buddy *b, unsigned o, uint64_t x,
 		     uint64_t *start)
 {
 	uint64_t idx, key = x >> o;
@@ -188,9 +188,25 @@ bool buddy_take(struct buddy *b, unsigned order, uint64_t cap, uint64_t *pfn)
 
 	if (order > b->max_order)
 		return false;
+	/*
+	 * Largest orders first, and stop at a block that holds cap itself:
+	 * its candidate is cap, and no other free block can reach as high
+	 * (a candidate of cap means the block holds page cap, and free
+	 * blocks are disjoint), so the result is the same as asking every
+	 * order. An allocation below a free chunk or a large free block
+	 * thus costs one radix query, not one per order.
+	 */
+	if (blk_pred(b, b->max_order, cap, &start)) {
+		uint64_t top = start + (1ull << b->max_order) - size;
+
+		found = true;
+		best = top < cap ? top : cap;
+		best_start = start;
+		best_order = b->max_order;
+	}
 	/* Below the top order the member is start >> j: no conversion. */
-	for (unsigned j = order; j < b->max_order; j++) {
-		if (!rset_pred(&b->free[j], cap >> j, &idx))
+	for (unsigned j = b->max_order; !(found && best == cap) && j-- > order;) {
+		if (!b->free[j].count || !rset_pred(&b->free[j], cap >> j, &idx))
 			continue;
 		start = idx << j;
 		uint64_t top = start + (1ull << j) - size;
@@ -201,17 +217,6 @@ bool buddy_take(struct buddy *b, unsigned order, uint64_t cap, uint64_t *pfn)
 			best = cand;
 			best_start = start;
 			best_order = j;
-		}
-	}
-	if (blk_pred(b, b->max_order, cap, &start)) {
-		uint64_t top = start + (1ull << b->max_order) - size;
-		uint64_t cand = top < cap ? top : cap;
-
-		if (!found || cand > best) {
-			found = true;
-			best = cand;
-			best_start = start;
-			best_order = b->max_order;
 		}
 	}
 	if (!found || !buddy_split(b, best_start, best_order, order, best))

@@ -95,6 +95,79 @@ void rset_init(struct rset *s, unsigned bits)
 	s->runs = false;
 	s->count = 0;
 	s->height = bits > 12 ? (bits - 12 + 5) / 6 : 0;
+	s->hi = 0;
+	s->hi_exact = false;
+	s->fkey = 0;
+	s->fpath[0] = NULL;
+}
+
+/* After adding i (count was 'before'): raise the bound. */
+static inline void hi_added(struct rset *s, uint64_t i, uint64_t before)
+{
+	if (!before || i > s->hi) {
+		s->hi = i;
+		s->hi_exact = true;
+	}
+}
+
+/* ---- the finger (rset.h) --------------------------------------------- */
+
+/* Does the finger cover member i? */
+static inline bool finger_hit(const struct rset *s, uint64_t i)
+{
+	return s->fpath[0] && s->fkey == i >> 12;
+}
+
+/* Keep path[k] (height s->height - k, from the root down to a leaf node)
+ * as the finger for the members of that leaf. */
+static inline void finger_set(struct rset *s, struct rset_node *const *path,
+			      uint64_t i)
+{
+	for (unsigned h = 0; h <= s->height; h++)
+		s->fpath[h] = path[s->height - h];
+	s->fkey = i >> 12;
+}
+
+/* Add i through the finger: the leaf, then the map bits of the ancestors
+ * while each was empty before (a non-empty node's bit in its parent is
+ * already set). Needs no memory. */
+static void finger_add(struct rset *s, uint64_t i)
+{
+	struct rset_node *n = s->fpath[0];
+	unsigned c = (unsigned)(i >> 6) & 63;
+	uint64_t bit = 1ull << (i & 63), was;
+
+	if (n->words[c] & bit)
+		return;
+	n->words[c] |= bit;
+	s->count++;
+	was = n->map;
+	n->map |= 1ull << c;
+	for (unsigned h = 1; !was && h <= s->height; h++) {
+		n = s->fpath[h];
+		was = n->map;
+		n->map |= 1ull << ((i >> child_shift(h)) & 63);
+	}
+}
+
+/* Delete i through the finger: clear map bits upwards while nodes empty. */
+static void finger_del(struct rset *s, uint64_t i)
+{
+	struct rset_node *n = s->fpath[0];
+	unsigned c = (unsigned)(i >> 6) & 63;
+	uint64_t bit = 1ull << (i & 63);
+
+	if (!(n->words[c] & bit))
+		return;
+	n->words[c] &= ~bit;
+	s->count--;
+	if (n->words[c])
+		return;
+	n->map &= ~(1ull << c);
+	for (unsigned h = 1; !n->map && h <= s->height; h++) {
+		n = s->fpath[h];
+		n->map &= ~(1ull << ((i >> child_shift(h)) & 63));
+	}
 }
 
 unsigned rset_path_nodes(const struct rset *s)
@@ -117,6 +190,7 @@ void rset_destroy(struct rset *s)
 	free_node(s->root, s->height);
 	s->root = NULL;
 	s->count = 0;
+	s->fpath[0] = NULL;
 }
 
 RSET_INLINE int add_impl(struct rset *s, uint64_t i, bool runs)
@@ -154,9 +228,12 @@ RSET_INLINE int add_impl(struct rset *s, uint64_t i, bool runs)
 
 		path[k]->map |= 1ull << ((i >> child_shift(h)) & 63);
 	}
+	finger_set(s, path, i);
 	return 0;
 nomem:
-	/* Drop nodes this call created that stayed empty. */
+	/* Drop nodes this call created that stayed empty (and kept empty
+	 * ones at the end of the path: the finger may hold them). */
+	s->fpath[0] = NULL;
 	while (depth > 0) {
 		struct rset_node *n = path[depth - 1];
 
@@ -185,9 +262,20 @@ static __attribute__((noinline)) int add_runs(struct rset *s, uint64_t i)
 
 int rset_add(struct rset *s, uint64_t i)
 {
-	if (RSET_RARE(s->runs))
-		return add_runs(s, i);
-	return add_impl(s, i, false);
+	uint64_t before = s->count;
+	int ret;
+
+	if (finger_hit(s, i)) {
+		finger_add(s, i);
+		ret = 0;
+	} else if (RSET_RARE(s->runs)) {
+		ret = add_runs(s, i);
+	} else {
+		ret = add_impl(s, i, false);
+	}
+	if (!ret)
+		hi_added(s, i, before);
+	return ret;
 }
 
 /* Members [lo, hi) into the subtree of n (height h, first member base). */
@@ -235,6 +323,8 @@ int rset_add_range(struct rset *s, uint64_t lo, uint64_t hi)
 {
 	if (lo >= hi)
 		return 0;
+	s->fpath[0] = NULL;	/* may free nodes on the kept path */
+	hi_added(s, hi - 1, s->count);
 	if (!s->root) {
 		s->root = node_new(s);
 		if (!s->root)
@@ -271,6 +361,8 @@ static __attribute__((noinline)) bool test_runs(const struct rset *s,
 
 bool rset_test(const struct rset *s, uint64_t i)
 {
+	if (finger_hit(s, i))
+		return s->fpath[0]->words[(i >> 6) & 63] >> (i & 63) & 1;
 	if (RSET_RARE(s->runs))
 		return test_runs(s, i);
 	return test_impl(s, i, false);
@@ -310,6 +402,7 @@ RSET_INLINE int del_impl(struct rset *s, uint64_t i, bool runs)
 		if (!h) {
 			uint64_t bit = 1ull << (i & 63);
 
+			finger_set(s, path, i);
 			if (!(n->words[c] & bit))
 				return 0;
 			n->words[c] &= ~bit;
@@ -345,6 +438,12 @@ static __attribute__((noinline)) int del_runs(struct rset *s, uint64_t i)
 
 int rset_del(struct rset *s, uint64_t i)
 {
+	if (i == s->hi)	/* the bound stays a bound */
+		s->hi_exact = false;
+	if (finger_hit(s, i)) {
+		finger_del(s, i);
+		return 0;
+	}
 	if (RSET_RARE(s->runs))
 		return del_runs(s, i);
 	return del_impl(s, i, false);
@@ -364,6 +463,42 @@ RSET_INLINE uint64_t max_in(const struct rset_node *n, unsigned h,
 			return base + (1ull << child_shift(h)) - 1;
 		n = n->child[c];
 	}
+}
+
+/*
+ * The climb of a predecessor search: path[h] .. path[height] are x's
+ * ancestors; the deepest with a non-empty child below x's holds the
+ * answer, the largest member under that child.
+ */
+RSET_INLINE bool climb(const struct rset *s,
+		       const struct rset_node *const *path, unsigned h,
+		       uint64_t x, uint64_t *out, bool runs)
+{
+	for (; h <= s->height; h++) {
+		unsigned sh = child_shift(h);
+		unsigned c = (unsigned)(x >> sh) & 63;
+		uint64_t below = path[h]->map & ((1ull << c) - 1);
+
+		if (!below)
+			continue;
+		/* The node's first member and the child follow from x. */
+		unsigned b = 63 - (unsigned)__builtin_clzll(below);
+		uint64_t base = sh + 6 < 64 ? x >> (sh + 6) << (sh + 6) : 0;
+		uint64_t bbase = base + ((uint64_t)b << sh);
+		const struct rset_node *n = path[h];
+
+		if (!h) {
+			*out = bbase + 63 - (unsigned)__builtin_clzll(n->words[b]);
+			return true;
+		}
+		if (runs && RSET_RARE(n->full >> b & 1)) {
+			*out = bbase + (1ull << sh) - 1;
+			return true;
+		}
+		*out = max_in(n->child[b], h - 1, bbase, runs);
+		return true;
+	}
+	return false;
 }
 
 /*
@@ -398,31 +533,7 @@ RSET_INLINE bool pred_impl(const struct rset *s, uint64_t x, uint64_t *out,
 			break;
 		n = n->child[c];
 	}
-	for (; h <= s->height; h++) {
-		unsigned sh = child_shift(h);
-		unsigned c = (unsigned)(x >> sh) & 63;
-		uint64_t below = path[h]->map & ((1ull << c) - 1);
-
-		if (!below)
-			continue;
-		/* The node's first member and the child follow from x. */
-		unsigned b = 63 - (unsigned)__builtin_clzll(below);
-		uint64_t base = sh + 6 < 64 ? x >> (sh + 6) << (sh + 6) : 0;
-		uint64_t bbase = base + ((uint64_t)b << sh);
-
-		n = path[h];
-		if (!h) {
-			*out = bbase + 63 - (unsigned)__builtin_clzll(n->words[b]);
-			return true;
-		}
-		if (runs && RSET_RARE(n->full >> b & 1)) {
-			*out = bbase + (1ull << sh) - 1;
-			return true;
-		}
-		*out = max_in(n->child[b], h - 1, bbase, runs);
-		return true;
-	}
-	return false;
+	return climb(s, path, h, x, out, runs);
 }
 
 static __attribute__((noinline)) bool pred_runs(const struct rset *s,
@@ -431,14 +542,53 @@ static __attribute__((noinline)) bool pred_runs(const struct rset *s,
 	return pred_impl(s, x, out, true);
 }
 
-bool rset_pred(const struct rset *s, uint64_t x, uint64_t *out)
+static bool pred_walk(const struct rset *s, uint64_t x, uint64_t *out);
+
+bool rset_pred(struct rset *s, uint64_t x, uint64_t *out)
 {
-	if (!s->root)
+	if (!s->root || !s->count)
 		return false;
+	if (x >= s->hi) {
+		/* Every member is <= hi <= x: the answer is the largest. */
+		if (!s->hi_exact) {
+			if (!pred_walk(s, x, &s->hi))
+				return false;	/* cannot happen: count > 0 */
+			s->hi_exact = true;
+		}
+		*out = s->hi;
+		return true;
+	}
+	return pred_walk(s, x, out);
+}
+
+static bool pred_walk(const struct rset *s, uint64_t x, uint64_t *out)
+{
 	uint64_t span_lg2 = child_shift(s->height) + 6;
 
 	if (span_lg2 < 64 && x >> span_lg2)
 		x = (1ull << span_lg2) - 1;	/* beyond the set's range */
+	if (finger_hit(s, x)) {
+		/* In the finger's leaf at or below x, else fall back. */
+		const struct rset_node *n = s->fpath[0];
+		unsigned c = (unsigned)(x >> 6) & 63;
+		uint64_t w = n->words[c] & (~0ull >> (63 - (x & 63)));
+		uint64_t below = n->map & ((1ull << c) - 1);
+
+		if (w) {
+			*out = (x & ~63ull) + 63 - (unsigned)__builtin_clzll(w);
+			return true;
+		}
+		if (below) {
+			unsigned b = 63 - (unsigned)__builtin_clzll(below);
+
+			*out = (x & ~4095ull) + ((uint64_t)b << 6) + 63 -
+			       (unsigned)__builtin_clzll(n->words[b]);
+			return true;
+		}
+		/* The finger's path is x's: climb it, no descent. */
+		return climb(s, (const struct rset_node *const *)s->fpath, 1, x,
+			     out, s->runs);
+	}
 	if (RSET_RARE(s->runs))
 		return pred_runs(s, x, out);
 	return pred_impl(s, x, out, false);
