@@ -209,7 +209,7 @@ struct pt_leaf_cache {
 	void *tbl;
 };
 
-static _Thread_local struct pt_leaf_cache pt_lc;
+PLAT_CPU_LOCAL(struct pt_leaf_cache, pt_lc);
 
 PT_ALGO uint64_t pt_lc_tag(const struct iopt_pgtable *pt, uint64_t va)
 {
@@ -228,22 +228,24 @@ PT_ALGO uint64_t pt_lc_gen(const struct iopt_pgtable *pt)
 PT_ALGO void *pt_lc_lookup(const struct iopt_pgtable *pt, uint64_t va,
 			   uint64_t *gen)
 {
+	const struct pt_leaf_cache *lc = plat_cpu_local(pt_lc);
 	uint64_t g = pt_lc_gen(pt);
 
 	*gen = g;
-	if (pt_lc.pt_id == pt->id && pt_lc.tag == pt_lc_tag(pt, va) &&
-	    pt_lc.gen == g)
-		return pt_lc.tbl;
+	if (lc->pt_id == pt->id && lc->tag == pt_lc_tag(pt, va) && lc->gen == g)
+		return lc->tbl;
 	return NULL;
 }
 
 PT_ALGO void pt_lc_fill(const struct iopt_pgtable *pt, uint64_t va, void *tbl,
 			uint64_t gen)
 {
-	pt_lc.pt_id = pt->id;
-	pt_lc.gen = gen;
-	pt_lc.tag = pt_lc_tag(pt, va);
-	pt_lc.tbl = tbl;
+	struct pt_leaf_cache *lc = plat_cpu_local(pt_lc);
+
+	lc->pt_id = pt->id;
+	lc->gen = gen;
+	lc->tag = pt_lc_tag(pt, va);
+	lc->tbl = tbl;
 }
 
 /* A table was unlinked: invalidate every thread's cached leaf tables. */

@@ -2,20 +2,47 @@
 /*
  * The platform layer: every point where two CPUs can interact.
  *
- * Atomic operations, fences, locks, the clock, the current-CPU query, RCU
- * and spin-waits go through this header and nowhere else. A later
- * deterministic multi-CPU simulation build replaces this file's bodies to
- * run the library's real code as many simulated CPUs; nothing outside
- * src/platform/ may include <stdatomic.h> or call pthread locks directly.
+ * Atomic operations, fences, locks, the clock, the current-CPU query,
+ * per-CPU storage, threads, RCU and spin-waits go through this header and
+ * nowhere else: nothing outside src/platform/ may include <stdatomic.h>,
+ * call pthread functions or use _Thread_local.
+ *
+ * Two backends implement it from the same library sources, selected at
+ * build time (one library target each, so a program links one):
+ *   host (plat_host.h, platform.c): the machine's atomics, POSIX threads,
+ *        liburcu. The default; nothing here may cost the host build.
+ *   sim  (IOPT_PLATFORM_SIM, plat_sim.h): every operation is a call into
+ *        the deterministic multi-CPU simulation (src/sim/, docs/sim.md),
+ *        which charges it simulated cycles and may switch to another
+ *        simulated CPU. Outside a simulation run the sim backend behaves
+ *        like a single-threaded host.
+ * A backend provides, inline or not, every function and type declared or
+ * described below; the spinlocks at the end are built on its atomics.
  *
  * Memory orders are spelled in the function names (acq, rel, rlx, acq_rel)
  * so that every call site reads as the ordering it relies on. The
  * descriptor accessors work on plain uint64_t/uint32_t storage, because
  * page-table memory comes from a user allocator and is also read by the
- * SMMU model's walker.
+ * SMMU model's walker. Plain (non-platform) accesses are only for data
+ * that one CPU owns or that a lock or an acquire/release pair orders.
  *
- * Debug-yield (cmake -DIOPT_DEBUG_YIELD=ON): every atomic access and lock
- * may call sched_yield() at random, widening race windows in stress tests.
+ * Atomics (64- and 32-bit, on naturally aligned plain storage):
+ *   plat_load_{rlx,acq}{64,32}, plat_store_{rlx,rel}{64,32},
+ *   plat_cas_rel{64,32}, plat_cas_acq_rel64 (true on success; on failure
+ *   *old receives the current value), plat_xchg_acq_rel{64,32},
+ *   plat_fetch_{or,add,sub,and,xor}_<order>64 as spelled,
+ *   plat_fence_seq_cst().
+ * Per-CPU storage: PLAT_CPU_LOCAL(type, name) defines, at file scope, one
+ *   zero-initialised instance of type per CPU (host: per thread);
+ *   plat_cpu_local(name) is the calling CPU's instance.
+ * Sleeping mutex: struct plat_mutex, plat_mutex_{init,destroy,lock,unlock}.
+ * Threads: struct plat_thread, plat_thread_start/join (below).
+ * RCU read side: plat_rcu_read_lock/unlock (may nest, may block, no
+ *   registration).
+ *
+ * Debug-yield (cmake -DIOPT_DEBUG_YIELD=ON, host): every atomic access and
+ * lock may call sched_yield() at random, widening race windows in stress
+ * tests.
  */
 #ifndef IOPT_PLATFORM_H
 #define IOPT_PLATFORM_H
@@ -23,8 +50,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-#include <pthread.h>
 
 #if defined(__SANITIZE_THREAD__)
 #define PLAT_TSAN 1
@@ -48,151 +73,21 @@ void plat_debug_yield(void);
 #define plat_likely(x) __builtin_expect(!!(x), 1)
 #define plat_unlikely(x) __builtin_expect(!!(x), 0)
 
-/* ---- 64-bit atomics on plain storage ---------------------------------- */
+/* ---- RCU callbacks ----------------------------------------------------- */
 
-static inline uint64_t plat_load_rlx64(const uint64_t *p)
-{
-	PLAT_YIELD();
-	return __atomic_load_n(p, __ATOMIC_RELAXED);
-}
+struct plat_rcu_head;
+typedef void (*plat_rcu_fn)(struct plat_rcu_head *head);
 
-static inline uint64_t plat_load_acq64(const uint64_t *p)
-{
-	PLAT_YIELD();
-	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
-}
+struct plat_rcu_head {
+	void *urcu[2];		/* the backend's (host: liburcu's struct rcu_head) */
+	plat_rcu_fn fn;
+};
 
-static inline void plat_store_rlx64(uint64_t *p, uint64_t v)
-{
-	PLAT_YIELD();
-	__atomic_store_n(p, v, __ATOMIC_RELAXED);
-}
-
-static inline void plat_store_rel64(uint64_t *p, uint64_t v)
-{
-	PLAT_YIELD();
-	__atomic_store_n(p, v, __ATOMIC_RELEASE);
-}
-
-/* Returns true on success; on failure *old receives the current value. */
-static inline bool plat_cas_rel64(uint64_t *p, uint64_t *old, uint64_t v)
-{
-	PLAT_YIELD();
-	return __atomic_compare_exchange_n(p, old, v, false, __ATOMIC_RELEASE,
-					   __ATOMIC_ACQUIRE);
-}
-
-static inline bool plat_cas_acq_rel64(uint64_t *p, uint64_t *old, uint64_t v)
-{
-	PLAT_YIELD();
-	return __atomic_compare_exchange_n(p, old, v, false, __ATOMIC_ACQ_REL,
-					   __ATOMIC_ACQUIRE);
-}
-
-static inline uint64_t plat_xchg_acq_rel64(uint64_t *p, uint64_t v)
-{
-	PLAT_YIELD();
-	return __atomic_exchange_n(p, v, __ATOMIC_ACQ_REL);
-}
-
-static inline uint64_t plat_fetch_or_rlx64(uint64_t *p, uint64_t v)
-{
-	PLAT_YIELD();
-	return __atomic_fetch_or(p, v, __ATOMIC_RELAXED);
-}
-
-static inline uint64_t plat_fetch_or_rel64(uint64_t *p, uint64_t v)
-{
-	PLAT_YIELD();
-	return __atomic_fetch_or(p, v, __ATOMIC_RELEASE);
-}
-
-static inline uint64_t plat_fetch_add_acq_rel64(uint64_t *p, uint64_t v)
-{
-	PLAT_YIELD();
-	return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL);
-}
-
-static inline uint64_t plat_fetch_sub_rel64(uint64_t *p, uint64_t v)
-{
-	PLAT_YIELD();
-	return __atomic_fetch_sub(p, v, __ATOMIC_RELEASE);
-}
-
-/* Statistics counters: no ordering. */
-static inline uint64_t plat_fetch_add_rlx64(uint64_t *p, uint64_t v)
-{
-	PLAT_YIELD();
-	return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
-}
-
-static inline uint64_t plat_fetch_and_acq_rel64(uint64_t *p, uint64_t v)
-{
-	PLAT_YIELD();
-	return __atomic_fetch_and(p, v, __ATOMIC_ACQ_REL);
-}
-
-static inline uint64_t plat_fetch_xor_rel64(uint64_t *p, uint64_t v)
-{
-	PLAT_YIELD();
-	return __atomic_fetch_xor(p, v, __ATOMIC_RELEASE);
-}
-
-/* ---- 32-bit atomics on plain storage ---------------------------------- */
-
-static inline uint32_t plat_load_rlx32(const uint32_t *p)
-{
-	PLAT_YIELD();
-	return __atomic_load_n(p, __ATOMIC_RELAXED);
-}
-
-static inline uint32_t plat_load_acq32(const uint32_t *p)
-{
-	PLAT_YIELD();
-	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
-}
-
-static inline void plat_store_rlx32(uint32_t *p, uint32_t v)
-{
-	PLAT_YIELD();
-	__atomic_store_n(p, v, __ATOMIC_RELAXED);
-}
-
-static inline void plat_store_rel32(uint32_t *p, uint32_t v)
-{
-	PLAT_YIELD();
-	__atomic_store_n(p, v, __ATOMIC_RELEASE);
-}
-
-static inline bool plat_cas_rel32(uint32_t *p, uint32_t *old, uint32_t v)
-{
-	PLAT_YIELD();
-	return __atomic_compare_exchange_n(p, old, v, false, __ATOMIC_RELEASE,
-					   __ATOMIC_ACQUIRE);
-}
-
-static inline uint32_t plat_xchg_acq_rel32(uint32_t *p, uint32_t v)
-{
-	PLAT_YIELD();
-	return __atomic_exchange_n(p, v, __ATOMIC_ACQ_REL);
-}
-
-/* ---- fences and waiting ---------------------------------------------- */
-
-static inline void plat_fence_seq_cst(void)
-{
-	PLAT_YIELD();
-#ifdef PLAT_TSAN
-	/* ThreadSanitizer does not model fences (GCC rejects them under
-	 * -Wtsan): a seq_cst read-modify-write of one word per translation
-	 * unit stands in, ordering every fencing thread of that unit. */
-	static uint32_t plat_fence_word;
-
-	__atomic_fetch_add(&plat_fence_word, 0, __ATOMIC_SEQ_CST);
+#ifdef IOPT_PLATFORM_SIM
+#include "plat_sim.h"
 #else
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#include "plat_host.h"
 #endif
-}
 
 /* One iteration of a spin-wait: the only way the library busy-waits. */
 void plat_cpu_relax(void);
@@ -216,7 +111,7 @@ static inline void plat_spin_lock(struct plat_spinlock *l)
 {
 	for (;;) {
 		/* Acquire pairs with the release store in plat_spin_unlock(). */
-		if (__atomic_exchange_n(&l->v, 1, __ATOMIC_ACQUIRE) == 0)
+		if (plat_xchg_acq32(&l->v, 1) == 0)
 			return;
 		while (plat_load_rlx32(&l->v))
 			plat_cpu_relax();
@@ -251,9 +146,8 @@ static inline void plat_ticket_init(struct plat_ticketlock *l)
 
 static inline void plat_ticket_lock(struct plat_ticketlock *l)
 {
-	PLAT_YIELD();
 	/* Relaxed: the ticket only orders waiters; the acquire is below. */
-	uint32_t ticket = __atomic_fetch_add(&l->next, 1, __ATOMIC_RELAXED);
+	uint32_t ticket = plat_fetch_add_rlx32(&l->next, 1);
 
 	/* Acquire pairs with the release store in plat_ticket_unlock(). */
 	while (plat_load_acq32(&l->owner) != ticket)
@@ -266,31 +160,11 @@ static inline void plat_ticket_unlock(struct plat_ticketlock *l)
 	plat_store_rel32(&l->owner, plat_load_rlx32(&l->owner) + 1);
 }
 
-/* Sleeping mutex for rare, possibly long sections. */
-struct plat_mutex {
-	pthread_mutex_t m;
-};
+/* ---- mutex, threads, time, CPU ---------------------------------------- */
 
+/* Sleeping mutex for rare, possibly long sections. 0 or a negative errno. */
 int plat_mutex_init(struct plat_mutex *m);
 void plat_mutex_destroy(struct plat_mutex *m);
-
-static inline void plat_mutex_lock(struct plat_mutex *m)
-{
-	PLAT_YIELD();
-	pthread_mutex_lock(&m->m);
-}
-
-static inline void plat_mutex_unlock(struct plat_mutex *m)
-{
-	pthread_mutex_unlock(&m->m);
-	PLAT_YIELD();
-}
-
-/* ---- threads ---------------------------------------------------------- */
-
-struct plat_thread {
-	pthread_t t;
-};
 
 /* Start fn(arg) on a new thread. 0 or a negative errno. */
 int plat_thread_start(struct plat_thread *t, void *(*fn)(void *), void *arg);
@@ -308,43 +182,6 @@ unsigned plat_cpu_id(void);
 
 /* Number of CPUs the platform has online (at least 1). */
 unsigned plat_cpu_count(void);
-
-/* ---- RCU (liburcu, bulletproof flavour: no thread registration) ------- */
-
-struct plat_rcu_head;
-typedef void (*plat_rcu_fn)(struct plat_rcu_head *head);
-
-struct plat_rcu_head {
-	void *urcu[2];		/* storage for liburcu's struct rcu_head */
-	plat_rcu_fn fn;
-};
-
-/*
- * Read-side sections are inline: they sit on every map/unmap call. They
- * may nest and may block; no registration is needed (urcu-bp).
- */
-#if !defined(IOPT_URCU_OUT_OF_LINE) && !defined(_LGPL_SOURCE)
-#define _LGPL_SOURCE	/* inline read side; see CMakeLists.txt for when not */
-#endif
-#include <urcu-bp.h>
-
-#ifdef PLAT_TSAN
-extern char plat_rcu_tsan_token;
-#endif
-
-static inline void plat_rcu_read_lock(void)
-{
-	urcu_bp_read_lock();
-}
-
-static inline void plat_rcu_read_unlock(void)
-{
-#ifdef PLAT_TSAN
-	/* Pairs with the acquire in every RCU callback (platform.c). */
-	__tsan_release(&plat_rcu_tsan_token);
-#endif
-	urcu_bp_read_unlock();
-}
 
 /*
  * Queue fn(head) to run after every read-side section that has begun

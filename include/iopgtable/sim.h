@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Deterministic multi-CPU simulation: the library's own code, unmodified,
+ * running as 1 to IOPT_SIM_MAX_CPUS simulated CPUs on one host thread.
+ *
+ * The simulation runs in the library built with the simulation platform
+ * backend (target iopgtable_sim, docs/sim.md). The host library exports
+ * the same functions, where iopt_sim_create() returns -ENOTSUP and
+ * iopt_sim_available() 0, so one program source serves both.
+ *
+ * Every platform operation of the library (atomic, fence, lock, clock
+ * read, RCU, thread start/join, MMIO to an attached SMMU model) charges
+ * the calling simulated CPU cycles from a cache-coherence cost model and
+ * is a point where the scheduler may switch CPUs. Exactly one simulated
+ * CPU runs at a time: the one with the smallest simulated time, ties
+ * broken by a seeded random choice (or, in PCT mode, by seeded priorities).
+ * The same binary, parameters and seed give the same interleaving, the
+ * same cycle counts and the same trace hash.
+ *
+ * Concurrency: a struct iopt_sim is used by one host thread at a time.
+ * Functions marked "from a simulated CPU" may only be called by code that
+ * runs inside iopt_sim_run() (directly or through the library).
+ */
+#ifndef IOPGTABLE_SIM_H
+#define IOPGTABLE_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define IOPT_SIM_MAX_CPUS 256
+
+struct iopt_sim;
+struct iopt_smmu;
+struct iopt_smmuv2;
+
+/* Memory model the simulated CPUs see. */
+enum iopt_sim_memmodel {
+	/* Every access takes effect at once, in scheduling order. */
+	IOPT_SIM_SC = 0,
+	/*
+	 * Total store order: a store enters the CPU's FIFO store buffer and
+	 * reaches memory later (after a seeded delay, or at a full fence, an
+	 * atomic read-modify-write, or when the buffer is full); a load sees
+	 * its own CPU's newest buffered store first. A missing store->load
+	 * fence therefore shows up under some seed.
+	 */
+	IOPT_SIM_TSO = 1,
+};
+
+/* Which CPU runs next among those with the smallest time. */
+enum iopt_sim_sched {
+	IOPT_SIM_SCHED_RANDOM = 0,	/* seeded uniform choice among ties */
+	/*
+	 * Probabilistic concurrency testing (Burckhardt et al., ASPLOS 2010):
+	 * seeded distinct priorities, the highest runnable priority wins
+	 * regardless of time within the quantum, and pct_depth - 1 seeded
+	 * change points lower the running CPU's priority.
+	 */
+	IOPT_SIM_SCHED_PCT = 1,
+};
+
+/*
+ * Cost model, in CPU cycles. iopt_sim_params_default() fills every field
+ * with the default docs/sim.md gives (and its source); 0 is a valid value
+ * for every cost.
+ */
+struct iopt_sim_params {
+	unsigned cpus;			/* 1 .. IOPT_SIM_MAX_CPUS */
+	uint64_t seed;
+	enum iopt_sim_memmodel memmodel;
+	enum iopt_sim_sched sched;
+	unsigned pct_depth;		/* PCT: bug depth d (change points d-1) */
+	uint64_t pct_steps;		/* PCT: expected operation count k */
+	double cpu_ghz;			/* cycles per simulated ns */
+
+	/* Coherence, per 64-byte line. */
+	uint32_t hit;			/* line in this CPU's cache, state allows it */
+	uint32_t miss_mem;		/* no cache has it: from memory */
+	uint32_t fetch_shared;		/* read a line others hold shared/clean */
+	uint32_t fetch_modified;	/* read/write a line another CPU holds modified */
+	uint32_t upgrade;		/* write to a shared line: invalidate sharers */
+	uint32_t per_sharer;		/* extra per sharer invalidated */
+	uint32_t transfer;		/* a line moves at most once per this many cycles */
+	/* Topology multipliers (percent) for transfers between CPUs. */
+	unsigned cores_per_cluster;	/* 0: one cluster */
+	unsigned clusters_per_socket;	/* 0: one socket */
+	uint32_t cross_cluster_pct;	/* e.g. 150: 1.5x the same-cluster cost */
+	uint32_t cross_socket_pct;
+
+	/* Other operations. */
+	uint32_t atomic_extra;		/* an RMW beyond its line access */
+	uint32_t fence;			/* full fence (plus draining the store buffer) */
+	uint32_t clock_read;
+	uint32_t relax;			/* one spin-wait iteration */
+	uint32_t mmio;			/* one MMIO access to an attached model */
+	uint32_t call;			/* any other platform call */
+	/* TSO: store-buffer entries and the seeded drain delay range. */
+	unsigned sb_entries;
+	uint32_t sb_drain_min, sb_drain_max;
+	/* RCU: a grace period needs every CPU to pass a quiescent point; a
+	 * CPU outside any read section counts as quiescent. */
+	uint64_t stack_bytes;		/* per simulated CPU */
+};
+
+void iopt_sim_params_default(struct iopt_sim_params *p);
+
+/*
+ * Create a simulation. 0 and *out, or -EINVAL (cpus 0 or above the
+ * maximum, sb_drain_min > sb_drain_max, cpu_ghz not positive, unknown
+ * memmodel/sched), -ENOMEM; -ENOTSUP when this library is not the
+ * simulation build.
+ */
+int iopt_sim_create(const struct iopt_sim_params *p, struct iopt_sim **out);
+void iopt_sim_destroy(struct iopt_sim *sim);
+
+/*
+ * Run fn(cpu, arg) on every simulated CPU (cpu = 0 .. cpus-1) until all
+ * return, each starting at the simulation's current time; threads they
+ * start through the platform layer become further simulated CPUs (counted
+ * against IOPT_SIM_MAX_CPUS). RCU callbacks due run before return.
+ * 0, or -EDEADLK when every remaining CPU waits on something no CPU can
+ * change (a lock held by a finished CPU, say), with the state left for
+ * inspection; -EBUSY when called from inside a run.
+ */
+int iopt_sim_run(struct iopt_sim *sim, void (*fn)(unsigned cpu, void *arg),
+		 void *arg);
+
+/* From a simulated CPU: its index, and its time in cycles and in ns. */
+unsigned iopt_sim_cpu(void);
+uint64_t iopt_sim_now(void);
+uint64_t iopt_sim_now_ns(void);
+
+/* From a simulated CPU: spend cycles outside the library (the workload's
+ * own time). A scheduling point. */
+void iopt_sim_work(uint64_t cycles);
+
+/*
+ * Put an SMMU model on the simulation's timeline: the scheduler runs the
+ * model up to the current simulated time before any CPU observes it (MMIO,
+ * memory the model writes), so MSIs, event records and sync completions
+ * land at their model cycle. model_ghz converts model cycles to CPU time.
+ * 0, -EINVAL, -ENOSPC (too many models), -EBUSY inside a run.
+ */
+int iopt_sim_attach_smmu(struct iopt_sim *sim, struct iopt_smmu *smmu,
+			 double model_ghz);
+int iopt_sim_attach_smmuv2(struct iopt_sim *sim, struct iopt_smmuv2 *smmu,
+			   double model_ghz);
+
+/* Statistics of the last iopt_sim_run() (cumulative over runs). */
+enum iopt_sim_op {
+	IOPT_SIM_OP_LOAD, IOPT_SIM_OP_STORE, IOPT_SIM_OP_RMW, IOPT_SIM_OP_FENCE,
+	IOPT_SIM_OP_LOCK, IOPT_SIM_OP_CLOCK, IOPT_SIM_OP_RELAX, IOPT_SIM_OP_RCU,
+	IOPT_SIM_OP_MMIO, IOPT_SIM_OP_WORK, IOPT_SIM_OP_OTHER,
+	IOPT_SIM_OP_COUNT
+};
+
+struct iopt_sim_line_stat {
+	uintptr_t line;			/* line address (64-byte aligned) */
+	uint64_t transfers;		/* times it moved between CPUs */
+	uint64_t wait_cycles;		/* cycles CPUs queued for it */
+	const void *last_writer_pc;	/* call site of its last writer, or NULL */
+};
+
+struct iopt_sim_stats {
+	unsigned cpus;			/* CPUs that ran, threads included */
+	uint64_t end_cycles;		/* largest CPU time */
+	uint64_t ops[IOPT_SIM_OP_COUNT];
+	uint64_t total_ops;
+	uint64_t switches;		/* context switches between CPUs */
+	uint64_t grace_periods;
+	uint64_t rcu_callbacks;
+	uint64_t trace_hash;		/* FNV-1a over (cpu, op, cycles) of every op */
+	double host_s;			/* host seconds spent inside runs */
+	struct iopt_sim_line_stat hot[8];	/* most contended lines */
+};
+
+void iopt_sim_stats(const struct iopt_sim *sim, struct iopt_sim_stats *st);
+/* Cycles the given CPU has run (0 for one that never ran). */
+uint64_t iopt_sim_cpu_cycles(const struct iopt_sim *sim, unsigned cpu);
+
+/* True when this library is the simulation build. */
+int iopt_sim_available(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* IOPGTABLE_SIM_H */
