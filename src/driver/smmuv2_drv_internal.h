@@ -38,6 +38,7 @@
 #define V2_STLBGSTATUS		0x074
 #define V2_SMR(n)		(0x800u + 4u * (n))
 #define V2_SMR_VALID		(1u << 31)
+#define V2_SMR_MASK_SHIFT	16		/* MASK 30:16, ID 14:0 */
 #define V2_S2CR(n)		(0xc00u + 4u * (n))
 #define V2_S2CR_TYPE_FAULT	(2u << 16)
 /* GR1 (page 1) */
@@ -59,6 +60,8 @@
 #define V2_CB_TTBR0		0x20
 #define V2_CB_TCR		0x30
 #define V2_TCR_EPD1		(1u << 23)
+#define V2_TCR_EAE		(1u << 31)
+#define V2_CB_CONTEXTIDR	0x34
 #define V2_CB_MAIR0		0x38
 #define V2_CB_MAIR1		0x3c
 #define V2_CB_PAR		0x50
@@ -88,10 +91,12 @@ struct iopt_smmuv2_drv {
 	uint64_t cb_base;		/* offset of bank 0 */
 	unsigned num_cb, num_s2cb, num_smrg, numsidb;
 	bool s1, s2;
+	bool aarch32l, aarch32s;	/* ID0.PTFS: AArch32 LPAE, short-descriptor */
 	struct plat_spinlock global_sync;	/* sync = GLOBAL, and sTLBGSYNC */
 	struct plat_mutex cfg_lock;	/* banks, SMR table */
 	uint64_t banks[V2_MAX_CB / 64];	/* allocated banks */
-	uint32_t *smr_sid;		/* per SMR: StreamID, or UINT32_MAX */
+	uint32_t *smr_sid;		/* per SMR: ID, or UINT32_MAX (free) */
+	uint32_t *smr_mask;		/* per SMR: MASK */
 	void **smr_dom;			/* per SMR: owner domain */
 	struct iopt_smmuv2_drv_stats st;	/* relaxed counters */
 };
