@@ -13,7 +13,10 @@
  *    strict unmap (the driver's AArch32 TLBIVA form + TLBSYNC) the
  *    transaction faults in the model;
  *  - nested banks: a stage 1 bank over a stage 2 bank (CBAR type 3)
- *    translates VA -> IPA -> PA as the two tables say.
+ *    translates VA -> IPA -> PA as the two tables say (the stage 1
+ *    table fetched through stage 2), stage 2 permissions apply, and an
+ *    unmap in either table followed by its TLB sync makes the cached
+ *    combined translation fault.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -398,12 +401,105 @@ static void test_v7s_refused(void **state)
 	rig_down(&r);
 }
 
+/* ---- nested banks ---------------------------------------------------------- */
+
+static void test_nested_bank(void **state)
+{
+	static const uint64_t va = 0x12345000ull, ipa = 0x40000000ull;
+	static const uint64_t pa = 0x83456000ull;	/* in the window */
+	static const uint64_t va_ro = 0x12346000ull, ipa_ro = 0x40001000ull;
+	static const uint64_t va_hole = 0x22222000ull, ipa_hole = 0x50000000ull;
+	struct iopt_smmuv2_drv_domain *s2, *s1, *other;
+	struct iopt_pgtable *s2pt, *s1pt;
+	struct iopt_gather g;
+	struct rig r;
+	const uint32_t sid = 0x7;
+
+	(void)state;
+	rig_up(&r, "generic", 0, 0);
+	assert_int_equal(iopt_smmuv2_drv_domain_alloc(r.drv, 2, &s2), 0);
+	assert_int_equal(iopt_smmuv2_drv_domain_alloc(r.drv, 1, &other), 0);
+	/* Not before s2 has a table; not over a stage 1 domain. */
+	assert_int_equal(iopt_smmuv2_drv_domain_alloc_nested(s2, &s1), -EINVAL);
+	assert_int_equal(iopt_smmuv2_drv_domain_alloc_nested(other, &s1), -EINVAL);
+	s2pt = make_pt(&r, IOPT_ARM_64_LPAE_S2, 40, 40, s2);
+	/* The physmem window at IPA = PA (the stage 1 table lives there and
+	 * is fetched through stage 2), then the pages the test uses. */
+	assert_int_equal(iopt_map_pages(s2pt, MEM_BASE, MEM_BASE, 2ull << 20,
+					MEM_SIZE >> 21, IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_map_pages(s2pt, ipa, pa, 4096, 1,
+					IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_map_pages(s2pt, ipa_ro, pa + 0x1000, 4096, 1,
+					IOPT_READ, NULL), 0);
+	assert_int_equal(iopt_smmuv2_drv_bind(s2, s2pt), 0);
+	assert_int_equal(iopt_smmuv2_drv_bind(s2, s2pt), 0);	/* again: no-op */
+	assert_int_equal(iopt_smmuv2_drv_domain_alloc_nested(s2, &s1), 0);
+	s1pt = make_pt(&r, IOPT_ARM_64_LPAE_S1, 48, 40, s1);
+	assert_int_equal(iopt_map_pages(s1pt, va, ipa, 4096, 1,
+					IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_map_pages(s1pt, va_ro, ipa_ro, 4096, 1,
+					IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_map_pages(s1pt, va_hole, ipa_hole, 4096, 1,
+					IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_smmuv2_drv_attach(s1, s1pt, sid), 0);
+	/* CBAR: TYPE 3 (17:16), the stage 2 bank in 15:8. */
+	unsigned cb1 = iopt_smmuv2_drv_domain_cb(s1), cb2 = iopt_smmuv2_drv_domain_cb(s2);
+	uint64_t cbar = reg(&r, R_CBAR(cb1), 4);
+
+	assert_int_equal(cbar >> 16 & 3, 3);
+	assert_int_equal(cbar >> 8 & 0xff, cb2);
+	/* VA -> IPA -> PA, as the two tables say. */
+	struct iopt_smmuv2_resp resp = dev(&r, sid, va + 0x321, false);
+
+	assert_int_equal(resp.result, IOPT_SMMUV2_OK);
+	assert_int_equal(resp.oa, pa + 0x321);
+	assert_int_equal(dev(&r, sid, va + 8, true).oa, pa + 8);
+	/* Stage 2 read-only under a writable stage 1: reads pass, writes
+	 * fault; an IPA stage 2 does not map faults. */
+	assert_int_equal(dev(&r, sid, va_ro + 4, false).oa, pa + 0x1004);
+	assert_int_equal(dev(&r, sid, va_ro + 4, true).result, IOPT_SMMUV2_ABORT);
+	assert_int_equal(iopt_smmuv2_drv_resume(s1, true), 0);
+	assert_int_equal(iopt_smmuv2_drv_resume(s2, true), 0);
+	assert_int_equal(dev(&r, sid, va_hole, false).result, IOPT_SMMUV2_ABORT);
+	assert_int_equal(iopt_smmuv2_drv_resume(s1, true), 0);
+	assert_int_equal(iopt_smmuv2_drv_resume(s2, true), 0);
+	/* s2 is in use. */
+	assert_int_equal(iopt_smmuv2_drv_domain_free(s2), -EBUSY);
+	/* Stage 2 unmap (the combined entry is cached): its TLB ops must
+	 * reach the nested entry. */
+	assert_int_equal(dev(&r, sid, va, false).result, IOPT_SMMUV2_OK);
+	iopt_gather_init(&g);
+	assert_int_equal(iopt_unmap_pages(s2pt, ipa, 4096, 1, &g), 4096);
+	iopt_tlb_sync(s2pt);
+	assert_int_equal(dev(&r, sid, va, false).result, IOPT_SMMUV2_ABORT);
+	assert_int_equal(iopt_smmuv2_drv_resume(s1, true), 0);
+	assert_int_equal(iopt_smmuv2_drv_resume(s2, true), 0);
+	/* Back, then a stage 1 unmap. */
+	assert_int_equal(iopt_map_pages(s2pt, ipa, pa, 4096, 1,
+					IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(dev(&r, sid, va, false).oa, pa);
+	iopt_gather_init(&g);
+	assert_int_equal(iopt_unmap_pages(s1pt, va, 4096, 1, &g), 4096);
+	iopt_tlb_sync(s1pt);
+	assert_int_equal(dev(&r, sid, va, false).result, IOPT_SMMUV2_ABORT);
+	assert_int_equal(iopt_smmuv2_drv_resume(s1, true), 0);
+
+	assert_int_equal(iopt_smmuv2_drv_detach(s1, sid), 0);
+	assert_int_equal(iopt_smmuv2_drv_domain_free(s1), 0);
+	assert_int_equal(iopt_smmuv2_drv_domain_free(s2), 0);
+	assert_int_equal(iopt_smmuv2_drv_domain_free(other), 0);
+	iopt_free(s1pt);
+	iopt_free(s2pt);
+	rig_down(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_smr_masks),
 		cmocka_unit_test(test_v7s_bank),
 		cmocka_unit_test(test_v7s_refused),
+		cmocka_unit_test(test_nested_bank),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

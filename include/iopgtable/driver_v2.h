@@ -100,8 +100,33 @@ IOPT_API int iopt_smmuv2_drv_domain_alloc(struct iopt_smmuv2_drv *drv,
 					  unsigned stage,
 					  struct iopt_smmuv2_drv_domain **out);
 /*
+ * A stage 1 domain nested over the stage 2 domain s2: its bank is CBAR
+ * TYPE 3 (stage 1, then the stage 2 of s2's bank), so a transaction's VA
+ * goes through the stage 1 table to an IPA and through s2's table to a
+ * PA — and so do the stage 1 table's own descriptor fetches: its table
+ * memory must be mapped (IPA) in s2. Tables: AArch64 LPAE stage 1. TLB
+ * entries carry s2's VMID. s2 must have its table (attach or
+ * iopt_smmuv2_drv_bind()); while nested domains exist it cannot be freed
+ * (-EBUSY), and its invalidations end with TLBIVMID + sTLBGSYNC (by-IPA
+ * operations need not reach combined entries). 0, -EINVAL (NULL, s2 not
+ * a stage 2 domain with a table, no stage 1), -ENOSPC, -ENOMEM. Any
+ * thread.
+ */
+IOPT_API int iopt_smmuv2_drv_domain_alloc_nested(struct iopt_smmuv2_drv_domain *s2,
+						 struct iopt_smmuv2_drv_domain **out);
+
+/*
+ * Program the domain's bank from pt without routing a stream (a stage 2
+ * that nested domains use, say). The checks of attach; 0 if pt is bound
+ * already, -EINVAL for another table. Any thread.
+ */
+IOPT_API int iopt_smmuv2_drv_bind(struct iopt_smmuv2_drv_domain *dom,
+				  struct iopt_pgtable *pt);
+
+/*
  * Disable the bank (SCTLR = 0), invalidate it (TLBIASID / TLBIVMID and
- * sync), free it. -EBUSY (nothing freed) while streams are attached;
+ * sync), free it. -EBUSY (nothing freed) while streams are attached
+ * or nested domains use it;
  * -ETIMEDOUT (the sync; freed anyway). NULL: 0.
  */
 IOPT_API int iopt_smmuv2_drv_domain_free(struct iopt_smmuv2_drv_domain *dom);

@@ -45,6 +45,7 @@
 #define V2_CBAR(n)		(4u * (n))
 #define V2_CBAR_TYPE_S2		(0u << 16)
 #define V2_CBAR_TYPE_S1_BYPASS	(1u << 16)
+#define V2_CBAR_TYPE_NESTED	(3u << 16)	/* + stage 2 bank 15:8 */
 #define V2_CBA2R(n)		(0x800u + 4u * (n))
 #define V2_CBA2R_VA64		(1u << 0)
 /* Context bank page */
@@ -112,6 +113,11 @@ struct iopt_smmuv2_drv_domain {
 	uint64_t pgsizes;
 	uint32_t granule;
 	unsigned nr_sids;		/* under cfg_lock */
+	/* Nesting: the stage 2 domain a stage 1 domain translates through
+	 * (NULL: none), and, on a stage 2 domain, how many do (written
+	 * under cfg_lock; read relaxed by the TLB sync). */
+	struct iopt_smmuv2_drv_domain *parent;
+	uint32_t nr_nested;
 	struct plat_spinlock lock;	/* sync = BANK: TLBSYNC; always ATS1PR */
 };
 

@@ -157,11 +157,28 @@ void iopt_smmuv2_drv_get_stats(const struct iopt_smmuv2_drv *drv,
 	st->ats_ops = plat_load_rlx64(&drv->st.ats_ops);
 }
 
+/* A free bank for a domain of this stage, taken. Call with cfg_lock. */
+static int take_bank(struct iopt_smmuv2_drv *drv, unsigned stage, unsigned *out)
+{
+	unsigned cb;
+
+	/* Banks below NUMS2CB can do stage 2 only. */
+	for (cb = stage == 1 ? drv->num_s2cb : 0; cb < drv->num_cb; cb++)
+		if (!(drv->banks[cb / 64] & (1ull << (cb % 64))))
+			break;
+	if (cb >= drv->num_cb)
+		return -ENOSPC;
+	drv->banks[cb / 64] |= 1ull << (cb % 64);
+	*out = cb;
+	return 0;
+}
+
 int iopt_smmuv2_drv_domain_alloc(struct iopt_smmuv2_drv *drv, unsigned stage,
 				 struct iopt_smmuv2_drv_domain **out)
 {
 	struct iopt_smmuv2_drv_domain *dom;
 	unsigned cb;
+	int ret;
 
 	if (!drv || !out || (stage != 1 && stage != 2) ||
 	    (stage == 1 && !drv->s1) || (stage == 2 && !drv->s2))
@@ -170,22 +187,57 @@ int iopt_smmuv2_drv_domain_alloc(struct iopt_smmuv2_drv *drv, unsigned stage,
 	if (!dom)
 		return -ENOMEM;
 	plat_mutex_lock(&drv->cfg_lock);
-	/* Banks below NUMS2CB can do stage 2 only. */
-	for (cb = stage == 1 ? drv->num_s2cb : 0; cb < drv->num_cb; cb++)
-		if (!(drv->banks[cb / 64] & (1ull << (cb % 64))))
-			break;
-	if (cb >= drv->num_cb) {
-		plat_mutex_unlock(&drv->cfg_lock);
-		free(dom);
-		return -ENOSPC;
-	}
-	drv->banks[cb / 64] |= 1ull << (cb % 64);
+	ret = take_bank(drv, stage, &cb);
 	plat_mutex_unlock(&drv->cfg_lock);
+	if (ret) {
+		free(dom);
+		return ret;
+	}
 	dom->drv = drv;
 	dom->stage = stage;
 	dom->cb = cb;
 	dom->asid = (uint16_t)cb;		/* Linux: ASID = bank */
 	dom->vmid = (uint16_t)(cb + 1);		/* VMID = bank + 1 */
+	plat_spin_init(&dom->lock);
+	*out = dom;
+	return 0;
+}
+
+int iopt_smmuv2_drv_domain_alloc_nested(struct iopt_smmuv2_drv_domain *s2,
+					struct iopt_smmuv2_drv_domain **out)
+{
+	struct iopt_smmuv2_drv_domain *dom;
+	struct iopt_smmuv2_drv *drv;
+	unsigned cb;
+	int ret;
+
+	if (!s2 || !out || s2->stage != 2 || s2->parent)
+		return -EINVAL;
+	drv = s2->drv;
+	if (!drv->s1)
+		return -EINVAL;
+	dom = calloc(1, sizeof(*dom));
+	if (!dom)
+		return -ENOMEM;
+	plat_mutex_lock(&drv->cfg_lock);
+	/* Relaxed: s2->pt is written under cfg_lock, held here. */
+	ret = plat_load_rlx64(&s2->pt) ? take_bank(drv, 1, &cb) : -EINVAL;
+	/* Relaxed store under cfg_lock; pairs with the relaxed load in
+	 * iopt_smmuv2_drv_tlb_sync() (a count, no data published by it). */
+	if (!ret)
+		plat_store_rlx32(&s2->nr_nested, plat_load_rlx32(&s2->nr_nested) + 1);
+	plat_mutex_unlock(&drv->cfg_lock);
+	if (ret) {
+		free(dom);
+		return ret;
+	}
+	dom->drv = drv;
+	dom->stage = 1;
+	dom->cb = cb;
+	dom->asid = (uint16_t)cb;
+	/* The model tags nested entries with the stage 2 bank's VMID. */
+	dom->vmid = s2->vmid;
+	dom->parent = s2;
 	plat_spin_init(&dom->lock);
 	*out = dom;
 	return 0;
@@ -205,7 +257,7 @@ int iopt_smmuv2_drv_domain_free(struct iopt_smmuv2_drv_domain *dom)
 		return 0;
 	drv = dom->drv;
 	plat_mutex_lock(&drv->cfg_lock);
-	if (dom->nr_sids) {
+	if (dom->nr_sids || plat_load_rlx32(&dom->nr_nested)) {
 		plat_mutex_unlock(&drv->cfg_lock);
 		return -EBUSY;
 	}
@@ -227,6 +279,9 @@ int iopt_smmuv2_drv_domain_free(struct iopt_smmuv2_drv_domain *dom)
 	}
 	plat_mutex_lock(&drv->cfg_lock);
 	drv->banks[dom->cb / 64] &= ~(1ull << (dom->cb % 64));
+	if (dom->parent)	/* as in domain_alloc_nested() */
+		plat_store_rlx32(&dom->parent->nr_nested,
+				 plat_load_rlx32(&dom->parent->nr_nested) - 1);
 	plat_mutex_unlock(&drv->cfg_lock);
 	free(dom);
 	return ret;
@@ -269,11 +324,18 @@ static int bind_table(struct iopt_smmuv2_drv_domain *dom,
 	dom->va64 = info.fmt != IOPT_ARM_32_LPAE_S1 && info.fmt != IOPT_ARM_V7S;
 	dom->pgsizes = info.pgsize_bitmap;
 	dom->granule = info.granule;
+	/* Nested: an AArch64 stage 1 over the parent's stage 2. */
+	if (dom->parent && info.fmt != IOPT_ARM_64_LPAE_S1)
+		return -EINVAL;
 	/* CBAR: VMID 7:0, TYPE 17:16 (0 stage 2, 1 stage 1 + stage 2
-	 * bypass). Stage 1 banks get a VMID too (the model tags TLB entries
-	 * with it): bank + 1, as stage 2. */
+	 * bypass, 3 stage 1 then the stage 2 of bank CBNDX 15:8). Stage 1
+	 * banks get a VMID too (the model tags TLB entries with it): bank +
+	 * 1, as stage 2; a nested bank its stage 2's. */
 	cbar = dom->vmid & 0xff;
-	cbar |= dom->stage == 2 ? V2_CBAR_TYPE_S2 : V2_CBAR_TYPE_S1_BYPASS;
+	if (dom->parent)
+		cbar |= V2_CBAR_TYPE_NESTED | (dom->parent->cb & 0xff) << 8;
+	else
+		cbar |= dom->stage == 2 ? V2_CBAR_TYPE_S2 : V2_CBAR_TYPE_S1_BYPASS;
 	ret = v2_write(drv, drv->pgsize + V2_CBA2R(cb), 4,
 		       dom->va64 ? V2_CBA2R_VA64 : 0);
 	if (!ret)
@@ -413,6 +475,23 @@ int iopt_smmuv2_drv_attach_masked(struct iopt_smmuv2_drv_domain *dom,
 	dom->nr_sids++;
 out:
 	plat_mutex_unlock(&drv->cfg_lock);
+	return ret;
+}
+
+int iopt_smmuv2_drv_bind(struct iopt_smmuv2_drv_domain *dom,
+			 struct iopt_pgtable *pt)
+{
+	uint64_t bound;
+	int ret = 0;
+
+	if (!dom || !pt)
+		return -EINVAL;
+	plat_mutex_lock(&dom->drv->cfg_lock);
+	/* Relaxed: written under cfg_lock, held here. */
+	bound = plat_load_rlx64(&dom->pt);
+	if (bound != (uint64_t)(uintptr_t)pt)
+		ret = bound ? -EINVAL : bind_table(dom, pt);
+	plat_mutex_unlock(&dom->drv->cfg_lock);
 	return ret;
 }
 

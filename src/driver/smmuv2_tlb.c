@@ -171,6 +171,17 @@ int iopt_smmuv2_drv_tlb_sync(struct iopt_smmuv2_drv_domain *dom)
 			   v2_cb_off(dom->drv, dom->cb, V2_CB_TLBSTATUS), dom);
 	if (l)
 		plat_spin_unlock(l);
+	/* A stage 2 that nested stage 1 banks translate through: by-IPA
+	 * operations need not reach the combined stage 1 + 2 entries (Arm
+	 * ARM: TLBI IPAS2 is followed by a stage 1 invalidation for them),
+	 * so the whole VMID goes too. Relaxed: nr_nested changes under
+	 * cfg_lock while no table of the nested banks is in use yet. */
+	if (!ret && dom->stage == 2 && plat_load_rlx32(&dom->nr_nested)) {
+		v2_count(&dom->drv->st.tlbis, 1);
+		ret = v2_write(dom->drv, V2_TLBIVMID, 4, dom->vmid);
+		if (!ret)
+			ret = v2_global_sync(dom->drv);
+	}
 	return ret;
 }
 
