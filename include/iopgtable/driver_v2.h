@@ -165,7 +165,8 @@ IOPT_API int iopt_smmuv2_drv_detach(struct iopt_smmuv2_drv_domain *dom,
 /*
  * TLB ops for tables created with cfg.tlb = these and cfg.tlb_cookie =
  * the domain. Stage 1: add_page TLBIVAL (no sync); flush_walk TLBIVA per
- * granule step of the range + TLBSYNC; flush_all TLBIASID + TLBSYNC;
+ * granule step of the range + TLBSYNC; flush_all TLBIASID (a v7s
+ * bank: TLBIALL, its leaves being global) + TLBSYNC;
  * sync TLBSYNC. Stage 2: TLBIIPAS2L / TLBIIPAS2 + TLBSYNC; flush_all
  * TLBIVMID + sTLBGSYNC. granule is the step when it is a page size of the
  * table, else the table's granule. Before the first attach they do

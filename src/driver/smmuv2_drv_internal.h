@@ -71,6 +71,7 @@
 #define V2_FSR_SS		(1u << 30)
 #define V2_CB_TLBIVA		0x600
 #define V2_CB_TLBIASID		0x610
+#define V2_CB_TLBIALL		0x618
 #define V2_CB_TLBIVAL		0x620
 #define V2_CB_TLBIIPAS2		0x630
 #define V2_CB_TLBIIPAS2L	0x638
@@ -107,6 +108,7 @@ struct iopt_smmuv2_drv_domain {
 	unsigned stage, cb;
 	uint16_t asid, vmid;
 	bool va64;
+	bool v7s;		/* AArch32 short-descriptor bank */
 	/* struct iopt_pgtable *, bound at the first attach: store release
 	 * (after pgsizes/granule) pairs with the TLB ops' load acquire. */
 	uint64_t pt;
@@ -125,6 +127,20 @@ static inline void v2_count(uint64_t *ctr, uint64_t n)
 {
 	/* Pairs with nothing: a statistic. */
 	plat_fetch_add_rlx64(ctr, n);
+}
+
+/*
+ * The stage 1 "whole domain" invalidation: TLBIASID (global entries stay,
+ * as the architecture says), or for a v7s bank the bank's TLBIALL — this
+ * library's v7s leaves are global (nG = 0; Linux's encoder sets nG), so
+ * TLBIASID would leave them. Each bank has its own VMID here, so TLBIALL
+ * is the domain. Returns the register and writes its operand to *val.
+ */
+static inline uint64_t v2_inv_all_reg(const struct iopt_smmuv2_drv_domain *dom,
+				      uint64_t *val)
+{
+	*val = dom->v7s ? 0 : dom->asid;
+	return dom->v7s ? V2_CB_TLBIALL : V2_CB_TLBIASID;
 }
 
 static inline uint64_t v2_cb_off(const struct iopt_smmuv2_drv *drv,

@@ -271,8 +271,9 @@ int iopt_smmuv2_drv_domain_free(struct iopt_smmuv2_drv_domain *dom)
 			if (!ret)
 				ret = v2_global_sync(drv);
 		} else {
-			ret = v2_write(drv, v2_cb_off(drv, dom->cb, V2_CB_TLBIASID),
-				       4, dom->asid);
+			uint64_t val, all = v2_inv_all_reg(dom, &val);
+
+			ret = v2_write(drv, v2_cb_off(drv, dom->cb, all), 4, val);
 			if (!ret)
 				ret = iopt_smmuv2_drv_tlb_sync(dom);
 		}
@@ -322,6 +323,7 @@ static int bind_table(struct iopt_smmuv2_drv_domain *dom,
 		return -EINVAL;
 	}
 	dom->va64 = info.fmt != IOPT_ARM_32_LPAE_S1 && info.fmt != IOPT_ARM_V7S;
+	dom->v7s = info.fmt == IOPT_ARM_V7S;
 	dom->pgsizes = info.pgsize_bitmap;
 	dom->granule = info.granule;
 	/* Nested: an AArch64 stage 1 over the parent's stage 2. */

@@ -222,7 +222,9 @@ static int inv_all(struct iopt_smmuv2_drv_domain *dom)
 		ret = v2_write(drv, V2_TLBIVMID, 4, dom->vmid);
 		return ret ? ret : v2_global_sync(drv);
 	}
-	ret = v2_write(drv, v2_cb_off(drv, dom->cb, V2_CB_TLBIASID), 4, dom->asid);
+	uint64_t val, reg = v2_inv_all_reg(dom, &val);
+
+	ret = v2_write(drv, v2_cb_off(drv, dom->cb, reg), 4, val);
 	return ret ? ret : iopt_smmuv2_drv_tlb_sync(dom);
 }
 
@@ -267,8 +269,9 @@ static int inv_range(struct iopt_smmuv2_drv_domain *dom, uint64_t iova,
 			ret = v2_write(drv, V2_TLBIVMID, 4, dom->vmid);
 			return ret ? ret : v2_global_sync(drv);
 		}
-		return v2_write(drv, v2_cb_off(drv, dom->cb, V2_CB_TLBIASID), 4,
-				dom->asid);
+		uint64_t val, all = v2_inv_all_reg(dom, &val);
+
+		return v2_write(drv, v2_cb_off(drv, dom->cb, all), 4, val);
 	}
 	for (uint64_t a = start;; a += step) {
 		ret = inv_one(dom, reg, a);
