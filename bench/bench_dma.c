@@ -11,7 +11,8 @@
  * docs quote side by side, interleaved, and prints medians: lazy map +
  * unmap against the sum of its parts (cached IOVA pair + one-page map +
  * one-page unmap, measured in the same run), 2 threads lazy against 1,
- * strict with MSI and CONS syncs.
+ * strict with MSI and CONS syncs; with --smmu v2, strict with each sync
+ * serialisation at 32 or more threads.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -53,6 +54,7 @@ struct opts {
 	bool v2;		/* --smmu v2: the SMMUv2 driver and model */
 	enum iopt_smmuv2_drv_sync v2_sync;
 	bool runner;		/* free-running model clock */
+	bool no_sev;		/* model without IDR0.SEV (CONS syncs poll) */
 	unsigned sample;	/* translate every n-th mapping; 0: none */
 	unsigned dma_bits;
 	bool lat;		/* time each map and unmap */
@@ -64,6 +66,10 @@ struct opts {
 
 struct result {
 	double map_ns, unmap_ns, map_sd, unmap_sd, ops_per_sec;
+	/* Pairs per second of the threads' own CPU time: what the code
+	 * costs whether or not the machine gave the threads its CPUs. */
+	double ops_per_cpu_sec;
+	uint64_t cpu_ns;
 	uint64_t ops, commands, syncs, flush_alls, sync_timeouts, cas_retries;
 	uint64_t dev_faults, errors;
 };
@@ -167,6 +173,8 @@ static int rig_up(struct rig *r, const struct opts *o)
 		goto dma;
 	}
 	iopt_smmu_default_params(&p);
+	if (o->no_sev)
+		p.sev = false;
 	if ((ret = iopt_smmu_create(&p, &mem, NULL, NULL, &r->s)))
 		return ret;
 	iopt_smmuv3_drv_default_cfg(&c);
@@ -221,7 +229,16 @@ struct worker {
 	long ops;
 	double map_sum, map_sq, unmap_sum, unmap_sq;
 	uint64_t dev_faults, errors;
-};
+	uint64_t cpu_ns;	/* the thread's CPU time */
+} __attribute__((aligned(128)));	/* written every call: one line each */
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static void spin_ns(uint64_t ns)
 {
@@ -239,6 +256,8 @@ static void *worker_main(void *arg)
 	uint64_t pa = (uint64_t)(w->cpu + 1) << 32;
 	uint64_t size = (uint64_t)o->granule * PAGE;
 	uint64_t mask = o->dma_bits >= 64 ? ~0ull : (1ull << o->dma_bits) - 1;
+
+	uint64_t cpu0 = thread_cpu_ns();
 
 	if (o->pin)
 		bench_pin(w->cpu);
@@ -287,19 +306,23 @@ static void *worker_main(void *arg)
 		w->unmap_sq += u * u;
 		w->ops++;
 	}
+	w->cpu_ns = thread_cpu_ns() - cpu0;
 	return NULL;
 }
 
 static int run_variant(const struct opts *o, struct result *res)
 {
 	struct rig r;
-	struct worker *w = calloc(o->threads, sizeof(*w));
+	/* Aligned: neighbouring workers' counters in one cache line made
+	 * the threads of a variant share a line written on every call. */
+	struct worker *w = aligned_alloc(128, o->threads * sizeof(*w));
 	struct iopt_smmuv3_drv_stats s0, s1;
 	uint64_t t0, t1;
 	int ret;
 
 	if (!w)
 		return -ENOMEM;
+	memset(w, 0, o->threads * sizeof(*w));
 	ret = rig_up(&r, o);
 	if (ret) {
 		fprintf(stderr, "iopt-bench dma: setup failed: %s\n", strerror(-ret));
@@ -328,6 +351,7 @@ static int run_variant(const struct opts *o, struct result *res)
 		res->ops += (uint64_t)w[i].ops;
 		res->dev_faults += w[i].dev_faults;
 		res->errors += w[i].errors;
+		res->cpu_ns += w[i].cpu_ns;
 	}
 	t1 = bench_now_ns();
 	drv_stats(&r, &s1);
@@ -340,6 +364,8 @@ static int run_variant(const struct opts *o, struct result *res)
 		res->unmap_sd = sqrt(fmax(0, uq / n - res->unmap_ns * res->unmap_ns));
 	}
 	res->ops_per_sec = (double)res->ops * 1e9 / (double)(t1 - t0);
+	if (res->cpu_ns)
+		res->ops_per_cpu_sec = (double)res->ops * 1e9 / (double)res->cpu_ns;
 	res->commands = s1.commands - s0.commands;
 	res->syncs = s1.syncs - s0.syncs;
 	res->flush_alls = s1.flush_alls - s0.flush_alls;
@@ -371,6 +397,7 @@ static void print_result(const struct opts *o, const struct result *r)
 		       "\"cmdq\":\"%s\",\"sync\":\"%s\",\"granule\":%u,\"trans_ns\":%llu,"
 		       "\"dir\":\"%s\",\"clock\":\"%s\",\"map_ns\":%.1f,\"unmap_ns\":%.1f,"
 		       "\"map_sd_ns\":%.1f,\"unmap_sd_ns\":%.1f,\"ops_per_sec\":%.0f,"
+		       "\"ops_per_cpu_sec\":%.0f,\"sample\":%u,\"sev\":%s,"
 		       "\"ops\":%llu,\"commands\":%llu,\"syncs\":%llu,\"flush_alls\":%llu,"
 		       "\"sync_timeouts\":%llu,\"cas_retries\":%llu,\"device_faults\":%llu,"
 		       "\"errors\":%llu,\"timed\":%s,\"load1\":%.2f}\n",
@@ -381,6 +408,7 @@ static void print_result(const struct opts *o, const struct result *r)
 		       o->granule, (unsigned long long)o->trans_ns, o->dir,
 		       o->runner ? "runner" : "virtual",
 		       r->map_ns, r->unmap_ns, r->map_sd, r->unmap_sd, r->ops_per_sec,
+		       r->ops_per_cpu_sec, o->sample, o->no_sev || o->v2 ? "false" : "true",
 		       (unsigned long long)r->ops, (unsigned long long)r->commands,
 		       (unsigned long long)r->syncs, (unsigned long long)r->flush_alls,
 		       (unsigned long long)r->sync_timeouts,
@@ -435,6 +463,11 @@ static const struct iopt_tlb_ops parts_tlb = {
 struct parts {
 	double iova_pair_ns, pt_map_ns, pt_unmap_ns;	/* each timed */
 	double bulk_ns;		/* the three in loops of 256, per op */
+	/* The three one after the other per iteration, as the DMA path runs
+	 * them, over 256 pages in turn (a lazy domain's IOVAs cycle through
+	 * its flush queue), the loop timed as a whole. */
+	double loop_ns;
+	double loop_cpu_ns;	/* the same in the thread's CPU time */
 };
 
 static void measure_parts(const struct opts *o, struct parts *p)
@@ -512,6 +545,29 @@ static void measure_parts(const struct opts *o, struct parts *p)
 		(void)t2;
 	}
 	p->bulk_ns = bulk / (double)nb;
+	double lp = 0, lc = 0;
+	long nl = 0;
+
+	end = bench_now_ns() + (uint64_t)(o->seconds * 1e9);
+	while (bench_now_ns() < end) {
+		uint64_t t0 = bench_now_ns(), c0 = thread_cpu_ns();
+
+		for (uint64_t k = 0; k < 1024; k++) {
+			struct iopt_gather g;
+			uint64_t at = va + (2 + k % 256) * PAGE;
+
+			iopt_iova_alloc_cached(iova, 1, ~0ull, 0, true, &pfn);
+			iopt_iova_free_cached(iova, pfn, 1, 0);
+			iopt_map_pages(pt, at, 1ull << 32, PAGE, 1, o->prot, NULL);
+			iopt_gather_init(&g);
+			iopt_unmap_pages(pt, at, PAGE, 1, &g);
+		}
+		lp += (double)(bench_now_ns() - t0);
+		lc += (double)(thread_cpu_ns() - c0);
+		nl += 1024;
+	}
+	p->loop_ns = lp / (double)nl;
+	p->loop_cpu_ns = lc / (double)nl;
 	iopt_free(pt);
 	iopt_iova_destroy(iova);
 	iopt_physmem_destroy(pm);
@@ -519,14 +575,17 @@ static void measure_parts(const struct opts *o, struct parts *p)
 
 /* ---- --report ------------------------------------------------------------ */
 
-#define NVAR 7
+#define NVAR 10
 
+/* v3: the targets of docs/dma.md side by side. */
 static int report(const struct opts *base)
 {
 	struct opts v[NVAR];
 	const char *names[NVAR] = { "lazy_1t", "lazy_2t", "strict_msi_1t",
 				    "strict_cons_1t", "strict_msi_locked_1t",
-				    "lazy_1t_untimed", "lazy_2t_untimed" };
+				    "lazy_1t_untimed", "lazy_2t_untimed",
+				    "lazy_1t_untimed_nodev", "lazy_2t_untimed_nodev",
+				    "strict_cons_2t" };
 	struct result r[NVAR][REPS];
 	struct parts pr[REPS];
 	double l0 = load1();
@@ -542,16 +601,21 @@ static int report(const struct opts *base)
 	v[1].threads = 2;
 	v[3].sync = IOPT_SMMUV3_DRV_SYNC_CONS;
 	v[4].cmdq = IOPT_SMMUV3_DRV_CMDQ_LOCKED;
-	v[5].policy = v[6].policy = IOPT_INVAL_LAZY;
-	v[6].threads = 2;
-	v[5].lat = v[6].lat = false;
+	for (int i = 5; i < 9; i++) {
+		v[i].policy = IOPT_INVAL_LAZY;
+		v[i].lat = false;
+		v[i].threads = i == 6 || i == 8 ? 2 : 1;
+		v[i].sample = i >= 7 ? 0 : base->sample;
+	}
+	v[9].sync = IOPT_SMMUV3_DRV_SYNC_CONS;
+	v[9].threads = 2;
 	for (int k = 0; k < REPS; k++) {
 		measure_parts(base, &pr[k]);
 		for (int i = 0; i < NVAR; i++)
 			if (run_variant(&v[i], &r[i][k]))
 				return 1;
 	}
-	double med[NVAR][4], a[REPS], b[REPS], c[REPS], d[REPS];
+	double med[NVAR][5], a[REPS], b[REPS], c[REPS], d[REPS], e[REPS];
 
 	for (int i = 0; i < NVAR; i++) {
 		for (int k = 0; k < REPS; k++) {
@@ -559,11 +623,13 @@ static int report(const struct opts *base)
 			b[k] = r[i][k].unmap_ns;
 			c[k] = r[i][k].ops_per_sec;
 			d[k] = r[i][k].map_ns + r[i][k].unmap_ns;
+			e[k] = r[i][k].ops_per_cpu_sec;
 		}
 		med[i][0] = bench_median(a, REPS);
 		med[i][1] = bench_median(b, REPS);
 		med[i][2] = bench_median(c, REPS);
 		med[i][3] = bench_median(d, REPS);
+		med[i][4] = bench_median(e, REPS);
 		/* The median run (by ops/s) as the variant's line. */
 		for (int k = 0; k < REPS; k++)
 			if (r[i][k].ops_per_sec == med[i][2]) {
@@ -580,45 +646,130 @@ static int report(const struct opts *base)
 	double pa = bench_median(a, REPS), pm = bench_median(b, REPS);
 	double pu = bench_median(c, REPS), ps = bench_median(d, REPS);
 	double ratio = med[0][3] / ps, scale = med[1][2] / med[0][2];
-	for (int k = 0; k < REPS; k++)
+	for (int k = 0; k < REPS; k++) {
 		a[k] = pr[k].bulk_ns;
-	double pbulk = bench_median(a, REPS);
-	double ratio_bulk = 1e9 / med[5][2] / pbulk;
+		b[k] = pr[k].loop_ns;
+		c[k] = pr[k].loop_cpu_ns;
+	}
+	double pbulk = bench_median(a, REPS), ploop = bench_median(b, REPS);
+	double ploop_cpu = bench_median(c, REPS);
+	/* CPU time of one untimed lazy pair (1 thread) against the parts'
+	 * loop in CPU time: what the machine's other load cannot inflate. */
+	double pair_cpu = 1e9 / med[5][4], ratio_cpu = pair_cpu / ploop_cpu;
+	double pair_untimed = 1e9 / med[5][2];
+	double ratio_bulk = pair_untimed / pbulk, ratio_loop = pair_untimed / ploop;
 	double scale_bulk = med[6][2] / med[5][2];
+	double scale_nodev = med[8][2] / med[7][2];
+	/* Per CPU-second: 1.0 means the second thread's work cost what the
+	 * first's did (nothing serialised); the wall-clock scaling is then
+	 * bounded by the CPU time the machine gave the threads. */
+	double eff = med[6][4] / med[5][4], eff_nodev = med[8][4] / med[7][4];
 	uint64_t timeouts = 0;
 
-	for (int i = 2; i < 5; i++)
-		for (int k = 0; k < REPS; k++)
-			timeouts += r[i][k].sync_timeouts;
+	for (int i = 2; i < NVAR; i++)
+		if (v[i].policy == IOPT_INVAL_STRICT)
+			for (int k = 0; k < REPS; k++)
+				timeouts += r[i][k].sync_timeouts;
 	if (base->json) {
-		printf("{\"suite\":\"dma\",\"case\":\"report\",\"reps\":%d,"
+		printf("{\"suite\":\"dma\",\"case\":\"report\",\"smmu\":\"v3\",\"reps\":%d,"
 		       "\"iova_pair_ns\":%.1f,\"pt_map_ns\":%.1f,\"pt_unmap_ns\":%.1f,"
 		       "\"parts_ns\":%.1f,\"lazy_pair_ns\":%.1f,\"lazy_vs_parts\":%.2f,"
 		       "\"lazy_2t_vs_1t\":%.2f,\"parts_untimed_ns\":%.1f,"
+		       "\"parts_loop_ns\":%.1f,"
 		       "\"lazy_pair_untimed_ns\":%.1f,\"lazy_vs_parts_untimed\":%.2f,"
-		       "\"lazy_2t_vs_1t_untimed\":%.2f,\"strict_timeouts\":%llu,"
+		       "\"lazy_vs_parts_loop\":%.2f,\"lazy_pair_cpu_ns\":%.1f,"
+		       "\"parts_loop_cpu_ns\":%.1f,\"lazy_vs_parts_cpu\":%.2f,"
+		       "\"lazy_2t_vs_1t_untimed\":%.2f,\"lazy_2t_vs_1t_nodev\":%.2f,"
+		       "\"lazy_2t_cpu_efficiency\":%.2f,\"lazy_2t_cpu_efficiency_nodev\":%.2f,"
+		       "\"strict_timeouts\":%llu,"
 		       "\"load1_before\":%.2f,\"load1_after\":%.2f,\"cpus\":%u}\n",
-		       REPS, pa, pm, pu, ps, med[0][3], ratio, scale, pbulk,
-		       1e9 / med[5][2], ratio_bulk, scale_bulk,
+		       REPS, pa, pm, pu, ps, med[0][3], ratio, scale, pbulk, ploop,
+		       pair_untimed, ratio_bulk, ratio_loop, pair_cpu, ploop_cpu, ratio_cpu,
+		       scale_bulk, scale_nodev,
+		       eff, eff_nodev,
 		       (unsigned long long)timeouts, l0, load1(), bench_ncpus());
 	} else {
 		printf("\nmedians of %d interleaved runs (%s each):\n", REPS,
 		       base->ops ? "--ops" : "--seconds");
 		for (int i = 0; i < NVAR; i++)
-			printf("  %-22s map %.1f + unmap %.1f ns, %.0f ops/s\n", names[i],
-			       med[i][0], med[i][1], med[i][2]);
-		printf("  parts: cached IOVA pair %.1f + one-page map %.1f + one-page "
-		       "unmap %.1f = %.1f ns\n", pa, pm, pu, ps);
-		printf("  lazy map+unmap / parts = %.2fx (target <= 1.5x)\n", ratio);
-		printf("  lazy 2 threads / 1 thread = %.2fx (target >= 1.6x)\n", scale);
-		printf("  untimed (no clock read per operation): lazy pair %.1f ns, "
-		       "parts %.1f ns, %.2fx; 2 threads / 1 = %.2fx\n",
-		       1e9 / med[5][2], pbulk, ratio_bulk, scale_bulk);
-		printf("  strict sync timeouts (msi, cons, locked): %llu (target 0)\n",
+			printf("  %-24s map %.1f + unmap %.1f ns, %.0f ops/s, %.0f ops/cpu-s\n",
+			       names[i], med[i][0], med[i][1], med[i][2], med[i][4]);
+		printf("  parts (each timed): cached IOVA pair %.1f + one-page map %.1f + "
+		       "one-page unmap %.1f = %.1f ns\n", pa, pm, pu, ps);
+		printf("  lazy map+unmap / parts, both timed per call = %.2fx (target <= 1.5x)\n",
+		       ratio);
+		printf("  untimed: lazy pair %.1f ns; parts in one loop %.1f ns (%.2fx), "
+		       "parts in loops of 256 each %.1f ns (%.2fx)\n", pair_untimed,
+		       ploop, ratio_loop, pbulk, ratio_bulk);
+		printf("  in the thread's CPU time (untimed): lazy pair %.1f ns, parts in one "
+		       "loop %.1f ns: %.2fx\n", pair_cpu, ploop_cpu, ratio_cpu);
+		printf("  lazy 2 threads / 1 thread = %.2fx timed, %.2fx untimed, %.2fx "
+		       "untimed without device sampling (target >= 1.6x)\n", scale,
+		       scale_bulk, scale_nodev);
+		printf("  2 threads' ops per CPU-second / 1 thread's = %.2f (%.2f without "
+		       "device sampling)\n", eff, eff_nodev);
+		printf("  strict sync timeouts (msi, cons, locked, cons 2t): %llu (target 0)\n",
 		       (unsigned long long)timeouts);
 		printf("  load average %.2f before, %.2f after, %u CPUs\n", l0, load1(),
 		       bench_ncpus());
 	}
+	return 0;
+}
+
+#define NVAR2 6
+
+/* v2 ("mmu-500" model): lazy 1 and 2 threads, strict with the three sync
+ * serialisations at --threads (32 unless given more), and bank at 1. */
+static int report_v2(const struct opts *base)
+{
+	struct opts v[NVAR2];
+	const char *names[NVAR2] = { "lazy_1t", "lazy_2t", "strict_bank_1t",
+				     "strict_none_Nt", "strict_bank_Nt",
+				     "strict_global_Nt" };
+	struct result r[NVAR2][REPS];
+	unsigned nt = base->threads >= 32 ? base->threads : 32;
+	double l0 = load1();
+
+	for (int i = 0; i < NVAR2; i++) {
+		v[i] = *base;
+		v[i].v2 = true;
+		v[i].threads = i >= 3 ? nt : 1;
+		v[i].policy = i < 2 ? IOPT_INVAL_LAZY : IOPT_INVAL_STRICT;
+		v[i].v2_sync = IOPT_SMMUV2_DRV_SYNC_BANK;
+	}
+	v[1].threads = 2;
+	v[3].v2_sync = IOPT_SMMUV2_DRV_SYNC_NONE;
+	v[5].v2_sync = IOPT_SMMUV2_DRV_SYNC_GLOBAL;
+	for (int k = 0; k < REPS; k++)
+		for (int i = 0; i < NVAR2; i++)
+			if (run_variant(&v[i], &r[i][k]))
+				return 1;
+	double a[REPS];
+
+	if (!base->json)
+		printf("\nmedians of %d interleaved runs (%s each):\n", REPS,
+		       base->ops ? "--ops" : "--seconds");
+	for (int i = 0; i < NVAR2; i++) {
+		uint64_t to = 0;
+
+		for (int k = 0; k < REPS; k++) {
+			a[k] = r[i][k].ops_per_sec;
+			to += r[i][k].sync_timeouts;
+		}
+		double m = bench_median(a, REPS);
+
+		for (int k = 0; k < REPS; k++)
+			if (r[i][k].ops_per_sec == m) {
+				print_result(&v[i], &r[i][k]);
+				break;
+			}
+		if (!base->json)
+			printf("  %-18s %.0f ops/s; sync timeouts in %d runs: %llu\n",
+			       names[i], m, REPS, (unsigned long long)to);
+	}
+	if (!base->json)
+		printf("  load average %.2f before, %.2f after, %u CPUs\n", l0,
+		       load1(), bench_ncpus());
 	return 0;
 }
 
@@ -636,6 +787,8 @@ static void usage(void)
 		"  --smmu v3|v2       SMMUv3 driver, or SMMUv2 (\"mmu-500\" model) (v3)\n"
 		"  --cmdq lockfree|locked  (lockfree)\n"
 		"  --sync msi|cons    (msi)\n"
+		"  --no-sev           SMMUv3 model without IDR0.SEV: CONS waits poll\n"
+		"                     (with SEV one waiter polls, the others wait for it)\n"
 		"  --v2-sync none|bank|global  SMMUv2 TLBSYNC serialisation (bank)\n"
 		"  --clock virtual|runner  driver's virtual clock or the free-running model\n"
 		"  --sample N         the device translates every N-th mapping (64; 0 none)\n"
@@ -646,6 +799,8 @@ static void usage(void)
 		"  --fq-fine-clock    flush queues read the precise host clock (default:\n"
 		"                     a coarse clock, as the kernel's jiffies)\n"
 		"  --report           the side-by-side comparison of docs/dma.md\n"
+		"                     (with --smmu v2: lazy 1/2 threads, strict none/bank/\n"
+		"                     global at --threads, at least 32)\n"
 		"  --json             one JSON object per line\n");
 }
 
@@ -670,6 +825,7 @@ int bench_dma_main(int argc, char **argv)
 		{ "no-lat", no_argument, 0, 'L' },
 		{ "pin", no_argument, 0, 'P' },
 		{ "fq-fine-clock", no_argument, 0, 'F' },
+		{ "no-sev", no_argument, 0, 'N' },
 		{ "fq-entries", required_argument, 0, 'E' },
 		{ "json", no_argument, 0, 'j' },
 		{ "help", no_argument, 0, 'h' },
@@ -753,6 +909,7 @@ int bench_dma_main(int argc, char **argv)
 		case 'L': o.lat = false; break;
 		case 'P': o.pin = true; break;
 		case 'F': o.fine_clock = true; break;
+		case 'N': o.no_sev = true; break;
 		case 'E': o.fq_entries = (unsigned)atoi(optarg); break;
 		case 'j': o.json = true; break;
 		case 'h': usage(); return 0;
@@ -764,7 +921,7 @@ int bench_dma_main(int argc, char **argv)
 	    o.trans_ns > 10000000 || o.dma_bits < 32 || o.dma_bits > 64 || o.ops < 0)
 		goto bad;
 	if (rep)
-		return report(&o);
+		return o.v2 ? report_v2(&o) : report(&o);
 	struct result r;
 
 	if (run_variant(&o, &r))

@@ -12,7 +12,12 @@
  *    model fetched them and decoded with the architecture's field
  *    positions (TG/NUM/SCALE/TTL, per-page, whole-ASID);
  *  - errors: bad arguments, a sync that never completes (CMDQEN off, a
- *    stopped clock), an illegal command (recovered and counted).
+ *    stopped clock), an illegal command (recovered and counted);
+ *  - the WFE-like wait (src/driver/drv_wait.h): a signal from another
+ *    thread ends it, no signal times it out, a signal between taking the
+ *    token and waiting is not lost; CONS syncs on an SMMU with SEV ask
+ *    for SIG_SEV and complete from several threads with one poller
+ *    signalling the others, without SEV they poll.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -26,6 +31,10 @@
 #include <iopgtable/driver.h>
 #include <iopgtable/physmem.h>
 #include <iopgtable/smmu.h>
+
+#include <pthread.h>
+
+#include "../src/driver/drv_wait.h"
 
 #define MEM_BASE	0x80000000ull
 #define MEM_SIZE	(64ull << 20)
@@ -739,6 +748,125 @@ static void test_illegal_command_recovered(void **state)
 	}
 }
 
+/* ---- the WFE-like wait ------------------------------------------------ */
+
+static uint64_t now_ns(void)
+{
+	return plat_clock_ns();
+}
+
+struct sev_arg {
+	struct drv_event *ev;
+	uint64_t delay_ns;
+};
+
+static void *sev_later(void *p)
+{
+	struct sev_arg *a = p;
+	uint64_t end = now_ns() + a->delay_ns;
+
+	while (now_ns() < end)
+		;
+	drv_event_signal(a->ev);
+	return NULL;
+}
+
+static void test_event_wait(void **state)
+{
+	struct drv_event ev;
+	struct sev_arg a = { &ev, 2000000 };	/* 2 ms */
+	pthread_t t;
+
+	(void)state;
+	drv_event_init(&ev);
+	/* No signal: times out, and not early. */
+	uint64_t tok = drv_event_seq(&ev), t0 = now_ns();
+
+	assert_int_equal(drv_event_wait(&ev, tok, 3000000), -ETIMEDOUT);
+	assert_true(now_ns() - t0 >= 3000000);
+	/* A signal after the token, before the wait: returns at once. */
+	drv_event_signal(&ev);
+	assert_int_equal(drv_event_wait(&ev, tok, 60000000000ull), 0);
+	/* A signal from another thread ends a wait long before its limit. */
+	tok = drv_event_seq(&ev);
+	assert_int_equal(pthread_create(&t, NULL, sev_later, &a), 0);
+	t0 = now_ns();
+	assert_int_equal(drv_event_wait(&ev, tok, 60000000000ull), 0);
+	assert_true(now_ns() - t0 < 30000000000ull);
+	assert_int_equal(drv_event_seq(&ev), tok + 1);
+	pthread_join(t, NULL);
+}
+
+#define WFE_THREADS	4
+#define WFE_SYNCS	300
+
+struct wfe_arg {
+	struct iopt_smmuv3_drv *drv;
+	int fails;
+};
+
+static void *wfe_syncer(void *p)
+{
+	struct wfe_arg *a = p;
+
+	for (int i = 0; i < WFE_SYNCS; i++)
+		if (iopt_smmuv3_drv_sync(a->drv))
+			a->fails++;
+	return NULL;
+}
+
+/* IHI0070 4.7.3 CMD_SYNC: CS [13:12] (0 SIG_NONE, 1 SIG_IRQ, 2 SIG_SEV). */
+static unsigned last_sync_cs(struct rig *r)
+{
+	for (size_t i = r->ntrace; i--;)
+		if ((r->trace[i].w[0] & 0xff) == OP_CMD_SYNC)
+			return (unsigned)(r->trace[i].w[0] >> 12 & 3);
+	fail();
+	return ~0u;
+}
+
+static void test_sync_cons_wfe(void **state)
+{
+	(void)state;
+	for (int sev = 0; sev < 2; sev++) {
+		struct iopt_smmu_params p;
+		struct iopt_smmuv3_drv_cfg c;
+		struct iopt_smmuv3_drv_stats st;
+		struct wfe_arg a[WFE_THREADS];
+		pthread_t t[WFE_THREADS];
+		struct rig r;
+
+		iopt_smmu_default_params(&p);
+		p.sev = sev;
+		rig_model(&r, &p);
+		rig_cfg(&r, &c);
+		c.sync = IOPT_SMMUV3_DRV_SYNC_CONS;
+		c.cmdq_log2 = 4;	/* small: waiters wrap the queue */
+		rig_probe(&r, &c);
+		assert_int_equal(iopt_smmuv3_drv_sync(r.drv), 0);
+		assert_int_equal(last_sync_cs(&r), sev ? 2 : 0);
+		for (int i = 0; i < WFE_THREADS; i++) {
+			a[i] = (struct wfe_arg){ r.drv, 0 };
+			assert_int_equal(pthread_create(&t[i], NULL, wfe_syncer, &a[i]), 0);
+		}
+		for (int i = 0; i < WFE_THREADS; i++) {
+			pthread_join(t[i], NULL);
+			assert_int_equal(a[i].fails, 0);
+		}
+		iopt_smmuv3_drv_get_stats(r.drv, &st);
+		assert_int_equal(st.sync_timeouts, 0);
+		if (sev) {
+			/* Every sync needed model time after its PROD write:
+			 * a poller saw CONS move and signalled. */
+			assert_true(st.sev_signals > 0);
+		} else {
+			assert_int_equal(st.sev_signals, 0);
+			assert_int_equal(st.wfe_waits, 0);
+		}
+		rig_free(&r);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -751,6 +879,8 @@ int main(void)
 		cmocka_unit_test(test_sync_timeout_stopped_clock),
 		cmocka_unit_test(test_illegal_command_recovered),
 		cmocka_unit_test(test_runner_clock),
+		cmocka_unit_test(test_event_wait),
+		cmocka_unit_test(test_sync_cons_wfe),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -50,6 +50,8 @@ extern "C" {
  *               (0: none). Completes at the next sync.
  * sync:         wait until every invalidation queued so far completed.
  * flush_all:    invalidate every translation of dom and wait.
+ * v7s:          the driver can use v7s (AArch32 short-descriptor)
+ *               tables; false: iopt_dma_create() refuses them.
  */
 struct iopt_dma_drv_ops {
 	const char *name;
@@ -61,6 +63,7 @@ struct iopt_dma_drv_ops {
 			 uint64_t granule, bool leaf);
 	int (*sync)(void *dom);
 	int (*flush_all)(void *dom);
+	bool v7s;
 };
 
 /* The SMMUv3 driver (iopgtable/driver.h); drv is a struct iopt_smmuv3_drv. */

@@ -55,7 +55,10 @@ enum iopt_smmuv3_drv_cmdq {
 /* How a CMD_SYNC's completion is awaited. */
 enum iopt_smmuv3_drv_sync {
 	IOPT_SMMUV3_DRV_SYNC_MSI,	/* MSI (data 0) into the sync's own slot */
-	IOPT_SMMUV3_DRV_SYNC_CONS,	/* poll SMMU_CMDQ_CONS */
+	/* Poll SMMU_CMDQ_CONS. With IDR0.SEV the sync asks for SIG_SEV and
+	 * only one waiter polls; the others wait for the event it signals
+	 * when CONS moves (a WFE-like wait: docs/driver.md "CMD_SYNC"). */
+	IOPT_SMMUV3_DRV_SYNC_CONS,
 };
 
 /* A decoded event record (IHI0070 7.3). */
@@ -130,6 +133,10 @@ struct iopt_smmuv3_drv_stats {
 	uint64_t gerrors;		/* other GERROR bits acknowledged */
 	uint64_t events;		/* event records delivered */
 	uint64_t event_overflows;	/* EVENTQ overflow acknowledged */
+	/* CONS syncs with IDR0.SEV: waits for the event (WFE) and the
+	 * events the polling waiter signalled (SEV stand-in). */
+	uint64_t wfe_waits;
+	uint64_t sev_signals;
 };
 
 struct iopt_smmuv3_drv;

@@ -8,8 +8,10 @@
  * - Domains: one context bank each (stage 1: ASID = bank index; stage 2:
  *   VMID = bank index + 1), programmed at the first attach from the page
  *   table's registers (iopt_get_info: CBAR, CBA2R, TCR2, TTBR0, TCR,
- *   MAIR0/1, then SCTLR.M); each attached stream gets an SMR (exact
- *   match) and an S2CR pointing at the bank.
+ *   MAIR0/1, then SCTLR.M; a v7s table: CBA2R.VA64 = 0, TTBCR with EAE
+ *   = 0, CONTEXTIDR = ASID, MAIR0/1 = PRRR/NMRR); each attached stream
+ *   group gets an SMR (ID and MASK) and an S2CR pointing at the bank;
+ *   an SMR that would overlap another is refused (-EBUSY).
  * - TLB maintenance behind struct iopt_tlb_ops; TLBSYNC polled with the
  *   Linux driver's loop (10 polls, then delays of 1, 2, 4 ... us, about
  *   1 s of model time); the sync serialisation is selectable.
@@ -98,31 +100,73 @@ IOPT_API int iopt_smmuv2_drv_domain_alloc(struct iopt_smmuv2_drv *drv,
 					  unsigned stage,
 					  struct iopt_smmuv2_drv_domain **out);
 /*
+ * A stage 1 domain nested over the stage 2 domain s2: its bank is CBAR
+ * TYPE 3 (stage 1, then the stage 2 of s2's bank), so a transaction's VA
+ * goes through the stage 1 table to an IPA and through s2's table to a
+ * PA — and so do the stage 1 table's own descriptor fetches: its table
+ * memory must be mapped (IPA) in s2. Tables: AArch64 LPAE stage 1. TLB
+ * entries carry s2's VMID. s2 must have its table (attach or
+ * iopt_smmuv2_drv_bind()); while nested domains exist it cannot be freed
+ * (-EBUSY), and its invalidations end with TLBIVMID + sTLBGSYNC (by-IPA
+ * operations need not reach combined entries). 0, -EINVAL (NULL, s2 not
+ * a stage 2 domain with a table, no stage 1), -ENOSPC, -ENOMEM. Any
+ * thread.
+ */
+IOPT_API int iopt_smmuv2_drv_domain_alloc_nested(struct iopt_smmuv2_drv_domain *s2,
+						 struct iopt_smmuv2_drv_domain **out);
+
+/*
+ * Program the domain's bank from pt without routing a stream (a stage 2
+ * that nested domains use, say). The checks of attach; 0 if pt is bound
+ * already, -EINVAL for another table. Any thread.
+ */
+IOPT_API int iopt_smmuv2_drv_bind(struct iopt_smmuv2_drv_domain *dom,
+				  struct iopt_pgtable *pt);
+
+/*
  * Disable the bank (SCTLR = 0), invalidate it (TLBIASID / TLBIVMID and
- * sync), free it. -EBUSY (nothing freed) while streams are attached;
+ * sync), free it. -EBUSY (nothing freed) while streams are attached
+ * or nested domains use it;
  * -ETIMEDOUT (the sync; freed anyway). NULL: 0.
  */
 IOPT_API int iopt_smmuv2_drv_domain_free(struct iopt_smmuv2_drv_domain *dom);
 IOPT_API unsigned iopt_smmuv2_drv_domain_cb(const struct iopt_smmuv2_drv_domain *dom);
 
 /*
- * Route StreamID sid to the domain's bank: the first attach binds pt and
- * programs the bank; then a free SMR (ID = sid, MASK = 0) and its S2CR
- * (translate, CBNDX). 0, or -EINVAL (NULL, sid wider than ID0.NUMSIDB,
- * another pt, a table the stage cannot use: stage 1 AArch64/LPAE-32
- * stage 1 formats, stage 2 the stage 2 formats), -EBUSY (sid routed
- * already), -ENOSPC (no free SMR). Any thread.
+ * Route the StreamIDs s with ((s ^ id) & ~mask) == 0 to the domain's
+ * bank (SMR ID = id, MASK = mask: a set mask bit ignores that StreamID
+ * bit). The first attach binds pt and programs the bank; then a free SMR
+ * and its S2CR (translate, CBNDX), S2CR written first. Returns 0, or
+ *   -EINVAL  NULL; id or mask wider than ID0.NUMSIDB; id & mask != 0
+ *            (only the canonical form is taken); another pt than the
+ *            one bound; a table the bank cannot use (stage 1:
+ *            AArch64 LPAE, AArch32 LPAE where ID0 allows it, v7s
+ *            where ID0 allows AArch32-S; stage 2: AArch64 LPAE S2);
+ *   -EBUSY   the entry would match a StreamID that another valid SMR
+ *            (of any domain) matches — a stream match conflict;
+ *   -ENOSPC  no free SMR.
+ * Nothing changes on an error. Any thread (the SMR table is under one
+ * mutex).
  */
+IOPT_API int iopt_smmuv2_drv_attach_masked(struct iopt_smmuv2_drv_domain *dom,
+					   struct iopt_pgtable *pt, uint32_t id,
+					   uint32_t mask);
+/* iopt_smmuv2_drv_attach_masked(dom, pt, sid, 0): one StreamID. */
 IOPT_API int iopt_smmuv2_drv_attach(struct iopt_smmuv2_drv_domain *dom,
 				    struct iopt_pgtable *pt, uint32_t sid);
-/* S2CR back to fault, SMR invalid. 0 or -EINVAL (not attached here). */
+/* The domain's SMR with exactly this id and mask invalid, then its S2CR
+ * back to fault. 0 or -EINVAL (no such entry of this domain). */
+IOPT_API int iopt_smmuv2_drv_detach_masked(struct iopt_smmuv2_drv_domain *dom,
+					   uint32_t id, uint32_t mask);
+/* iopt_smmuv2_drv_detach_masked(dom, sid, 0). */
 IOPT_API int iopt_smmuv2_drv_detach(struct iopt_smmuv2_drv_domain *dom,
 				    uint32_t sid);
 
 /*
  * TLB ops for tables created with cfg.tlb = these and cfg.tlb_cookie =
  * the domain. Stage 1: add_page TLBIVAL (no sync); flush_walk TLBIVA per
- * granule step of the range + TLBSYNC; flush_all TLBIASID + TLBSYNC;
+ * granule step of the range + TLBSYNC; flush_all TLBIASID (a v7s
+ * bank: TLBIALL, its leaves being global) + TLBSYNC;
  * sync TLBSYNC. Stage 2: TLBIIPAS2L / TLBIIPAS2 + TLBSYNC; flush_all
  * TLBIVMID + sTLBGSYNC. granule is the step when it is a page size of the
  * table, else the table's granule. Before the first attach they do

@@ -226,8 +226,8 @@ int iopt_dma_create(const struct iopt_dma_cfg *cfg, struct iopt_dma **out)
 	if (ret)
 		goto fail;
 	iopt_get_info(d->pt, &info);
-	if (info.fmt == IOPT_ARM_V7S) {
-		ret = -EINVAL;	/* no v7s path yet (the SMMUv2 driver's) */
+	if (info.fmt == IOPT_ARM_V7S && !d->ops->v7s) {
+		ret = -EINVAL;	/* a driver without AArch32-S contexts */
 		goto fail;
 	}
 	ret = d->ops->domain_alloc(cfg->drv,

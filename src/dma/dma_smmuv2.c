@@ -61,6 +61,8 @@ static const struct iopt_dma_drv_ops v2_ops = {
 	.inv_range = v2_inv_range,
 	.sync = v2_sync,
 	.flush_all = v2_flush_all,
+	/* AArch32-S banks, where the SMMU's ID0 has them (attach says). */
+	.v7s = true,
 };
 
 const struct iopt_dma_drv_ops *iopt_dma_smmuv2_ops(void)

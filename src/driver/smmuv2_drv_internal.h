@@ -38,12 +38,14 @@
 #define V2_STLBGSTATUS		0x074
 #define V2_SMR(n)		(0x800u + 4u * (n))
 #define V2_SMR_VALID		(1u << 31)
+#define V2_SMR_MASK_SHIFT	16		/* MASK 30:16, ID 14:0 */
 #define V2_S2CR(n)		(0xc00u + 4u * (n))
 #define V2_S2CR_TYPE_FAULT	(2u << 16)
 /* GR1 (page 1) */
 #define V2_CBAR(n)		(4u * (n))
 #define V2_CBAR_TYPE_S2		(0u << 16)
 #define V2_CBAR_TYPE_S1_BYPASS	(1u << 16)
+#define V2_CBAR_TYPE_NESTED	(3u << 16)	/* + stage 2 bank 15:8 */
 #define V2_CBA2R(n)		(0x800u + 4u * (n))
 #define V2_CBA2R_VA64		(1u << 0)
 /* Context bank page */
@@ -59,6 +61,8 @@
 #define V2_CB_TTBR0		0x20
 #define V2_CB_TCR		0x30
 #define V2_TCR_EPD1		(1u << 23)
+#define V2_TCR_EAE		(1u << 31)
+#define V2_CB_CONTEXTIDR	0x34
 #define V2_CB_MAIR0		0x38
 #define V2_CB_MAIR1		0x3c
 #define V2_CB_PAR		0x50
@@ -67,6 +71,7 @@
 #define V2_FSR_SS		(1u << 30)
 #define V2_CB_TLBIVA		0x600
 #define V2_CB_TLBIASID		0x610
+#define V2_CB_TLBIALL		0x618
 #define V2_CB_TLBIVAL		0x620
 #define V2_CB_TLBIIPAS2		0x630
 #define V2_CB_TLBIIPAS2L	0x638
@@ -88,10 +93,12 @@ struct iopt_smmuv2_drv {
 	uint64_t cb_base;		/* offset of bank 0 */
 	unsigned num_cb, num_s2cb, num_smrg, numsidb;
 	bool s1, s2;
+	bool aarch32l, aarch32s;	/* ID0.PTFS: AArch32 LPAE, short-descriptor */
 	struct plat_spinlock global_sync;	/* sync = GLOBAL, and sTLBGSYNC */
 	struct plat_mutex cfg_lock;	/* banks, SMR table */
 	uint64_t banks[V2_MAX_CB / 64];	/* allocated banks */
-	uint32_t *smr_sid;		/* per SMR: StreamID, or UINT32_MAX */
+	uint32_t *smr_sid;		/* per SMR: ID, or UINT32_MAX (free) */
+	uint32_t *smr_mask;		/* per SMR: MASK */
 	void **smr_dom;			/* per SMR: owner domain */
 	struct iopt_smmuv2_drv_stats st;	/* relaxed counters */
 };
@@ -101,12 +108,18 @@ struct iopt_smmuv2_drv_domain {
 	unsigned stage, cb;
 	uint16_t asid, vmid;
 	bool va64;
+	bool v7s;		/* AArch32 short-descriptor bank */
 	/* struct iopt_pgtable *, bound at the first attach: store release
 	 * (after pgsizes/granule) pairs with the TLB ops' load acquire. */
 	uint64_t pt;
 	uint64_t pgsizes;
 	uint32_t granule;
 	unsigned nr_sids;		/* under cfg_lock */
+	/* Nesting: the stage 2 domain a stage 1 domain translates through
+	 * (NULL: none), and, on a stage 2 domain, how many do (written
+	 * under cfg_lock; read relaxed by the TLB sync). */
+	struct iopt_smmuv2_drv_domain *parent;
+	uint32_t nr_nested;
 	struct plat_spinlock lock;	/* sync = BANK: TLBSYNC; always ATS1PR */
 };
 
@@ -114,6 +127,20 @@ static inline void v2_count(uint64_t *ctr, uint64_t n)
 {
 	/* Pairs with nothing: a statistic. */
 	plat_fetch_add_rlx64(ctr, n);
+}
+
+/*
+ * The stage 1 "whole domain" invalidation: TLBIASID (global entries stay,
+ * as the architecture says), or for a v7s bank the bank's TLBIALL — this
+ * library's v7s leaves are global (nG = 0; Linux's encoder sets nG), so
+ * TLBIASID would leave them. Each bank has its own VMID here, so TLBIALL
+ * is the domain. Returns the register and writes its operand to *val.
+ */
+static inline uint64_t v2_inv_all_reg(const struct iopt_smmuv2_drv_domain *dom,
+				      uint64_t *val)
+{
+	*val = dom->v7s ? 0 : dom->asid;
+	return dom->v7s ? V2_CB_TLBIALL : V2_CB_TLBIASID;
 }
 
 static inline uint64_t v2_cb_off(const struct iopt_smmuv2_drv *drv,

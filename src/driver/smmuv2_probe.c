@@ -91,10 +91,13 @@ int iopt_smmuv2_drv_probe(const struct iopt_smmuv2_drv_cfg *cfg,
 		ret = v2_read(drv, V2_ID1, 4, &id1);
 	if (ret)
 		goto fail;
-	/* ID0: S1TS 30, S2TS 29, NUMSIDB 12:9, NUMSMRG 7:0; ID1: PAGESIZE 31,
+	/* ID0: S1TS 30, S2TS 29, PTFS 25:24, NUMSIDB 12:9, NUMSMRG 7:0; ID1: PAGESIZE 31,
 	 * NUMPAGENDXB 30:28, NUMS2CB 23:16, NUMCB 7:0. */
 	drv->s1 = id0 & (1u << 30);
 	drv->s2 = id0 & (1u << 29);
+	/* PTFS as Linux reads it: NO_AARCH32 25, NO_AARCH32S 24. */
+	drv->aarch32l = !(id0 & (1u << 25));
+	drv->aarch32s = !(id0 & (1u << 24));
 	drv->numsidb = fld(id0, 12, 9);
 	drv->num_smrg = fld(id0, 7, 0);
 	drv->pgsize = (id1 & (1u << 31)) ? 65536 : 4096;
@@ -108,8 +111,9 @@ int iopt_smmuv2_drv_probe(const struct iopt_smmuv2_drv_cfg *cfg,
 		drv->num_cb = V2_MAX_CB;
 	ret = -ENOMEM;
 	drv->smr_sid = malloc(drv->num_smrg * sizeof(*drv->smr_sid));
+	drv->smr_mask = calloc(drv->num_smrg, sizeof(*drv->smr_mask));
 	drv->smr_dom = calloc(drv->num_smrg, sizeof(*drv->smr_dom));
-	if (!drv->smr_sid || !drv->smr_dom)
+	if (!drv->smr_sid || !drv->smr_mask || !drv->smr_dom)
 		goto fail;
 	for (unsigned i = 0; i < drv->num_smrg; i++)
 		drv->smr_sid[i] = UINT32_MAX;
@@ -120,6 +124,7 @@ int iopt_smmuv2_drv_probe(const struct iopt_smmuv2_drv_cfg *cfg,
 	return 0;
 fail:
 	free(drv->smr_sid);
+	free(drv->smr_mask);
 	free(drv->smr_dom);
 	plat_mutex_destroy(&drv->cfg_lock);
 	free(drv);
@@ -132,6 +137,7 @@ void iopt_smmuv2_drv_remove(struct iopt_smmuv2_drv *drv)
 		return;
 	v2_write(drv, V2_SCR0, 4, V2_SCR0_CLIENTPD);
 	free(drv->smr_sid);
+	free(drv->smr_mask);
 	free(drv->smr_dom);
 	plat_mutex_destroy(&drv->cfg_lock);
 	free(drv);
@@ -151,11 +157,28 @@ void iopt_smmuv2_drv_get_stats(const struct iopt_smmuv2_drv *drv,
 	st->ats_ops = plat_load_rlx64(&drv->st.ats_ops);
 }
 
+/* A free bank for a domain of this stage, taken. Call with cfg_lock. */
+static int take_bank(struct iopt_smmuv2_drv *drv, unsigned stage, unsigned *out)
+{
+	unsigned cb;
+
+	/* Banks below NUMS2CB can do stage 2 only. */
+	for (cb = stage == 1 ? drv->num_s2cb : 0; cb < drv->num_cb; cb++)
+		if (!(drv->banks[cb / 64] & (1ull << (cb % 64))))
+			break;
+	if (cb >= drv->num_cb)
+		return -ENOSPC;
+	drv->banks[cb / 64] |= 1ull << (cb % 64);
+	*out = cb;
+	return 0;
+}
+
 int iopt_smmuv2_drv_domain_alloc(struct iopt_smmuv2_drv *drv, unsigned stage,
 				 struct iopt_smmuv2_drv_domain **out)
 {
 	struct iopt_smmuv2_drv_domain *dom;
 	unsigned cb;
+	int ret;
 
 	if (!drv || !out || (stage != 1 && stage != 2) ||
 	    (stage == 1 && !drv->s1) || (stage == 2 && !drv->s2))
@@ -164,22 +187,57 @@ int iopt_smmuv2_drv_domain_alloc(struct iopt_smmuv2_drv *drv, unsigned stage,
 	if (!dom)
 		return -ENOMEM;
 	plat_mutex_lock(&drv->cfg_lock);
-	/* Banks below NUMS2CB can do stage 2 only. */
-	for (cb = stage == 1 ? drv->num_s2cb : 0; cb < drv->num_cb; cb++)
-		if (!(drv->banks[cb / 64] & (1ull << (cb % 64))))
-			break;
-	if (cb >= drv->num_cb) {
-		plat_mutex_unlock(&drv->cfg_lock);
-		free(dom);
-		return -ENOSPC;
-	}
-	drv->banks[cb / 64] |= 1ull << (cb % 64);
+	ret = take_bank(drv, stage, &cb);
 	plat_mutex_unlock(&drv->cfg_lock);
+	if (ret) {
+		free(dom);
+		return ret;
+	}
 	dom->drv = drv;
 	dom->stage = stage;
 	dom->cb = cb;
 	dom->asid = (uint16_t)cb;		/* Linux: ASID = bank */
 	dom->vmid = (uint16_t)(cb + 1);		/* VMID = bank + 1 */
+	plat_spin_init(&dom->lock);
+	*out = dom;
+	return 0;
+}
+
+int iopt_smmuv2_drv_domain_alloc_nested(struct iopt_smmuv2_drv_domain *s2,
+					struct iopt_smmuv2_drv_domain **out)
+{
+	struct iopt_smmuv2_drv_domain *dom;
+	struct iopt_smmuv2_drv *drv;
+	unsigned cb;
+	int ret;
+
+	if (!s2 || !out || s2->stage != 2 || s2->parent)
+		return -EINVAL;
+	drv = s2->drv;
+	if (!drv->s1)
+		return -EINVAL;
+	dom = calloc(1, sizeof(*dom));
+	if (!dom)
+		return -ENOMEM;
+	plat_mutex_lock(&drv->cfg_lock);
+	/* Relaxed: s2->pt is written under cfg_lock, held here. */
+	ret = plat_load_rlx64(&s2->pt) ? take_bank(drv, 1, &cb) : -EINVAL;
+	/* Relaxed store under cfg_lock; pairs with the relaxed load in
+	 * iopt_smmuv2_drv_tlb_sync() (a count, no data published by it). */
+	if (!ret)
+		plat_store_rlx32(&s2->nr_nested, plat_load_rlx32(&s2->nr_nested) + 1);
+	plat_mutex_unlock(&drv->cfg_lock);
+	if (ret) {
+		free(dom);
+		return ret;
+	}
+	dom->drv = drv;
+	dom->stage = 1;
+	dom->cb = cb;
+	dom->asid = (uint16_t)cb;
+	/* The model tags nested entries with the stage 2 bank's VMID. */
+	dom->vmid = s2->vmid;
+	dom->parent = s2;
 	plat_spin_init(&dom->lock);
 	*out = dom;
 	return 0;
@@ -199,7 +257,7 @@ int iopt_smmuv2_drv_domain_free(struct iopt_smmuv2_drv_domain *dom)
 		return 0;
 	drv = dom->drv;
 	plat_mutex_lock(&drv->cfg_lock);
-	if (dom->nr_sids) {
+	if (dom->nr_sids || plat_load_rlx32(&dom->nr_nested)) {
 		plat_mutex_unlock(&drv->cfg_lock);
 		return -EBUSY;
 	}
@@ -213,14 +271,18 @@ int iopt_smmuv2_drv_domain_free(struct iopt_smmuv2_drv_domain *dom)
 			if (!ret)
 				ret = v2_global_sync(drv);
 		} else {
-			ret = v2_write(drv, v2_cb_off(drv, dom->cb, V2_CB_TLBIASID),
-				       4, dom->asid);
+			uint64_t val, all = v2_inv_all_reg(dom, &val);
+
+			ret = v2_write(drv, v2_cb_off(drv, dom->cb, all), 4, val);
 			if (!ret)
 				ret = iopt_smmuv2_drv_tlb_sync(dom);
 		}
 	}
 	plat_mutex_lock(&drv->cfg_lock);
 	drv->banks[dom->cb / 64] &= ~(1ull << (dom->cb % 64));
+	if (dom->parent)	/* as in domain_alloc_nested() */
+		plat_store_rlx32(&dom->parent->nr_nested,
+				 plat_load_rlx32(&dom->parent->nr_nested) - 1);
 	plat_mutex_unlock(&drv->cfg_lock);
 	free(dom);
 	return ret;
@@ -242,8 +304,15 @@ static int bind_table(struct iopt_smmuv2_drv_domain *dom,
 	iopt_get_info(pt, &info);
 	switch (info.fmt) {
 	case IOPT_ARM_64_LPAE_S1:
-	case IOPT_ARM_32_LPAE_S1:
 		if (dom->stage != 1)
+			return -EINVAL;
+		break;
+	case IOPT_ARM_32_LPAE_S1:
+		if (dom->stage != 1 || !drv->aarch32l)
+			return -EINVAL;
+		break;
+	case IOPT_ARM_V7S:
+		if (dom->stage != 1 || !drv->aarch32s)
 			return -EINVAL;
 		break;
 	case IOPT_ARM_64_LPAE_S2:
@@ -253,14 +322,22 @@ static int bind_table(struct iopt_smmuv2_drv_domain *dom,
 	default:
 		return -EINVAL;
 	}
-	dom->va64 = info.fmt != IOPT_ARM_32_LPAE_S1;
+	dom->va64 = info.fmt != IOPT_ARM_32_LPAE_S1 && info.fmt != IOPT_ARM_V7S;
+	dom->v7s = info.fmt == IOPT_ARM_V7S;
 	dom->pgsizes = info.pgsize_bitmap;
 	dom->granule = info.granule;
+	/* Nested: an AArch64 stage 1 over the parent's stage 2. */
+	if (dom->parent && info.fmt != IOPT_ARM_64_LPAE_S1)
+		return -EINVAL;
 	/* CBAR: VMID 7:0, TYPE 17:16 (0 stage 2, 1 stage 1 + stage 2
-	 * bypass). Stage 1 banks get a VMID too (the model tags TLB entries
-	 * with it): bank + 1, as stage 2. */
+	 * bypass, 3 stage 1 then the stage 2 of bank CBNDX 15:8). Stage 1
+	 * banks get a VMID too (the model tags TLB entries with it): bank +
+	 * 1, as stage 2; a nested bank its stage 2's. */
 	cbar = dom->vmid & 0xff;
-	cbar |= dom->stage == 2 ? V2_CBAR_TYPE_S2 : V2_CBAR_TYPE_S1_BYPASS;
+	if (dom->parent)
+		cbar |= V2_CBAR_TYPE_NESTED | (dom->parent->cb & 0xff) << 8;
+	else
+		cbar |= dom->stage == 2 ? V2_CBAR_TYPE_S2 : V2_CBAR_TYPE_S1_BYPASS;
 	ret = v2_write(drv, drv->pgsize + V2_CBA2R(cb), 4,
 		       dom->va64 ? V2_CBA2R_VA64 : 0);
 	if (!ret)
@@ -278,6 +355,25 @@ static int bind_table(struct iopt_smmuv2_drv_domain *dom,
 		if (!ret)
 			ret = v2_write(drv, v2_cb_off(drv, cb, V2_CB_TCR), 4,
 				       (uint32_t)info.regs.tcr | V2_TCR_EPD1);
+	} else if (info.fmt == IOPT_ARM_V7S) {
+		/* AArch32 short descriptor: TTBR0 (32 bits), TTBCR with EAE
+		 * = 0 (N, PD1 from the table), the ASID in CONTEXTIDR 7:0;
+		 * TEX remap: MAIR0 holds PRRR and MAIR1 NMRR (as Linux's
+		 * arm-smmu programs an AArch32-S bank). */
+		ret = v2_write(drv, v2_cb_off(drv, cb, V2_CB_TTBR0), 8,
+			       info.regs.ttbr & 0xffffffffu);
+		if (!ret)
+			ret = v2_write(drv, v2_cb_off(drv, cb, V2_CB_TCR), 4,
+				       (uint32_t)info.regs.tcr & ~V2_TCR_EAE);
+		if (!ret)
+			ret = v2_write(drv, v2_cb_off(drv, cb, V2_CB_CONTEXTIDR), 4,
+				       dom->asid & 0xffu);
+		if (!ret)
+			ret = v2_write(drv, v2_cb_off(drv, cb, V2_CB_MAIR0), 4,
+				       info.regs.prrr);
+		if (!ret)
+			ret = v2_write(drv, v2_cb_off(drv, cb, V2_CB_MAIR1), 4,
+				       info.regs.nmrr);
 	} else if (dom->stage == 1) {
 		/* AArch32 LPAE: TTBCR (EAE), ASID in TTBR0 55:48. */
 		ret = v2_write(drv, v2_cb_off(drv, cb, V2_CB_TTBR0), 8,
@@ -292,10 +388,10 @@ static int bind_table(struct iopt_smmuv2_drv_domain *dom,
 			ret = v2_write(drv, v2_cb_off(drv, cb, V2_CB_TCR), 4,
 				       (uint32_t)info.regs.tcr);
 	}
-	if (!ret && dom->stage == 1)
+	if (!ret && dom->stage == 1 && info.fmt != IOPT_ARM_V7S)
 		ret = v2_write(drv, v2_cb_off(drv, cb, V2_CB_MAIR0), 4,
 			       (uint32_t)info.regs.mair);
-	if (!ret && dom->stage == 1)
+	if (!ret && dom->stage == 1 && info.fmt != IOPT_ARM_V7S)
 		ret = v2_write(drv, v2_cb_off(drv, cb, V2_CB_MAIR1), 4,
 			       (uint32_t)(info.regs.mair >> 32));
 	if (!ret)
@@ -314,8 +410,17 @@ static int bind_table(struct iopt_smmuv2_drv_domain *dom,
 	return 0;
 }
 
-int iopt_smmuv2_drv_attach(struct iopt_smmuv2_drv_domain *dom,
-			   struct iopt_pgtable *pt, uint32_t sid)
+/* Whether SMR entries (id, mask) and (id2, mask2) match a common
+ * StreamID: the bits neither masks ignores are equal. */
+static bool smr_overlap(uint32_t id, uint32_t mask, uint32_t id2,
+			uint32_t mask2)
+{
+	return !((id ^ id2) & ~(mask | mask2));
+}
+
+int iopt_smmuv2_drv_attach_masked(struct iopt_smmuv2_drv_domain *dom,
+				  struct iopt_pgtable *pt, uint32_t id,
+				  uint32_t mask)
 {
 	struct iopt_smmuv2_drv *drv;
 	unsigned free_smr = ~0u;
@@ -325,7 +430,10 @@ int iopt_smmuv2_drv_attach(struct iopt_smmuv2_drv_domain *dom,
 	if (!dom || !pt)
 		return -EINVAL;
 	drv = dom->drv;
-	if (sid >> drv->numsidb)
+	/* ID and MASK are NUMSIDB bits wide (SMR ID 14:0, MASK 30:16); an
+	 * ID bit under the mask is ignored by the match, so only the
+	 * canonical form (id & mask == 0) is accepted. */
+	if ((id | mask) >> drv->numsidb || (id & mask))
 		return -EINVAL;
 	plat_mutex_lock(&drv->cfg_lock);
 	/* Relaxed: dom->pt is written only under cfg_lock, held here; the
@@ -335,13 +443,19 @@ int iopt_smmuv2_drv_attach(struct iopt_smmuv2_drv_domain *dom,
 		ret = -EINVAL;
 		goto out;
 	}
+	/* An entry matching a StreamID another valid entry matches would
+	 * be a stream match conflict (sGFSR.SMCF, or "at worst they go
+	 * somewhere"): refused, whichever domain owns the other entry. */
 	for (unsigned i = 0; i < drv->num_smrg; i++) {
-		if (drv->smr_sid[i] == sid) {
+		if (drv->smr_sid[i] == UINT32_MAX) {
+			if (free_smr == ~0u)
+				free_smr = i;
+			continue;
+		}
+		if (smr_overlap(id, mask, drv->smr_sid[i], drv->smr_mask[i])) {
 			ret = -EBUSY;
 			goto out;
 		}
-		if (drv->smr_sid[i] == UINT32_MAX && free_smr == ~0u)
-			free_smr = i;
 	}
 	if (free_smr == ~0u) {
 		ret = -ENOSPC;
@@ -350,13 +464,15 @@ int iopt_smmuv2_drv_attach(struct iopt_smmuv2_drv_domain *dom,
 	if (!bound && (ret = bind_table(dom, pt)))
 		goto out;
 	/* S2CR first (translate = TYPE 0, CBNDX 7:0), then the SMR that
-	 * routes to it (VALID 31, MASK 30:16 = 0: exact, ID 14:0). */
+	 * routes to it (VALID 31, MASK 30:16, ID 14:0). */
 	ret = v2_write(drv, V2_S2CR(free_smr), 4, dom->cb);
 	if (!ret)
-		ret = v2_write(drv, V2_SMR(free_smr), 4, V2_SMR_VALID | sid);
+		ret = v2_write(drv, V2_SMR(free_smr), 4,
+			       V2_SMR_VALID | mask << V2_SMR_MASK_SHIFT | id);
 	if (ret)
 		goto out;
-	drv->smr_sid[free_smr] = sid;
+	drv->smr_sid[free_smr] = id;
+	drv->smr_mask[free_smr] = mask;
 	drv->smr_dom[free_smr] = dom;
 	dom->nr_sids++;
 out:
@@ -364,7 +480,31 @@ out:
 	return ret;
 }
 
-int iopt_smmuv2_drv_detach(struct iopt_smmuv2_drv_domain *dom, uint32_t sid)
+int iopt_smmuv2_drv_bind(struct iopt_smmuv2_drv_domain *dom,
+			 struct iopt_pgtable *pt)
+{
+	uint64_t bound;
+	int ret = 0;
+
+	if (!dom || !pt)
+		return -EINVAL;
+	plat_mutex_lock(&dom->drv->cfg_lock);
+	/* Relaxed: written under cfg_lock, held here. */
+	bound = plat_load_rlx64(&dom->pt);
+	if (bound != (uint64_t)(uintptr_t)pt)
+		ret = bound ? -EINVAL : bind_table(dom, pt);
+	plat_mutex_unlock(&dom->drv->cfg_lock);
+	return ret;
+}
+
+int iopt_smmuv2_drv_attach(struct iopt_smmuv2_drv_domain *dom,
+			   struct iopt_pgtable *pt, uint32_t sid)
+{
+	return iopt_smmuv2_drv_attach_masked(dom, pt, sid, 0);
+}
+
+int iopt_smmuv2_drv_detach_masked(struct iopt_smmuv2_drv_domain *dom,
+				  uint32_t id, uint32_t mask)
 {
 	struct iopt_smmuv2_drv *drv;
 	int ret = -EINVAL;
@@ -374,16 +514,24 @@ int iopt_smmuv2_drv_detach(struct iopt_smmuv2_drv_domain *dom, uint32_t sid)
 	drv = dom->drv;
 	plat_mutex_lock(&drv->cfg_lock);
 	for (unsigned i = 0; i < drv->num_smrg; i++) {
-		if (drv->smr_sid[i] != sid || drv->smr_dom[i] != dom)
+		if (drv->smr_sid[i] != id || drv->smr_mask[i] != mask ||
+		    drv->smr_dom[i] != dom)
 			continue;
+		/* SMR invalid first, then S2CR back to fault. */
 		ret = v2_write(drv, V2_SMR(i), 4, 0);
 		if (!ret)
 			ret = v2_write(drv, V2_S2CR(i), 4, V2_S2CR_TYPE_FAULT);
 		drv->smr_sid[i] = UINT32_MAX;
+		drv->smr_mask[i] = 0;
 		drv->smr_dom[i] = NULL;
 		dom->nr_sids--;
 		break;
 	}
 	plat_mutex_unlock(&drv->cfg_lock);
 	return ret;
+}
+
+int iopt_smmuv2_drv_detach(struct iopt_smmuv2_drv_domain *dom, uint32_t sid)
+{
+	return iopt_smmuv2_drv_detach_masked(dom, sid, 0);
 }

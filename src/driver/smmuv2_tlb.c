@@ -171,6 +171,17 @@ int iopt_smmuv2_drv_tlb_sync(struct iopt_smmuv2_drv_domain *dom)
 			   v2_cb_off(dom->drv, dom->cb, V2_CB_TLBSTATUS), dom);
 	if (l)
 		plat_spin_unlock(l);
+	/* A stage 2 that nested stage 1 banks translate through: by-IPA
+	 * operations need not reach the combined stage 1 + 2 entries (Arm
+	 * ARM: TLBI IPAS2 is followed by a stage 1 invalidation for them),
+	 * so the whole VMID goes too. Relaxed: nr_nested changes under
+	 * cfg_lock while no table of the nested banks is in use yet. */
+	if (!ret && dom->stage == 2 && plat_load_rlx32(&dom->nr_nested)) {
+		v2_count(&dom->drv->st.tlbis, 1);
+		ret = v2_write(dom->drv, V2_TLBIVMID, 4, dom->vmid);
+		if (!ret)
+			ret = v2_global_sync(dom->drv);
+	}
 	return ret;
 }
 
@@ -211,7 +222,9 @@ static int inv_all(struct iopt_smmuv2_drv_domain *dom)
 		ret = v2_write(drv, V2_TLBIVMID, 4, dom->vmid);
 		return ret ? ret : v2_global_sync(drv);
 	}
-	ret = v2_write(drv, v2_cb_off(drv, dom->cb, V2_CB_TLBIASID), 4, dom->asid);
+	uint64_t val, reg = v2_inv_all_reg(dom, &val);
+
+	ret = v2_write(drv, v2_cb_off(drv, dom->cb, reg), 4, val);
 	return ret ? ret : iopt_smmuv2_drv_tlb_sync(dom);
 }
 
@@ -256,8 +269,9 @@ static int inv_range(struct iopt_smmuv2_drv_domain *dom, uint64_t iova,
 			ret = v2_write(drv, V2_TLBIVMID, 4, dom->vmid);
 			return ret ? ret : v2_global_sync(drv);
 		}
-		return v2_write(drv, v2_cb_off(drv, dom->cb, V2_CB_TLBIASID), 4,
-				dom->asid);
+		uint64_t val, all = v2_inv_all_reg(dom, &val);
+
+		return v2_write(drv, v2_cb_off(drv, dom->cb, all), 4, val);
 	}
 	for (uint64_t a = start;; a += step) {
 		ret = inv_one(dom, reg, a);

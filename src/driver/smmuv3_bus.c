@@ -27,8 +27,14 @@ uint64_t drv_now(struct iopt_smmuv3_drv *drv)
 {
 	uint64_t c;
 
+	/* The virtual clock is tl.last: read without the lock (a snapshot,
+	 * drv_tl_last()), so that a waiter's timeout check does not queue
+	 * on the timeline behind the thread running the model. An external
+	 * clock is read under the lock (it need not be thread-safe). */
+	if (!drv->tl.clock)
+		return drv_tl_last(&drv->tl);
 	plat_spin_lock(&drv->tl.lock);
-	c = drv->tl.clock ? bus_cycle(drv, 0) : drv->tl.last;
+	c = bus_cycle(drv, 0);
 	plat_spin_unlock(&drv->tl.lock);
 	return c;
 }

@@ -286,6 +286,86 @@ static void build_sync(struct iopt_smmuv3_drv *drv, uint32_t pos, uint64_t w[2])
 	iopt_smmu_cmd_encode(&c, w);
 }
 
+/* Host time a WFE waits before it looks again by itself (the generic
+ * timer's event stream in Linux: 10 kHz). */
+#define DRV_WFE_SLICE_NS	100000u
+
+static uint32_t read_cons(struct iopt_smmuv3_drv *drv, uint32_t *c)
+{
+	int ret = drv_read32(drv, SMMU_CMDQ_CONS, c);
+
+	*c &= 2 * drv->cmdq.q.n - 1;
+	return (uint32_t)ret;
+}
+
+/*
+ * The CONS wait with SEV (IDR0.SEV = 1: the sync is sent with CS =
+ * SIG_SEV). The SMMU model has no event output a CPU could wait on, so
+ * the SEV is stood in for by the one waiter that polls (the "poller",
+ * drv->sev_poller): it reads SMMU_CMDQ_CONS with the spin-then-backoff
+ * loop (which also runs the model on the virtual clock) and signals
+ * drv->sev whenever CONS has moved — where a CMD_SYNC with SIG_SEV would
+ * have completed. Every other waiter waits for that event (drv_wait.h,
+ * WFE) and reads CONS once per wake-up: one thread polls the register
+ * instead of all of them. When the poller's own sync has completed it
+ * gives the role up and signals, so that a waiter wakes and takes it.
+ * Timeouts as the polling wait: model time (timeout_cycles) and host
+ * time (cfg.host_timeout_ns), checked by the poller at every step and by
+ * a waiter at every WFE slice.
+ */
+static int wait_sync_wfe(struct iopt_smmuv3_drv *drv, uint32_t pos,
+			 uint32_t *cons)
+{
+	struct drv_cmdq *cq = &drv->cmdq;
+	struct drv_poll p;
+	int ret;
+
+	drv_poll_init(drv, &p);
+	for (;;) {
+		/* Token before the condition (drv_wait.h contract 1). */
+		uint64_t tok = drv_event_seq(&drv->sev);
+		uint32_t c;
+
+		if ((ret = (int)read_cons(drv, &c)))
+			return ret;
+		if (q_consumed(&cq->q, c, pos)) {
+			*cons = c;
+			return 0;
+		}
+		/* Acquire pairs with the poller's release store below: the
+		 * new poller starts after the old one has finished. */
+		if (plat_xchg_acq_rel32(&drv->sev_poller, 1) == 0) {
+			uint32_t last = c;
+
+			for (;;) {
+				ret = drv_poll_step(drv, &p);
+				if (!ret)
+					ret = (int)read_cons(drv, &c);
+				if (ret)
+					break;
+				if (c != last) {
+					last = c;
+					drv_event_signal(&drv->sev);
+					drv_count(&drv->st.sev_signals, 1);
+				}
+				if (q_consumed(&cq->q, c, pos)) {
+					*cons = c;
+					break;
+				}
+			}
+			/* Release pairs with the next poller's xchg. */
+			plat_store_rel32(&drv->sev_poller, 0);
+			drv_event_signal(&drv->sev);	/* hand the role on */
+			return ret;
+		}
+		drv_count(&drv->st.wfe_waits, 1);
+		if (drv_event_wait(&drv->sev, tok, DRV_WFE_SLICE_NS) == -ETIMEDOUT &&
+		    (drv_now(drv) - p.start_cycle > drv->timeout_cycles ||
+		     plat_clock_ns() - p.start_ns > drv->cfg.host_timeout_ns))
+			return -ETIMEDOUT;
+	}
+}
+
 /* Wait for the sync at pos; *cons: a cons value at or past pos + 1. */
 static int wait_sync(struct iopt_smmuv3_drv *drv, uint32_t pos, uint32_t *cons)
 {
@@ -293,6 +373,8 @@ static int wait_sync(struct iopt_smmuv3_drv *drv, uint32_t pos, uint32_t *cons)
 	struct drv_poll p;
 	int ret;
 
+	if (drv->info.sync == IOPT_SMMUV3_DRV_SYNC_CONS && drv->info.sev)
+		return wait_sync_wfe(drv, pos, cons);
 	drv_poll_init(drv, &p);
 	if (drv->info.sync == IOPT_SMMUV3_DRV_SYNC_MSI) {
 		const uint32_t *w = (const uint32_t *)(const void *)
@@ -314,10 +396,8 @@ static int wait_sync(struct iopt_smmuv3_drv *drv, uint32_t pos, uint32_t *cons)
 	for (;;) {
 		uint32_t c;
 
-		ret = drv_read32(drv, SMMU_CMDQ_CONS, &c);
-		if (ret)
+		if ((ret = (int)read_cons(drv, &c)))
 			return ret;
-		c &= 2 * cq->q.n - 1;
 		if (q_consumed(&cq->q, c, pos)) {
 			*cons = c;
 			return 0;

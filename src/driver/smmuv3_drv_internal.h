@@ -21,6 +21,7 @@
 
 #include "../platform/platform.h"
 #include "drv_timeline.h"
+#include "drv_wait.h"
 
 #define DRV_BATCH_MAX		64	/* commands per submission */
 #define DRV_CMD_BYTES		16
@@ -95,6 +96,10 @@ struct iopt_smmuv3_drv {
 	uint64_t timeout_cycles;
 
 	struct drv_cmdq cmdq;
+	/* CONS waits with SEV (smmuv3_cmdq.c wait_sync_wfe()): the event
+	 * standing in for the SMMU's SEV, and the one waiter polling. */
+	struct drv_event sev;
+	uint32_t sev_poller;
 
 	struct drv_queue evtq;
 	uint32_t evtq_cons;	/* owned by the evtq_busy holder */
