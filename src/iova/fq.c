@@ -341,13 +341,19 @@ int iopt_fq_alloc(struct iopt_fq *q, uint64_t size, uint64_t dma_limit_pfn,
 
 void iopt_fq_get_stats(struct iopt_fq *q, struct iopt_fq_stats *st)
 {
-	st->flush_alls = plat_load_acq64(&q->n_flush_all);
-	st->flush_ranges = plat_load_acq64(&q->n_flush_range);
-	st->frees = plat_load_acq64(&q->n_frees);
+	/*
+	 * Rings first, counters after: a flush counts itself (the increment
+	 * in fq_flush_all) before it drains a ring under the ring's lock, so
+	 * a caller that sees an entry gone also sees the flush that released
+	 * it (the lock orders the drain before our acquire loads below).
+	 */
 	st->held = 0;
 	for (unsigned i = 0; i < q->nrings; i++) {
 		plat_spin_lock(&q->rings[i].lock);
 		st->held += q->rings[i].n;
 		plat_spin_unlock(&q->rings[i].lock);
 	}
+	st->flush_alls = plat_load_acq64(&q->n_flush_all);
+	st->flush_ranges = plat_load_acq64(&q->n_flush_range);
+	st->frees = plat_load_acq64(&q->n_frees);
 }
