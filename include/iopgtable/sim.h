@@ -158,15 +158,28 @@ IOPT_API void iopt_sim_work(uint64_t cycles);
 
 /*
  * Put an SMMU model on the simulation's timeline: the scheduler runs the
- * model up to the current simulated time before any CPU observes it (MMIO,
- * memory the model writes), so MSIs, event records and sync completions
- * land at their model cycle. model_ghz converts model cycles to CPU time.
+ * model up to the current simulated time before any CPU observes it (a
+ * driver's MMIO through plat_mmio_cost(), any platform load of memory the
+ * model writes), so MSIs, event records and sync completions land at their
+ * model cycle. model_ghz converts model cycles to CPU time. The driver
+ * must take its cycles from iopt_sim_model_cycles() (below).
  * 0, -EINVAL, -ENOSPC (too many models), -EBUSY inside a run.
  */
 IOPT_API int iopt_sim_attach_smmu(struct iopt_sim *sim, struct iopt_smmu *smmu,
 			 double model_ghz);
 IOPT_API int iopt_sim_attach_smmuv2(struct iopt_sim *sim, struct iopt_smmuv2 *smmu,
 			   double model_ghz);
+
+/*
+ * A driver's clock for an attached model (cfg.clock, with clock_ctx the
+ * model): the simulated time, of the calling CPU or else the host
+ * context, in that model's cycles, never behind what the simulation has
+ * run the model to. 0 for a model not attached. With it, the driver's
+ * model calls and the simulation's runs of the model share one timeline;
+ * a driver on its virtual clock would be rejected by a model the
+ * simulation has run ahead.
+ */
+IOPT_API uint64_t iopt_sim_model_cycles(void *model);
 
 /* Statistics of the last iopt_sim_run() (cumulative over runs). */
 enum iopt_sim_op {

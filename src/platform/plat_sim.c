@@ -74,6 +74,8 @@ void plat_mutex_lock(struct plat_mutex *m)
 	struct iopt_sim *s;
 
 	if (!c) {
+		if (m->word && sim_raw && sim_raw_escape)
+			longjmp(*sim_raw_escape, 1);
 		if (m->word) {
 			s = sim_raw ? NULL : sim_ambient(false);
 			if (!s) {
@@ -270,6 +272,6 @@ void plat_cpu_relax(void)
 	/* The host context spins on something a simulated CPU will do:
 	 * let the simulation run a little. */
 	s = sim_raw ? NULL : sim_ambient(false);
-	if (s && s->heap_n)
+	if (s)
 		sim_host_sleep(s, 100);
 }

@@ -165,6 +165,10 @@ static inline void plat_fence_seq_cst(void)
 	sim_fence();
 }
 
+/* A driver's register access: charges IOPT_SIM_OP_MMIO and runs the
+ * attached SMMU models up to the caller's time (src/sim/sim_mem.c). */
+void plat_mmio_cost(void);
+
 /* ---- per-CPU storage -------------------------------------------------- */
 
 /* One key per PLAT_CPU_LOCAL definition; the engine numbers it on first

@@ -708,7 +708,7 @@ static int attach(struct iopt_sim *sim, int kind, void *m, double ghz)
 		return -EBUSY;
 	if (sim->nmodels == sizeof(sim->models) / sizeof(sim->models[0]))
 		return -ENOSPC;
-	sim->models[sim->nmodels++] = (struct sim_model){ kind, m, ghz };
+	sim->models[sim->nmodels++] = (struct sim_model){ kind, m, ghz, 0 };
 	return 0;
 }
 

@@ -119,13 +119,10 @@ void sim_ctx_init(struct sim_ctx *ctx, void *stack, size_t size,
 	uintptr_t top = ((uintptr_t)stack + size) & ~(uintptr_t)15;
 	void **frame;
 
-#if defined(__x86_64__)
-	/* After the 7 pops and ret, rsp = top (16-aligned), so the call in
-	 * sim_ctx_start enters entry with rsp = 8 mod 16 as the ABI wants. */
+	/* x86-64: after the 7 pops and the ret, rsp = top (16-aligned), so
+	 * the call in sim_ctx_start enters entry with rsp = 8 mod 16 as the
+	 * ABI wants. AArch64: the 160-byte frame keeps sp 16-aligned. */
 	frame = (void **)(top - FRAME_WORDS * sizeof(void *));
-#else
-	frame = (void **)(top - FRAME_WORDS * sizeof(void *));
-#endif
 	memset(frame, 0, FRAME_WORDS * sizeof(void *));
 	frame[SLOT_ENTRY] = (void *)(uintptr_t)entry;
 	frame[SLOT_ARG] = arg;

@@ -9,7 +9,8 @@
 
 #include <stddef.h>
 
-#if defined(__x86_64__) || defined(__aarch64__)
+/* -DIOPT_SIM_UCONTEXT forces the fallback (to measure it). */
+#if (defined(__x86_64__) || defined(__aarch64__)) && !defined(IOPT_SIM_UCONTEXT)
 #define SIM_CTX_ASM 1
 struct sim_ctx {
 	void *sp;			/* saved stack pointer */

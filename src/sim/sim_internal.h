@@ -18,6 +18,7 @@
 #ifndef IOPT_SIM_INTERNAL_H
 #define IOPT_SIM_INTERNAL_H
 
+#include <setjmp.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -103,6 +104,7 @@ struct sim_model {
 	int kind;			/* 3: SMMUv3, 2: SMMUv2 */
 	void *model;
 	double ghz;
+	uint64_t at;			/* model cycle it has been run to */
 };
 
 struct iopt_sim {
@@ -157,6 +159,9 @@ extern struct iopt_sim *sim_cur_sim;
 /* Nonzero while the engine runs library code on the host context's
  * behalf (an SMMU model): every operation is then a plain host one. */
 extern unsigned sim_raw;
+/* While the engine runs a model: where a raw-mode lock of a held mutex
+ * escapes to (the model's lock, taken first thing: nothing changed). */
+extern jmp_buf *sim_raw_escape;
 
 /* sim_core.c */
 void sim_charge(struct iopt_sim *s, struct sim_cpu *c, enum iopt_sim_op op,
@@ -181,6 +186,7 @@ uint64_t sim_line_access(struct iopt_sim *s, struct sim_cpu *c,
 			 const void *addr, bool write, const void *pc);
 uint64_t sim_sb_drain_all(struct iopt_sim *s, struct sim_cpu *c);
 void sim_run_models(struct iopt_sim *s, uint64_t now);
+uint64_t sim_safe_time(const struct iopt_sim *s, const struct sim_cpu *c);
 void sim_mem_hot(const struct iopt_sim *s, struct iopt_sim_line_stat *hot,
 		 unsigned n);
 

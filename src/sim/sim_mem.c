@@ -437,6 +437,9 @@ uint64_t sim_load(const void *p, unsigned size, enum sim_order order)
 		return raw_load(p, size);
 	s = sim_cur_sim;
 	pre_op(s, c);
+	/* What an attached model has written by now is there to be read. */
+	if (s->nmodels)
+		sim_run_models(s, sim_safe_time(s, c));
 	l = line_find(s, p);
 	cost = line_cost(s, c, l, false, NULL);
 	v = raw_load(p, size);
@@ -549,12 +552,53 @@ void sim_fence(void)
 
 /* ---- SMMU models on the timeline ----------------------------------------- */
 
+jmp_buf *sim_raw_escape;
+
+/*
+ * The latest time every CPU has reached: models may run up to it without
+ * getting ahead of a CPU that will still call them (in PCT mode a CPU can
+ * run ahead of others by up to pct_quantum).
+ */
+uint64_t sim_safe_time(const struct iopt_sim *s, const struct sim_cpu *c)
+{
+	uint64_t t = c ? c->now : s->now;
+
+	for (unsigned i = 0; c && i < s->heap_n; i++) {
+		const struct sim_cpu *o = s->heap[i];
+
+		if (o != &s->host && o->now < t)
+			t = o->now;
+		if (s->p.sched != IOPT_SIM_SCHED_PCT)
+			break;	/* the heap's top is the earliest */
+	}
+	return t;
+}
+
 /*
  * Run every attached model up to CPU cycle now. The models' own platform
- * calls then run as the host context's (no cost, no switch): the engine
- * does this only where no simulated CPU can be inside a model call (at an
- * MMIO access, under the driver's bus lock).
+ * calls run as the host context's (no cost, no switch). A model whose
+ * lock a simulated CPU holds (it is inside a model call, suspended) is
+ * skipped: its lock is the first thing a model call takes, so the escape
+ * from the lock attempt leaves it unchanged, and it catches up later.
  */
+static void run_model(struct sim_model *m, uint64_t t)
+{
+	jmp_buf escape, *outer = sim_raw_escape;
+
+	sim_raw_escape = &escape;
+	if (!setjmp(escape)) {
+		if (m->kind == 3) {
+			if (iopt_smmu_next_event(m->model) <= t)
+				iopt_smmu_run_until(m->model, t);
+		} else {
+			if (iopt_smmuv2_next_event(m->model) <= t)
+				iopt_smmuv2_run_until(m->model, t);
+		}
+		m->at = t;
+	}
+	sim_raw_escape = outer;
+}
+
 void sim_run_models(struct iopt_sim *s, uint64_t now)
 {
 	struct sim_cpu *c = sim_cur;
@@ -565,16 +609,48 @@ void sim_run_models(struct iopt_sim *s, uint64_t now)
 		struct sim_model *m = &s->models[i];
 		uint64_t t = (uint64_t)((double)now / s->p.cpu_ghz * m->ghz);
 
-		if (m->kind == 3) {
-			if (iopt_smmu_next_event(m->model) <= t)
-				iopt_smmu_run_until(m->model, t);
-		} else {
-			if (iopt_smmuv2_next_event(m->model) <= t)
-				iopt_smmuv2_run_until(m->model, t);
-		}
+		if (t > m->at)
+			run_model(m, t);
 	}
 	sim_raw--;
 	sim_cur = c;
+}
+
+void plat_mmio_cost(void)
+{
+	struct sim_cpu *c = sim_cur;
+	struct iopt_sim *s;
+
+	if (c) {
+		s = sim_cur_sim;
+		sim_charge(s, c, IOPT_SIM_OP_MMIO, s->p.mmio);
+		if (s->nmodels)
+			sim_run_models(s, sim_safe_time(s, c));
+		return;
+	}
+	s = sim_raw ? NULL : sim_ambient(false);
+	if (s && s->nmodels)
+		sim_run_models(s, s->now);
+}
+
+uint64_t iopt_sim_model_cycles(void *model)
+{
+	struct iopt_sim *s = sim_cur ? sim_cur_sim : sim_ambient(false);
+	uint64_t now;
+
+	if (!s)
+		return 0;
+	now = sim_cur ? sim_cur->now : s->now;
+	for (unsigned i = 0; i < s->nmodels; i++) {
+		struct sim_model *m = &s->models[i];
+		uint64_t t;
+
+		if (m->model != model)
+			continue;
+		t = (uint64_t)((double)now / s->p.cpu_ghz * m->ghz);
+		return t > m->at ? t : m->at;
+	}
+	return 0;
 }
 
 /* ---- statistics ------------------------------------------------------------- */

@@ -63,6 +63,11 @@ int iopt_sim_attach_smmuv2(struct iopt_sim *sim, struct iopt_smmuv2 *smmu,
 	return -ENOTSUP;
 }
 
+uint64_t iopt_sim_model_cycles(void *model)
+{
+	return 0;
+}
+
 void iopt_sim_stats(const struct iopt_sim *sim, struct iopt_sim_stats *st)
 {
 	memset(st, 0, sizeof(*st));
