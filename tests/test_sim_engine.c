@@ -15,10 +15,12 @@
 #include <cmocka.h>
 
 #include <iopgtable/driver.h>
+#include <iopgtable/driver_v2.h>
 #include <iopgtable/pgtable.h>
 #include <iopgtable/physmem.h>
 #include <iopgtable/sim.h>
 #include <iopgtable/smmu.h>
+#include <iopgtable/smmuv2.h>
 
 #include "../src/platform/platform.h"
 
@@ -606,6 +608,31 @@ static void *th_worker(void *arg)
 	return NULL;
 }
 
+/* A host stress test's worker: runs until the main thread says stop. */
+struct stop_t {
+	struct line stop;
+	struct line iters;
+	struct plat_mutex lock;
+	uint64_t in_lock;
+};
+
+static void *stop_worker(void *arg)
+{
+	struct stop_t *t = arg;
+
+	while (!plat_load_acq64(&t->stop.v)) {
+		plat_mutex_lock(&t->lock);
+		/* The mutex excludes: nobody else inside. */
+		if (t->in_lock++)
+			(void)plat_fetch_add_rlx64(&t->iters.v, 1ull << 40);
+		plat_sleep_ns(50);
+		t->in_lock--;
+		plat_mutex_unlock(&t->lock);
+		(void)plat_fetch_add_rlx64(&t->iters.v, 1);
+	}
+	return NULL;
+}
+
 static void th_cpu(unsigned cpu, void *arg)
 {
 	struct th_t *t = arg;
@@ -648,6 +675,27 @@ static void test_threads(void **state)
 	for (int i = 0; i < 6; i++)
 		plat_thread_join(&th[i]);
 	assert_int_equal(t.count.v, 6);
+	/* The pattern of the host stress tests: start workers, sleep, set
+	 * stop, join; the sleep is simulated time in which they run. */
+	{
+		struct stop_t st2 = { 0 };
+		struct plat_thread w[4];
+
+		plat_mutex_init(&st2.lock);
+		for (int i = 0; i < 4; i++)
+			assert_int_equal(plat_thread_start(&w[i], stop_worker, &st2), 0);
+		plat_sleep_ns(100000);
+		/* Release: pairs with the workers' acquire loads. */
+		plat_store_rel64(&st2.stop.v, 1);
+		for (int i = 0; i < 4; i++)
+			plat_thread_join(&w[i]);
+		/* The sections are exclusive (two inside at once would add
+		 * 2^40) and each holds the lock 50 ns: within 100 us at most
+		 * 2000, plus one per worker finishing after stop; and the
+		 * workers did run. */
+		assert_true(st2.iters.v > 100 && st2.iters.v <= 2000 + 4);
+		plat_mutex_destroy(&st2.lock);
+	}
 	/* The host sleeping lets simulated time pass. */
 	uint64_t t0 = plat_clock_ns();
 
@@ -834,6 +882,69 @@ static void test_smmu_timeline(void **state)
 	}
 }
 
+/* SMMUv2: syncs serialised per context bank (Linux's choice) each take
+ * the model's sync_cycles, on the simulation's clock. */
+struct v2_t {
+	struct iopt_smmuv2_drv_domain *dom;
+	unsigned errors;
+};
+
+static void v2_cpu(unsigned cpu, void *arg)
+{
+	struct v2_t *t = arg;
+
+	(void)cpu;
+	for (int i = 0; i < 5; i++)
+		if (iopt_smmuv2_drv_tlb_sync(t->dom))
+			t->errors++;
+}
+
+static void test_smmuv2_timeline(void **state)
+{
+	enum { CPUS = 8, SYNC = 2000 };
+	struct iopt_physmem *pm;
+	struct iopt_smmu_mem mem;
+	struct iopt_smmuv2_params sp;
+	struct iopt_smmuv2 *smmu;
+	struct iopt_smmuv2_drv_cfg dc;
+	struct iopt_smmuv2_drv *drv;
+	struct iopt_smmuv2_drv_stats ds;
+	struct iopt_sim_stats st;
+	struct v2_t t = { 0 };
+	struct iopt_sim *s = mk(CPUS, 13, IOPT_SIM_SC);
+
+	(void)state;
+	assert_int_equal(iopt_physmem_create(0x80000000ull, 64ull << 20, &pm), 0);
+	iopt_smmu_physmem(pm, 10, &mem);
+	assert_int_equal(iopt_smmuv2_preset("mmu-500", &sp), 0);
+	sp.sync_cycles = SYNC;
+	assert_int_equal(iopt_smmuv2_create(&sp, &mem, NULL, NULL, &smmu), 0);
+	/* The model at 1 GHz, the CPUs at cpu_ghz (2.5 by default). */
+	assert_int_equal(iopt_sim_attach_smmuv2(s, smmu, 1.0), 0);
+	iopt_smmuv2_drv_default_cfg(&dc);
+	dc.smmu = smmu;
+	dc.sync = IOPT_SMMUV2_DRV_SYNC_BANK;
+	dc.clock = iopt_sim_model_cycles;
+	dc.clock_ctx = smmu;
+	assert_int_equal(iopt_smmuv2_drv_probe(&dc, &drv), 0);
+	assert_int_equal(iopt_smmuv2_drv_domain_alloc(drv, 1, &t.dom), 0);
+	assert_int_equal(iopt_sim_run(s, v2_cpu, &t), 0);
+	assert_int_equal(t.errors, 0);
+	iopt_smmuv2_drv_get_stats(drv, &ds);
+	assert_int_equal(ds.sync_timeouts, 0);
+	assert_true(ds.syncs >= CPUS * 5);
+	/* One bank lock: the 40 syncs of the run follow each other, each
+	 * SYNC model cycles = 2.5 SYNC CPU cycles. */
+	iopt_sim_stats(s, &st);
+	assert_true(st.end_cycles >= (uint64_t)CPUS * 5 * SYNC * 5 / 2);
+	assert_true(st.ops[IOPT_SIM_OP_MMIO] > 0);
+	assert_int_equal(iopt_smmuv2_drv_domain_free(t.dom), 0);
+	iopt_smmuv2_drv_remove(drv);
+	iopt_smmuv2_destroy(smmu);
+	iopt_physmem_destroy(pm);
+	iopt_sim_destroy(s);
+}
+
 static void test_bad_params(void **state)
 {
 	struct iopt_sim_params p;
@@ -879,6 +990,7 @@ int main(void)
 		cmocka_unit_test(test_128_cpus),
 		cmocka_unit_test(test_library),
 		cmocka_unit_test(test_smmu_timeline),
+		cmocka_unit_test(test_smmuv2_timeline),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
