@@ -847,6 +847,7 @@ static void test_smmu_timeline(void **state)
 		assert_int_equal(iopt_physmem_create(0x80000000ull, 64ull << 20, &pm), 0);
 		iopt_smmu_physmem(pm, 10, &mem);
 		iopt_smmu_default_params(&sp);
+		sp.shared_clock = true;
 		assert_int_equal(iopt_smmu_create(&sp, &mem, NULL, NULL, &smmu), 0);
 		assert_int_equal(iopt_sim_attach_smmu(s, smmu, 1.0), 0);
 		iopt_smmuv3_drv_default_cfg(&dc);
@@ -918,6 +919,7 @@ static void test_smmuv2_timeline(void **state)
 	iopt_smmu_physmem(pm, 10, &mem);
 	assert_int_equal(iopt_smmuv2_preset("mmu-500", &sp), 0);
 	sp.sync_cycles = SYNC;
+	sp.shared_clock = true;
 	assert_int_equal(iopt_smmuv2_create(&sp, &mem, NULL, NULL, &smmu), 0);
 	/* The model at 1 GHz, the CPUs at cpu_ghz (2.5 by default). */
 	assert_int_equal(iopt_sim_attach_smmuv2(s, smmu, 1.0), 0);

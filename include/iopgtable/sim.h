@@ -169,7 +169,11 @@ IOPT_API void iopt_sim_work(uint64_t cycles);
  * driver's MMIO through plat_mmio_cost(), any platform load of memory the
  * model writes), so MSIs, event records and sync completions land at their
  * model cycle. model_ghz converts model cycles to CPU time. The driver
- * must take its cycles from iopt_sim_model_cycles() (below).
+ * must take its cycles from iopt_sim_model_cycles() (below), and the
+ * model must be created with params.shared_clock set: a CPU that read the
+ * clock and was switched out before its model call may find the model
+ * already run past that cycle, which a shared clock takes as the model's
+ * time instead of failing with -EINVAL.
  * 0, -EINVAL, -ENOSPC (too many models), -EBUSY inside a run.
  */
 IOPT_API int iopt_sim_attach_smmu(struct iopt_sim *sim, struct iopt_smmu *smmu,
