@@ -136,7 +136,8 @@ IOPT_API void iopt_sim_params_default(struct iopt_sim_params *p);
  * memmodel/sched), -ENOMEM; -ENOTSUP when this library is not the
  * simulation build.
  */
-IOPT_API int iopt_sim_create(const struct iopt_sim_params *p, struct iopt_sim **out);
+IOPT_API int iopt_sim_create(const struct iopt_sim_params *p,
+			     struct iopt_sim **out);
 IOPT_API void iopt_sim_destroy(struct iopt_sim *sim);
 
 /*
@@ -151,8 +152,8 @@ IOPT_API void iopt_sim_destroy(struct iopt_sim *sim);
  * run, or while a thread started from the host context and not joined
  * yet occupies one of CPUs 0 .. cpus-1.
  */
-IOPT_API int iopt_sim_run(struct iopt_sim *sim, void (*fn)(unsigned cpu, void *arg),
-		 void *arg);
+IOPT_API int iopt_sim_run(struct iopt_sim *sim,
+			  void (*fn)(unsigned cpu, void *arg), void *arg);
 
 /* From a simulated CPU: its index, and its time in cycles and in ns. */
 IOPT_API unsigned iopt_sim_cpu(void);
@@ -176,10 +177,11 @@ IOPT_API void iopt_sim_work(uint64_t cycles);
  * time instead of failing with -EINVAL.
  * 0, -EINVAL, -ENOSPC (too many models), -EBUSY inside a run.
  */
-IOPT_API int iopt_sim_attach_smmu(struct iopt_sim *sim, struct iopt_smmu *smmu,
-			 double model_ghz);
-IOPT_API int iopt_sim_attach_smmuv2(struct iopt_sim *sim, struct iopt_smmuv2 *smmu,
-			   double model_ghz);
+IOPT_API int iopt_sim_attach_smmu(struct iopt_sim *sim,
+				   struct iopt_smmu *smmu, double model_ghz);
+IOPT_API int iopt_sim_attach_smmuv2(struct iopt_sim *sim,
+				     struct iopt_smmuv2 *smmu,
+				     double model_ghz);
 
 /*
  * A driver's clock for an attached model (cfg.clock, with clock_ctx the
@@ -220,9 +222,11 @@ struct iopt_sim_stats {
 	struct iopt_sim_line_stat hot[8];	/* most contended lines */
 };
 
-IOPT_API void iopt_sim_stats(const struct iopt_sim *sim, struct iopt_sim_stats *st);
+IOPT_API void iopt_sim_stats(const struct iopt_sim *sim,
+			     struct iopt_sim_stats *st);
 /* Cycles the given CPU has run (0 for one that never ran). */
-IOPT_API uint64_t iopt_sim_cpu_cycles(const struct iopt_sim *sim, unsigned cpu);
+IOPT_API uint64_t iopt_sim_cpu_cycles(const struct iopt_sim *sim,
+				      unsigned cpu);
 
 /* True when this library is the simulation build. */
 IOPT_API int iopt_sim_available(void);
