@@ -19,5 +19,6 @@ int bench_pgtable_main(int argc, char **argv);
 int bench_smmu_main(int argc, char **argv);
 int bench_iova_main(int argc, char **argv);
 int bench_dma_main(int argc, char **argv);
+int bench_sim_main(int argc, char **argv);
 
 #endif

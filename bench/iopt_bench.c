@@ -3,8 +3,12 @@
  * iopt-bench: libiopgtable's benchmarks. One suite per subcommand; every
  * suite prints a readable table, or one JSON object per line with --json.
  */
+#define _GNU_SOURCE
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdbool.h>
+#include <unistd.h>
 
 #include "bench.h"
 
@@ -17,11 +21,49 @@ static void usage(void)
 		"  iova      the IOVA allocator, caches and invalidation policies\n"
 		"  smmu      the SMMUv3 model: host speed and modelled cycles\n"
 		"  dma       the DMA path: IOVA + page table + driver + policy\n"
+		"  sim       the simulation engine's speed (docs/sim.md)\n"
 		"run 'iopt-bench SUITE --help' for a suite's options\n");
 }
 
+#ifndef IOPT_PLATFORM_SIM
+/*
+ * The simulated runs (suite sim, any suite's --sim N) need the library's
+ * simulation build, which iopt-bench-sim beside this binary links: hand
+ * the whole command line over to it.
+ */
+static void run_sim_binary(char **argv)
+{
+	char path[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return;
+	path[n] = 0;
+	slash = strrchr(path, '/');
+	if (!slash || (size_t)(slash - path) + sizeof("/iopt-bench-sim") > sizeof(path))
+		return;
+	strcpy(slash, "/iopt-bench-sim");
+	execv(path, argv);
+}
+
+static bool wants_sim(int argc, char **argv)
+{
+	if (!strcmp(argv[1], "sim"))
+		return true;
+	for (int i = 2; i < argc; i++)
+		if (!strcmp(argv[i], "--sim") || !strncmp(argv[i], "--sim=", 6))
+			return true;
+	return false;
+}
+#endif
+
 int main(int argc, char **argv)
 {
+#ifndef IOPT_PLATFORM_SIM
+	if (argc >= 2 && wants_sim(argc, argv))
+		run_sim_binary(argv);	/* returns only if it cannot */
+#endif
 	if (argc < 2) {
 		usage();
 		return 2;
@@ -34,6 +76,8 @@ int main(int argc, char **argv)
 		return bench_smmu_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "dma"))
 		return bench_dma_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "sim"))
+		return bench_sim_main(argc - 1, argv + 1);
 	usage();
 	return 2;
 }
