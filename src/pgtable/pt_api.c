@@ -201,9 +201,11 @@ int iopt_alloc(const struct iopt_cfg *cfg, struct iopt_pgtable **out)
 	ret = pt_check_mem(cfg);
 	if (ret)
 		return ret;
-	pt = calloc(1, sizeof(*pt));
+	/* Aligned: the struct keeps its written fields on lines of their own. */
+	pt = aligned_alloc(_Alignof(struct iopt_pgtable), sizeof(*pt));
 	if (!pt)
 		return -ENOMEM;
+	memset(pt, 0, sizeof(*pt));
 	pt->cfg = *cfg;
 	if (!pt->cfg.granule)
 		pt->cfg.granule = 4096;

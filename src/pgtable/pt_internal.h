@@ -158,17 +158,23 @@ struct iopt_pgtable {
 	struct plat_ticketlock lock;	/* serialised mode only */
 	struct plat_mutex split_lock;	/* breaking runs only */
 
-	/* TLB sync state (see pt_tlb_sync()): bit 0 = invalidations pending,
-	 * bits 63:1 = syncs begun; sync_done = highest completed sync. */
-	uint64_t sync_state;
-	uint64_t sync_done;
-
 	uint64_t id;			/* unique per table ever created */
 	unsigned leaf_tag_shift;	/* va bits above one leaf table */
 	uint64_t unlink_gen;		/* bumped when any table is unlinked */
 
+	/*
+	 * Written often: each group on cache lines of its own, away from the
+	 * read-mostly fields above (unlink_gen is read by every map). A
+	 * 64-CPU simulation (docs/sim.md) named the counters' line, which
+	 * shared unlink_gen, as the most contended one.
+	 */
+	/* TLB sync state (see pt_tlb_sync()): bit 0 = invalidations pending,
+	 * bits 63:1 = syncs begun; sync_done = highest completed sync. */
+	_Alignas(64) uint64_t sync_state;
+	uint64_t sync_done;
+
 	/* Counters, updated atomically. */
-	uint64_t deferred;		/* RCU frees not yet run */
+	_Alignas(64) uint64_t deferred;	/* RCU frees not yet run */
 	uint64_t n_alloc;
 	uint64_t n_free;
 	uint64_t n_split;
