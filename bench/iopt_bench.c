@@ -2,7 +2,10 @@
 /*
  * iopt-bench: libiopgtable's benchmarks. One suite per subcommand; every
  * suite prints a readable table, or one JSON object per line with --json.
+ * Built twice: iopt-bench (host) and iopt-bench-sim (simulated CPUs,
+ * bench_simrun.c).
  */
+#define _GNU_SOURCE
 #include <stdio.h>
 #include <string.h>
 
@@ -17,10 +20,12 @@ static void usage(void)
 		"  iova      the IOVA allocator, caches and invalidation policies\n"
 		"  smmu      the SMMUv3 model: host speed and modelled cycles\n"
 		"  dma       the DMA path: IOVA + page table + driver + policy\n"
-		"run 'iopt-bench SUITE --help' for a suite's options\n");
+		"run 'iopt-bench SUITE --help' for a suite's options\n"
+		"--sim N [--seed S] [--sim-mem sc|tso] [--sim-sched random|pct]:\n"
+		"  run the suite on N simulated CPUs (iopt-bench-sim, docs/sim.md)\n");
 }
 
-int main(int argc, char **argv)
+static int dispatch(int argc, char **argv)
 {
 	if (argc < 2) {
 		usage();
@@ -36,4 +41,15 @@ int main(int argc, char **argv)
 		return bench_dma_main(argc - 1, argv + 1);
 	usage();
 	return 2;
+}
+
+int main(int argc, char **argv)
+{
+#ifdef IOPT_PLATFORM_SIM
+	return bench_sim_main(argc, argv, dispatch);
+#else
+	if (bench_wants_sim(argc, argv))
+		return bench_exec_sim(argc, argv);
+	return dispatch(argc, argv);
+#endif
 }
