@@ -11,15 +11,20 @@
  *   IOPT_SIM_MEM    sc (default) or tso
  *   IOPT_SIM_SCHED  random (default) or pct
  *   IOPT_SIM_CPUS   the worker threads the test starts (tu_threads())
+ *   IOPT_SIM_PCT_DEPTH, IOPT_SIM_PCT_STEPS  PCT's bug depth d and expected
+ *                   operation count k (default: the engine's)
  * run the test body once, print the trace hash, and exit with its status.
  * That is the replay command a failing sweep prints.
  *
  * A sweep (no IOPT_SIM_SEED): IOPT_SIM_SEEDS runs (default 16), run i with
- * seed IOPT_SIM_SEED0 + i (default 1), memory model sc/tso alternating,
- * scheduler random/pct alternating every two runs, and the CPU count
- * cycling through IOPT_SIM_CPU_LIST (default "2,4,8,16") every four, so
- * every combination comes up. Each run is a forked child with its output
- * kept aside and a time limit (IOPT_SIM_TIMEOUT_S, default 120 s). With
+ * seed IOPT_SIM_SEED0 + i (default 1), cycling fastest through the memory
+ * models of IOPT_SIM_MEM_LIST (default "sc,tso"), then the schedulers of
+ * IOPT_SIM_SCHED_LIST (default "random,pct"), then the CPU counts of
+ * IOPT_SIM_CPU_LIST (default "2,4,8,16"), so that every combination comes
+ * up. Each run is the program itself run again (fork and exec: exactly
+ * what the replay command runs, since the simulation's costs depend on
+ * where the heap places things) with its output kept aside and a time
+ * limit (IOPT_SIM_TIMEOUT_S, default 120 s). With
  * IOPT_SIM_EXPECT=race the sweep looks for a planted race: it passes at
  * the first run whose test exits with TU_RACE_EXIT (its checker found the
  * race) and fails if none does; otherwise every run must pass.
@@ -38,10 +43,10 @@
 
 #include <iopgtable/sim.h>
 
+#include "sim_harness.h"
+
 #define TU_RACE_EXIT 3
 #define MAX_CPU_LIST 16
-
-int iopt_sim_test_main(void);
 
 static double now_s(void)
 {
@@ -80,6 +85,8 @@ static int run_one(void)
 	p.sched = strcmp(env_str("IOPT_SIM_SCHED", "random"), "pct")
 			  ? IOPT_SIM_SCHED_RANDOM : IOPT_SIM_SCHED_PCT;
 	p.cpus = (unsigned)env_u64("IOPT_SIM_CPUS", p.cpus);
+	p.pct_depth = (unsigned)env_u64("IOPT_SIM_PCT_DEPTH", p.pct_depth);
+	p.pct_steps = env_u64("IOPT_SIM_PCT_STEPS", p.pct_steps);
 	err = iopt_sim_create(&p, &sim);
 	if (err) {
 		fprintf(stderr, "sim harness: iopt_sim_create: %s\n", strerror(-err));
@@ -108,13 +115,15 @@ struct cfg {
 
 static void print_replay(FILE *f, const struct cfg *c, const char *prog)
 {
-	const char *ops = getenv("IOPT_STRESS_OPS");
+	static const char *const keep[] = { "IOPT_STRESS_OPS", "IOPT_SIM_PCT_DEPTH",
+					    "IOPT_SIM_PCT_STEPS" };
 
 	fprintf(f, "  replay: IOPT_SIM_SEED=%llu IOPT_SIM_MEM=%s "
 		"IOPT_SIM_SCHED=%s IOPT_SIM_CPUS=%u",
 		(unsigned long long)c->seed, c->mem, c->sched, c->cpus);
-	if (ops)
-		fprintf(f, " IOPT_STRESS_OPS=%s", ops);
+	for (unsigned i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+		if (getenv(keep[i]))
+			fprintf(f, " %s=%s", keep[i], getenv(keep[i]));
 	fprintf(f, " %s\n", prog);
 }
 
@@ -134,7 +143,8 @@ static void dump(FILE *out, FILE *from)
 }
 
 /* Run c in a child. Returns its exit status, 128 + signal, or -1 (timeout). */
-static int run_child(const struct cfg *c, double timeout, FILE *log)
+static int run_child(const struct cfg *c, double timeout, FILE *log,
+		     const char *prog)
 {
 	char seed[32], cpus[16];
 	pid_t pid;
@@ -157,7 +167,11 @@ static int run_child(const struct cfg *c, double timeout, FILE *log)
 		setenv("IOPT_SIM_CPUS", cpus, 1);
 		dup2(fileno(log), 1);
 		dup2(fileno(log), 2);
-		_exit(run_one());
+		/* A fresh program, exactly as the replay command runs it: the
+		 * simulation's costs depend on where the heap puts things. */
+		execl("/proc/self/exe", prog, (char *)NULL);
+		perror("sim harness: exec");
+		_exit(127);
 	}
 	for (;;) {
 		pid_t r = waitpid(pid, &status, WNOHANG);
@@ -180,34 +194,58 @@ static int run_child(const struct cfg *c, double timeout, FILE *log)
 	return WEXITSTATUS(status);
 }
 
+/* Split a comma list of words into out[] (at most max); returns the count. */
+static unsigned words(char *buf, const char **out, unsigned max)
+{
+	unsigned n = 0;
+
+	for (char *tok = strtok(buf, ","); tok && n < max; tok = strtok(NULL, ","))
+		out[n++] = tok;
+	return n;
+}
+
 static int sweep(const char *prog)
 {
-	static const char *const mems[] = { "sc", "tso" };
-	static const char *const scheds[] = { "random", "pct" };
-	unsigned list[MAX_CPU_LIST], nlist = 0;
-	char cpu_list[128];
+	const char *mems[2], *scheds[2], *cpuw[MAX_CPU_LIST];
+	unsigned list[MAX_CPU_LIST], nlist = 0, nm, ns;
+	char cpu_list[128], mem_list[32], sched_list[32];
 	uint64_t seeds = env_u64("IOPT_SIM_SEEDS", 16);
 	uint64_t seed0 = env_u64("IOPT_SIM_SEED0", 1);
 	double timeout = (double)env_u64("IOPT_SIM_TIMEOUT_S", 120);
 	bool expect_race = !strcmp(env_str("IOPT_SIM_EXPECT", "none"), "race");
 	double t0 = now_s();
-	unsigned per_mem[2] = { 0, 0 };
+	unsigned per_mem[2] = { 0, 0 }, nw;
 
 	snprintf(cpu_list, sizeof(cpu_list), "%s",
 		 env_str("IOPT_SIM_CPU_LIST", "2,4,8,16"));
-	for (char *tok = strtok(cpu_list, ","); tok && nlist < MAX_CPU_LIST;
-	     tok = strtok(NULL, ","))
-		if (atoi(tok) > 0)
-			list[nlist++] = (unsigned)atoi(tok);
-	if (!nlist)
-		list[nlist++] = 4;
+	snprintf(mem_list, sizeof(mem_list), "%s",
+		 env_str("IOPT_SIM_MEM_LIST", "sc,tso"));
+	snprintf(sched_list, sizeof(sched_list), "%s",
+		 env_str("IOPT_SIM_SCHED_LIST", "random,pct"));
+	nw = words(cpu_list, cpuw, MAX_CPU_LIST);
+	for (unsigned k = 0; k < nw; k++)
+		if (atoi(cpuw[k]) > 0)
+			list[nlist++] = (unsigned)atoi(cpuw[k]);
+	nm = words(mem_list, mems, 2);
+	ns = words(sched_list, scheds, 2);
+	for (unsigned k = 0; k < nm; k++)
+		if (strcmp(mems[k], "sc") && strcmp(mems[k], "tso"))
+			nm = 0;
+	for (unsigned k = 0; k < ns; k++)
+		if (strcmp(scheds[k], "random") && strcmp(scheds[k], "pct"))
+			ns = 0;
+	if (!nlist || !nm || !ns) {
+		fprintf(stderr, "sim harness: bad IOPT_SIM_CPU_LIST, "
+			"IOPT_SIM_MEM_LIST or IOPT_SIM_SCHED_LIST\n");
+		return 1;
+	}
 
 	for (uint64_t i = 0; i < seeds; i++) {
 		struct cfg c = {
 			.seed = seed0 + i,
-			.mem = mems[i % 2],
-			.sched = scheds[(i / 2) % 2],
-			.cpus = list[(i / 4) % nlist],
+			.mem = mems[i % nm],
+			.sched = scheds[(i / nm) % ns],
+			.cpus = list[(i / (nm * ns)) % nlist],
 		};
 		FILE *log = tmpfile();
 
@@ -215,9 +253,9 @@ static int sweep(const char *prog)
 			perror("sim harness: tmpfile");
 			return 1;
 		}
-		int st = run_child(&c, timeout, log);
+		int st = run_child(&c, timeout, log, prog);
 
-		per_mem[i % 2]++;
+		per_mem[strcmp(c.mem, "sc") != 0]++;
 		if (expect_race && st == TU_RACE_EXIT) {
 			dump(stdout, log);
 			printf("sim sweep: race found by run %llu of %llu (seed %llu, "
@@ -249,9 +287,11 @@ static int sweep(const char *prog)
 		}
 		fclose(log);
 	}
-	printf("sim sweep: %llu runs (seeds %llu..%llu, sc and tso, random and "
-	       "pct, CPUs %s) %s, %.1f s\n", (unsigned long long)seeds,
+	printf("sim sweep: %llu runs (seeds %llu..%llu, memory %s, scheduler "
+	       "%s, CPUs %s) %s, %.1f s\n", (unsigned long long)seeds,
 	       (unsigned long long)seed0, (unsigned long long)(seed0 + seeds - 1),
+	       env_str("IOPT_SIM_MEM_LIST", "sc,tso"),
+	       env_str("IOPT_SIM_SCHED_LIST", "random,pct"),
 	       env_str("IOPT_SIM_CPU_LIST", "2,4,8,16"),
 	       expect_race ? "found no race" : "all passed", now_s() - t0);
 	return expect_race ? 1 : 0;
