@@ -23,11 +23,8 @@
  * on platform atomics on simulated CPUs, which must not block the host
  * thread they share). */
 struct bench_barrier {
-#ifdef IOPT_PLATFORM_SIM
-	uint64_t n, count, gen;
-#else
-	pthread_barrier_t b;
-#endif
+	uint64_t n, count, gen;	/* simulated CPUs */
+	void *host;		/* host threads: a pthread barrier */
 };
 void bench_barrier_init(struct bench_barrier *b, unsigned n);
 void bench_barrier_wait(struct bench_barrier *b);
@@ -36,14 +33,14 @@ void bench_barrier_destroy(struct bench_barrier *b);
 /*
  * --sim N [--seed S] [--sim-mem sc|tso] on any suite's command line: run
  * it on N simulated CPUs. iopt-bench hands the whole command to
- * iopt-bench-sim (next to it); iopt-bench-sim strips these options, runs
+ * iopt-bench-sim (next to it), where bench_simrun_main() strips these
+ * options, runs
  * the suite on a simulation and adds sim_cpus, seed, sim_mem, trace_hash,
  * sim_ops_per_host_sec and host_s to every JSON line (bench_simrun.c).
  */
 typedef int (*bench_dispatch_fn)(int argc, char **argv);
 bool bench_wants_sim(int argc, char **argv);
-int bench_exec_sim(int argc, char **argv);
-int bench_sim_main(int argc, char **argv, bench_dispatch_fn dispatch);
+int bench_simrun_main(int argc, char **argv, bench_dispatch_fn dispatch);
 /* In iopt-bench-sim: the simulated worker count (--sim N); 0 on the host. */
 unsigned bench_sim_cpus(void);
 /* Iterations for a loop sized for host speed: n on the host, n / div
@@ -64,5 +61,6 @@ int bench_pgtable_main(int argc, char **argv);
 int bench_smmu_main(int argc, char **argv);
 int bench_iova_main(int argc, char **argv);
 int bench_dma_main(int argc, char **argv);
+int bench_sim_main(int argc, char **argv);
 
 #endif

@@ -4,11 +4,12 @@
  * [--sim-mem sc|tso] [options]`.
  *
  * iopt-bench (host library) finds --sim and execs iopt-bench-sim from its
- * own directory with the same arguments. iopt-bench-sim (the same bench
- * sources on the simulation library) strips the simulation's options,
- * gives the suite --threads N (pgtable, iova) and --runs 1 (a simulated
- * run is deterministic) unless the command line has them, and runs the
- * suite as simulated CPU 0 of a simulation with that seed: the suite's
+ * own directory with the same arguments (iopt_bench.c). iopt-bench-sim
+ * (the same bench sources on the simulation library) strips the
+ * simulation's options, gives the suite --threads N (pgtable, iova) and
+ * --runs 1 (a simulated run is deterministic) unless the command line has
+ * them, and runs the suite as simulated CPU 0 of a simulation with that
+ * seed: the suite's
  * workers, started with plat_thread_start(), are further simulated CPUs,
  * and bench_now_ns() reads simulated time, so every time figure a suite
  * prints is simulated ns per operation and operations per simulated
@@ -52,26 +53,6 @@ bool bench_wants_sim(int argc, char **argv)
 		if (!strcmp(argv[i], "--sim") || !strncmp(argv[i], "--sim=", 6))
 			return true;
 	return false;
-}
-
-int bench_exec_sim(int argc, char **argv)
-{
-	char self[4096], *slash;
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 32);
-
-	(void)argc;
-	if (n > 0) {
-		self[n] = 0;
-		slash = strrchr(self, '/');
-		if (slash) {
-			strcpy(slash + 1, "iopt-bench-sim");
-			execv(self, argv);
-		}
-	}
-	fprintf(stderr, "iopt-bench: --sim runs iopt-bench-sim, which is built "
-		"beside iopt-bench when the simulation library is (docs/sim.md): "
-		"%s\n", strerror(errno));
-	return 2;
 }
 
 #ifdef IOPT_PLATFORM_SIM
@@ -175,7 +156,7 @@ static const char *opt_val(int argc, char **argv, int *i, const char *name)
 	return NULL;
 }
 
-int bench_sim_main(int argc, char **argv, bench_dispatch_fn dispatch)
+int bench_simrun_main(int argc, char **argv, bench_dispatch_fn dispatch)
 {
 	struct iopt_sim_params p;
 	struct iopt_sim_stats st;
@@ -255,16 +236,6 @@ int bench_sim_main(int argc, char **argv, bench_dispatch_fn dispatch)
 	iopt_sim_destroy(sr.sim);
 	free(av);
 	return err ? 1 : run.ret;
-}
-
-#else
-
-int bench_sim_main(int argc, char **argv, bench_dispatch_fn dispatch)
-{
-	(void)argc;
-	(void)argv;
-	(void)dispatch;
-	return 2;
 }
 
 #endif

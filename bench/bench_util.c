@@ -3,6 +3,7 @@
 #include "bench.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -43,17 +44,22 @@ void bench_barrier_destroy(struct bench_barrier *b)
 #else
 void bench_barrier_init(struct bench_barrier *b, unsigned n)
 {
-	pthread_barrier_init(&b->b, NULL, n);
+	b->host = malloc(sizeof(pthread_barrier_t));
+	if (!b->host || pthread_barrier_init(b->host, NULL, n)) {
+		fprintf(stderr, "iopt-bench: cannot create a barrier\n");
+		exit(1);
+	}
 }
 
 void bench_barrier_wait(struct bench_barrier *b)
 {
-	pthread_barrier_wait(&b->b);
+	pthread_barrier_wait(b->host);
 }
 
 void bench_barrier_destroy(struct bench_barrier *b)
 {
-	pthread_barrier_destroy(&b->b);
+	pthread_barrier_destroy(b->host);
+	free(b->host);
 }
 #endif
 

@@ -2,12 +2,16 @@
 /*
  * iopt-bench: libiopgtable's benchmarks. One suite per subcommand; every
  * suite prints a readable table, or one JSON object per line with --json.
- * Built twice: iopt-bench (host) and iopt-bench-sim (simulated CPUs,
- * bench_simrun.c).
+ * Built twice: iopt-bench (host library) and iopt-bench-sim (simulation
+ * library), which runs the sim suite and any suite given --sim N
+ * (bench_simrun.c).
  */
 #define _GNU_SOURCE
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdbool.h>
+#include <unistd.h>
 
 #include "bench.h"
 
@@ -20,10 +24,35 @@ static void usage(void)
 		"  iova      the IOVA allocator, caches and invalidation policies\n"
 		"  smmu      the SMMUv3 model: host speed and modelled cycles\n"
 		"  dma       the DMA path: IOVA + page table + driver + policy\n"
+		"  sim       the simulation engine's speed (docs/sim.md)\n"
 		"run 'iopt-bench SUITE --help' for a suite's options\n"
-		"--sim N [--seed S] [--sim-mem sc|tso] [--sim-sched random|pct]:\n"
-		"  run the suite on N simulated CPUs (iopt-bench-sim, docs/sim.md)\n");
+		"any suite: --sim N [--seed S] [--sim-mem sc|tso] "
+		"[--sim-sched random|pct]\n"
+		"  runs it on N simulated CPUs (iopt-bench-sim, docs/sim.md)\n");
 }
+
+#ifndef IOPT_PLATFORM_SIM
+/*
+ * The simulated runs (suite sim, any suite's --sim N) need the library's
+ * simulation build, which iopt-bench-sim beside this binary links: hand
+ * the whole command line over to it.
+ */
+static void run_sim_binary(char **argv)
+{
+	char path[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return;
+	path[n] = 0;
+	slash = strrchr(path, '/');
+	if (!slash || (size_t)(slash - path) + sizeof("/iopt-bench-sim") > sizeof(path))
+		return;
+	strcpy(slash, "/iopt-bench-sim");
+	execv(path, argv);
+}
+#endif
 
 static int dispatch(int argc, char **argv)
 {
@@ -39,17 +68,27 @@ static int dispatch(int argc, char **argv)
 		return bench_smmu_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "dma"))
 		return bench_dma_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "sim"))
+		return bench_sim_main(argc - 1, argv + 1);
 	usage();
 	return 2;
 }
 
 int main(int argc, char **argv)
 {
+	bool sim_run = argc >= 2 && bench_wants_sim(argc, argv);
+
 #ifdef IOPT_PLATFORM_SIM
-	return bench_sim_main(argc, argv, dispatch);
+	if (sim_run)
+		return bench_simrun_main(argc, argv, dispatch);
 #else
-	if (bench_wants_sim(argc, argv))
-		return bench_exec_sim(argc, argv);
-	return dispatch(argc, argv);
+	if (sim_run || (argc >= 2 && !strcmp(argv[1], "sim"))) {
+		run_sim_binary(argv);	/* returns only if it cannot */
+		fprintf(stderr, "iopt-bench: this needs iopt-bench-sim, built "
+			"beside iopt-bench with the simulation library "
+			"(docs/sim.md)\n");
+		return 2;
+	}
 #endif
+	return dispatch(argc, argv);
 }

@@ -20,12 +20,26 @@
  * Concurrency: a struct iopt_sim is used by one host thread at a time.
  * Functions marked "from a simulated CPU" may only be called by code that
  * runs inside iopt_sim_run() (directly or through the library).
+ *
+ * Threads started outside a run. A program's main thread (the "host
+ * context", which is not a simulated CPU) may call plat_thread_start():
+ * the thread becomes a simulated CPU of the ambient simulation (the most
+ * recently created one not yet destroyed; if there is none, one is created
+ * with the defaults, overridden by the environment variables IOPT_SIM_CPUS,
+ * IOPT_SIM_SEED, IOPT_SIM_MEM=sc|tso and IOPT_SIM_SCHED=random|pct) and
+ * waits. plat_thread_join() from the host context runs the simulation until
+ * that CPU has finished; plat_sleep_ns(ns) runs it for ns of simulated
+ * time; plat_clock_ns() reads its time; plat_cpu_relax() runs it a little.
+ * So a test written for host threads runs unchanged on simulated CPUs.
+ * The host context's own operations cost nothing and never switch.
  */
 #ifndef IOPGTABLE_SIM_H
 #define IOPGTABLE_SIM_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include <iopgtable/common.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -104,9 +118,13 @@ struct iopt_sim_params {
 	/* RCU: a grace period needs every CPU to pass a quiescent point; a
 	 * CPU outside any read section counts as quiescent. */
 	uint64_t stack_bytes;		/* per simulated CPU */
+	/* PCT: only CPUs within this many cycles of the earliest runnable
+	 * one compete by priority, so a spinning high-priority CPU cannot
+	 * starve the CPU it waits for (added with the engine). */
+	uint64_t pct_quantum;
 };
 
-void iopt_sim_params_default(struct iopt_sim_params *p);
+IOPT_API void iopt_sim_params_default(struct iopt_sim_params *p);
 
 /*
  * Create a simulation. 0 and *out, or -EINVAL (cpus 0 or above the
@@ -114,8 +132,8 @@ void iopt_sim_params_default(struct iopt_sim_params *p);
  * memmodel/sched), -ENOMEM; -ENOTSUP when this library is not the
  * simulation build.
  */
-int iopt_sim_create(const struct iopt_sim_params *p, struct iopt_sim **out);
-void iopt_sim_destroy(struct iopt_sim *sim);
+IOPT_API int iopt_sim_create(const struct iopt_sim_params *p, struct iopt_sim **out);
+IOPT_API void iopt_sim_destroy(struct iopt_sim *sim);
 
 /*
  * Run fn(cpu, arg) on every simulated CPU (cpu = 0 .. cpus-1) until all
@@ -126,29 +144,42 @@ void iopt_sim_destroy(struct iopt_sim *sim);
  * change (a lock held by a finished CPU, say), with the state left for
  * inspection; -EBUSY when called from inside a run.
  */
-int iopt_sim_run(struct iopt_sim *sim, void (*fn)(unsigned cpu, void *arg),
+IOPT_API int iopt_sim_run(struct iopt_sim *sim, void (*fn)(unsigned cpu, void *arg),
 		 void *arg);
 
 /* From a simulated CPU: its index, and its time in cycles and in ns. */
-unsigned iopt_sim_cpu(void);
-uint64_t iopt_sim_now(void);
-uint64_t iopt_sim_now_ns(void);
+IOPT_API unsigned iopt_sim_cpu(void);
+IOPT_API uint64_t iopt_sim_now(void);
+IOPT_API uint64_t iopt_sim_now_ns(void);
 
 /* From a simulated CPU: spend cycles outside the library (the workload's
  * own time). A scheduling point. */
-void iopt_sim_work(uint64_t cycles);
+IOPT_API void iopt_sim_work(uint64_t cycles);
 
 /*
  * Put an SMMU model on the simulation's timeline: the scheduler runs the
- * model up to the current simulated time before any CPU observes it (MMIO,
- * memory the model writes), so MSIs, event records and sync completions
- * land at their model cycle. model_ghz converts model cycles to CPU time.
+ * model up to the current simulated time before any CPU observes it (a
+ * driver's MMIO through plat_mmio_cost(), any platform load of memory the
+ * model writes), so MSIs, event records and sync completions land at their
+ * model cycle. model_ghz converts model cycles to CPU time. The driver
+ * must take its cycles from iopt_sim_model_cycles() (below).
  * 0, -EINVAL, -ENOSPC (too many models), -EBUSY inside a run.
  */
-int iopt_sim_attach_smmu(struct iopt_sim *sim, struct iopt_smmu *smmu,
+IOPT_API int iopt_sim_attach_smmu(struct iopt_sim *sim, struct iopt_smmu *smmu,
 			 double model_ghz);
-int iopt_sim_attach_smmuv2(struct iopt_sim *sim, struct iopt_smmuv2 *smmu,
+IOPT_API int iopt_sim_attach_smmuv2(struct iopt_sim *sim, struct iopt_smmuv2 *smmu,
 			   double model_ghz);
+
+/*
+ * A driver's clock for an attached model (cfg.clock, with clock_ctx the
+ * model): the simulated time, of the calling CPU or else the host
+ * context, in that model's cycles, never behind what the simulation has
+ * run the model to. 0 for a model not attached. With it, the driver's
+ * model calls and the simulation's runs of the model share one timeline;
+ * a driver on its virtual clock would be rejected by a model the
+ * simulation has run ahead.
+ */
+IOPT_API uint64_t iopt_sim_model_cycles(void *model);
 
 /* Statistics of the last iopt_sim_run() (cumulative over runs). */
 enum iopt_sim_op {
@@ -178,12 +209,12 @@ struct iopt_sim_stats {
 	struct iopt_sim_line_stat hot[8];	/* most contended lines */
 };
 
-void iopt_sim_stats(const struct iopt_sim *sim, struct iopt_sim_stats *st);
+IOPT_API void iopt_sim_stats(const struct iopt_sim *sim, struct iopt_sim_stats *st);
 /* Cycles the given CPU has run (0 for one that never ran). */
-uint64_t iopt_sim_cpu_cycles(const struct iopt_sim *sim, unsigned cpu);
+IOPT_API uint64_t iopt_sim_cpu_cycles(const struct iopt_sim *sim, unsigned cpu);
 
 /* True when this library is the simulation build. */
-int iopt_sim_available(void);
+IOPT_API int iopt_sim_available(void);
 
 #ifdef __cplusplus
 }

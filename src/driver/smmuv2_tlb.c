@@ -29,6 +29,7 @@ int v2_read(struct iopt_smmuv2_drv *drv, uint64_t off, unsigned size,
 	int ret;
 
 	plat_spin_lock(&drv->tl.lock);
+	plat_mmio_cost();
 	ret = iopt_smmuv2_mmio_read(drv->smmu, off, size, val,
 				    drv_tl_cycle(&drv->tl, drv->cfg.mmio_cycles));
 	plat_spin_unlock(&drv->tl.lock);
@@ -41,6 +42,7 @@ int v2_write(struct iopt_smmuv2_drv *drv, uint64_t off, unsigned size,
 	int ret;
 
 	plat_spin_lock(&drv->tl.lock);
+	plat_mmio_cost();
 	ret = iopt_smmuv2_mmio_write(drv->smmu, off, size, val,
 				     drv_tl_cycle(&drv->tl, drv->cfg.mmio_cycles));
 	plat_spin_unlock(&drv->tl.lock);

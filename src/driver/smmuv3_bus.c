@@ -39,6 +39,7 @@ int drv_read32(struct iopt_smmuv3_drv *drv, uint64_t off, uint32_t *val)
 	int ret;
 
 	plat_spin_lock(&drv->tl.lock);
+	plat_mmio_cost();
 	ret = iopt_smmu_mmio_read(drv->smmu, off, 4, &v,
 				  bus_cycle(drv, drv->cfg.mmio_cycles));
 	plat_spin_unlock(&drv->tl.lock);
@@ -51,6 +52,7 @@ int drv_write32(struct iopt_smmuv3_drv *drv, uint64_t off, uint32_t val)
 	int ret;
 
 	plat_spin_lock(&drv->tl.lock);
+	plat_mmio_cost();
 	ret = iopt_smmu_mmio_write(drv->smmu, off, 4, val,
 				   bus_cycle(drv, drv->cfg.mmio_cycles));
 	plat_spin_unlock(&drv->tl.lock);
@@ -62,6 +64,7 @@ int drv_write64(struct iopt_smmuv3_drv *drv, uint64_t off, uint64_t val)
 	int ret;
 
 	plat_spin_lock(&drv->tl.lock);
+	plat_mmio_cost();
 	ret = iopt_smmu_mmio_write(drv->smmu, off, 8, val,
 				   bus_cycle(drv, drv->cfg.mmio_cycles));
 	plat_spin_unlock(&drv->tl.lock);

@@ -173,6 +173,11 @@ static inline void plat_fence_seq_cst(void)
 #endif
 }
 
+/* A driver's register access to a device model: nothing to do here. */
+static inline void plat_mmio_cost(void)
+{
+}
+
 /* ---- per-CPU storage -------------------------------------------------- */
 
 /* Host: one instance per thread (a host thread is the unit that runs on a

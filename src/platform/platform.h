@@ -39,6 +39,9 @@
  * Threads: struct plat_thread, plat_thread_start/join (below).
  * RCU read side: plat_rcu_read_lock/unlock (may nest, may block, no
  *   registration).
+ * MMIO: plat_mmio_cost(), called by a driver just before each register
+ *   access to a device model (host: nothing; sim: charges the access and
+ *   brings attached SMMU models up to the caller's time).
  *
  * Debug-yield (cmake -DIOPT_DEBUG_YIELD=ON, host): every atomic access and
  * lock may call sched_yield() at random, widening race windows in stress

@@ -1,0 +1,689 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Simulated memory: the coherence cost of each 64-byte line, the TSO store
+ * buffers, and the platform's atomic operations on top (plat_sim.h).
+ *
+ * Coherence (MESI-like, per line: the set of CPUs holding it, and the one
+ * holding it modified). An access by CPU c costs
+ *   read,  c holds it:                    hit
+ *   read,  another CPU o holds it modified: fetch_modified x topo(c, o)
+ *   read,  others hold it clean:          fetch_shared x topo(c, nearest)
+ *   read,  nobody holds it:               miss_mem
+ *   write, c holds it modified, or is its only holder: hit
+ *   write, c and k others hold it:        (upgrade + k per_sharer) x topo(farthest)
+ *   write, k others hold it clean, c not: (fetch_shared + k per_sharer) x topo(farthest)
+ *   write, another CPU holds it modified: fetch_modified x topo(c, o)
+ *   write, nobody holds it:               miss_mem
+ * topo is 100% inside a cluster, cross_cluster_pct between clusters and
+ * cross_socket_pct between sockets. Every access that is not a hit moves
+ * the line, and a line moves at most once per `transfer` cycles: the k-th
+ * of CPUs arriving together waits (k-1) transfers (sim.h, docs/sim.md).
+ *
+ * TSO. Memory always holds the newest value stored (so the storing CPU's
+ * own loads, and its plain accesses, see it); a buffered store remembers
+ * the value it replaced, which every other CPU still sees until the store
+ * drains. At most one CPU has buffered stores to a line at a time: another
+ * CPU's store or read-modify-write to the line first drains that CPU's
+ * buffer up to its last store there (a valid TSO outcome: drains may
+ * happen at any time). A load by another CPU that overlaps a buffered
+ * store only in part drains it first too.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <iopgtable/smmu.h>
+#include <iopgtable/smmuv2.h>
+
+#include "sim_internal.h"
+
+/* ---- the line table ------------------------------------------------------- */
+
+int sim_mem_init(struct iopt_sim *s)
+{
+	s->lines_cap = 1u << 12;
+	s->lines = calloc(s->lines_cap, sizeof(*s->lines));
+	return s->lines ? 0 : -ENOMEM;
+}
+
+void sim_mem_fini(struct iopt_sim *s)
+{
+	free(s->lines);
+}
+
+static inline size_t line_hash(uintptr_t key, size_t cap)
+{
+	return (size_t)(((uint64_t)key * 0x9e3779b97f4a7c15u) >> 20) & (cap - 1);
+}
+
+static void lines_grow(struct iopt_sim *s)
+{
+	size_t cap = s->lines_cap * 2;
+	struct sim_line *n = calloc(cap, sizeof(*n));
+
+	if (!n)
+		abort();	/* the simulation cannot go on without it */
+	for (size_t i = 0; i < s->lines_cap; i++) {
+		struct sim_line *l = &s->lines[i];
+		size_t j;
+
+		if (!l->key)
+			continue;
+		for (j = line_hash(l->key, cap); n[j].key; j = (j + 1) & (cap - 1))
+			;
+		n[j] = *l;
+	}
+	free(s->lines);
+	s->lines = n;
+	s->lines_cap = cap;
+}
+
+static struct sim_line *line_find(struct iopt_sim *s, const void *addr)
+{
+	uintptr_t key = (uintptr_t)addr >> SIM_LINE_SHIFT;
+	size_t i = line_hash(key, s->lines_cap);
+
+	for (;; i = (i + 1) & (s->lines_cap - 1)) {
+		struct sim_line *l = &s->lines[i];
+
+		if (l->key == key)
+			return l;
+		if (!l->key)
+			break;
+	}
+	if (2 * (s->nlines + 1) > s->lines_cap) {
+		lines_grow(s);
+		return line_find(s, addr);
+	}
+	s->nlines++;
+	s->lines[i].key = key;
+	s->lines[i].owner = SIM_NONE;
+	s->lines[i].sb_owner = SIM_NONE;
+	return &s->lines[i];
+}
+
+/* ---- CPU sets ---------------------------------------------------------- */
+
+static inline bool set_has(const struct sim_set *set, unsigned c)
+{
+	return set->w[c / 64] >> (c % 64) & 1;
+}
+
+static inline void set_add(struct sim_set *set, unsigned c)
+{
+	set->w[c / 64] |= (uint64_t)1 << (c % 64);
+}
+
+static inline void set_only(struct sim_set *set, unsigned c)
+{
+	memset(set, 0, sizeof(*set));
+	set_add(set, c);
+}
+
+static inline unsigned set_count(const struct sim_set *set)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < SIM_SET_WORDS; i++)
+		n += (unsigned)__builtin_popcountll(set->w[i]);
+	return n;
+}
+
+/* ---- topology ------------------------------------------------------------ */
+
+static uint32_t topo_pct(const struct iopt_sim *s, unsigned a, unsigned b)
+{
+	unsigned cpc = s->p.cores_per_cluster, cps = s->p.clusters_per_socket;
+
+	if (!cpc || a / cpc == b / cpc)
+		return 100;
+	if (!cps || a / (cpc * cps) == b / (cpc * cps))
+		return s->p.cross_cluster_pct;
+	return s->p.cross_socket_pct;
+}
+
+/* The topology factor from c to the nearest (want_max false) or farthest
+ * member of set other than c. */
+static uint32_t topo_pct_set(const struct iopt_sim *s, unsigned c,
+			     const struct sim_set *set, bool want_max)
+{
+	uint32_t best = want_max ? 0 : UINT32_MAX;
+
+	if (!s->p.cores_per_cluster)
+		return 100;
+	for (unsigned i = 0; i < SIM_SET_WORDS; i++) {
+		uint64_t w = set->w[i];
+
+		while (w) {
+			unsigned o = i * 64 + (unsigned)__builtin_ctzll(w);
+			uint32_t pct;
+
+			w &= w - 1;
+			if (o == c)
+				continue;
+			pct = topo_pct(s, c, o);
+			if (want_max ? pct > best : pct < best)
+				best = pct;
+		}
+	}
+	return best == 0 || best == UINT32_MAX ? 100 : best;
+}
+
+static inline uint64_t scaled(uint64_t cycles, uint32_t pct)
+{
+	return pct == 100 ? cycles : cycles * pct / 100;
+}
+
+/* ---- the coherence cost ------------------------------------------------ */
+
+static uint64_t line_cost(struct iopt_sim *s, struct sim_cpu *c,
+			  struct sim_line *l, bool write, const void *pc)
+{
+	const struct iopt_sim_params *p = &s->p;
+	unsigned me = c->idx;
+	uint64_t base, start;
+	bool moved = true;
+
+	if (write)
+		l->writer_pc = pc;
+	if (l->owner == me)
+		return p->hit;
+	if (!write) {
+		if (set_has(&l->sharers, me))
+			return p->hit;
+		if (l->owner != SIM_NONE) {
+			base = scaled(p->fetch_modified, topo_pct(s, me, l->owner));
+			l->owner = SIM_NONE;
+		} else if (set_count(&l->sharers)) {
+			base = scaled(p->fetch_shared,
+				      topo_pct_set(s, me, &l->sharers, false));
+		} else {
+			base = p->miss_mem;
+			moved = false;
+		}
+		set_add(&l->sharers, me);
+	} else {
+		unsigned n = set_count(&l->sharers);
+		bool mine = set_has(&l->sharers, me);
+
+		if (l->owner != SIM_NONE) {
+			base = scaled(p->fetch_modified, topo_pct(s, me, l->owner));
+		} else if (mine && n == 1) {
+			/* Its only holder (exclusive): a silent upgrade. */
+			l->owner = (uint16_t)me;
+			return p->hit;
+		} else if (mine) {
+			base = scaled(p->upgrade + (uint64_t)(n - 1) * p->per_sharer,
+				      topo_pct_set(s, me, &l->sharers, true));
+		} else if (n) {
+			base = scaled(p->fetch_shared + (uint64_t)n * p->per_sharer,
+				      topo_pct_set(s, me, &l->sharers, true));
+		} else {
+			base = p->miss_mem;
+			moved = false;
+		}
+		set_only(&l->sharers, me);
+		l->owner = (uint16_t)me;
+	}
+	/* The line moves: after its previous move, one at a time. */
+	start = l->free_at > c->now ? l->free_at : c->now;
+	l->free_at = start + p->transfer;
+	l->wait_cycles += start - c->now;
+	if (moved)
+		l->transfers++;
+	return start - c->now + base;
+}
+
+uint64_t sim_line_access(struct iopt_sim *s, struct sim_cpu *c,
+			 const void *addr, bool write, const void *pc)
+{
+	return line_cost(s, c, line_find(s, addr), write, pc);
+}
+
+/* ---- raw memory ------------------------------------------------------------ */
+
+static inline uint64_t raw_load(const void *p, unsigned size)
+{
+	if (size == 8)
+		return __atomic_load_n((const uint64_t *)p, __ATOMIC_RELAXED);
+	return __atomic_load_n((const uint32_t *)p, __ATOMIC_RELAXED);
+}
+
+static inline void raw_store(void *p, unsigned size, uint64_t v)
+{
+	if (size == 8)
+		__atomic_store_n((uint64_t *)p, v, __ATOMIC_RELAXED);
+	else
+		__atomic_store_n((uint32_t *)p, (uint32_t)v, __ATOMIC_RELAXED);
+}
+
+static uint64_t rmw_apply(enum sim_rmw_op op, uint64_t old, uint64_t v)
+{
+	switch (op) {
+	case SIM_RMW_ADD: return old + v;
+	case SIM_RMW_SUB: return old - v;
+	case SIM_RMW_OR: return old | v;
+	case SIM_RMW_AND: return old & v;
+	case SIM_RMW_XOR: return old ^ v;
+	case SIM_RMW_XCHG: return v;
+	}
+	return v;
+}
+
+/* ---- store buffers ------------------------------------------------------ */
+
+static inline struct sim_sbe *sb_at(const struct iopt_sim *s,
+				    const struct sim_cpu *c, unsigned i)
+{
+	return &c->sb[(c->sb_head + i) % s->p.sb_entries];
+}
+
+/* Drain c's oldest buffered store. */
+static void sb_pop(struct iopt_sim *s, struct sim_cpu *c)
+{
+	struct sim_sbe *e = sb_at(s, c, 0);
+	struct sim_line *l = line_find(s, e->addr);
+
+	if (--l->sb_count == 0)
+		l->sb_owner = SIM_NONE;
+	c->sb_head = (c->sb_head + 1) % s->p.sb_entries;
+	c->sb_n--;
+}
+
+static void sb_next_update(struct iopt_sim *s)
+{
+	uint64_t next = UINT64_MAX;
+
+	for (unsigned i = 0; i < s->nslots; i++) {
+		struct sim_cpu *c = s->cpu[i];
+
+		if (c && c->sb_n && sb_at(s, c, 0)->deadline < next)
+			next = sb_at(s, c, 0)->deadline;
+	}
+	s->sb_next = next;
+}
+
+/* Drain all of c's buffer; returns the cycles c waits for it (until its
+ * newest store's deadline). */
+uint64_t sim_sb_drain_all(struct iopt_sim *s, struct sim_cpu *c)
+{
+	uint64_t last;
+
+	if (!c->sb_n)
+		return 0;
+	last = sb_at(s, c, c->sb_n - 1)->deadline;
+	while (c->sb_n)
+		sb_pop(s, c);
+	sb_next_update(s);
+	return last > c->now ? last - c->now : 0;
+}
+
+/* Drain c's buffer up to and including its newest store to line l. */
+static void sb_drain_line(struct iopt_sim *s, struct sim_cpu *c,
+			  const struct sim_line *l)
+{
+	unsigned last = 0;
+
+	for (unsigned i = 0; i < c->sb_n; i++)
+		if ((uintptr_t)sb_at(s, c, i)->addr >> SIM_LINE_SHIFT == l->key)
+			last = i + 1;
+	while (last--)
+		sb_pop(s, c);
+	sb_next_update(s);
+}
+
+/* Drain every store whose deadline has come by cycle now. */
+static void sb_drain_due(struct iopt_sim *s, uint64_t now)
+{
+	for (unsigned i = 0; i < s->nslots; i++) {
+		struct sim_cpu *c = s->cpu[i];
+
+		while (c && c->sb_n && sb_at(s, c, 0)->deadline <= now)
+			sb_pop(s, c);
+	}
+	sb_next_update(s);
+}
+
+/* Another CPU than the buffering one accesses l for writing. */
+static void sb_foreign_write(struct iopt_sim *s, struct sim_cpu *c,
+			     struct sim_line *l)
+{
+	if (l->sb_owner != SIM_NONE && l->sb_owner != c->idx)
+		sb_drain_line(s, s->cpu[l->sb_owner], l);
+}
+
+/* The value a load by c of [addr, addr + size) sees, mem being memory's. */
+static uint64_t sb_foreign_load(struct iopt_sim *s, struct sim_cpu *c,
+				struct sim_line *l, const void *addr,
+				unsigned size, uint64_t mem)
+{
+	struct sim_cpu *o;
+	const char *a = addr;
+	struct sim_sbe *exact = NULL;
+
+	if (l->sb_owner == SIM_NONE || l->sb_owner == c->idx)
+		return mem;
+	o = s->cpu[l->sb_owner];
+	for (unsigned i = 0; i < o->sb_n; i++) {
+		struct sim_sbe *e = sb_at(s, o, i);
+		const char *ea = e->addr;
+
+		if (ea + e->size <= a || a + size <= ea)
+			continue;
+		if (ea == a && e->size == size) {
+			if (!exact)
+				exact = e;
+			continue;
+		}
+		/* Partial overlap: drain, then memory is what all see. */
+		sb_drain_line(s, o, l);
+		return mem;
+	}
+	return exact ? exact->old : mem;
+}
+
+/* Buffer c's store; it drains after its line cost plus a seeded delay.
+ * Returns the cycles c stalls (a full buffer waits for its oldest). */
+static uint64_t sb_push(struct iopt_sim *s, struct sim_cpu *c,
+			struct sim_line *l, void *addr, unsigned size,
+			uint64_t old, uint64_t cost)
+{
+	const struct iopt_sim_params *p = &s->p;
+	struct sim_sbe *e;
+	uint64_t deadline, stall = 0;
+
+	if (c->sb_n == p->sb_entries) {
+		deadline = sb_at(s, c, 0)->deadline;
+		stall = deadline > c->now ? deadline - c->now : 0;
+		sb_pop(s, c);
+	}
+	deadline = c->now + stall + cost + p->sb_drain_min +
+		   sim_rand(s) % ((uint64_t)p->sb_drain_max - p->sb_drain_min + 1);
+	/* FIFO: never before the store ahead of it. */
+	if (c->sb_n && sb_at(s, c, c->sb_n - 1)->deadline > deadline)
+		deadline = sb_at(s, c, c->sb_n - 1)->deadline;
+	e = sb_at(s, c, c->sb_n);
+	*e = (struct sim_sbe){ addr, size, old, deadline };
+	c->sb_n++;
+	l->sb_owner = (uint16_t)c->idx;
+	l->sb_count++;
+	if (deadline < s->sb_next)
+		s->sb_next = deadline;
+	return stall;
+}
+
+/* ---- platform operations -------------------------------------------------- */
+
+static inline bool tso(const struct iopt_sim *s)
+{
+	return s->p.memmodel == IOPT_SIM_TSO;
+}
+
+/* Before c's access: stores due drain; attached models catch up. */
+static inline void pre_op(struct iopt_sim *s, struct sim_cpu *c)
+{
+	if (c->now >= s->sb_next)
+		sb_drain_due(s, c->now);
+}
+
+uint64_t sim_load(const void *p, unsigned size, enum sim_order order)
+{
+	struct sim_cpu *c = sim_cur;
+	struct iopt_sim *s;
+	struct sim_line *l;
+	uint64_t cost, v;
+
+	if (!c)
+		return raw_load(p, size);
+	s = sim_cur_sim;
+	pre_op(s, c);
+	/* What an attached model has written by now is there to be read. */
+	if (s->nmodels)
+		sim_run_models(s, sim_safe_time(s, c));
+	l = line_find(s, p);
+	cost = line_cost(s, c, l, false, NULL);
+	v = raw_load(p, size);
+	if (tso(s))
+		v = sb_foreign_load(s, c, l, p, size, v);
+	sim_charge(s, c, IOPT_SIM_OP_LOAD, cost);
+	return v;
+}
+
+void sim_store(void *p, unsigned size, enum sim_order order, uint64_t v)
+{
+	struct sim_cpu *c = sim_cur;
+	struct iopt_sim *s;
+	struct sim_line *l;
+	uint64_t cost;
+
+	if (!c) {
+		raw_store(p, size, v);
+		return;
+	}
+	s = sim_cur_sim;
+	pre_op(s, c);
+	l = line_find(s, p);
+	cost = line_cost(s, c, l, true, __builtin_return_address(0));
+	if (tso(s)) {
+		/* The buffer hides the line's cost from the CPU: the store
+		 * drains once the line would have come (sb_push). */
+		sb_foreign_write(s, c, l);
+		cost = s->p.hit + sb_push(s, c, l, p, size, raw_load(p, size),
+					  cost);
+	}
+	raw_store(p, size, v);
+	sim_charge(s, c, IOPT_SIM_OP_STORE, cost);
+}
+
+/* A read-modify-write drains the CPU's own buffer first (TSO: locked
+ * instructions are full barriers) and acts on memory directly. */
+static struct sim_line *rmw_begin(struct iopt_sim *s, struct sim_cpu *c,
+				  void *p, uint64_t *cost, const void *pc)
+{
+	struct sim_line *l;
+	uint64_t wait = 0;
+
+	pre_op(s, c);
+	if (tso(s))
+		wait = sim_sb_drain_all(s, c);
+	l = line_find(s, p);
+	if (tso(s))
+		sb_foreign_write(s, c, l);
+	*cost = wait + line_cost(s, c, l, true, pc) + s->p.atomic_extra;
+	return l;
+}
+
+uint64_t sim_rmw(void *p, unsigned size, enum sim_order order,
+		 enum sim_rmw_op op, uint64_t v)
+{
+	struct sim_cpu *c = sim_cur;
+	struct iopt_sim *s;
+	uint64_t old, cost;
+
+	if (!c) {
+		old = raw_load(p, size);
+		raw_store(p, size, rmw_apply(op, old, v));
+		return old;
+	}
+	s = sim_cur_sim;
+	rmw_begin(s, c, p, &cost, __builtin_return_address(0));
+	old = raw_load(p, size);
+	raw_store(p, size, rmw_apply(op, old, v));
+	sim_charge(s, c, IOPT_SIM_OP_RMW, cost);
+	return old;
+}
+
+bool sim_cas(void *p, unsigned size, enum sim_order order, uint64_t *old,
+	     uint64_t v)
+{
+	struct sim_cpu *c = sim_cur;
+	struct iopt_sim *s;
+	uint64_t cur, cost = 0;
+	uint64_t mask = size == 8 ? UINT64_MAX : UINT32_MAX;
+	bool ok;
+
+	if (c) {
+		s = sim_cur_sim;
+		rmw_begin(s, c, p, &cost, __builtin_return_address(0));
+	}
+	cur = raw_load(p, size);
+	ok = cur == (*old & mask);
+	if (ok)
+		raw_store(p, size, v);
+	else
+		*old = cur;
+	if (c)
+		sim_charge(sim_cur_sim, c, IOPT_SIM_OP_RMW, cost);
+	return ok;
+}
+
+void sim_fence(void)
+{
+	struct sim_cpu *c = sim_cur;
+	struct iopt_sim *s;
+
+	if (!c)
+		return;
+	s = sim_cur_sim;
+	pre_op(s, c);
+	sim_charge(s, c, IOPT_SIM_OP_FENCE,
+		   s->p.fence + (tso(s) ? sim_sb_drain_all(s, c) : 0));
+}
+
+/* ---- SMMU models on the timeline ----------------------------------------- */
+
+jmp_buf *sim_raw_escape;
+
+/*
+ * The latest time every CPU has reached: models may run up to it without
+ * getting ahead of a CPU that will still call them (in PCT mode a CPU can
+ * run ahead of others by up to pct_quantum).
+ */
+uint64_t sim_safe_time(const struct iopt_sim *s, const struct sim_cpu *c)
+{
+	uint64_t t = c ? c->now : s->now;
+
+	for (unsigned i = 0; c && i < s->heap_n; i++) {
+		const struct sim_cpu *o = s->heap[i];
+
+		if (o != &s->host && o->now < t)
+			t = o->now;
+		if (s->p.sched != IOPT_SIM_SCHED_PCT)
+			break;	/* the heap's top is the earliest */
+	}
+	return t;
+}
+
+/*
+ * Run every attached model up to CPU cycle now. The models' own platform
+ * calls run as the host context's (no cost, no switch). A model whose
+ * lock a simulated CPU holds (it is inside a model call, suspended) is
+ * skipped: its lock is the first thing a model call takes, so the escape
+ * from the lock attempt leaves it unchanged, and it catches up later.
+ */
+static void run_model(struct sim_model *m, uint64_t t)
+{
+	jmp_buf escape, *outer = sim_raw_escape;
+
+	sim_raw_escape = &escape;
+	if (!setjmp(escape)) {
+		if (m->kind == 3) {
+			if (iopt_smmu_next_event(m->model) <= t)
+				iopt_smmu_run_until(m->model, t);
+		} else {
+			if (iopt_smmuv2_next_event(m->model) <= t)
+				iopt_smmuv2_run_until(m->model, t);
+		}
+		m->at = t;
+	}
+	sim_raw_escape = outer;
+}
+
+void sim_run_models(struct iopt_sim *s, uint64_t now)
+{
+	struct sim_cpu *c = sim_cur;
+
+	sim_cur = NULL;
+	sim_raw++;
+	for (unsigned i = 0; i < s->nmodels; i++) {
+		struct sim_model *m = &s->models[i];
+		uint64_t t = (uint64_t)((double)now / s->p.cpu_ghz * m->ghz);
+
+		if (t > m->at)
+			run_model(m, t);
+	}
+	sim_raw--;
+	sim_cur = c;
+}
+
+void plat_mmio_cost(void)
+{
+	struct sim_cpu *c = sim_cur;
+	struct iopt_sim *s;
+
+	if (c) {
+		s = sim_cur_sim;
+		sim_charge(s, c, IOPT_SIM_OP_MMIO, s->p.mmio);
+		if (s->nmodels)
+			sim_run_models(s, sim_safe_time(s, c));
+		return;
+	}
+	s = sim_raw ? NULL : sim_ambient(false);
+	if (s && s->nmodels)
+		sim_run_models(s, s->now);
+}
+
+uint64_t iopt_sim_model_cycles(void *model)
+{
+	struct iopt_sim *s = sim_cur ? sim_cur_sim : sim_ambient(false);
+	uint64_t now;
+
+	if (!s)
+		return 0;
+	now = sim_cur ? sim_cur->now : s->now;
+	for (unsigned i = 0; i < s->nmodels; i++) {
+		struct sim_model *m = &s->models[i];
+		uint64_t t;
+
+		if (m->model != model)
+			continue;
+		t = (uint64_t)((double)now / s->p.cpu_ghz * m->ghz);
+		return t > m->at ? t : m->at;
+	}
+	return 0;
+}
+
+/* ---- statistics ------------------------------------------------------------- */
+
+static bool hotter(const struct sim_line *a, const struct iopt_sim_line_stat *b)
+{
+	return a->wait_cycles > b->wait_cycles ||
+	       (a->wait_cycles == b->wait_cycles && a->transfers > b->transfers);
+}
+
+void sim_mem_hot(const struct iopt_sim *s, struct iopt_sim_line_stat *hot,
+		 unsigned n)
+{
+	unsigned have = 0;
+
+	for (size_t i = 0; i < s->lines_cap; i++) {
+		const struct sim_line *l = &s->lines[i];
+		unsigned j;
+
+		if (!l->key || !l->transfers)
+			continue;
+		if (have == n && !hotter(l, &hot[n - 1]))
+			continue;
+		j = have < n ? have++ : n - 1;
+		while (j && hotter(l, &hot[j - 1])) {
+			hot[j] = hot[j - 1];
+			j--;
+		}
+		hot[j] = (struct iopt_sim_line_stat){
+			.line = l->key << SIM_LINE_SHIFT,
+			.transfers = l->transfers,
+			.wait_cycles = l->wait_cycles,
+			.last_writer_pc = l->writer_pc,
+		};
+	}
+}

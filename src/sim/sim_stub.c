@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The host library's iopgtable/sim.h: the simulation exists only in the
+ * simulation build (iopgtable_sim, docs/sim.md). Here iopt_sim_create()
+ * fails with -ENOTSUP, so one program source links against either library
+ * and asks iopt_sim_available() which one it has.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <iopgtable/sim.h>
+
+void iopt_sim_params_default(struct iopt_sim_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->cpus = 1;
+	p->cpu_ghz = 1.0;
+}
+
+int iopt_sim_create(const struct iopt_sim_params *p, struct iopt_sim **out)
+{
+	return -ENOTSUP;
+}
+
+void iopt_sim_destroy(struct iopt_sim *sim)
+{
+}
+
+int iopt_sim_run(struct iopt_sim *sim, void (*fn)(unsigned cpu, void *arg),
+		 void *arg)
+{
+	return -ENOTSUP;
+}
+
+unsigned iopt_sim_cpu(void)
+{
+	return 0;
+}
+
+uint64_t iopt_sim_now(void)
+{
+	return 0;
+}
+
+uint64_t iopt_sim_now_ns(void)
+{
+	return 0;
+}
+
+void iopt_sim_work(uint64_t cycles)
+{
+}
+
+int iopt_sim_attach_smmu(struct iopt_sim *sim, struct iopt_smmu *smmu,
+			 double model_ghz)
+{
+	return -ENOTSUP;
+}
+
+int iopt_sim_attach_smmuv2(struct iopt_sim *sim, struct iopt_smmuv2 *smmu,
+			   double model_ghz)
+{
+	return -ENOTSUP;
+}
+
+uint64_t iopt_sim_model_cycles(void *model)
+{
+	return 0;
+}
+
+void iopt_sim_stats(const struct iopt_sim *sim, struct iopt_sim_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+}
+
+uint64_t iopt_sim_cpu_cycles(const struct iopt_sim *sim, unsigned cpu)
+{
+	return 0;
+}
+
+int iopt_sim_available(void)
+{
+	return 0;
+}

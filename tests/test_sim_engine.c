@@ -1,0 +1,816 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The simulation engine (src/sim/, docs/sim.md), against expectations
+ * that do not come from the engine: litmus outcomes the memory models
+ * allow or forbid, coherence costs summed by hand from the parameters,
+ * exact counts, the RCU grace-period rule, and deadlocks built on purpose.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <iopgtable/driver.h>
+#include <iopgtable/pgtable.h>
+#include <iopgtable/physmem.h>
+#include <iopgtable/sim.h>
+#include <iopgtable/smmu.h>
+
+#include "../src/platform/platform.h"
+
+/* Lines of their own, so that no two test variables share one. */
+struct line {
+	_Alignas(64) uint64_t v;
+	char pad[56];
+};
+
+static struct iopt_sim *mk(unsigned cpus, uint64_t seed,
+			   enum iopt_sim_memmodel mm)
+{
+	struct iopt_sim_params p;
+	struct iopt_sim *s = NULL;
+
+	iopt_sim_params_default(&p);
+	p.cpus = cpus;
+	p.seed = seed;
+	p.memmodel = mm;
+	assert_int_equal(iopt_sim_create(&p, &s), 0);
+	return s;
+}
+
+/* ---- store buffering: x=1; r1=y || y=1; r2=x ----------------------------- */
+
+struct sb_litmus {
+	struct line x, y;
+	uint64_t r[2];
+	bool fence;
+};
+
+static void sb_cpu(unsigned cpu, void *arg)
+{
+	struct sb_litmus *t = arg;
+	uint64_t *mine = cpu ? &t->y.v : &t->x.v;
+	uint64_t *other = cpu ? &t->x.v : &t->y.v;
+
+	plat_store_rel64(mine, 1);
+	if (t->fence)
+		plat_fence_seq_cst();
+	t->r[cpu] = plat_load_acq64(other);
+}
+
+/* How many of nseeds runs end with r1 = r2 = 0. */
+static unsigned sb_count(enum iopt_sim_memmodel mm, bool fence, unsigned nseeds)
+{
+	unsigned both_zero = 0;
+
+	for (uint64_t seed = 1; seed <= nseeds; seed++) {
+		struct iopt_sim *s = mk(2, seed, mm);
+		struct sb_litmus t = { .fence = fence };
+
+		assert_int_equal(iopt_sim_run(s, sb_cpu, &t), 0);
+		/* Both loads read some store or the initial value. */
+		assert_true(t.r[0] <= 1 && t.r[1] <= 1);
+		both_zero += !t.r[0] && !t.r[1];
+		iopt_sim_destroy(s);
+	}
+	return both_zero;
+}
+
+static void test_store_buffering(void **state)
+{
+	(void)state;
+	/* Sequential consistency forbids r1 = r2 = 0. */
+	assert_int_equal(sb_count(IOPT_SIM_SC, false, 300), 0);
+	/* TSO allows it: some seed shows it. */
+	assert_true(sb_count(IOPT_SIM_TSO, false, 300) > 0);
+	/* A full fence between the store and the load forbids it again. */
+	assert_int_equal(sb_count(IOPT_SIM_TSO, true, 300), 0);
+}
+
+/* ---- message passing with release/acquire --------------------------------- */
+
+struct mp_litmus {
+	struct line data, flag;
+	uint64_t seen;
+};
+
+static void mp_cpu(unsigned cpu, void *arg)
+{
+	struct mp_litmus *t = arg;
+
+	if (cpu == 0) {
+		plat_store_rlx64(&t->data.v, 42);
+		/* Release: pairs with the acquire load below. */
+		plat_store_rel64(&t->flag.v, 1);
+	} else {
+		while (!plat_load_acq64(&t->flag.v))
+			plat_cpu_relax();
+		t->seen = plat_load_rlx64(&t->data.v);
+	}
+}
+
+static void test_message_passing(void **state)
+{
+	(void)state;
+	for (uint64_t seed = 1; seed <= 300; seed++) {
+		struct iopt_sim *s = mk(2, seed, IOPT_SIM_TSO);
+		struct mp_litmus t = { 0 };
+
+		assert_int_equal(iopt_sim_run(s, mp_cpu, &t), 0);
+		assert_int_equal(t.seen, 42);
+		iopt_sim_destroy(s);
+	}
+}
+
+/* ---- coherence costs by hand ------------------------------------------------ */
+
+/* Round numbers, distinct so that a wrong case cannot hide. */
+static void cost_params(struct iopt_sim_params *p, unsigned cpus)
+{
+	iopt_sim_params_default(p);
+	p->cpus = cpus;
+	p->hit = 1;
+	p->miss_mem = 100;
+	p->fetch_shared = 30;
+	p->fetch_modified = 50;
+	p->upgrade = 20;
+	p->per_sharer = 7;
+	p->transfer = 0;
+	p->atomic_extra = 3;
+}
+
+static struct line cost_x;
+
+/*
+ * CPU i starts its access at cycle 1000 i (work() puts it there):
+ *   0: store X at 0 (nobody has it: miss 100), load X (hit 1), then at
+ *      5000 store X again: it and 1, 2, 3 share it: upgrade 20 + 3 x 7.
+ *   1: load X at 1000: 0 has it modified: fetch_modified 50.
+ *   2, 3: load X at 2000, 3000: clean in others: fetch_shared 30.
+ *   4: at 6000 an RMW of X: 0 has it modified: 50, plus atomic_extra 3.
+ */
+static void cost_cpu(unsigned cpu, void *arg)
+{
+	(void)arg;
+	if (cpu == 0) {
+		plat_store_rlx64(&cost_x.v, 1);
+		(void)plat_load_rlx64(&cost_x.v);
+		iopt_sim_work(5000 - 101);
+		plat_store_rlx64(&cost_x.v, 2);
+		return;
+	}
+	iopt_sim_work(cpu == 4 ? 6000 : 1000 * cpu);
+	if (cpu == 4)
+		(void)plat_fetch_add_rlx64(&cost_x.v, 1);
+	else
+		(void)plat_load_rlx64(&cost_x.v);
+}
+
+static void test_costs(void **state)
+{
+	struct iopt_sim_params p;
+	struct iopt_sim *s;
+	const uint64_t want[5] = {
+		100 + 1 + (5000 - 101) + 20 + 3 * 7,
+		1000 + 50,
+		2000 + 30,
+		3000 + 30,
+		6000 + 50 + 3,
+	};
+
+	(void)state;
+	cost_params(&p, 5);
+	for (uint64_t seed = 1; seed <= 5; seed++) {
+		p.seed = seed;
+		assert_int_equal(iopt_sim_create(&p, &s), 0);
+		memset(&cost_x, 0, sizeof(cost_x));
+		assert_int_equal(iopt_sim_run(s, cost_cpu, NULL), 0);
+		for (unsigned i = 0; i < 5; i++)
+			assert_int_equal(iopt_sim_cpu_cycles(s, i), want[i]);
+		iopt_sim_destroy(s);
+	}
+}
+
+/* A write by a CPU that does not hold the line, with k clean sharers:
+ * fetch_shared + k per_sharer; across clusters, times cross_cluster_pct. */
+static void cost_topo_cpu(unsigned cpu, void *arg)
+{
+	(void)arg;
+	/* 0 writes at 0 (miss), 1 reads at 1000 (same cluster: 50), 2 reads
+	 * at 2000 (other cluster; nearest sharer in cluster 0: 30 x 1.5),
+	 * 3 writes at 3000 (cluster 1; sharers 0, 1, 2; farthest in cluster
+	 * 0: (30 + 3 x 7) x 1.5). */
+	iopt_sim_work(1000 * cpu);
+	if (cpu == 0 || cpu == 3)
+		plat_store_rlx64(&cost_x.v, cpu);
+	else
+		(void)plat_load_rlx64(&cost_x.v);
+}
+
+static void test_costs_topology(void **state)
+{
+	struct iopt_sim_params p;
+	struct iopt_sim *s;
+	const uint64_t want[4] = { 100, 1000 + 50, 2000 + 45,
+				   3000 + (30 + 3 * 7) * 3 / 2 };
+
+	(void)state;
+	cost_params(&p, 4);
+	p.cores_per_cluster = 2;
+	p.cross_cluster_pct = 150;
+	assert_int_equal(iopt_sim_create(&p, &s), 0);
+	memset(&cost_x, 0, sizeof(cost_x));
+	assert_int_equal(iopt_sim_run(s, cost_topo_cpu, NULL), 0);
+	for (unsigned i = 0; i < 4; i++)
+		assert_int_equal(iopt_sim_cpu_cycles(s, i), want[i]);
+	iopt_sim_destroy(s);
+}
+
+/* M CPUs at cycle 0 each do one RMW of one line: the first finds it
+ * nowhere (miss 100), the k-th (k >= 1) waits k transfers of 40 cycles and
+ * takes it from the previous owner (50), plus atomic_extra 3 each. */
+static void cost_queue_cpu(unsigned cpu, void *arg)
+{
+	(void)cpu;
+	(void)arg;
+	(void)plat_fetch_add_rlx64(&cost_x.v, 1);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void test_costs_queueing(void **state)
+{
+	enum { M = 8 };
+	struct iopt_sim_params p;
+	struct iopt_sim_stats st;
+	struct iopt_sim *s;
+	uint64_t got[M], want[M];
+
+	(void)state;
+	cost_params(&p, M);
+	p.transfer = 40;
+	assert_int_equal(iopt_sim_create(&p, &s), 0);
+	memset(&cost_x, 0, sizeof(cost_x));
+	assert_int_equal(iopt_sim_run(s, cost_queue_cpu, NULL), 0);
+	assert_int_equal(cost_x.v, M);
+	want[0] = 100 + 3;
+	for (unsigned k = 1; k < M; k++)
+		want[k] = 40 * k + 50 + 3;
+	for (unsigned i = 0; i < M; i++)
+		got[i] = iopt_sim_cpu_cycles(s, i);
+	qsort(got, M, sizeof(got[0]), cmp_u64);
+	qsort(want, M, sizeof(want[0]), cmp_u64);
+	for (unsigned i = 0; i < M; i++)
+		assert_int_equal(got[i], want[i]);
+	iopt_sim_stats(s, &st);
+	assert_int_equal(st.hot[0].line, (uintptr_t)&cost_x);
+	assert_int_equal(st.hot[0].transfers, M - 1);
+	assert_int_equal(st.hot[0].wait_cycles, 40 * M * (M - 1) / 2);
+	assert_non_null(st.hot[0].last_writer_pc);
+	iopt_sim_destroy(s);
+}
+
+/* ---- spinlock counter, determinism ----------------------------------------- */
+
+struct counter {
+	struct plat_spinlock lock;
+	struct line count;
+	unsigned n;
+	bool locked;
+	unsigned order[64 * 8];
+	struct line next;
+};
+
+static void counter_cpu(unsigned cpu, void *arg)
+{
+	struct counter *t = arg;
+
+	for (unsigned i = 0; i < t->n; i++) {
+		if (t->locked)
+			plat_spin_lock(&t->lock);
+		/* A read and a write the lock must keep together. */
+		uint64_t v = plat_load_rlx64(&t->count.v);
+
+		plat_store_rlx64(&t->count.v, v + 1);
+		if (t->locked) {
+			uint64_t k = plat_load_rlx64(&t->next.v);
+
+			if (k < sizeof(t->order) / sizeof(t->order[0]))
+				t->order[k] = cpu;
+			plat_store_rlx64(&t->next.v, k + 1);
+			plat_spin_unlock(&t->lock);
+		}
+		iopt_sim_work(cpu % 7);
+	}
+}
+
+static void test_spinlock_64(void **state)
+{
+	struct counter *t = calloc(1, sizeof(*t));
+	struct iopt_sim *s = mk(64, 7, IOPT_SIM_SC);
+
+	(void)state;
+	t->n = 50;
+	t->locked = true;
+	assert_int_equal(iopt_sim_run(s, counter_cpu, t), 0);
+	assert_int_equal(t->count.v, 64 * 50);
+	iopt_sim_destroy(s);
+
+	/* Without the lock, increments are lost: the engine interleaves. */
+	memset(t, 0, sizeof(*t));
+	t->n = 50;
+	s = mk(64, 7, IOPT_SIM_SC);
+	assert_int_equal(iopt_sim_run(s, counter_cpu, t), 0);
+	assert_true(t->count.v < 64 * 50);
+	iopt_sim_destroy(s);
+	free(t);
+}
+
+static void test_determinism(void **state)
+{
+	struct iopt_sim_stats st[2];
+	struct counter *t[2] = { calloc(1, sizeof(**t)), calloc(1, sizeof(**t)) };
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= 6; seed++) {
+		for (int rep = 0; rep < 2; rep++) {
+			struct iopt_sim *s = mk(8, seed, IOPT_SIM_SC);
+
+			memset(t[rep], 0, sizeof(*t[rep]));
+			t[rep]->n = 20;
+			t[rep]->locked = true;
+			assert_int_equal(iopt_sim_run(s, counter_cpu, t[rep]), 0);
+			iopt_sim_stats(s, &st[rep]);
+			iopt_sim_destroy(s);
+		}
+		/* Same seed: same interleaving, cycles and hash. */
+		assert_memory_equal(t[0]->order, t[1]->order, sizeof(t[0]->order));
+		assert_int_equal(st[0].trace_hash, st[1].trace_hash);
+		assert_int_equal(st[0].end_cycles, st[1].end_cycles);
+		assert_int_equal(st[0].total_ops, st[1].total_ops);
+	}
+	free(t[0]);
+	free(t[1]);
+}
+
+/* Different seeds give different lock orders (the first acquisitions
+ * tie at cycle 0, and ties go by the seed). */
+static void test_seeds_differ(void **state)
+{
+	struct counter *t = calloc(1, sizeof(*t));
+	unsigned first[16];
+	unsigned distinct = 0;
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= 16; seed++) {
+		struct iopt_sim *s = mk(8, seed, IOPT_SIM_SC);
+
+		memset(t, 0, sizeof(*t));
+		t->n = 5;
+		t->locked = true;
+		assert_int_equal(iopt_sim_run(s, counter_cpu, t), 0);
+		first[seed - 1] = t->order[0];
+		iopt_sim_destroy(s);
+	}
+	for (unsigned i = 0; i < 16; i++) {
+		unsigned j;
+
+		for (j = 0; j < i && first[j] != first[i]; j++)
+			;
+		distinct += j == i;
+	}
+	/* 16 seeded draws among 8 CPUs: every CPU first is impossible to
+	 * miss by much; one CPU always first would mean no seed effect. */
+	assert_true(distinct >= 3);
+	free(t);
+}
+
+/* ---- RCU ------------------------------------------------------------------- */
+
+struct rcu_t {
+	struct plat_rcu_head head;
+	struct line in_section;
+	uint64_t unlock_at, cb_at, barrier_at;
+	unsigned cb_runs;
+	bool cb_saw_reader;
+};
+
+static struct rcu_t *rcu_t_of(struct plat_rcu_head *h)
+{
+	return (struct rcu_t *)((char *)h - offsetof(struct rcu_t, head));
+}
+
+static void rcu_cb(struct plat_rcu_head *h)
+{
+	struct rcu_t *t = rcu_t_of(h);
+
+	t->cb_runs++;
+	t->cb_at = iopt_sim_now();
+	t->cb_saw_reader = plat_load_rlx64(&t->in_section.v) != 0;
+}
+
+static void rcu_cpu(unsigned cpu, void *arg)
+{
+	struct rcu_t *t = arg;
+
+	if (cpu == 0) {
+		/* A reader that began before call_rcu and stays long. */
+		plat_rcu_read_lock();
+		plat_store_rlx64(&t->in_section.v, 1);
+		iopt_sim_work(100000);
+		plat_store_rlx64(&t->in_section.v, 0);
+		t->unlock_at = iopt_sim_now();
+		plat_rcu_read_unlock();
+	} else if (cpu == 1) {
+		iopt_sim_work(1000);
+		plat_call_rcu(&t->head, rcu_cb);
+		plat_rcu_barrier();
+		t->barrier_at = iopt_sim_now();
+		assert_int_equal(t->cb_runs, 1);
+	} else {
+		/* Readers that come and go do not hold the grace period. */
+		for (int i = 0; i < 50; i++) {
+			plat_rcu_read_lock();
+			iopt_sim_work(500);
+			plat_rcu_read_unlock();
+		}
+	}
+}
+
+static void test_rcu(void **state)
+{
+	struct iopt_sim_stats st;
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= 10; seed++) {
+		struct iopt_sim *s = mk(4, seed, IOPT_SIM_SC);
+		struct rcu_t t = { 0 };
+
+		assert_int_equal(iopt_sim_run(s, rcu_cpu, &t), 0);
+		assert_int_equal(t.cb_runs, 1);
+		assert_false(t.cb_saw_reader);
+		assert_true(t.cb_at >= t.unlock_at);
+		assert_true(t.barrier_at >= t.cb_at);
+		iopt_sim_stats(s, &st);
+		assert_int_equal(st.rcu_callbacks, 1);
+		assert_true(st.grace_periods >= 1);
+		iopt_sim_destroy(s);
+	}
+}
+
+/* ---- deadlock ----------------------------------------------------------------- */
+
+static struct plat_mutex dl_a, dl_b;
+
+static void deadlock_cpu(unsigned cpu, void *arg)
+{
+	struct plat_mutex *first = cpu ? &dl_b : &dl_a;
+	struct plat_mutex *second = cpu ? &dl_a : &dl_b;
+
+	(void)arg;
+	plat_mutex_lock(first);
+	iopt_sim_work(1000);
+	plat_mutex_lock(second);
+	plat_mutex_unlock(second);
+	plat_mutex_unlock(first);
+}
+
+static void held_forever_cpu(unsigned cpu, void *arg)
+{
+	(void)arg;
+	if (cpu == 0) {
+		plat_mutex_lock(&dl_a);	/* and never unlocks */
+		return;
+	}
+	iopt_sim_work(1000);
+	plat_mutex_lock(&dl_a);
+}
+
+static void test_deadlock(void **state)
+{
+	struct iopt_sim *s;
+
+	(void)state;
+	plat_mutex_init(&dl_a);
+	plat_mutex_init(&dl_b);
+	s = mk(2, 3, IOPT_SIM_SC);
+	assert_int_equal(iopt_sim_run(s, deadlock_cpu, NULL), -EDEADLK);
+	assert_int_equal(iopt_sim_run(s, deadlock_cpu, NULL), -EDEADLK);
+	iopt_sim_destroy(s);
+
+	plat_mutex_init(&dl_a);
+	s = mk(2, 3, IOPT_SIM_SC);
+	assert_int_equal(iopt_sim_run(s, held_forever_cpu, NULL), -EDEADLK);
+	iopt_sim_destroy(s);
+
+	/* The same mutexes, taken in one order, do not deadlock. */
+	plat_mutex_init(&dl_a);
+	plat_mutex_init(&dl_b);
+	s = mk(2, 3, IOPT_SIM_SC);
+	assert_int_equal(iopt_sim_run(s, cost_queue_cpu, NULL), 0);
+	iopt_sim_destroy(s);
+}
+
+/* ---- threads inside and outside a run ----------------------------------------- */
+
+struct th_t {
+	struct line count;
+	unsigned ids[8];
+	uint64_t started_at;
+};
+
+static void *th_worker(void *arg)
+{
+	struct th_t *t = arg;
+	uint64_t k;
+
+	iopt_sim_work(100);
+	k = plat_fetch_add_acq_rel64(&t->count.v, 1);
+	t->ids[k] = iopt_sim_cpu();
+	return NULL;
+}
+
+static void th_cpu(unsigned cpu, void *arg)
+{
+	struct th_t *t = arg;
+	struct plat_thread th[4];
+
+	if (cpu != 0)
+		return;
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(plat_thread_start(&th[i], th_worker, t), 0);
+	for (int i = 0; i < 4; i++)
+		plat_thread_join(&th[i]);
+	/* Every thread has finished. */
+	assert_int_equal(plat_load_acq64(&t->count.v), 4);
+}
+
+static void test_threads(void **state)
+{
+	struct iopt_sim *s;
+	struct iopt_sim_stats st;
+	struct plat_thread th[6];
+	struct th_t t = { 0 };
+
+	(void)state;
+	/* Inside a run: threads are new CPUs beyond the run's. */
+	s = mk(2, 5, IOPT_SIM_SC);
+	assert_int_equal(iopt_sim_run(s, th_cpu, &t), 0);
+	assert_int_equal(t.count.v, 4);
+	for (int i = 0; i < 4; i++)
+		assert_true(t.ids[i] >= 2 && t.ids[i] < IOPT_SIM_MAX_CPUS);
+	iopt_sim_stats(s, &st);
+	assert_int_equal(st.cpus, 2 + 4);
+
+	/* Outside a run (the host context): start queues, join runs. */
+	memset(&t, 0, sizeof(t));
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(plat_thread_start(&th[i], th_worker, &t), 0);
+	assert_int_equal(t.count.v, 0);		/* nothing ran yet */
+	plat_thread_join(&th[5]);
+	assert_true(t.count.v >= 1);
+	for (int i = 0; i < 6; i++)
+		plat_thread_join(&th[i]);
+	assert_int_equal(t.count.v, 6);
+	/* The host sleeping lets simulated time pass. */
+	uint64_t t0 = plat_clock_ns();
+
+	plat_sleep_ns(1000);
+	assert_int_equal(plat_clock_ns() - t0, 1000);
+	iopt_sim_destroy(s);
+}
+
+/* ---- 128 CPUs ----------------------------------------------------------------- */
+
+static void many_cpu(unsigned cpu, void *arg)
+{
+	struct counter *t = arg;
+
+	(void)cpu;
+	for (int i = 0; i < 20; i++)
+		(void)plat_fetch_add_rlx64(&t->count.v, 1);
+	counter_cpu(cpu, t);
+}
+
+static void test_128_cpus(void **state)
+{
+	struct counter *t = calloc(1, sizeof(*t));
+	struct iopt_sim *s = mk(128, 11, IOPT_SIM_SC);
+	struct iopt_sim_stats st;
+
+	(void)state;
+	t->n = 4;
+	t->locked = true;
+	assert_int_equal(iopt_sim_run(s, many_cpu, t), 0);
+	assert_int_equal(t->count.v, 128 * (20 + 4));
+	iopt_sim_stats(s, &st);
+	assert_int_equal(st.cpus, 128);
+	for (unsigned i = 0; i < 128; i++)
+		assert_true(iopt_sim_cpu_cycles(s, i) > 0);
+	iopt_sim_destroy(s);
+	free(t);
+}
+
+/* ---- the library itself on simulated CPUs ---------------------------------- */
+
+struct lib_t {
+	struct iopt_pgtable *pt;
+	unsigned errors;
+};
+
+static void nf_all(void *c) { (void)c; }
+static void nf_walk(uint64_t i, uint64_t s, uint64_t g, void *c)
+{
+	(void)i; (void)s; (void)g; (void)c;
+}
+static void nf_page(struct iopt_gather *gt, uint64_t i, uint64_t g, void *c)
+{
+	(void)gt; (void)i; (void)g; (void)c;
+}
+static const struct iopt_tlb_ops nf_tlb = {
+	.flush_all = nf_all, .flush_walk = nf_walk, .add_page = nf_page,
+};
+
+static void lib_cpu(unsigned cpu, void *arg)
+{
+	struct lib_t *t = arg;
+	struct iopt_gather g;
+	/* Each CPU its own 2 MiB of IOVA, adjacent CPUs sharing tables. */
+	uint64_t base = (uint64_t)cpu << 21;
+
+	iopt_gather_init(&g);
+	for (unsigned r = 0; r < 4; r++) {
+		for (uint64_t i = 0; i < 64; i++)
+			if (iopt_map_pages(t->pt, base + i * 4096,
+					   (1ull << 32) + base + i * 4096, 4096,
+					   1, IOPT_READ | IOPT_WRITE, NULL))
+				t->errors++;
+		for (uint64_t i = 0; i < 64; i++) {
+			uint64_t pa = 0;
+
+			if (iopt_iova_to_phys(t->pt, base + i * 4096 + 8, &pa) ||
+			    pa != (1ull << 32) + base + i * 4096 + 8)
+				t->errors++;
+		}
+		for (uint64_t i = 0; i < 64; i++)
+			if (iopt_unmap_pages(t->pt, base + i * 4096, 4096, 1,
+					     &g) != 4096)
+				t->errors++;
+	}
+}
+
+static void test_library(void **state)
+{
+	struct iopt_cfg cfg = {
+		.fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096, .ias = 48,
+		.oas = 48, .coherent_walk = true, .tlb = &nf_tlb,
+	};
+	struct iopt_sim_stats st;
+	struct lib_t t = { 0 };
+
+	(void)state;
+	for (int mm = 0; mm < 2; mm++) {
+		struct iopt_sim *s = mk(8, 21, mm ? IOPT_SIM_TSO : IOPT_SIM_SC);
+
+		assert_int_equal(iopt_alloc(&cfg, &t.pt), 0);
+		t.errors = 0;
+		assert_int_equal(iopt_sim_run(s, lib_cpu, &t), 0);
+		assert_int_equal(t.errors, 0);
+		iopt_sim_stats(s, &st);
+		assert_true(st.ops[IOPT_SIM_OP_RMW] > 0);
+		assert_true(st.switches > 0);
+		iopt_free(t.pt);
+		iopt_sim_destroy(s);
+	}
+}
+
+/* ---- an SMMUv3 model and its driver on the timeline ----------------------- */
+
+struct smmu_t {
+	struct iopt_smmuv3_drv *drv;
+	unsigned errors;
+};
+
+static void smmu_cpu(unsigned cpu, void *arg)
+{
+	struct smmu_t *t = arg;
+
+	(void)cpu;
+	for (int i = 0; i < 10; i++) {
+		iopt_sim_work(1000);
+		/* A CMD_SYNC: its completion (MSI) must reach the polling
+		 * CPU through the model run on the simulation's timeline. */
+		if (iopt_smmuv3_drv_sync(t->drv))
+			t->errors++;
+	}
+}
+
+static void test_smmu_timeline(void **state)
+{
+	struct iopt_physmem *pm;
+	struct iopt_smmu_mem mem;
+	struct iopt_smmu_params sp;
+	struct iopt_smmu *smmu;
+	struct iopt_smmuv3_drv_cfg dc;
+	struct iopt_smmuv3_drv_stats ds;
+	struct iopt_sim_stats st;
+	struct smmu_t t = { 0 };
+	struct iopt_sim *s;
+
+	(void)state;
+	for (int mode = 0; mode < 2; mode++) {
+		s = mk(mode ? 4 : 1, 9, IOPT_SIM_SC);
+		assert_int_equal(iopt_physmem_create(0x80000000ull, 64ull << 20, &pm), 0);
+		iopt_smmu_physmem(pm, 10, &mem);
+		iopt_smmu_default_params(&sp);
+		assert_int_equal(iopt_smmu_create(&sp, &mem, NULL, NULL, &smmu), 0);
+		assert_int_equal(iopt_sim_attach_smmu(s, smmu, 1.0), 0);
+		iopt_smmuv3_drv_default_cfg(&dc);
+		dc.smmu = smmu;
+		dc.pm = pm;
+		dc.sync = mode ? IOPT_SMMUV3_DRV_SYNC_CONS : IOPT_SMMUV3_DRV_SYNC_MSI;
+		dc.clock = iopt_sim_model_cycles;
+		dc.clock_ctx = smmu;
+		/* Probed from the host context: the model runs as it waits. */
+		assert_int_equal(iopt_smmuv3_drv_probe(&dc, &t.drv), 0);
+		t.errors = 0;
+		assert_int_equal(iopt_sim_run(s, smmu_cpu, &t), 0);
+		assert_int_equal(t.errors, 0);
+		iopt_smmuv3_drv_get_stats(t.drv, &ds);
+		assert_int_equal(ds.sync_timeouts, 0);
+		assert_true(ds.syncs >= (mode ? 40u : 10u));
+		iopt_sim_stats(s, &st);
+		assert_true(st.ops[IOPT_SIM_OP_MMIO] > 0);
+		/* With MSI completion (IHI0070 4.7.3) the only register access
+		 * a sync needs is the CMDQ_PROD write that publishes it: the
+		 * waiter polls memory, where the model, run on the timeline,
+		 * writes the MSI. (Without the model on the timeline the
+		 * waiter backs off into register reads.) */
+		if (!mode)
+			assert_int_equal(st.ops[IOPT_SIM_OP_MMIO], 10);
+		/* A sync takes the model's sync time at least: simulated time
+		 * passed beyond the CPUs' own work. */
+		assert_true(st.end_cycles > 10 * 1000);
+		iopt_smmuv3_drv_remove(t.drv);
+		iopt_smmu_destroy(smmu);
+		iopt_physmem_destroy(pm);
+		iopt_sim_destroy(s);
+	}
+}
+
+static void test_bad_params(void **state)
+{
+	struct iopt_sim_params p;
+	struct iopt_sim *s = NULL;
+
+	(void)state;
+	assert_int_equal(iopt_sim_available(), 1);
+	iopt_sim_params_default(&p);
+	p.cpus = 0;
+	assert_int_equal(iopt_sim_create(&p, &s), -EINVAL);
+	p.cpus = IOPT_SIM_MAX_CPUS + 1;
+	assert_int_equal(iopt_sim_create(&p, &s), -EINVAL);
+	iopt_sim_params_default(&p);
+	p.sb_drain_min = 10;
+	p.sb_drain_max = 9;
+	assert_int_equal(iopt_sim_create(&p, &s), -EINVAL);
+	iopt_sim_params_default(&p);
+	p.cpu_ghz = 0;
+	assert_int_equal(iopt_sim_create(&p, &s), -EINVAL);
+	iopt_sim_params_default(&p);
+	p.memmodel = (enum iopt_sim_memmodel)7;
+	assert_int_equal(iopt_sim_create(&p, &s), -EINVAL);
+	assert_null(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_bad_params),
+		cmocka_unit_test(test_store_buffering),
+		cmocka_unit_test(test_message_passing),
+		cmocka_unit_test(test_costs),
+		cmocka_unit_test(test_costs_topology),
+		cmocka_unit_test(test_costs_queueing),
+		cmocka_unit_test(test_spinlock_64),
+		cmocka_unit_test(test_determinism),
+		cmocka_unit_test(test_seeds_differ),
+		cmocka_unit_test(test_rcu),
+		cmocka_unit_test(test_deadlock),
+		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_128_cpus),
+		cmocka_unit_test(test_library),
+		cmocka_unit_test(test_smmu_timeline),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
