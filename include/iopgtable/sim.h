@@ -122,6 +122,10 @@ struct iopt_sim_params {
 	 * one compete by priority, so a spinning high-priority CPU cannot
 	 * starve the CPU it waits for (added with the engine). */
 	uint64_t pct_quantum;
+	/* A run in which some CPU's time passes this many cycles stops with
+	 * -ETIMEDOUT (a livelock: CPUs spinning on what will never come);
+	 * 0: no limit (added with the engine). */
+	uint64_t max_cycles;
 };
 
 IOPT_API void iopt_sim_params_default(struct iopt_sim_params *p);
@@ -141,8 +145,11 @@ IOPT_API void iopt_sim_destroy(struct iopt_sim *sim);
  * start through the platform layer become further simulated CPUs (counted
  * against IOPT_SIM_MAX_CPUS). RCU callbacks due run before return.
  * 0, or -EDEADLK when every remaining CPU waits on something no CPU can
- * change (a lock held by a finished CPU, say), with the state left for
- * inspection; -EBUSY when called from inside a run.
+ * change (a lock held by a finished CPU, say), or -ETIMEDOUT when a CPU's
+ * time passed params.max_cycles, with the state left for inspection (a
+ * later run returns the same error); -EBUSY when called from inside a
+ * run, or while a thread started from the host context and not joined
+ * yet occupies one of CPUs 0 .. cpus-1.
  */
 IOPT_API int iopt_sim_run(struct iopt_sim *sim, void (*fn)(unsigned cpu, void *arg),
 		 void *arg);

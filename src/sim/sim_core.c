@@ -213,6 +213,15 @@ void sim_charge(struct iopt_sim *s, struct sim_cpu *c, enum iopt_sim_op op,
 	s->ops[op]++;
 	s->nops++;
 	trace(s, c, op);
+	if (plat_unlikely(c->now > s->limit)) {
+		/* Livelock guard: stop here, suspended, for inspection. */
+		s->timed_out = true;
+		c->key = sim_rand(s) | 1;
+		c->state = SIM_RUNNABLE;
+		heap_push(s, c);
+		switch_to(s, c, &s->host);
+		return;
+	}
 	if (s->p.sched == IOPT_SIM_SCHED_PCT) {
 		for (unsigned i = 0; i < s->pct_nchange; i++)
 			if (s->pct_change[i] == s->nops)
@@ -404,6 +413,10 @@ static int host_run(struct iopt_sim *s, bool (*done)(struct iopt_sim *, void *),
 	while (!done(s, ctx)) {
 		struct sim_cpu *n;
 
+		if (s->timed_out) {
+			ret = -ETIMEDOUT;
+			break;
+		}
 		if (s->deadlock || !s->heap_n) {
 			s->deadlock = any_blocked(s);
 			ret = -EDEADLK;
@@ -444,9 +457,10 @@ static bool done_rcu(struct iopt_sim *s, void *ctx)
 
 static void host_fail(struct iopt_sim *s, const char *what)
 {
-	fprintf(stderr, "iopt sim: deadlock while the host context %s "
-		"(seed %llu): every simulated CPU left waits\n", what,
-		(unsigned long long)s->p.seed);
+	fprintf(stderr, "iopt sim: %s while the host context %s (seed %llu)\n",
+		s->timed_out ? "time limit (max_cycles) passed" :
+			       "deadlock: every simulated CPU left waits",
+		what, (unsigned long long)s->p.seed);
 	abort();
 }
 
@@ -586,6 +600,7 @@ int iopt_sim_create(const struct iopt_sim_params *p, struct iopt_sim **out)
 	s->rng = p->seed;
 	s->trace_hash = 0xcbf29ce484222325u;	/* FNV-1a offset basis */
 	s->sb_next = UINT64_MAX;
+	s->limit = p->max_cycles ? p->max_cycles : UINT64_MAX;
 	s->host.heap_pos = -1;
 	s->host.state = SIM_RUNNING;
 	s->host.idx = IOPT_SIM_MAX_CPUS;
@@ -645,6 +660,8 @@ int iopt_sim_run(struct iopt_sim *sim, void (*fn)(unsigned cpu, void *arg),
 		return -EBUSY;
 	if (sim->deadlock)
 		return -EDEADLK;
+	if (sim->timed_out)
+		return -ETIMEDOUT;
 	for (unsigned i = 0; i < sim->p.cpus; i++)
 		if (sim->cpu[i] && sim->cpu[i]->state != SIM_FREE)
 			return -EBUSY;

@@ -118,6 +118,8 @@ struct iopt_sim {
 	struct sim_cpu host;		/* the host context's saved state */
 	bool in_host_wait;		/* the host context waits in sim_host_run */
 	bool deadlock;
+	bool timed_out;			/* a CPU passed limit */
+	uint64_t limit;			/* p.max_cycles, or UINT64_MAX */
 	/* What the host context waits for (sim_host_run). */
 	unsigned run_left;		/* run CPUs not finished */
 	uint64_t sleep_until;		/* host sleep deadline, UINT64_MAX: none */
