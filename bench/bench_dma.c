@@ -150,6 +150,8 @@ static uint64_t coarse_clock(void *ctx)
 	struct timespec ts;
 
 	(void)ctx;
+	if (bench_sim_cpus())
+		return bench_now_ns();	/* simulated time */
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
@@ -224,7 +226,7 @@ struct worker {
 	const struct opts *o;
 	struct rig *r;
 	unsigned cpu;
-	pthread_t t;
+	struct plat_thread t;
 	uint64_t deadline;
 	long ops;
 	double map_sum, map_sq, unmap_sum, unmap_sq;
@@ -337,13 +339,16 @@ static int run_variant(const struct opts *o, struct result *res)
 		w[i].r = &r;
 		w[i].cpu = i;
 		w[i].deadline = t0 + (uint64_t)(o->seconds * 1e9);
-		pthread_create(&w[i].t, NULL, worker_main, &w[i]);
+		if (plat_thread_start(&w[i].t, worker_main, &w[i])) {
+			fprintf(stderr, "iopt-bench dma: cannot start thread %u\n", i);
+			exit(1);
+		}
 	}
 	memset(res, 0, sizeof(*res));
 	double ms = 0, mq = 0, us = 0, uq = 0;
 
 	for (unsigned i = 0; i < o->threads; i++) {
-		pthread_join(w[i].t, NULL);
+		plat_thread_join(&w[i].t);
 		ms += w[i].map_sum;
 		mq += w[i].map_sq;
 		us += w[i].unmap_sum;

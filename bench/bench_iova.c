@@ -3,7 +3,9 @@
  * iopt-bench iova: the IOVA allocator.
  *
  * cached_pair   alloc+free of one page through the per-CPU caches, 1 and
- *               2 threads (each its own CPU): ns per pair, pairs/s.
+ *               2 threads (--threads: other counts), each its own CPU: ns
+ *               per pair, pairs/s, and scaling: pairs/s over the first
+ *               count's per-thread pairs/s.
  * tree_pair     the same through the range allocator alone.
  * fragmented    ns per 2-page allocation (mean and worst) after random
  *               fragmentation, at live = 10^4 and 10^6 ranges (--live N:
@@ -29,6 +31,9 @@
 static bool json;
 static unsigned runs = 5;
 static long only_live;	/* --live N: fragmented at N live only */
+/* --threads: the pair cases' thread counts (default 1 and 2). */
+#define PAIR_MAX_THREADS 256
+static unsigned pair_threads[8] = { 1, 2 }, pair_nthreads = 2;
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -45,7 +50,7 @@ struct pair_ctx {
 	unsigned cpu;
 	bool cached;
 	long n;
-	pthread_barrier_t *bar;
+	struct bench_barrier *bar;
 	uint64_t t0, t1;
 };
 
@@ -62,7 +67,7 @@ static void *pair_worker(void *arg)
 			iopt_iova_free_cached(c->d, p, 1, c->cpu);
 		}
 	}
-	pthread_barrier_wait(c->bar);
+	bench_barrier_wait(c->bar);
 	c->t0 = bench_now_ns();
 	if (c->cached) {
 		for (long i = 0; i < c->n; i++) {
@@ -85,51 +90,58 @@ static void pair_run(bool cached, unsigned threads, long n, double *ns,
 {
 	struct iopt_iova_cfg cfg = { .end_pfn = 1ull << 36, .nr_cpus = threads };
 	struct iopt_iova *d;
-	struct pair_ctx c[2];
-	pthread_t th[2];
-	pthread_barrier_t bar;
+	struct pair_ctx *c = calloc(threads, sizeof(*c));
+	struct plat_thread *th = calloc(threads, sizeof(*th));
+	struct bench_barrier bar;
 
 	iopt_iova_create(&cfg, &d);
-	pthread_barrier_init(&bar, NULL, threads);
+	bench_barrier_init(&bar, threads);
 	for (unsigned i = 0; i < threads; i++) {
 		c[i] = (struct pair_ctx){ d, i, cached, n, &bar, 0, 0 };
-		pthread_create(&th[i], NULL, pair_worker, &c[i]);
+		if (plat_thread_start(&th[i], pair_worker, &c[i])) {
+			fprintf(stderr, "iova: cannot start thread %u\n", i);
+			exit(1);
+		}
 	}
 	uint64_t lo = UINT64_MAX, hi = 0;
 	double sum = 0;
 
 	for (unsigned i = 0; i < threads; i++) {
-		pthread_join(th[i], NULL);
+		plat_thread_join(&th[i]);
 		sum += (double)(c[i].t1 - c[i].t0) / (double)n;
 		lo = c[i].t0 < lo ? c[i].t0 : lo;
 		hi = c[i].t1 > hi ? c[i].t1 : hi;
 	}
 	*ns = sum / threads;
 	*pps = (double)n * threads / ((double)(hi - lo) * 1e-9);
-	pthread_barrier_destroy(&bar);
+	bench_barrier_destroy(&bar);
 	iopt_iova_destroy(d);
+	free(c);
+	free(th);
 }
 
 static void case_pairs(void)
 {
 	const char *names[2] = { "tree_pair", "cached_pair" };
-	double ns[2][2][64], pps[2][2][64];
+	static double ns[2][8][64], pps[2][8][64];
 
 	/* Interleave variants run by run (shared, noisy machine). */
 	for (unsigned r = 0; r < runs; r++)
 		for (int cached = 0; cached < 2; cached++)
-			for (unsigned t = 1; t <= 2; t++)
-				pair_run(cached, t, cached ? 2000000 : 500000,
-					 &ns[cached][t - 1][r], &pps[cached][t - 1][r]);
+			for (unsigned k = 0; k < pair_nthreads; k++)
+				pair_run(cached, pair_threads[k],
+					 bench_iters(cached ? 2000000 : 500000, 100),
+					 &ns[cached][k][r], &pps[cached][k][r]);
 	double base[2] = { 0, 0 };
 
 	for (int cached = 0; cached < 2; cached++)
-		for (unsigned t = 1; t <= 2; t++) {
-			double m = bench_median(ns[cached][t - 1], runs);
-			double p = bench_median(pps[cached][t - 1], runs);
+		for (unsigned k = 0; k < pair_nthreads; k++) {
+			unsigned t = pair_threads[k];
+			double m = bench_median(ns[cached][k], runs);
+			double p = bench_median(pps[cached][k], runs);
 
-			if (t == 1)
-				base[cached] = p;
+			if (k == 0)
+				base[cached] = p / pair_threads[0];
 			if (json)
 				printf("{\"suite\":\"iova\",\"case\":\"%s\",\"threads\":%u,"
 				       "\"ns_per_pair\":%.2f,\"pairs_per_sec\":%.0f,"
@@ -140,6 +152,7 @@ static void case_pairs(void)
 				       names[cached], t, m, p, p / base[cached]);
 		}
 	double tree1 = bench_median(ns[0][0], runs), cache1 = bench_median(ns[1][0], runs);
+
 
 	if (json)
 		printf("{\"suite\":\"iova\",\"case\":\"cached_vs_tree\","
@@ -383,6 +396,7 @@ int bench_iova_main(int argc, char **argv)
 		{ "case", required_argument, 0, 'c' },
 		{ "runs", required_argument, 0, 'r' },
 		{ "live", required_argument, 0, 'l' },
+		{ "threads", required_argument, 0, 't' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -401,6 +415,25 @@ int bench_iova_main(int argc, char **argv)
 		case 'l':
 			only_live = atol(optarg);
 			break;
+		case 't': {
+			char *s = strdup(optarg), *save, *tok;
+
+			pair_nthreads = 0;
+			for (tok = strtok_r(s, ",", &save); tok;
+			     tok = strtok_r(NULL, ",", &save)) {
+				long v = atol(tok);
+
+				if (v < 1 || v > PAIR_MAX_THREADS || pair_nthreads == 8) {
+					free(s);
+					goto bad;
+				}
+				pair_threads[pair_nthreads++] = (unsigned)v;
+			}
+			free(s);
+			if (!pair_nthreads)
+				goto bad;
+			break;
+		}
 		case 'r':
 			runs = (unsigned)atoi(optarg);
 			if (runs < 1 || runs > 64)
@@ -424,7 +457,8 @@ int bench_iova_main(int argc, char **argv)
 	RUN("invalidation", case_invalidation);
 	return 0;
 bad:
-	fprintf(stderr, "usage: iopt-bench iova [--json] [--runs N] [--live 10000|1000000] [--case "
+	fprintf(stderr, "usage: iopt-bench iova [--json] [--runs N] [--live 10000|1000000] "
+			"[--threads 1,2,...] [--case "
 			"cached_pair|tree_pair|fragmented|exhaust32|invalidation]\n");
 	return 2;
 }

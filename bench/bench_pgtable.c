@@ -46,7 +46,7 @@ struct pg_opts {
 struct pg_variant;
 
 struct pg_thread {
-	pthread_t th;
+	struct plat_thread th;
 	unsigned id;
 	struct pg_variant *v;
 	uint64_t *calls;	/* iova of each call */
@@ -61,7 +61,7 @@ struct pg_variant {
 	const struct pg_opts *o;
 	unsigned nthreads;
 	bool locked;
-	pthread_barrier_t bar;
+	struct bench_barrier bar;
 	struct pg_thread *th;
 	double *map_ns, *unmap_ns, *ops;
 	unsigned done;		/* measured passes so far */
@@ -93,14 +93,14 @@ static void *pg_worker(void *arg)
 	struct iopt_gather gather;
 
 	bench_pin(t->id);
-	pthread_barrier_wait(&v->bar);
+	bench_barrier_wait(&v->bar);
 	t->map_t0 = bench_now_ns();
 	for (uint64_t c = 0; c < t->ncalls; c++)
 		if (iopt_map_pages(v->pt, t->calls[c], t->calls[c], g, n,
 				   IOPT_READ | IOPT_WRITE, NULL))
 			t->err = 1;
 	t->map_t1 = bench_now_ns();
-	pthread_barrier_wait(&v->bar);
+	bench_barrier_wait(&v->bar);
 	t->unmap_t0 = bench_now_ns();
 	iopt_gather_init(&gather);
 	for (uint64_t c = 0; c < t->ncalls; c++)
@@ -118,9 +118,10 @@ static int pg_pass(struct pg_variant *v, bool record)
 	double ms = 0, us = 0;
 
 	for (unsigned i = 0; i < v->nthreads; i++)
-		pthread_create(&all[i].th, NULL, pg_worker, &all[i]);
+		if (plat_thread_start(&all[i].th, pg_worker, &all[i]))
+			return -1;
 	for (unsigned i = 0; i < v->nthreads; i++)
-		pthread_join(all[i].th, NULL);
+		plat_thread_join(&all[i].th);
 	for (unsigned i = 0; i < v->nthreads; i++) {
 		double pages = (double)(all[i].ncalls * v->o->pgcount);
 
@@ -225,7 +226,7 @@ static int pg_variant_init(struct pg_variant *v, const struct pg_opts *o,
 	v->map_ns = calloc(o->runs, sizeof(double));
 	v->unmap_ns = calloc(o->runs, sizeof(double));
 	v->ops = calloc(o->runs, sizeof(double));
-	pthread_barrier_init(&v->bar, NULL, T);
+	bench_barrier_init(&v->bar, T);
 	for (unsigned t = 0; t < T; t++) {
 		v->th[t].id = t;
 		v->th[t].v = v;
@@ -240,7 +241,7 @@ static void pg_variant_fini(struct pg_variant *v)
 {
 	for (unsigned t = 0; t < v->nthreads; t++)
 		free(v->th[t].calls);
-	pthread_barrier_destroy(&v->bar);
+	bench_barrier_destroy(&v->bar);
 	iopt_free(v->pt);
 	free(v->th);
 	free(v->map_ns);

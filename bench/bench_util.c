@@ -3,19 +3,65 @@
 #include "bench.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
 
 uint64_t bench_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return plat_clock_ns();
 }
+
+#ifdef IOPT_PLATFORM_SIM
+void bench_barrier_init(struct bench_barrier *b, unsigned n)
+{
+	b->n = n;
+	b->count = 0;
+	b->gen = 0;
+}
+
+void bench_barrier_wait(struct bench_barrier *b)
+{
+	uint64_t gen = plat_load_acq64(&b->gen);
+
+	/* The last to arrive opens the next generation; its release store
+	 * pairs with the waiters' acquire loads. */
+	if (plat_fetch_add_acq_rel64(&b->count, 1) + 1 == b->n) {
+		plat_store_rlx64(&b->count, 0);
+		plat_store_rel64(&b->gen, gen + 1);
+		return;
+	}
+	while (plat_load_acq64(&b->gen) == gen)
+		plat_cpu_relax();
+}
+
+void bench_barrier_destroy(struct bench_barrier *b)
+{
+	(void)b;
+}
+#else
+void bench_barrier_init(struct bench_barrier *b, unsigned n)
+{
+	b->host = malloc(sizeof(pthread_barrier_t));
+	if (!b->host || pthread_barrier_init(b->host, NULL, n)) {
+		fprintf(stderr, "iopt-bench: cannot create a barrier\n");
+		exit(1);
+	}
+}
+
+void bench_barrier_wait(struct bench_barrier *b)
+{
+	pthread_barrier_wait(b->host);
+}
+
+void bench_barrier_destroy(struct bench_barrier *b)
+{
+	pthread_barrier_destroy(b->host);
+	free(b->host);
+}
+#endif
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -36,12 +82,17 @@ unsigned bench_ncpus(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 
+	if (bench_sim_cpus())
+		return bench_sim_cpus();
 	return n < 1 ? 1u : (unsigned)n;
 }
 
 void bench_pin(unsigned cpu)
 {
 	cpu_set_t set;
+
+	if (bench_sim_cpus())
+		return;		/* a simulated CPU is its own CPU */
 
 	CPU_ZERO(&set);
 	CPU_SET(cpu % bench_ncpus(), &set);

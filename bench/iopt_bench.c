@@ -2,6 +2,9 @@
 /*
  * iopt-bench: libiopgtable's benchmarks. One suite per subcommand; every
  * suite prints a readable table, or one JSON object per line with --json.
+ * Built twice: iopt-bench (host library) and iopt-bench-sim (simulation
+ * library), which runs the sim suite and any suite given --sim N
+ * (bench_simrun.c).
  */
 #define _GNU_SOURCE
 #include <limits.h>
@@ -22,7 +25,10 @@ static void usage(void)
 		"  smmu      the SMMUv3 model: host speed and modelled cycles\n"
 		"  dma       the DMA path: IOVA + page table + driver + policy\n"
 		"  sim       the simulation engine's speed (docs/sim.md)\n"
-		"run 'iopt-bench SUITE --help' for a suite's options\n");
+		"run 'iopt-bench SUITE --help' for a suite's options\n"
+		"any suite: --sim N [--seed S] [--sim-mem sc|tso] "
+		"[--sim-sched random|pct]\n"
+		"  runs it on N simulated CPUs (iopt-bench-sim, docs/sim.md)\n");
 }
 
 #ifndef IOPT_PLATFORM_SIM
@@ -46,24 +52,10 @@ static void run_sim_binary(char **argv)
 	strcpy(slash, "/iopt-bench-sim");
 	execv(path, argv);
 }
-
-static bool wants_sim(int argc, char **argv)
-{
-	if (!strcmp(argv[1], "sim"))
-		return true;
-	for (int i = 2; i < argc; i++)
-		if (!strcmp(argv[i], "--sim") || !strncmp(argv[i], "--sim=", 6))
-			return true;
-	return false;
-}
 #endif
 
-int main(int argc, char **argv)
+static int dispatch(int argc, char **argv)
 {
-#ifndef IOPT_PLATFORM_SIM
-	if (argc >= 2 && wants_sim(argc, argv))
-		run_sim_binary(argv);	/* returns only if it cannot */
-#endif
 	if (argc < 2) {
 		usage();
 		return 2;
@@ -80,4 +72,23 @@ int main(int argc, char **argv)
 		return bench_sim_main(argc - 1, argv + 1);
 	usage();
 	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	bool sim_run = argc >= 2 && bench_wants_sim(argc, argv);
+
+#ifdef IOPT_PLATFORM_SIM
+	if (sim_run)
+		return bench_simrun_main(argc, argv, dispatch);
+#else
+	if (sim_run || (argc >= 2 && !strcmp(argv[1], "sim"))) {
+		run_sim_binary(argv);	/* returns only if it cannot */
+		fprintf(stderr, "iopt-bench: this needs iopt-bench-sim, built "
+			"beside iopt-bench with the simulation library "
+			"(docs/sim.md)\n");
+		return 2;
+	}
+#endif
+	return dispatch(argc, argv);
 }

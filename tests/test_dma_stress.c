@@ -18,7 +18,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -32,6 +31,7 @@
 #include <iopgtable/physmem.h>
 #include <iopgtable/smmu.h>
 
+#include "tthread.h"
 #include "tutil.h"
 
 #define MEM_BASE	0x80000000ull
@@ -70,22 +70,22 @@ struct stress {
 
 static uint64_t ld(const uint64_t *p)
 {
-	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+	return plat_load_acq64(p);
 }
 
 static void st(uint64_t *p, uint64_t v)
 {
-	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+	plat_store_rel64(p, v);
 }
 
 static void bump(uint64_t *p)
 {
-	__atomic_fetch_add(p, 1, __ATOMIC_RELAXED);
+	plat_fetch_add_rlx64(p, 1);
 }
 
 static void t_yield(void)
 {
-	sched_yield();
+	tu_yield();
 }
 
 static uint64_t flushes_started(struct stress *s)
@@ -107,7 +107,7 @@ static uint64_t flushes_completed(struct stress *s)
 struct worker {
 	struct stress *s;
 	unsigned cpu;
-	pthread_t t;
+	struct plat_thread t;
 };
 
 static void *worker_main(void *arg)
@@ -139,9 +139,7 @@ static void *worker_main(void *arg)
 		for (uint64_t p = pfn; p < pfn + n && p < SPACE_PAGES; p++) {
 			uint64_t o = 0;
 
-			if (!__atomic_compare_exchange_n(&s->owner[p], &o, w->cpu + 1,
-							 false, __ATOMIC_ACQ_REL,
-							 __ATOMIC_ACQUIRE))
+			if (!plat_cas_acq_rel64(&s->owner[p], &o, w->cpu + 1))
 				bump(&s->doubles);
 			/* A flush-all that began after the last unmap of this
 			 * page must have completed before the map returned. */
@@ -222,7 +220,7 @@ static void run(enum iopt_inval pol, enum iopt_smmuv3_drv_cmdq cq,
 	struct iopt_smmuv3_drv_cfg c;
 	struct iopt_dma_cfg dc;
 	struct worker w[NTHREADS];
-	pthread_t dev;
+	struct plat_thread dev;
 	struct stress *s = calloc(1, sizeof(*s));
 	uint64_t pin;
 
@@ -258,16 +256,16 @@ static void run(enum iopt_inval pol, enum iopt_smmuv3_drv_cmdq cq,
 				      &pin), 0);
 	s->owner[(pin - SPACE_START) / PAGE] = 99;
 
-	assert_int_equal(pthread_create(&dev, NULL, device_main, s), 0);
+	TU_THREAD_START(&dev, device_main, s);
 	for (unsigned i = 0; i < NTHREADS; i++) {
 		w[i].s = s;
 		w[i].cpu = i;
-		assert_int_equal(pthread_create(&w[i].t, NULL, worker_main, &w[i]), 0);
+		TU_THREAD_START(&w[i].t, worker_main, &w[i]);
 	}
 	for (unsigned i = 0; i < NTHREADS; i++)
-		pthread_join(w[i].t, NULL);
+		plat_thread_join(&w[i].t);
 	st(&s->stop, 1);
-	pthread_join(dev, NULL);
+	plat_thread_join(&dev);
 
 	struct iopt_dma_stats ds;
 	struct iopt_smmuv3_drv_stats vs;

@@ -16,7 +16,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,6 +27,8 @@
 #include <iopgtable/driver.h>
 #include <iopgtable/physmem.h>
 #include <iopgtable/smmu.h>
+
+#include "tthread.h"
 
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define ITERS 150
@@ -201,7 +202,7 @@ static void *device(void *arg)
 		}
 		n++;
 		if (n % 16 == 0)
-			sched_yield();	/* a device, not a CPU hog */
+			tu_yield();	/* a device, not a CPU hog */
 	}
 	r->translations = n;
 	return NULL;
@@ -215,7 +216,7 @@ static void run_variant(enum iopt_smmuv3_drv_cmdq cmdq,
 	struct iopt_smmuv3_drv_domain *dom;
 	struct iopt_smmuv3_drv_stats st;
 	struct iopt_pgtable *pt;
-	pthread_t th[THREADS], dev;
+	struct plat_thread th[THREADS], dev;
 	struct targ args[THREADS];
 	struct rig *r = calloc(1, sizeof(*r));
 
@@ -259,15 +260,15 @@ static void run_variant(enum iopt_smmuv3_drv_cmdq cmdq,
 
 	size_t start = trace_len(r);
 
-	assert_int_equal(pthread_create(&dev, NULL, device, r), 0);
+	TU_THREAD_START(&dev, device, r);
 	for (unsigned i = 0; i < THREADS; i++) {
 		args[i] = (struct targ){ r, i };
-		assert_int_equal(pthread_create(&th[i], NULL, producer, &args[i]), 0);
+		TU_THREAD_START(&th[i], producer, &args[i]);
 	}
 	for (unsigned i = 0; i < THREADS; i++)
-		pthread_join(th[i], NULL);
+		plat_thread_join(&th[i]);
 	__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
-	pthread_join(dev, NULL);
+	plat_thread_join(&dev);
 	assert_int_equal(iopt_smmuv3_drv_sync(r->drv), 0);
 	for (unsigned i = 0; i < THREADS; i++)
 		assert_int_equal(r->errors[i], 0);

@@ -10,7 +10,6 @@
  * flush-on-exhaustion, and bad input.
  */
 #include <errno.h>
-#include <sched.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,9 +22,11 @@
 
 #include <iopgtable/iova.h>
 
+#include "tthread.h"
 #include "tutil.h"
 
 #define SPACE (1u << 16)
+#define MAXT 16
 
 struct tlb {
 	pthread_mutex_t lock;
@@ -274,6 +275,15 @@ static void test_exhaustion(void **state)
 	iopt_iova_destroy(d);
 }
 
+static void *wait_released(void *arg)
+{
+	struct iopt_fq_stats st;
+
+	for (iopt_fq_get_stats(arg, &st); st.held; iopt_fq_get_stats(arg, &st))
+		plat_sleep_ns(100000);
+	return NULL;
+}
+
 static void test_bad_input_and_timer(void **state)
 {
 	struct iopt_iova *d = make_domain(2);
@@ -308,22 +318,26 @@ static void test_bad_input_and_timer(void **state)
 	struct iopt_fq_stats st;
 
 	/* The timer thread releases it once the timeout has passed on the
-	 * host clock. No deadline here: however slow the host, the wait ends
-	 * when the thread has run (ctest's timeout bounds a thread that never
-	 * does); the check is that it happens, not how soon. */
-	for (iopt_fq_get_stats(q, &st); st.held; iopt_fq_get_stats(q, &st))
-		sched_yield();
+	 * platform clock. No deadline here: however slow the host, the wait
+	 * ends when the thread has run (ctest's timeout bounds a thread that
+	 * never does); the check is that it happens, not how soon. The wait
+	 * is a thread of its own, so that simulated CPUs run during it. */
+	struct plat_thread waiter;
+
+	TU_THREAD_START(&waiter, wait_released, q);
+	plat_thread_join(&waiter);
+	iopt_fq_get_stats(q, &st);
 	assert_int_equal(st.held, 0);
 	assert_true(st.flush_alls >= 1);
 	iopt_fq_destroy(q);
 	iopt_iova_destroy(d);
 }
 
-/* Threads acting as 8 CPUs, lazy queues, the safety property, no range
+/* Threads (4, or IOPT_SIM_CPUS) acting as twice as many CPUs, lazy queues, the safety property, no range
  * handed out twice. */
 struct cctx {
 	struct iopt_fq *q;
-	int id;
+	int id, n;
 	long ops;
 	uint8_t *owner;
 	long errors;
@@ -336,7 +350,7 @@ static void *worker(void *arg)
 	int n = 0;
 
 	for (long i = 0; i < c->ops; i++) {
-		unsigned cpu = (unsigned)(c->id + 4 * (int)(i & 1));
+		unsigned cpu = (unsigned)(c->id + c->n * (int)(i & 1));
 
 		if (n && (tu_rand(&rng) % 2 || n == 256)) {
 			int k = (int)(tu_rand(&rng) % (uint64_t)n);
@@ -374,24 +388,25 @@ static void test_concurrent_cpus(void **state)
 						IOPT_INVAL_EXHAUST, IOPT_INVAL_STRICT };
 	const char *e = getenv("IOPT_STRESS_OPS");
 	long ops = e ? atol(e) / 4 : 25000;
+	unsigned n = tu_threads(4, MAXT);
 
 	(void)state;
 	for (unsigned k = 0; k < 4; k++) {
 		setup_tlb();
-		struct iopt_iova *d = make_domain(8);
+		struct iopt_iova *d = make_domain(2 * n);
 		struct iopt_fq *q = make_fq(d, pols[k], 64, 0);
 		uint8_t *owner = calloc(SPACE, 1);
-		struct cctx c[4];
-		pthread_t th[4];
+		struct cctx c[MAXT];
+		struct plat_thread th[MAXT];
 
 		setup_tlb();
-		for (int i = 0; i < 4; i++) {
-			c[i] = (struct cctx){ q, i, ops, owner, 0 };
-			pthread_create(&th[i], NULL, worker, &c[i]);
+		for (unsigned i = 0; i < n; i++) {
+			c[i] = (struct cctx){ q, (int)i, (int)n, ops, owner, 0 };
+			TU_THREAD_START(&th[i], worker, &c[i]);
 		}
-		for (int i = 0; i < 4; i++)
-			pthread_join(th[i], NULL);
-		for (int i = 0; i < 4; i++)
+		for (unsigned i = 0; i < n; i++)
+			plat_thread_join(&th[i]);
+		for (unsigned i = 0; i < n; i++)
 			assert_int_equal(c[i].errors, 0);
 		assert_int_equal(tlb.violations, 0);
 		iopt_fq_destroy(q);

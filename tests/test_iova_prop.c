@@ -37,6 +37,7 @@
 
 #include "../src/iova/iova_internal.h"
 #include "iova_failinj.h"
+#include "tthread.h"
 #include "tutil.h"
 
 static unsigned ceil_lg2(uint64_t n)
@@ -963,7 +964,7 @@ static void test_property_threads(void **state)
 		struct iopt_iova_stats st;
 		uint8_t *owner = calloc(cfg.end_pfn, 1);
 		struct tctx c[2];
-		pthread_t th[2];
+		struct plat_thread th[2];
 		uint64_t p, n = 0;
 
 		assert_int_equal(iopt_iova_create(&cfg, &d), 0);
@@ -973,10 +974,10 @@ static void test_property_threads(void **state)
 		for (int i = 0; i < 2; i++) {
 			c[i] = (struct tctx){ q, d, owner, 77 + round * 2 + (uint64_t)i,
 					      d->limit32, ops, 0, (unsigned)i };
-			pthread_create(&th[i], NULL, tworker, &c[i]);
+			TU_THREAD_START(&th[i], tworker, &c[i]);
 		}
 		for (int i = 0; i < 2; i++)
-			pthread_join(th[i], NULL);
+			plat_thread_join(&th[i]);
 		for (int i = 0; i < 2; i++)
 			assert_int_equal(c[i].errors, 0);
 		iopt_fq_destroy(q);

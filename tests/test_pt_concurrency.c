@@ -14,7 +14,6 @@
  * work (default 100000 operations per phase).
  */
 #include <errno.h>
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,6 +23,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "tthread.h"
 #include "tutil.h"
 
 #define SZ_4K 0x1000ull
@@ -31,7 +31,7 @@
 #define SZ_2M 0x200000ull
 #define SZ_1G 0x40000000ull
 #define PA_OFF 0x10000000000ull	/* pa = va + PA_OFF */
-#define MAXT 8
+#define MAXT 16
 
 static long ops_total(void)
 {
@@ -138,12 +138,12 @@ static void *phase_a(void *arg)
 static void run_threads(struct ctx *c, unsigned n, void *(*fn)(void *),
 			bool readers)
 {
-	pthread_t th[MAXT], rd[2];
+	struct plat_thread th[MAXT], rd[2];
 	volatile int stop = 0;
 
 	for (unsigned i = 0; i < n; i++) {
 		c[i].stop = &stop;
-		pthread_create(&th[i], NULL, fn, &c[i]);
+		TU_THREAD_START(&th[i], fn, &c[i]);
 	}
 	if (readers)
 		for (unsigned i = 0; i < 2; i++) {
@@ -151,14 +151,14 @@ static void run_threads(struct ctx *c, unsigned n, void *(*fn)(void *),
 			c[MAXT + i].id = 100 + (int)i;
 			c[MAXT + i].stop = &stop;
 			c[MAXT + i].bad = 0;
-			pthread_create(&rd[i], NULL, reader, &c[MAXT + i]);
+			TU_THREAD_START(&rd[i], reader, &c[MAXT + i]);
 		}
 	for (unsigned i = 0; i < n; i++)
-		pthread_join(th[i], NULL);
+		plat_thread_join(&th[i]);
 	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
 	if (readers)
 		for (unsigned i = 0; i < 2; i++) {
-			pthread_join(rd[i], NULL);
+			plat_thread_join(&rd[i]);
 			assert_int_equal(c[MAXT + i].bad, 0);
 		}
 }
@@ -168,8 +168,8 @@ static void test_phase_a_shared_tables(void **state)
 	static const unsigned counts[] = { 2, 4, 8 };
 
 	(void)state;
-	for (unsigned k = 0; k < 3; k++) {
-		unsigned n = counts[k];
+	for (unsigned k = 0; k < (tu_threads_fixed() ? 1u : 3u); k++) {
+		unsigned n = tu_threads(counts[k], MAXT);
 		struct tmem m;
 		struct iopt_pgtable *pt = make(&m);
 		struct ctx c[MAXT + 2];
@@ -231,18 +231,19 @@ static void split_round(uint64_t mapsz, uint64_t total, unsigned n,
 	struct tmem m;
 	struct iopt_pgtable *pt = make(&m);
 	struct split_ctx c[MAXT];
-	pthread_t th[MAXT];
+	struct plat_thread th[MAXT];
 	uint64_t va = 0x4000000000ull;
 	uint8_t *gone = calloc(total / SZ_4K, 1);
 
+	n = tu_threads(n, MAXT);
 	assert_int_equal(iopt_map_pages(pt, va, va + PA_OFF, mapsz,
 					total / mapsz, IOPT_READ, NULL), 0);
 	for (unsigned i = 0; i < n; i++) {
 		c[i] = (struct split_ctx){ pt, n, (int)i, va, total, gone, seed };
-		pthread_create(&th[i], NULL, split_worker, &c[i]);
+		TU_THREAD_START(&th[i], split_worker, &c[i]);
 	}
 	for (unsigned i = 0; i < n; i++)
-		pthread_join(th[i], NULL);
+		plat_thread_join(&th[i]);
 	tu_expect_pages(pt, va, total, gone, 7, PA_OFF);
 	/* Racing splitters leave exactly one table per split entry. */
 	struct iopt_stats st;
@@ -327,7 +328,7 @@ static void test_phase_d_overlapping_chaos(void **state)
 	struct tmem m;
 	struct iopt_pgtable *pt = make(&m);
 	struct ctx c[MAXT + 2];
-	unsigned n = 4;
+	unsigned n = tu_threads(4, MAXT);
 
 	(void)state;
 	for (unsigned i = 0; i < n; i++)
@@ -343,7 +344,7 @@ static void test_phase_d_overlapping_chaos(void **state)
 
 /* E: the sync protocol. */
 static uint64_t issued, completed, sync_calls;
-static _Thread_local uint64_t my_last;
+PLAT_CPU_LOCAL(uint64_t, my_last);
 
 static void e_add_page(struct iopt_gather *g, uint64_t iova, uint64_t gran,
 		       void *cookie)
@@ -352,7 +353,7 @@ static void e_add_page(struct iopt_gather *g, uint64_t iova, uint64_t gran,
 	(void)iova;
 	(void)gran;
 	(void)cookie;
-	my_last = __atomic_add_fetch(&issued, 1, __ATOMIC_ACQ_REL);
+	*plat_cpu_local(my_last) = __atomic_add_fetch(&issued, 1, __ATOMIC_ACQ_REL);
 }
 
 static void e_sync(void *cookie)
@@ -364,6 +365,7 @@ static void e_sync(void *cookie)
 	__atomic_add_fetch(&sync_calls, 1, __ATOMIC_RELAXED);
 	for (volatile int i = 0; i < 200; i++)
 		;
+	plat_cpu_relax();	/* simulated CPUs: others may run meanwhile */
 	while (cur < snap && !__atomic_compare_exchange_n(&completed, &cur, snap,
 							  false, __ATOMIC_ACQ_REL,
 							  __ATOMIC_ACQUIRE))
@@ -384,7 +386,7 @@ static void *syncer(void *arg)
 						NULL), 0);
 		assert_int_equal(iopt_unmap_pages(c->pt, va, SZ_4K, 1, NULL), SZ_4K);
 		iopt_tlb_sync(c->pt);
-		if (__atomic_load_n(&completed, __ATOMIC_ACQUIRE) < my_last)
+		if (__atomic_load_n(&completed, __ATOMIC_ACQUIRE) < *plat_cpu_local(my_last))
 			c->bad++;
 		if (i % 16 == 0)
 			iopt_tlb_sync(c->pt);	/* nothing pending: no call */
@@ -399,7 +401,7 @@ static void test_phase_e_sync_protocol(void **state)
 				.tlb = &e_ops };
 	struct iopt_pgtable *pt;
 	struct ctx c[MAXT + 2];
-	unsigned n = 4;
+	unsigned n = tu_threads(4, MAXT);
 	long per = ops_total() / 10 / n;
 
 	(void)state;
@@ -433,6 +435,7 @@ static void f_add_page(struct iopt_gather *g, uint64_t iova, uint64_t gran,
 		__atomic_fetch_add(&f_overlaps, 1, __ATOMIC_RELAXED);
 	for (volatile int i = 0; i < 400; i++)
 		;
+	plat_cpu_relax();	/* simulated CPUs: others may run meanwhile */
 	__atomic_fetch_sub(&f_inside, 1, __ATOMIC_ACQ_REL);
 }
 
@@ -462,7 +465,7 @@ static void test_phase_f_serialised(void **state)
 				.serialised = true, .tlb = &ops };
 	struct iopt_pgtable *pt;
 	struct ctx c[MAXT + 2];
-	unsigned n = 4;
+	unsigned n = tu_threads(4, MAXT);
 	/* Below 1024 ops per thread, so that no page is mapped twice. */
 	long per = ops_total() / 100 / n < 1000 ? ops_total() / 100 / n : 1000;
 

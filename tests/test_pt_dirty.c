@@ -18,7 +18,6 @@
  * racing unmaps and hardware updates never leaves stray bits behind.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -30,6 +29,7 @@
 #include <iopgtable/physmem.h>
 #include <iopgtable/smmu.h>
 
+#include "tthread.h"
 #include "tutil.h"
 
 #define MEM_BASE 0x80000000ull
@@ -397,6 +397,8 @@ struct race {
 	struct iopt_pgtable *pt;
 	int stop;			/* atomic */
 	unsigned long dirtied;		/* atomic */
+	long ops;
+	bool mapped[NPAGES];		/* the mapping thread's */
 };
 
 static void *race_hw(void *arg)
@@ -440,47 +442,60 @@ static void *race_harvest(void *arg)
 	return NULL;
 }
 
+/* The mapping thread. */
+static void *race_map(void *arg)
+{
+	struct race *r = arg;
+	bool *mapped = r->mapped;
+	uint64_t rng = 7;
+
+	/* At least ops operations, and on until the hardware thread has
+	 * dirtied something: on a loaded machine it may not have run yet
+	 * (no deadline here; ctest's timeout is the only bound). */
+	for (long op = 0; op < r->ops ||
+	     !__atomic_load_n(&r->dirtied, __ATOMIC_RELAXED); op++) {
+		unsigned p = (unsigned)(tu_rand(&rng) % NPAGES);
+		uint64_t va = VA0 + p * 0x1000ull;
+
+		if (mapped[p]) {
+			assert_int_equal(iopt_unmap_pages(r->pt, va, 0x1000, 1, NULL),
+					 0x1000);
+		} else {
+			assert_int_equal(iopt_map_pages(r->pt, va, va, 0x1000, 1,
+							IOPT_READ | IOPT_WRITE,
+							NULL), 0);
+		}
+		mapped[p] = !mapped[p];
+	}
+	return NULL;
+}
+
 static void test_clean_races_unmap(void **state)
 {
 	struct iopt_cfg cfg = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
 				.ias = 48, .oas = 48, .coherent_walk = true,
 				.quirks = IOPT_QUIRK_HD };
-	struct race r = { 0 };
-	bool mapped[NPAGES] = { false };
-	uint64_t rng = 7;
-	long ops = tu_stress_ops(100000);
-	pthread_t hw, hv;
+	struct race r;
+	bool *mapped = r.mapped;
+	struct plat_thread hw, hv, mt;
 
 	(void)state;
+	r = (struct race){ .ops = tu_stress_ops(100000) };
 	assert_int_equal(iopt_alloc(&cfg, &r.pt), 0);
 	/* Map every page once so that the leaf table exists. */
 	assert_int_equal(iopt_map_pages(r.pt, VA0, VA0, 0x1000, NPAGES,
 					IOPT_READ | IOPT_WRITE, NULL), 0);
 	for (int i = 0; i < NPAGES; i++)
 		mapped[i] = true;
-	assert_int_equal(pthread_create(&hw, NULL, race_hw, &r), 0);
-	assert_int_equal(pthread_create(&hv, NULL, race_harvest, &r), 0);
-	/* At least ops operations, and on until the hardware thread has
-	 * dirtied something: on a loaded machine it may not have run yet
-	 * (no deadline here; ctest's timeout is the only bound). */
-	for (long op = 0; op < ops ||
-	     !__atomic_load_n(&r.dirtied, __ATOMIC_RELAXED); op++) {
-		unsigned p = (unsigned)(tu_rand(&rng) % NPAGES);
-		uint64_t va = VA0 + p * 0x1000ull;
-
-		if (mapped[p]) {
-			assert_int_equal(iopt_unmap_pages(r.pt, va, 0x1000, 1, NULL),
-					 0x1000);
-		} else {
-			assert_int_equal(iopt_map_pages(r.pt, va, va, 0x1000, 1,
-							IOPT_READ | IOPT_WRITE,
-							NULL), 0);
-		}
-		mapped[p] = !mapped[p];
-	}
+	/* Every racer is a thread (simulated CPUs run only while the main
+	 * thread joins). */
+	TU_THREAD_START(&hw, race_hw, &r);
+	TU_THREAD_START(&hv, race_harvest, &r);
+	TU_THREAD_START(&mt, race_map, &r);
+	plat_thread_join(&mt);
 	__atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
-	pthread_join(hw, NULL);
-	pthread_join(hv, NULL);
+	plat_thread_join(&hw);
+	plat_thread_join(&hv);
 	/* Every page maps again (no stray bits in cleared entries). */
 	for (unsigned p = 0; p < NPAGES; p++) {
 		uint64_t va = VA0 + p * 0x1000ull;

@@ -36,7 +36,6 @@
  * under ThreadSanitizer, 1000 under AddressSanitizer).
  */
 #include <errno.h>
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -49,6 +48,7 @@
 #include <iopgtable/physmem.h>
 #include <iopgtable/smmu.h>
 
+#include "tthread.h"
 #include "tutil.h"
 
 #define MEM_BASE 0x80000000ull
@@ -107,7 +107,7 @@ struct shared {
 	struct iopt_physmem *pm;
 	struct iopt_smmu *s;
 	struct iopt_pgtable *pt;
-	pthread_mutex_t lock;		/* the model and its command queue */
+	struct plat_mutex lock;		/* the model and its command queue */
 	uint64_t now;			/* model time, under lock */
 	uint32_t prod;			/* command queue, under lock */
 	uint32_t gen;			/* atomic: last generation handed out */
@@ -218,18 +218,18 @@ static void tlbi_range(uint64_t iova, uint64_t size, unsigned ttl, bool leaf)
 static void cb_sync(void *cookie)
 {
 	(void)cookie;
-	pthread_mutex_lock(&sh.lock);
+	plat_mutex_lock(&sh.lock);
 	q_cmd(&(struct iopt_smmu_cmd){ .opcode = IOPT_CMD_SYNC });
 	q_drain();
-	pthread_mutex_unlock(&sh.lock);
+	plat_mutex_unlock(&sh.lock);
 }
 
 static void cb_flush_all(void *cookie)
 {
-	pthread_mutex_lock(&sh.lock);
+	plat_mutex_lock(&sh.lock);
 	q_cmd(&(struct iopt_smmu_cmd){ .opcode = IOPT_CMD_TLBI_NH_ASID,
 				       .asid = ASID });
-	pthread_mutex_unlock(&sh.lock);
+	plat_mutex_unlock(&sh.lock);
 	cb_sync(cookie);
 }
 
@@ -240,9 +240,9 @@ static void cb_flush_walk(uint64_t iova, uint64_t size, uint64_t granule,
 	/* granule: the leaves' size (level hint) or 0 (none). */
 	if (granule && !ttl_of(granule))
 		__atomic_add_fetch(&sh.contract, 1, __ATOMIC_RELAXED);
-	pthread_mutex_lock(&sh.lock);
+	plat_mutex_lock(&sh.lock);
 	tlbi_range(iova, size, ttl_of(granule), false);
-	pthread_mutex_unlock(&sh.lock);
+	plat_mutex_unlock(&sh.lock);
 }
 
 static void cb_add_page(struct iopt_gather *g, uint64_t iova, uint64_t granule,
@@ -252,9 +252,9 @@ static void cb_add_page(struct iopt_gather *g, uint64_t iova, uint64_t granule,
 	(void)cookie;
 	if (!ttl_of(granule))
 		__atomic_add_fetch(&sh.contract, 1, __ATOMIC_RELAXED);
-	pthread_mutex_lock(&sh.lock);
+	plat_mutex_lock(&sh.lock);
 	tlbi_range(iova, granule, ttl_of(granule), true);
-	pthread_mutex_unlock(&sh.lock);
+	plat_mutex_unlock(&sh.lock);
 }
 
 static const struct iopt_tlb_ops tlb_ops = {
@@ -265,9 +265,9 @@ static void translate(uint64_t va, struct iopt_smmu_resp *r)
 {
 	struct iopt_smmu_txn t = { .sid = 1, .priv = true, .addr = va };
 
-	pthread_mutex_lock(&sh.lock);
+	plat_mutex_lock(&sh.lock);
 	CHK_EQ(iopt_smmu_translate(sh.s, &t, advance(10), r), 0);
-	pthread_mutex_unlock(&sh.lock);
+	plat_mutex_unlock(&sh.lock);
 }
 
 /* ---- the oracle ------------------------------------------------------- */
@@ -284,14 +284,16 @@ static uint64_t *state_of(uint64_t va)
 
 /*
  * A full barrier both sides take (ThreadSanitizer does not model fences):
- * a seq_cst read-modify-write of one shared word. If the device's comes
+ * an acquire-release read-modify-write of one shared word, through the
+ * platform layer so that simulated CPUs order it too (the read-modify-
+ * writes of one word are totally ordered). If the device's comes
  * after the owner's, the owner's declaration happens before the device's
  * next state load; if before, the device's table reads came before the
  * owner's table writes and cannot have seen them.
  */
 static void full_barrier(void)
 {
-	__atomic_fetch_add(&sh.order, 1, __ATOMIC_SEQ_CST);
+	plat_fetch_add_acq_rel64(&sh.order, 1);
 }
 
 /* One transition of every page of [va, va + size). */
@@ -300,12 +302,11 @@ static void declare(uint64_t va, uint64_t size, uint32_t live, uint32_t pend,
 {
 	for (uint64_t off = 0; off < size; off += SZ_4K) {
 		uint64_t *p = state_of(va + off);
-		uint64_t w = __atomic_load_n(p, __ATOMIC_RELAXED);
+		uint64_t w = plat_load_rlx64(p);
 
 		/* Release: pairs with the device's acquire loads. */
-		__atomic_store_n(p, (ST_COUNT(w) + 1) << 37 | (uint64_t)fault_ok << 36 |
-				    (uint64_t)pend << 18 | live,
-				 __ATOMIC_RELEASE);
+		plat_store_rel64(p, (ST_COUNT(w) + 1) << 37 | (uint64_t)fault_ok << 36 |
+				    (uint64_t)pend << 18 | live);
 	}
 	/* Orders the declaration before the table writes that follow;
 	 * pairs with the device's full_barrier() calls. */
@@ -330,9 +331,9 @@ static void report_bad(const char *who, uint64_t va,
 		       const struct iopt_smmu_resp *r, uint64_t w1, uint64_t w2)
 {
 	if (__atomic_fetch_add(&sh.bad, 1, __ATOMIC_RELAXED) == 0) {
-		pthread_mutex_lock(&sh.lock);
+		plat_mutex_lock(&sh.lock);
 		sh.first_bad = (struct bad_rec){ who, va, r->oa, w1, w2, r->fault };
-		pthread_mutex_unlock(&sh.lock);
+		plat_mutex_unlock(&sh.lock);
 	}
 }
 
@@ -343,12 +344,12 @@ static void check(uint64_t va)
 	struct iopt_smmu_resp r;
 
 	/* Acquire: pairs with the release stores in declare(). */
-	uint64_t w1 = __atomic_load_n(p, __ATOMIC_ACQUIRE);
+	uint64_t w1 = plat_load_acq64(p);
 
 	full_barrier();
 	translate(va, &r);
 	full_barrier();
-	uint64_t w2 = __atomic_load_n(p, __ATOMIC_ACQUIRE);
+	uint64_t w2 = plat_load_acq64(p);
 
 	if (ST_COUNT(w2) - ST_COUNT(w1) > 1) {
 		__atomic_add_fetch(&sh.unchecked, 1, __ATOMIC_RELAXED);
@@ -373,7 +374,7 @@ static void *device(void *arg)
 		if (tu_rand(&rng) % 4) {
 			/* Where mapper t is working now (one word: a
 			 * consistent pair). */
-			uint64_t h = __atomic_load_n(&sh.hot[t], __ATOMIC_RELAXED);
+			uint64_t h = plat_load_rlx64(&sh.hot[t]);
 
 			va = (h >> 32) * SZ_4K;
 			size = (h & 0xffffffffu) * SZ_4K;
@@ -417,8 +418,7 @@ static uint32_t new_gen(void)
 
 static void hot(struct mapper *m, uint64_t va, uint64_t size)
 {
-	__atomic_store_n(&sh.hot[m->id], (va / SZ_4K) << 32 | size / SZ_4K,
-			 __ATOMIC_RELAXED);
+	plat_store_rlx64(&sh.hot[m->id], (va / SZ_4K) << 32 | size / SZ_4K);
 }
 
 /* The owner's own check: va translates to generation g (0: faults). */
@@ -631,11 +631,11 @@ static void test_contract_under_translation(void **state)
 	struct iopt_smmu_mem mem;
 	struct mapper mp[MAPPERS];
 	uint64_t pa, w[8];
-	pthread_t dt[DEVICES], mt[MAPPERS];
+	struct plat_thread dt[DEVICES], mt[MAPPERS];
 
 	(void)state;
 	memset(&sh, 0, sizeof(sh));
-	pthread_mutex_init(&sh.lock, NULL);
+	assert_int_equal(plat_mutex_init(&sh.lock), 0);
 	sh.state = calloc(PAGES, sizeof(*sh.state));
 	assert_non_null(sh.state);
 	for (size_t i = 0; i < PAGES; i++)
@@ -670,17 +670,16 @@ static void test_contract_under_translation(void **state)
 	memcpy(iopt_physmem_ptr(sh.pm, STRTAB + 64, 64), w, 64);
 
 	for (int i = 0; i < DEVICES; i++)
-		assert_int_equal(pthread_create(&dt[i], NULL, device,
-						(void *)(uintptr_t)i), 0);
+		TU_THREAD_START(&dt[i], device, (void *)(uintptr_t)i);
 	for (unsigned i = 0; i < MAPPERS; i++) {
 		mp[i] = (struct mapper){ .id = i, .rng = 0x9e3779b97f4a7c15ull * (i + 1) };
-		assert_int_equal(pthread_create(&mt[i], NULL, mapper, &mp[i]), 0);
+		TU_THREAD_START(&mt[i], mapper, &mp[i]);
 	}
 	for (unsigned i = 0; i < MAPPERS; i++)
-		pthread_join(mt[i], NULL);
+		plat_thread_join(&mt[i]);
 	__atomic_store_n(&sh.stop, 1, __ATOMIC_RELEASE);
 	for (int i = 0; i < DEVICES; i++)
-		pthread_join(dt[i], NULL);
+		plat_thread_join(&dt[i]);
 
 	/* Everything was unmapped and synced: nothing translates. */
 	uint64_t rng = 5;
@@ -714,7 +713,7 @@ static void test_contract_under_translation(void **state)
 	iopt_smmu_destroy(sh.s);
 	iopt_physmem_destroy(sh.pm);
 	free(sh.state);
-	pthread_mutex_destroy(&sh.lock);
+	plat_mutex_destroy(&sh.lock);
 }
 
 int main(void)

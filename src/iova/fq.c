@@ -234,7 +234,9 @@ int iopt_fq_free(struct iopt_fq *q, uint64_t pfn, uint64_t size, unsigned cpu)
 	ret = iova_free_check(d, pfn, size, &marked);
 	if (ret)
 		return ret;
+#ifndef IOPT_PLANT_FQ_FENCE
 	plat_fetch_add_acq_rel64(&q->n_frees, 1);
+#endif
 	if (q->cfg.policy == IOPT_INVAL_STRICT) {
 		q->cfg.flush_range(pfn * d->cfg.granule, size * d->cfg.granule,
 				   q->cfg.ctx);
@@ -251,8 +253,16 @@ int iopt_fq_free(struct iopt_fq *q, uint64_t pfn, uint64_t size, unsigned cpu)
 	/* Full fence between the caller's page-table clear and the read of
 	 * flush_start: pairs with the fence in fq_flush_all() (ordering 1 at
 	 * the top of this file). */
+#ifdef IOPT_PLANT_FQ_FENCE
+	/* Planted race, compiled only into tests (tests/test_plant_fq.c): no
+	 * full barrier between the caller's clear and this read; the
+	 * statistics read-modify-write, itself one under TSO, comes after. */
+	e.gen = plat_load_acq64(&q->flush_start);
+	plat_fetch_add_acq_rel64(&q->n_frees, 1);
+#else
 	plat_fence_seq_cst();
 	e.gen = plat_load_acq64(&q->flush_start);
+#endif
 	plat_spin_lock(&r->lock);
 	fq_release(q, r);
 	if (!fq_push(r, &e)) {

@@ -295,6 +295,14 @@ PT_COLD int pt_install_table(const struct pt_fmt *F, struct iopt_pgtable *pt,
 	if (!child)
 		return -ENOMEM;
 	pt_sync(pt, child, pt->table_bytes[d + 1]);
+#ifdef IOPT_PLANT_TABLE_INSTALL
+	/* Planted race, compiled only into tests (tests/test_plant_pt.c): a
+	 * plain store instead of pt_publish()'s compare-and-swap, so that of
+	 * two racing installers the later one overwrites the other's table. */
+	*pte = F->make_table(pt, pa, pt_lvl(pt, d));
+	pt_store_rel(F, tbl, idx, *pte);
+	return 0;
+#endif
 	pt_publish(F, pt, tbl, idx, pte, child, pa, d);
 	return 0;
 }

@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Running a suite on simulated CPUs: `iopt-bench SUITE --sim N [--seed S]
+ * [--sim-mem sc|tso] [options]`.
+ *
+ * iopt-bench (host library) finds --sim and execs iopt-bench-sim from its
+ * own directory with the same arguments (iopt_bench.c). iopt-bench-sim
+ * (the same bench sources on the simulation library) strips the
+ * simulation's options, gives the suite --threads N (pgtable, iova) and
+ * --runs 1 (a simulated run is deterministic) unless the command line has
+ * them, and runs the suite as simulated CPU 0 of a simulation with that
+ * seed: the suite's
+ * workers, started with plat_thread_start(), are further simulated CPUs,
+ * and bench_now_ns() reads simulated time, so every time figure a suite
+ * prints is simulated ns per operation and operations per simulated
+ * second. Every JSON line the suite prints gains
+ *   "sim_cpus":N,"seed":S,"sim_mem":"sc|tso","trace_hash":"<hex>",
+ *   "sim_ops_per_host_sec":X,"host_s":Y
+ * where trace_hash is the simulation's running hash of the interleaving
+ * and its cycle counts when the line was printed (the same command
+ * prints the same hashes), and the last two are the engine's speed over
+ * the host time since the previous JSON line.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <iopgtable/sim.h>
+
+#include "bench.h"
+
+static unsigned sim_cpus;	/* --sim N, 0: host */
+
+unsigned bench_sim_cpus(void)
+{
+	return sim_cpus;
+}
+
+long bench_iters(long n, long div)
+{
+	if (!sim_cpus || div <= 1)
+		return n;
+	return n / div > 0 ? n / div : 1;
+}
+
+bool bench_wants_sim(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--sim") || !strncmp(argv[i], "--sim=", 6))
+			return true;
+	return false;
+}
+
+#ifdef IOPT_PLATFORM_SIM
+
+static struct {
+	struct iopt_sim *sim;
+	uint64_t seed;
+	const char *mem;
+	FILE *out;		/* the real stdout */
+	char line[1 << 16];
+	size_t len;
+	uint64_t last_ops;
+	double last_host;
+} sr;
+
+static double host_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* A whole line: a JSON object gains the simulation's fields. */
+static void sr_line(void)
+{
+	char *s = sr.line;
+	size_t n = sr.len;
+
+	if (n >= 2 && s[0] == '{' && s[n - 2] == '}' && s[n - 1] == '\n') {
+		struct iopt_sim_stats st;
+		double now = host_now(), dt = now - sr.last_host;
+
+		iopt_sim_stats(sr.sim, &st);
+		fwrite(s, 1, n - 2, sr.out);
+		fprintf(sr.out, ",\"sim_cpus\":%u,\"seed\":%llu,\"sim_mem\":\"%s\","
+			"\"trace_hash\":\"%016llx\",\"sim_ops_per_host_sec\":%.0f,"
+			"\"host_s\":%.3f}\n", sim_cpus,
+			(unsigned long long)sr.seed, sr.mem,
+			(unsigned long long)st.trace_hash,
+			dt > 0 ? (double)(st.total_ops - sr.last_ops) / dt : 0.0, dt);
+		sr.last_ops = st.total_ops;
+		sr.last_host = now;
+	} else {
+		fwrite(s, 1, n, sr.out);
+	}
+	sr.len = 0;
+}
+
+static ssize_t sr_write(void *cookie, const char *buf, size_t size)
+{
+	(void)cookie;
+	for (size_t i = 0; i < size; i++) {
+		if (sr.len == sizeof(sr.line))
+			sr_line();	/* too long for JSON: pass it on */
+		sr.line[sr.len++] = buf[i];
+		if (buf[i] == '\n')
+			sr_line();
+	}
+	fflush(sr.out);
+	return (ssize_t)size;
+}
+
+struct sr_run {
+	int argc;
+	char **argv;
+	bench_dispatch_fn dispatch;
+	int ret;
+};
+
+static void sr_cpu0(unsigned cpu, void *arg)
+{
+	struct sr_run *r = arg;
+
+	(void)cpu;
+	r->ret = r->dispatch(r->argc, r->argv);
+	fflush(stdout);
+}
+
+static bool has_opt(int argc, char **argv, const char *name)
+{
+	size_t l = strlen(name);
+
+	for (int i = 1; i < argc; i++)
+		if (!strncmp(argv[i], name, l) && (!argv[i][l] || argv[i][l] == '='))
+			return true;
+	return false;
+}
+
+/* The value of "--name V" or "--name=V" at argv[*i]; advances *i. */
+static const char *opt_val(int argc, char **argv, int *i, const char *name)
+{
+	size_t l = strlen(name);
+
+	if (strncmp(argv[*i], name, l))
+		return NULL;
+	if (argv[*i][l] == '=')
+		return argv[*i] + l + 1;
+	if (!argv[*i][l] && *i + 1 < argc)
+		return argv[++*i];
+	return NULL;
+}
+
+int bench_simrun_main(int argc, char **argv, bench_dispatch_fn dispatch)
+{
+	struct iopt_sim_params p;
+	struct iopt_sim_stats st;
+	char **av = calloc((size_t)argc + 8, sizeof(char *));
+	char nbuf[16];
+	int ac = 0, err;
+	const char *sched = "random";
+
+	iopt_sim_params_default(&p);
+	sr.mem = "sc";
+	for (int i = 0; i < argc; i++) {
+		const char *v;
+
+		if ((v = opt_val(argc, argv, &i, "--sim")))
+			sim_cpus = (unsigned)atoi(v);
+		else if ((v = opt_val(argc, argv, &i, "--seed")))
+			p.seed = strtoull(v, NULL, 0);
+		else if ((v = opt_val(argc, argv, &i, "--sim-mem")))
+			sr.mem = v;
+		else if ((v = opt_val(argc, argv, &i, "--sim-sched")))
+			sched = v;
+		else
+			av[ac++] = argv[i];
+	}
+	if (!sim_cpus || sim_cpus >= IOPT_SIM_MAX_CPUS ||
+	    (strcmp(sr.mem, "sc") && strcmp(sr.mem, "tso")) ||
+	    (strcmp(sched, "random") && strcmp(sched, "pct"))) {
+		fprintf(stderr, "usage: iopt-bench-sim SUITE --sim N (1..%d) "
+			"[--seed S] [--sim-mem sc|tso] [--sim-sched random|pct] "
+			"[suite options]\n", IOPT_SIM_MAX_CPUS - 1);
+		return 2;
+	}
+	/* The suite's workers are the N CPUs; it runs one pass. */
+	snprintf(nbuf, sizeof(nbuf), "%u", sim_cpus);
+	if (ac > 1 && (!strcmp(av[1], "pgtable") || !strcmp(av[1], "iova")) &&
+	    !has_opt(ac, av, "--threads")) {
+		av[ac++] = "--threads";
+		av[ac++] = nbuf;
+	}
+	if (ac > 1 && !has_opt(ac, av, "--runs")) {
+		av[ac++] = "--runs";
+		av[ac++] = "1";
+	}
+	av[ac] = NULL;
+	sr.seed = p.seed;
+	p.cpus = 1;		/* the suite; its workers join as they start */
+	p.memmodel = strcmp(sr.mem, "tso") ? IOPT_SIM_SC : IOPT_SIM_TSO;
+	p.sched = strcmp(sched, "pct") ? IOPT_SIM_SCHED_RANDOM : IOPT_SIM_SCHED_PCT;
+	p.stack_bytes = 4u << 20;	/* the suite's main runs on CPU 0 */
+	err = iopt_sim_create(&p, &sr.sim);
+	if (err) {
+		fprintf(stderr, "iopt-bench-sim: iopt_sim_create: %s\n", strerror(-err));
+		return 1;
+	}
+	/* Our stdout adds the simulation's fields to JSON lines. */
+	sr.out = stdout;
+	stdout = fopencookie(NULL, "w", (cookie_io_functions_t){ .write = sr_write });
+	setvbuf(stdout, NULL, _IONBF, 0);
+	sr.last_host = host_now();
+
+	struct sr_run run = { ac, av, dispatch, 0 };
+
+	err = iopt_sim_run(sr.sim, sr_cpu0, &run);
+	fflush(stdout);
+	stdout = sr.out;
+	iopt_sim_stats(sr.sim, &st);
+	fprintf(stderr, "iopt-bench-sim: %u worker CPUs (%u ran), seed %llu, "
+		"%s, %s: %llu platform operations, %llu switches, %.0f simulated "
+		"us, trace hash %016llx, %.2f host s, %.0f operations per host "
+		"second%s\n", sim_cpus, st.cpus, (unsigned long long)p.seed,
+		sr.mem, sched, (unsigned long long)st.total_ops,
+		(unsigned long long)st.switches,
+		(double)st.end_cycles / p.cpu_ghz / 1e3,
+		(unsigned long long)st.trace_hash, st.host_s,
+		st.host_s > 0 ? (double)st.total_ops / st.host_s : 0.0,
+		err ? " (deadlock)" : "");
+	iopt_sim_destroy(sr.sim);
+	free(av);
+	return err ? 1 : run.ret;
+}
+
+#endif
