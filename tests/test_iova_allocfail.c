@@ -55,7 +55,7 @@ static void same_snap(const struct snap *a, const struct snap *b)
 static void drain_pools(struct iopt_iova *d)
 {
 	for (unsigned s = 0; s < d->cfg.nr_stripes; s++)
-		rset_pool_drain(&d->stripes[s].buddy.pool);
+		fmap_pool_drain(&d->stripes[s].fmap);
 }
 
 static uint64_t fake_now;

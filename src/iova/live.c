@@ -97,9 +97,8 @@ static void live_step(struct iova_live *l)
 		tab_free(&l->old);
 }
 
-int live_init(struct iova_live *l, unsigned bits, uint64_t value_mask)
+int live_init(struct iova_live *l, uint64_t value_mask)
 {
-	rset_init(&l->starts, bits);
 	l->old.keys = l->old.vals = NULL;
 	l->old.cap = l->old.n = 0;
 	l->move_pos = 0;
@@ -110,7 +109,6 @@ int live_init(struct iova_live *l, unsigned bits, uint64_t value_mask)
 
 void live_fini(struct iova_live *l)
 {
-	rset_destroy(&l->starts);
 	tab_free(&l->cur);
 	tab_free(&l->old);
 }
@@ -133,13 +131,10 @@ int live_reserve(struct iova_live *l)
 	return 0;
 }
 
-int live_add(struct iova_live *l, uint64_t key, uint64_t val)
+void live_add(struct iova_live *l, uint64_t key, uint64_t val)
 {
-	if (rset_add(&l->starts, key))
-		return -ENOMEM;
 	tab_put(&l->cur, key, val);
 	l->pages += val & l->value_mask;
-	return 0;
 }
 
 uint64_t live_get(struct iova_live *l, uint64_t key)
@@ -181,21 +176,26 @@ void live_del(struct iova_live *l, uint64_t key)
 	} else {
 		return;
 	}
-	rset_del(&l->starts, key);
 	live_step(l);
 }
 
-bool live_find(struct iova_live *l, uint64_t x, uint64_t *key, uint64_t *val)
+bool live_find(struct iova_live *l, uint64_t x, unsigned max_order,
+	       uint64_t *key, uint64_t *val)
 {
-	uint64_t s;
+	uint64_t s = x, below = max_order >= 64 ? ~0ull : (1ull << max_order) - 1;
 
-	if (!rset_pred(&l->starts, x, &s))
-		return false;
-	uint64_t v = live_get(l, s);
+	/* s: x with its low j bits cleared, for j = 0, 1, ..., max_order;
+	 * it changes only where x has a set bit. */
+	for (;;) {
+		uint64_t v = live_get(l, s);
 
-	if (x - s >= (v & l->value_mask))
-		return false;
-	*key = s;
-	*val = v & l->value_mask;
-	return true;
+		if (v && x - s < (v & l->value_mask)) {
+			*key = s;
+			*val = v & l->value_mask;
+			return true;
+		}
+		if (!(s & below))
+			return false;
+		s &= s - 1;
+	}
 }
