@@ -237,8 +237,8 @@ static void test_every_operation(void **state)
 	}
 }
 
-/* A free whose merge needs radix nodes no earlier operation made (the
- * order-1 block of a 3-page range at the top of a large space): refused
+/* A free once the free map's node pool was drained (it refills the pool
+ * to what one operation may need before changing anything): refused
  * whole, or done whole. */
 static void test_free_needing_nodes(void **state)
 {
