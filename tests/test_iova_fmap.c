@@ -96,8 +96,10 @@ static int word_order(uint64_t w)
  * most max_order; above, set for wholly free NULL children only) and the
  * node's summary, capped at max_order. Returns the node's summary.
  */
-static int check_node(const struct fmap *f, const struct fmap_node *n, unsigned h)
+static int check_node(struct fmap *f, const struct fmap_node *n, unsigned h)
 {
+	if (n == f->root)
+		fmap_sync(f);
 	int c = 6 * (int)h + 6, M = (int)f->max_order, lim = c < M + 1 ? c : M + 1;
 	uint64_t full = 0, has[FMAP_ORDERS] = { 0 };
 	int best = -1;

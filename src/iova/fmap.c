@@ -91,10 +91,12 @@ static void node_fill(const struct fmap *f, struct fmap_node *n, unsigned h,
 
 /* ---- the pool ------------------------------------------------------------ */
 
-int fmap_prepare(struct fmap *f, unsigned extra)
+int fmap_pool_fill(struct fmap *f, unsigned want)
 {
-	while (f->pool_n < f->pool_min + extra) {
-		struct fmap_node *n = malloc(sizeof(*n));
+	while (f->pool_n < want) {
+		/* Cache-line aligned: stripes taken by different CPUs share
+		 * no line through their nodes. */
+		struct fmap_node *n = aligned_alloc(64, sizeof(*n));
 
 		if (!n)
 			return -ENOMEM;
@@ -147,7 +149,7 @@ int fmap_init(struct fmap *f, unsigned bits, unsigned max_order)
 		f->height++;
 	f->pool_min = 2 * (f->height + 1);
 	f->fkey = UINT64_MAX;
-	f->root = malloc(sizeof(*f->root));
+	f->root = aligned_alloc(64, sizeof(*f->root));
 	if (!f->root)
 		return -ENOMEM;
 	node_fill(f, f->root, f->height, false);
@@ -294,6 +296,7 @@ bool fmap_find(struct fmap *f, unsigned k, uint64_t cap, uint64_t *p)
 	struct fmap_node *path[FMAP_MAX_HEIGHT + 1];
 	unsigned span = child_order(f->height) + 6, hp;
 
+	fmap_sync(f);
 	if (k > f->max_order || f->root->mo < (int)k)
 		return false;
 	if (span < 64 && cap >> span)
@@ -301,11 +304,10 @@ bool fmap_find(struct fmap *f, unsigned k, uint64_t cap, uint64_t *p)
 	return search(f, k, cap, path, &hp, p);
 }
 
+/* Bits lo .. hi - 1, for lo < hi <= 64. */
 static uint64_t bits_mask(uint64_t lo, uint64_t hi)
 {
-	uint64_t n = hi - lo;
-
-	return (n == 64 ? ~0ull : (1ull << n) - 1) << lo;
+	return ~0ull >> (64 - (hi - lo)) << lo;
 }
 
 /* [lo, hi) relative to n, not empty. */
@@ -349,10 +351,118 @@ static bool free_in(const struct fmap *f, const struct fmap_node *n,
 
 bool fmap_is_free(struct fmap *f, uint64_t lo, uint64_t n)
 {
+	fmap_sync(f);
 	return !n || free_in(f, f->root, f->height, lo, lo + n);
 }
 
 /* ---- update -------------------------------------------------------------- */
+
+/*
+ * The child holding page lo of node f->fpath[h] changed its summary from
+ * a to b (both capped): up while a summary changes. This is set_child() and the node's new
+ * summary written out, as it is most of a free's and an allocation's
+ * work. The summary is rescanned only when the old one may have come from
+ * this child: if the child grew and the full mask is empty, it was empty
+ * before too (the summary was below c), so the larger of the two is it;
+ * if the child shrank and another child holds more, nothing changed.
+ * Where c >= max_order any full child caps the summary at max_order.
+ */
+static void ascend(struct fmap *f, int h, uint64_t lo, int a, int b)
+{
+	const int M = (int)f->max_order, H = (int)f->height;
+	int c = 6 * h + 6;
+
+	for (;; h++, c += 6) {
+		struct fmap_node *n = f->fpath[h];
+		uint64_t bit = 1ull << ((lo >> c) & 63), full = n->full;
+		int m = n->mo, nm, k, top;
+
+		if (a > b) {
+			if (a == c)
+				full &= ~bit;
+			k = b + 1;
+			top = a;
+		} else {
+			if (b == c)
+				full |= bit;
+			k = a + 1;
+			top = b;
+		}
+		n->full = full;
+		if (top >= c)
+			top = c - 1;
+		if (top > M)
+			top = M;
+		for (; k <= top; k++)
+			n->has[k] ^= bit;
+		if (full)
+			nm = c >= M ? M : cap_mo((unsigned)M, c + group_order(full));
+		else if (b > a)
+			nm = m > b ? m : b;
+		else if (m > a)
+			nm = m;
+		else
+			for (nm = m < c - 1 ? m : c - 1; nm >= 0 && !n->has[nm];)
+				nm--;
+		n->mo = nm;
+		if (nm == m || h == H)
+			break;
+		a = m;
+		b = nm;
+	}
+}
+
+/* Level 0 of ascend(): the leaf's masks for its word holding page lo. */
+static void ascend_leaf(struct fmap *f, struct fmap_node *n, uint64_t lo, int a,
+			int b)
+{
+	const int M = (int)f->max_order;
+	uint64_t bit = 1ull << ((lo >> 6) & 63), full = n->full;
+	int m = n->mo, nm, k, top;
+
+	if (a > b) {
+		if (a == 6)
+			full &= ~bit;
+		k = b + 1;
+		top = a;
+	} else {
+		if (b == 6)
+			full |= bit;
+		k = a + 1;
+		top = b;
+	}
+	n->full = full;
+	if (top > 5)
+		top = 5;
+	if (top > M)
+		top = M;
+	for (; k <= top; k++)
+		n->has[k] ^= bit;
+	if (full)
+		nm = 6 >= M ? M : cap_mo((unsigned)M, 6 + group_order(full));
+	else if (b > a)
+		nm = m > b ? m : b;
+	else if (m > a)
+		nm = m;
+	else
+		for (nm = m < 5 ? m : 5; nm >= 0 && !n->has[nm];)
+			nm--;
+	n->mo = nm;
+}
+
+/* Set or clear 'mask' in the word of leaf n holding page lo: the word and
+ * the leaf's own masks now, its ancestors at fmap_sync(). */
+static void leaf_set(struct fmap *f, struct fmap_node *n, uint64_t lo,
+		     uint64_t mask, bool free)
+{
+	uint64_t *wp = &n->u.w[(lo >> 6) & 63], w = *wp;
+	uint64_t nw = free ? w | mask : w & ~mask;
+	int a = word_mo(f->max_order, w), b = word_mo(f->max_order, nw);
+
+	*wp = nw;
+	if (a != b)
+		ascend_leaf(f, n, lo, a, b);
+}
 
 /*
  * Set or clear 'mask' in the word holding page lo; f->fpath[H .. h] are
@@ -363,9 +473,7 @@ bool fmap_is_free(struct fmap *f, uint64_t lo, uint64_t n)
 static void word_set(struct fmap *f, unsigned h, uint64_t lo, uint64_t mask,
 		     bool free)
 {
-	const unsigned M = f->max_order, H = f->height;
 	struct fmap_node **path = f->fpath, *n = path[h];
-	unsigned c;
 
 	for (; h > 0; h--) {
 		unsigned ch = child_order(h), i = (unsigned)(lo >> ch) & 63;
@@ -378,59 +486,25 @@ static void word_set(struct fmap *f, unsigned h, uint64_t lo, uint64_t mask,
 			n->u.child[i] = cn;
 			/* Where c > max_order only NULL children keep their
 			 * full bit; the summary for has[] is the same. */
-			if (ch > M)
+			if (ch > f->max_order)
 				n->full &= ~(1ull << i);
 		}
 		n = cn;
 		path[h - 1] = n;
 	}
-	unsigned i = (unsigned)(lo >> 6) & 63;
-	uint64_t w = n->u.w[i], nw = free ? w | mask : w & ~mask;
-	int a = word_mo(M, w), b = word_mo(M, nw);
-
-	n->u.w[i] = nw;
-	/*
-	 * set_child() and the node's new summary, written out: this loop is
-	 * most of a free's and an allocation's work. The summary is rescanned
-	 * only when the old one may have come from this child: if the child
-	 * grew, the full mask being empty now means it was before (the
-	 * summary was below c), so the larger of the two is it; if it shrank
-	 * and another child holds more, nothing changed.
-	 */
-	for (h = 0, c = 6; a != b; h++, c += 6) {
-		int m, nm, lim = (int)(c < M + 1 ? c : M + 1), k;
-		uint64_t bit = 1ull << ((lo >> c) & 63), full;
-
-		n = path[h];
-		m = n->mo;
-		full = n->full;
-		if (a == (int)c)
-			full &= ~bit;
-		else if (b == (int)c)
-			full |= bit;
-		n->full = full;
-		if (a < b)
-			for (k = a + 1; k <= b && k < lim; k++)
-				n->has[k] |= bit;
-		else
-			for (k = b + 1; k <= a && k < lim; k++)
-				n->has[k] &= ~bit;
-		if (full)
-			nm = cap_mo(M, (int)c + group_order(full));
-		else if (b > a)
-			nm = m > b ? m : b;
-		else if (m > a)
-			nm = m;
-		else
-			for (nm = m < lim - 1 ? m : lim - 1; nm >= 0 && !n->has[nm];)
-				nm--;
-		n->mo = nm;
-		a = m;
-		b = nm;
-		if (h == H)
-			break;
-	}
+	/* A new finger: its ancestors are in sync with it. */
 	f->fkey = lo >> 12;
+	f->frec = n->mo;
+	leaf_set(f, n, lo, mask, free);
+}
+
+void fmap_sync(struct fmap *f)
+{
+	if (f->fkey == UINT64_MAX || f->fpath[0]->mo == f->frec)
+		return;
+	if (f->height)
+		ascend(f, 1, f->fkey << 12, f->frec, f->fpath[0]->mo);
+	f->frec = f->fpath[0]->mo;
 }
 
 /* [lo, hi) relative to n, not empty; children covered whole become
@@ -484,14 +558,17 @@ int fmap_set(struct fmap *f, uint64_t lo, uint64_t n, bool free)
 	if (fmap_prepare(f, 0))
 		return -ENOMEM;
 	if ((lo & 63) + n <= 64) {
-		unsigned h = 0;
+		uint64_t mask = bits_mask(lo & 63, (lo & 63) + n);
 
-		if (lo >> 12 != f->fkey) {
-			h = f->height;
-			f->fpath[h] = f->root;
+		if (lo >> 12 == f->fkey) {	/* in the finger's leaf */
+			leaf_set(f, f->fpath[0], lo, mask, free);
+		} else {			/* from the root */
+			fmap_sync(f);
+			f->fpath[f->height] = f->root;
+			word_set(f, f->height, lo, mask, free);
 		}
-		word_set(f, h, lo, bits_mask(lo & 63, (lo & 63) + n), free);
 	} else {
+		fmap_sync(f);
 		f->fkey = UINT64_MAX;
 		range_in(f, f->root, f->height, lo, lo + n, free);
 	}
@@ -502,45 +579,58 @@ int fmap_set(struct fmap *f, uint64_t lo, uint64_t n, bool free)
 	return 0;
 }
 
+/* The search of fmap_take() when cap lies in the finger's leaf (k < 6):
+ * a block there at or below cap is the answer, whatever lies elsewhere. */
+static bool finger_find(struct fmap *f, unsigned k, uint64_t cap, uint64_t *p)
+{
+	const struct fmap_node *leaf = f->fpath[0];
+	uint64_t ci = (cap >> 6) & 63, m = leaf->has[k] & upto(ci);
+
+	while (m) {
+		unsigned i = 63 - (unsigned)__builtin_clzll(m);
+		uint64_t g = groups(leaf->u.w[i], k);
+
+		if (i == ci)
+			g &= upto(cap & 63);
+		if (g) {
+			*p = (cap & ~4095ull) + 64 * i + 63 - (uint64_t)__builtin_clzll(g);
+			f->visits++;
+			return true;
+		}
+		m &= ~(1ull << i);
+	}
+	return false;
+}
+
 bool fmap_take(struct fmap *f, unsigned k, uint64_t cap, uint64_t size,
 	       uint64_t *p)
 {
-	unsigned span = child_order(f->height) + 6, hp;
+	unsigned hp = 0;
 
-	if (k > f->max_order || f->root->mo < (int)k)
-		return false;
-	if (span < 64 && cap >> span)
-		cap = (1ull << span) - 1;
-	if (cap >> 12 == f->fkey && k < 6) {
-		/* cap lies in the finger's leaf: a block there at or below cap
-		 * is the answer, whatever lies elsewhere. */
-		const struct fmap_node *leaf = f->fpath[0];
-		uint64_t ci = (cap >> 6) & 63, m = leaf->has[k] & upto(ci);
+	if (cap >> 12 != f->fkey || k >= 6 || !finger_find(f, k, cap, p)) {
+		unsigned span = child_order(f->height) + 6;
 
-		while (m) {
-			unsigned i = 63 - (unsigned)__builtin_clzll(m);
-			uint64_t g = groups(leaf->u.w[i], k);
-
-			if (i == ci)
-				g &= upto(cap & 63);
-			if (g) {
-				*p = (cap & ~4095ull) + 64 * i + 63 -
-				     (uint64_t)__builtin_clzll(g);
-				hp = 0;
-				f->visits++;
-				goto take;
-			}
-			m &= ~(1ull << i);
-		}
+		fmap_sync(f);
+		if (k > f->max_order || f->root->mo < (int)k)
+			return false;
+		if (span < 64 && cap >> span)
+			cap = (1ull << span) - 1;
+		f->fkey = UINT64_MAX;	/* the search overwrites the path */
+		if (!search(f, k, cap, f->fpath, &hp, p))
+			return false;
 	}
-	f->fkey = UINT64_MAX;	/* the search overwrites the path */
-	if (!search(f, k, cap, f->fpath, &hp, p))
-		return false;
-take:
-	if ((*p & 63) + size <= 64)
-		word_set(f, hp, *p, bits_mask(*p & 63, (*p & 63) + size), false);
-	else
+	if ((*p & 63) + size <= 64) {
+		uint64_t mask = bits_mask(*p & 63, (*p & 63) + size);
+
+		if (hp == 0 && *p >> 12 == f->fkey)
+			leaf_set(f, f->fpath[0], *p, mask, false);
+		else
+			word_set(f, hp, *p, mask, false);
+	} else {
+		fmap_sync(f);
+		f->fkey = UINT64_MAX;
 		range_in(f, f->root, f->height, *p, *p + size, false);
+	}
 	f->free_pages -= size;
 	return true;
 }

@@ -55,7 +55,7 @@ struct fmap_node {
 		uint64_t w[64];			/* height 0: page bits */
 		struct fmap_node *child[64];	/* NULL: uniform */
 	} u;
-};
+} __attribute__((aligned(64)));
 
 struct fmap {
 	struct fmap_node *root;
@@ -66,11 +66,19 @@ struct fmap {
 	unsigned pool_n;
 	uint64_t free_pages;
 	uint64_t visits;	/* nodes visited by searches (for tests) */
-	/* Finger: the path (by height) to the leaf of the last word change,
-	 * which holds pages fkey << 12 ..; UINT64_MAX: none. A free of what
-	 * was just taken starts there instead of descending. Nodes leave a
-	 * path only through range operations, which drop the finger. */
+	/*
+	 * Finger: the path (by height) to the leaf of the last word change,
+	 * which holds pages fkey << 12 ..; UINT64_MAX: none. An allocation
+	 * whose cap lies in that leaf searches the leaf alone, and a free in
+	 * it starts there instead of descending. The finger leaf's ancestors
+	 * may lag: they hold its summary as frec, and fmap_sync() brings them
+	 * up to date (one ascent); every operation that reads above the leaf
+	 * calls it first. So an allocation and a free in the same leaf touch
+	 * that leaf alone. Nodes leave a path only through range operations,
+	 * which sync and drop the finger.
+	 */
 	uint64_t fkey;
+	int frec;
 	struct fmap_node *fpath[FMAP_MAX_HEIGHT + 1];
 };
 
@@ -79,9 +87,16 @@ struct fmap {
 int fmap_init(struct fmap *f, unsigned bits, unsigned max_order);
 void fmap_destroy(struct fmap *f);
 
+int fmap_pool_fill(struct fmap *f, unsigned n);
+
 /* Make the pool hold what one range operation needs plus extra nodes:
  * 0 or -ENOMEM (the pool keeps what it got). */
-int fmap_prepare(struct fmap *f, unsigned extra);
+static inline int fmap_prepare(struct fmap *f, unsigned extra)
+{
+	if (f->pool_n >= f->pool_min + extra)
+		return 0;
+	return fmap_pool_fill(f, f->pool_min + extra);
+}
 /* Give back every spare node (tests: make the next operation allocate). */
 void fmap_pool_drain(struct fmap *f);
 
@@ -95,6 +110,10 @@ bool fmap_find(struct fmap *f, unsigned k, uint64_t cap, uint64_t *p);
  * fmap_prepare() (cannot fail then). */
 bool fmap_take(struct fmap *f, unsigned k, uint64_t cap, uint64_t size,
 	       uint64_t *p);
+
+/* Bring the finger leaf's ancestors up to date (O(height)). Called by
+ * every operation that needs them; tests call it before reading nodes. */
+void fmap_sync(struct fmap *f);
 
 /* Is every page of [lo, lo + n) free? */
 bool fmap_is_free(struct fmap *f, uint64_t lo, uint64_t n);

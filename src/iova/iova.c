@@ -42,6 +42,8 @@ static unsigned nr_stripes(const struct iopt_iova *d)
 /* Page pfn of the space as an index in its stripe's free map. */
 static uint64_t to_local(const struct iopt_iova *d, uint64_t pfn)
 {
+	if (!d->stripe_shift)
+		return pfn;
 	return (pfn >> d->chunk_order >> d->stripe_shift << d->chunk_order) |
 	       (pfn & (chunk_pages(d) - 1));
 }
@@ -49,6 +51,8 @@ static uint64_t to_local(const struct iopt_iova *d, uint64_t pfn)
 /* Index l of stripe s's free map as a page of the space. */
 static uint64_t to_global(const struct iopt_iova *d, unsigned s, uint64_t l)
 {
+	if (!d->stripe_shift)
+		return l;
 	return ((((l >> d->chunk_order) << d->stripe_shift) | s) << d->chunk_order) |
 	       (l & (chunk_pages(d) - 1));
 }
@@ -57,8 +61,11 @@ static uint64_t to_global(const struct iopt_iova *d, unsigned s, uint64_t l)
  * page at or above x. */
 static uint64_t local_ceil(const struct iopt_iova *d, unsigned s, uint64_t x)
 {
-	uint64_t g = x >> d->chunk_order, sm = nr_stripes(d) - 1;
-	uint64_t l = ((g >> d->stripe_shift) + ((g & sm) > s)) << d->chunk_order;
+	uint64_t g = x >> d->chunk_order, sm = nr_stripes(d) - 1, l;
+
+	if (!d->stripe_shift)
+		return x;
+	l = ((g >> d->stripe_shift) + ((g & sm) > s)) << d->chunk_order;
 
 	return (g & sm) == s ? l + (x & (chunk_pages(d) - 1)) : l;
 }
@@ -262,8 +269,9 @@ static void iova_note_fail32(struct iopt_iova *d, uint64_t size, uint64_t seen)
  * worst case (not O(log)): callers use it only after fmap_find() found no
  * whole block in any stripe.
  */
-static bool find_run(struct fmap *f, uint64_t size, unsigned order,
-		     uint64_t cap, uint64_t *out)
+static __attribute__((noinline, cold)) bool
+find_run(struct fmap *f, uint64_t size, unsigned order, uint64_t cap,
+	 uint64_t *out)
 {
 	uint64_t blk = 1ull << order, half = blk >> 1, s, x = cap;
 
@@ -291,9 +299,9 @@ static bool find_run(struct fmap *f, uint64_t size, unsigned order,
  * (find_run(), not O(log)). 0; -ENOSPC (no room); -ENOMEM (no host
  * memory; nothing changed). Adds the stripe's frees32 to *seen.
  */
-static int stripe_alloc(struct iopt_iova *d, unsigned s, uint64_t size,
-			unsigned order, uint64_t cap, bool run, uint64_t *pfn,
-			uint64_t *seen)
+static inline __attribute__((always_inline)) int
+stripe_alloc(struct iopt_iova *d, unsigned s, uint64_t size, unsigned order,
+	     uint64_t cap, bool run, uint64_t *pfn, uint64_t *seen)
 {
 	struct iova_stripe *st = &d->stripes[s];
 	/* Its pages at or below cap are the indices below top. */
@@ -323,8 +331,9 @@ out:
 
 /* Larger than a chunk: whole free chunks covering size pages from a start
  * aligned to 2^order, every lock held. */
-static int global_alloc(struct iopt_iova *d, uint64_t size, unsigned order,
-			uint64_t limit, uint64_t *pfn)
+static __attribute__((noinline, cold)) int
+global_alloc(struct iopt_iova *d, uint64_t size, unsigned order, uint64_t limit,
+	     uint64_t *pfn)
 {
 	uint64_t blk = 1ull << order, cp = chunk_pages(d);
 	uint64_t span = (size + cp - 1) & ~(cp - 1);
@@ -359,28 +368,15 @@ out:
 }
 
 /* Allocate, trying cpu's stripe first. */
-static int iova_alloc(struct iopt_iova *d, uint64_t size, uint64_t limit,
-		      unsigned cpu, uint64_t *pfn)
+/* iova_alloc() after the first stripe found no whole block: every stripe
+ * in turn, then runs for sizes that are not powers of two. */
+static __attribute__((noinline)) int
+iova_alloc_rest(struct iopt_iova *d, uint64_t size, unsigned order,
+		uint64_t cap, bool is32, unsigned first, uint64_t *pfn)
 {
-	if (!size || limit < d->cfg.start_pfn)
-		return -EINVAL;
-	if (limit > d->cfg.end_pfn - 1)
-		limit = d->cfg.end_pfn - 1;
-	unsigned order = ceil_log2(size);
-
-	if (order > d->chunk_order)
-		return global_alloc(d, size, order, limit, pfn);
-	if (limit + 1 < size)
-		return -ENOMEM;
-	/* The highest start aligned to 2^order whose size pages end at or
-	 * below the limit: only size pages need to fit, not 2^order. */
-	uint64_t cap = (limit + 1 - size) & ~((1ull << order) - 1);
-	unsigned n = nr_stripes(d), first = cpu & (n - 1);
-	bool is32 = limit == d->limit32, nomem = false;
+	unsigned n = nr_stripes(d);
 	uint64_t seen = 0;
-
-	if (is32 && size >= plat_load_rlx64(&d->fail32_size))
-		return -ENOMEM;
+	bool nomem = false;
 	/* Whole blocks in every stripe first (O(log) each); only then, for
 	 * a size that is not a power of two, the slower search for a run. */
 	bool pow2 = size == 1ull << order;
@@ -402,6 +398,34 @@ static int iova_alloc(struct iopt_iova *d, uint64_t size, uint64_t limit,
 	if (is32 && !nomem)
 		iova_note_fail32(d, size, seen);
 	return -ENOMEM;
+}
+
+/* Allocate, trying cpu's stripe first. */
+static int iova_alloc(struct iopt_iova *d, uint64_t size, uint64_t limit,
+		      unsigned cpu, uint64_t *pfn)
+{
+	if (!size || limit < d->cfg.start_pfn)
+		return -EINVAL;
+	if (limit > d->cfg.end_pfn - 1)
+		limit = d->cfg.end_pfn - 1;
+	unsigned order = ceil_log2(size);
+
+	if (order > d->chunk_order)
+		return global_alloc(d, size, order, limit, pfn);
+	if (limit + 1 < size)
+		return -ENOMEM;
+	/* The highest start aligned to 2^order whose size pages end at or
+	 * below the limit: only size pages need to fit, not 2^order. */
+	uint64_t cap = (limit + 1 - size) & ~((1ull << order) - 1), seen = 0;
+	unsigned first = cpu & (nr_stripes(d) - 1);
+	bool is32 = limit == d->limit32;
+
+	if (is32 && size >= plat_load_rlx64(&d->fail32_size))
+		return -ENOMEM;
+	/* The common case: a whole block in the CPU's own stripe. */
+	if (!stripe_alloc(d, first, size, order, cap, false, pfn, &seen))
+		return 0;
+	return iova_alloc_rest(d, size, order, cap, is32, first, pfn);
 }
 
 int iopt_iova_alloc(struct iopt_iova *d, uint64_t size, uint64_t limit_pfn,
@@ -444,16 +468,16 @@ static int iova_free_rec(struct iopt_iova *d, uint64_t pfn, uint64_t size,
 	struct iova_stripe *st = &d->stripes[iova_stripe_of(d, pfn)];
 
 	plat_spin_lock(&st->lock);
-	if (live_get(&st->live, pfn) == want) {
-		/* -ENOMEM from fmap_set(): nothing changed. */
-		ret = fmap_set(&st->fmap, to_local(d, pfn), size, true);
-		if (!ret) {
-			live_del(&st->live, pfn);
-			st->allocated -= size;
-			if (low)
-				note_free32(st);
-			ret = 0;
-		}
+	if (fmap_prepare(&st->fmap, 0)) {
+		/* No host memory: nothing changed (a bad free still gets
+		 * -EINVAL). */
+		ret = live_get(&st->live, pfn) == want ? -ENOMEM : -EINVAL;
+	} else if (live_del_if(&st->live, pfn, want)) {
+		fmap_set(&st->fmap, to_local(d, pfn), size, true);	/* prepared */
+		st->allocated -= size;
+		if (low)
+			note_free32(st);
+		ret = 0;
 	}
 	plat_spin_unlock(&st->lock);
 	if (!ret && low)

@@ -113,7 +113,7 @@ void live_fini(struct iova_live *l)
 	tab_free(&l->old);
 }
 
-int live_reserve(struct iova_live *l)
+int live_reserve_slow(struct iova_live *l)
 {
 	live_step(l);
 	if ((l->cur.n + 1) * 2 <= l->cur.cap || l->old.keys)
@@ -177,6 +177,22 @@ void live_del(struct iova_live *l, uint64_t key)
 		return;
 	}
 	live_step(l);
+}
+
+bool live_del_if(struct iova_live *l, uint64_t key, uint64_t want)
+{
+	uint64_t i = tab_find(&l->cur, key);
+
+	if (i == UINT64_MAX || l->cur.vals[i] != want) {
+		if (!l->old.keys || live_get(l, key) != want)
+			return false;
+		live_del(l, key);
+		return true;
+	}
+	l->pages -= want & l->value_mask;
+	tab_del_shift(&l->cur, i);
+	live_step(l);
+	return true;
 }
 
 bool live_find(struct iova_live *l, uint64_t x, unsigned max_order,

@@ -30,8 +30,16 @@ struct iova_live {
 
 int live_init(struct iova_live *l, uint64_t value_mask);
 void live_fini(struct iova_live *l);
+int live_reserve_slow(struct iova_live *l);
+
 /* Make sure the next live_add() needs no table memory. 0 or -ENOMEM. */
-int live_reserve(struct iova_live *l);
+static inline int live_reserve(struct iova_live *l)
+{
+	/* Not growing, and room for one more below half full. */
+	if (!l->old.keys && (l->cur.n + 1) * 2 <= l->cur.cap)
+		return 0;
+	return live_reserve_slow(l);
+}
 /* Add a key that is absent; after live_reserve() (cannot fail). */
 void live_add(struct iova_live *l, uint64_t key, uint64_t val);
 /* The value of key, or 0 if absent. */
@@ -39,6 +47,8 @@ uint64_t live_get(struct iova_live *l, uint64_t key);
 /* Replace the value of a present key. */
 void live_set(struct iova_live *l, uint64_t key, uint64_t val);
 void live_del(struct iova_live *l, uint64_t key);
+/* If key's value is want: delete it and return true (one lookup). */
+bool live_del_if(struct iova_live *l, uint64_t key, uint64_t want);
 /* The entry whose [key, key + (val & mask)) holds x, among keys aligned
  * to 2^j for j <= max_order with x - key < 2^j (at most one lookup per
  * set bit of x below 2^max_order, plus one). */
