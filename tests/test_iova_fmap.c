@@ -296,6 +296,10 @@ static void test_fmap_uniform_subtrees(void **state)
 	assert_int_equal(fmap_prepare(&f, 0), 0);
 	assert_true(fmap_take(&f, 0, UINT64_MAX, 1, &p));
 	assert_int_equal(p, hi - 1);
+	/* The leaf of that page lags in its ancestors (the finger): a range
+	 * check over the whole leaf must see it, not the ancestors' full bit. */
+	assert_false(fmap_is_free(&f, hi - 4096, 4096));
+	assert_true(fmap_is_free(&f, hi - 4096, 4095));
 	check_node(&f, f.root, f.height);
 	/* The highest whole block of 2^18 is the one below. */
 	assert_int_equal(fmap_prepare(&f, 0), 0);
