@@ -6,13 +6,17 @@
  *
  * Layout. Leaf nodes (height 0) hold 64 words of 64 page bits: 4096
  * pages. A node at height h has 64 children (words for h = 0) of
- * 2^(6h + 6) pages each. For every node it keeps
- *   full    children that are entirely free;
+ * 2^(6h + 6) pages each. Searches ask for blocks of at most 2^max_order
+ * pages (the stripe's chunk), and every summary is capped there: above
+ * it, all answers are the same. For every node it keeps
+ *   full    children that are entirely free (kept where the child order is
+ *           at most max_order, the only place a search reads it; above, set
+ *           for NULL children only);
  *   has[k]  children that hold a free block of 2^k pages aligned to 2^k,
- *           for k below the child's size order (has[k] includes has[k+1]);
+ *           for k below the child's order and up to max_order (has[k]
+ *           includes has[k+1]);
  *   mo      its own summary: the largest order of a free aligned block in
- *           it (capped below FMAP_ORDERS unless it is entirely free), -1
- *           for none.
+ *           it, capped at max_order; -1 for none.
  * A child pointer may be NULL: the child is then uniform, entirely free if
  * its full bit is set, else entirely allocated. Range operations that
  * cover a child whole make it uniform this way (and give its nodes back
@@ -27,8 +31,10 @@
  * per level whatever the fragmentation: O(height) = O(log64 space).
  *
  * Update. Setting or clearing the bits of one word changes that word's
- * summary, and each ancestor's only while its own summary changes: O(1)
- * words per level, no splitting or merging of blocks.
+ * summary and the leaf's masks; each ancestor's summary changes only while
+ * the one below it does. The ancestors of the finger leaf (below) may lag
+ * and are brought up to date by one ascent (fmap_sync()) before anything
+ * reads them. No splitting or merging of blocks.
  *
  * Memory: a range operation materialises at most two paths of nodes (its
  * two ends). fmap_prepare() keeps the pool at what one operation may need,

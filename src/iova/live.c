@@ -62,7 +62,8 @@ static void tab_put(struct live_tab *t, uint64_t key, uint64_t val)
 }
 
 /* Delete from the current table: shift the probe chain back. */
-static void tab_del_shift(struct live_tab *t, uint64_t i)
+static inline __attribute__((always_inline)) void
+tab_del_shift(struct live_tab *t, uint64_t i)
 {
 	uint64_t mask = t->cap - 1;
 
@@ -77,11 +78,18 @@ static void tab_del_shift(struct live_tab *t, uint64_t i)
 	}
 }
 
-/* Move a few entries from the old table to the current one. */
-static void live_step(struct iova_live *l)
+static void live_step_move(struct iova_live *l);
+
+/* Move a few entries from the old table to the current one, if one is
+ * left. */
+static inline void live_step(struct iova_live *l)
 {
-	if (!l->old.keys)
-		return;
+	if (l->old.keys)
+		live_step_move(l);
+}
+
+static void live_step_move(struct iova_live *l)
+{
 	uint64_t end = l->move_pos + MOVE_SCAN;
 
 	for (; l->move_pos < end && l->move_pos < l->old.cap; l->move_pos++) {
