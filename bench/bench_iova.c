@@ -7,7 +7,9 @@
  *               per pair, pairs/s, and scaling: pairs/s over the first
  *               count's per-thread pairs/s.
  * tree_pair     the same through the range allocator alone.
- * fragmented    ns per 2-page allocation (mean and worst) after random
+ * fragmented    ns per 2-page allocation (mean, median, p99.9, worst; the
+ *               worst of those during which the thread was not switched
+ *               out; the mean over this run's cached pair) after random
  *               fragmentation, at live = 10^4 and 10^6 ranges (--live N:
  *               only that one, e.g. for callgrind).
  * exhaust32     brief 5.2: a PCI device, 32-bit space full, 128 CPUs (one
@@ -15,18 +17,30 @@
  *               cache-flush policy.
  * invalidation  flush-alls per million unmaps for each invalidation
  *               policy, on a DMA map/unmap stream over 16 CPUs.
+ * record        the record of live allocations (src/iova/live.c) against
+ *               liburcu's lock-free hash table (rculfhash) doing the same
+ *               work: ns per add + check-and-delete pair with 1 and 10^4
+ *               (--live N: N) records live (rculfhash only where the build
+ *               found liburcu-cds).
  * Every case prints one JSON object per line with --json.
  */
 #define _GNU_SOURCE
 #include <getopt.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <iopgtable/iova.h>
 
+#include "../src/iova/live.h"
 #include "bench.h"
+
+#ifdef IOPT_BENCH_LFHT
+#include <urcu-bp.h>
+#include <urcu/rculfhash.h>
+#endif
 
 static bool json;
 static unsigned runs = 5;
@@ -34,6 +48,9 @@ static long only_live;	/* --live N: fragmented at N live only */
 /* --threads: the pair cases' thread counts (default 1 and 2). */
 #define PAIR_MAX_THREADS 256
 static unsigned pair_threads[8] = { 1, 2 }, pair_nthreads = 2;
+/* The cached pair's median (first thread count) when this run measured
+ * it: the fragmented case reports its mean against it. */
+static double cached1_ns;
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -151,14 +168,21 @@ static void case_pairs(void)
 				printf("%-12s threads %u  %8.2f ns/pair  %12.0f pairs/s  %.2fx\n",
 				       names[cached], t, m, p, p / base[cached]);
 		}
+	/* The ratio at the first and (when there is one) the second count. */
+	unsigned k2 = pair_nthreads > 1 ? 1 : 0;
 	double tree1 = bench_median(ns[0][0], runs), cache1 = bench_median(ns[1][0], runs);
+	double tree2 = bench_median(ns[0][k2], runs), cache2 = bench_median(ns[1][k2], runs);
 
-
+	cached1_ns = cache1;
 	if (json)
 		printf("{\"suite\":\"iova\",\"case\":\"cached_vs_tree\","
-		       "\"speedup\":%.2f}\n", tree1 / cache1);
+		       "\"threads\":%u,\"speedup\":%.2f,\"threads_2\":%u,"
+		       "\"speedup_2\":%.2f}\n", pair_threads[0], tree1 / cache1,
+		       pair_threads[k2], tree2 / cache2);
 	else
-		printf("cached pair is %.1fx faster than the tree pair\n", tree1 / cache1);
+		printf("cached pair is %.1fx faster than the tree pair at %u threads "
+		       "(%.1fx at %u)\n", tree1 / cache1, pair_threads[0],
+		       tree2 / cache2, pair_threads[k2]);
 }
 
 /* ---- fragmentation ------------------------------------------------------ */
@@ -203,37 +227,66 @@ static void case_fragmented(void)
 				iopt_iova_free(d, pfn[i], sz[i]);
 		/* Measure 2-page allocations one by one, then free them. */
 		const long m = 20000;
-		uint64_t *got = malloc(sizeof(uint64_t) * m), worst = 0;
+		uint64_t *got = malloc(sizeof(uint64_t) * m), worst = 0, worst_run = 0;
+		long failed = 0, switched = 0;
+		double total_run = 0;
 		double total = 0, *each = malloc(sizeof(double) * m);
 
 		for (long i = 0; i < m; i++) {
+			struct rusage u0, u1;
+
+			/* Context switches around it: a preempted allocation's
+			 * time is the scheduler's, counted apart. */
+			getrusage(RUSAGE_THREAD, &u0);
 			uint64_t t0 = bench_now_ns();
 			int r = iopt_iova_alloc(d, 2, end - 1, &got[i]);
 			uint64_t t = bench_now_ns() - t0;
 
-			if (r)
+			getrusage(RUSAGE_THREAD, &u1);
+			if (u1.ru_nvcsw + u1.ru_nivcsw != u0.ru_nvcsw + u0.ru_nivcsw) {
+				switched++;
+			} else {
+				total_run += (double)t;
+				if (t > worst_run)
+					worst_run = t;
+			}
+
+			if (r) {
 				got[i] = 0;
+				failed++;
+			}
 			total += (double)t;
 			each[i] = (double)t;
 			worst = t > worst ? t : worst;
 		}
-		bench_median(each, (size_t)m);	/* sorts */
+		double median = bench_median(each, (size_t)m);	/* sorts */
 		double p999 = each[m - 1 - m / 1000];
 
 		free(each);
 		for (long i = 0; i < m; i++)
 			if (got[i])
 				iopt_iova_free(d, got[i], 2);
+		/* Against the cached pair of this run (0: not measured). */
+		double vs = cached1_ns > 0 ? total / m / cached1_ns : 0;
+		double mean_run = m > switched ? total_run / (double)(m - switched) : 0;
+
 		if (json)
 			printf("{\"suite\":\"iova\",\"case\":\"fragmented\",\"live\":%ld,"
-			       "\"space_pages\":%llu,\"allocs\":%ld,\"mean_ns\":%.1f,"
-			       "\"p999_ns\":%.0f,\"worst_ns\":%llu}\n", live,
-			       (unsigned long long)end, m, total / m, p999,
-			       (unsigned long long)worst);
+			       "\"space_pages\":%llu,\"allocs\":%ld,\"failed\":%ld,"
+			       "\"mean_ns\":%.1f,\"median_ns\":%.0f,\"p999_ns\":%.0f,"
+			       "\"worst_ns\":%llu,\"switched\":%ld,"
+			       "\"mean_not_switched_ns\":%.1f,"
+			       "\"worst_not_switched_ns\":%llu,\"mean_vs_cached_pair\":%.2f}\n",
+			       live, (unsigned long long)end, m, failed, total / m, median,
+			       p999, (unsigned long long)worst, switched, mean_run,
+			       (unsigned long long)worst_run, vs);
 		else
-			printf("fragmented   live %-8ld mean %7.1f ns  p99.9 %7.0f ns  "
-			       "worst %8llu ns\n", live, total / m, p999,
-			       (unsigned long long)worst);
+			printf("fragmented   live %-8ld mean %7.1f ns  median %6.0f ns  "
+			       "p99.9 %7.0f ns  worst %8llu ns  failed %ld  mean/cached "
+			       "%.1fx\n             %ld switched out; the others: mean "
+			       "%.1f ns, worst %llu ns\n",
+			       live, total / m, median, p999, (unsigned long long)worst,
+			       failed, vs, switched, mean_run, (unsigned long long)worst_run);
 		free(got);
 		free(pfn);
 		free(sz);
@@ -389,6 +442,161 @@ static void case_invalidation(void)
 	}
 }
 
+/* ---- the live record against rculfhash ---------------------------------- */
+
+#ifdef IOPT_BENCH_LFHT
+struct lf_rec {
+	uint64_t key, val;
+	struct cds_lfht_node node;
+	struct rcu_head rcu;
+};
+
+static int lf_match(struct cds_lfht_node *node, const void *key)
+{
+	return caa_container_of(node, struct lf_rec, node)->key ==
+	       *(const uint64_t *)key;
+}
+
+static void lf_free(struct rcu_head *head)
+{
+	free(caa_container_of(head, struct lf_rec, rcu));
+}
+
+static unsigned long lf_hash(uint64_t key)
+{
+	return (unsigned long)(key * 0x9e3779b97f4a7c15ull >> 17);
+}
+
+/* What the allocator would do with rculfhash as its record: a node per
+ * allocation, added; on free, looked up, its size checked, deleted and
+ * freed after a grace period. With table_only, the nodes come from a
+ * ring of 64 and are never freed (one thread, reused after 64 pairs: the
+ * table's own cost, without the allocation and the grace period that any
+ * real use needs). */
+static double lf_pairs(long live, long n, bool table_only)
+{
+	static struct lf_rec ring[64];
+	struct cds_lfht *ht = cds_lfht_new(64, 64, 0, CDS_LFHT_AUTO_RESIZE, NULL);
+	uint64_t base = 1ull << 30;
+
+	for (long i = 0; i < live; i++) {
+		struct lf_rec *r = malloc(sizeof(*r));
+
+		r->key = base + 16 * (uint64_t)i;
+		r->val = 4;
+		cds_lfht_node_init(&r->node);
+		urcu_bp_read_lock();
+		cds_lfht_add(ht, lf_hash(r->key), &r->node);
+		urcu_bp_read_unlock();
+	}
+	uint64_t t0 = bench_now_ns();
+
+	for (long i = 0; i < n; i++) {
+		uint64_t key = base - 8 - 8 * (uint64_t)(i & 63);
+		struct lf_rec *r = table_only ? &ring[i & 63] : malloc(sizeof(*r));
+		struct cds_lfht_iter it;
+		struct cds_lfht_node *node;
+
+		r->key = key;
+		r->val = 8;
+		cds_lfht_node_init(&r->node);
+		urcu_bp_read_lock();
+		cds_lfht_add(ht, lf_hash(key), &r->node);
+		urcu_bp_read_unlock();
+		urcu_bp_read_lock();
+		cds_lfht_lookup(ht, lf_hash(key), lf_match, &key, &it);
+		node = cds_lfht_iter_get_node(&it);
+		if (node && caa_container_of(node, struct lf_rec, node)->val == 8 &&
+		    !cds_lfht_del(ht, node) && !table_only)
+			urcu_bp_call_rcu(&caa_container_of(node, struct lf_rec, node)->rcu,
+					 lf_free);
+		urcu_bp_read_unlock();
+	}
+	double ns = (double)(bench_now_ns() - t0) / (double)n;
+	struct cds_lfht_iter it;
+	struct cds_lfht_node *node;
+
+	urcu_bp_read_lock();
+	cds_lfht_for_each(ht, &it, node) {
+		if (!cds_lfht_del(ht, node))
+			urcu_bp_call_rcu(&caa_container_of(node, struct lf_rec, node)->rcu,
+					 lf_free);
+	}
+	urcu_bp_read_unlock();
+	urcu_bp_barrier();
+	cds_lfht_destroy(ht, NULL);
+	return ns;
+}
+#endif
+
+/* The same with the allocator's record (under its stripe lock in the
+ * allocator; no lock here, as none above). */
+static double live_pairs(long live, long n)
+{
+	struct iova_live l;
+	uint64_t base = 1ull << 30;
+
+	live_init(&l, ~0ull);
+	for (long i = 0; i < live; i++) {
+		live_reserve(&l);
+		live_add(&l, base + 16 * (uint64_t)i, 4);
+	}
+	uint64_t t0 = bench_now_ns();
+
+	for (long i = 0; i < n; i++) {
+		uint64_t key = base - 8 - 8 * (uint64_t)(i & 63);
+
+		if (live_reserve(&l))
+			break;
+		live_add(&l, key, 8);
+		live_del_if(&l, key, 8);
+	}
+	double ns = (double)(bench_now_ns() - t0) / (double)n;
+
+	live_fini(&l);
+	return ns;
+}
+
+static void case_record(void)
+{
+	static const long lives[2] = { 1, 10000 };
+
+	for (int k = 0; k < 2; k++) {
+		long live = only_live ? only_live : lives[k];
+		double a[64], b[64], c[64];
+		const long n = 1000000;
+
+		if (only_live && k)
+			break;
+		for (unsigned r = 0; r < runs; r++) {
+			a[r] = live_pairs(live, n);
+#ifdef IOPT_BENCH_LFHT
+			b[r] = lf_pairs(live, n, false);
+			c[r] = lf_pairs(live, n, true);
+#else
+			b[r] = c[r] = 0;
+#endif
+		}
+		double ma = bench_median(a, runs), mb = bench_median(b, runs);
+		double mc = bench_median(c, runs);
+
+		if (json)
+			printf("{\"suite\":\"iova\",\"case\":\"record\",\"live\":%ld,"
+			       "\"live_c_ns_per_pair\":%.1f,\"rculfhash_ns_per_pair\":%.1f,"
+			       "\"rculfhash_table_only_ns_per_pair\":%.1f,\"runs\":%u}\n",
+			       live, ma, mb, mc, runs);
+		else
+			printf("record       live %-8ld live.c %7.1f ns/pair  rculfhash %7.1f "
+			       "(table alone %7.1f) ns/pair%s\n", live, ma, mb, mc,
+#ifdef IOPT_BENCH_LFHT
+			       ""
+#else
+			       " (not built: no liburcu-cds)"
+#endif
+			       );
+	}
+}
+
 int bench_iova_main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -455,10 +663,11 @@ int bench_iova_main(int argc, char **argv)
 	RUN("fragmented", case_fragmented);
 	RUN("exhaust32", case_exhaust32);
 	RUN("invalidation", case_invalidation);
+	RUN("record", case_record);
 	return 0;
 bad:
 	fprintf(stderr, "usage: iopt-bench iova [--json] [--runs N] [--live 10000|1000000] "
 			"[--threads 1,2,...] [--case "
-			"cached_pair|tree_pair|fragmented|exhaust32|invalidation]\n");
+			"cached_pair|tree_pair|fragmented|exhaust32|invalidation|record]\n");
 	return 2;
 }

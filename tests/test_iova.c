@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The IOVA allocator: the radix set against a brute-force reference; the
- * range allocator against a shadow (no overlap, alignment, limits,
+ * The IOVA allocator: the live record against a reference; the range
+ * allocator against a shadow (no overlap, alignment, limits,
  * reserved ranges untouched, every page accounted for) through a random
  * stress; bad input; the per-CPU caches, depot and trimming; the cache-
  * flush policies; striping; allocations larger than a chunk.
@@ -18,237 +18,15 @@
 #include <iopgtable/iova.h>
 
 #include "../src/iova/live.h"
-#include "../src/iova/rset.h"
 #include "tutil.h"
 
-/* ---- the radix set ---------------------------------------------------- */
-
-static void test_rset_against_bruteforce(void **state)
-{
-	static const unsigned bits_list[] = { 6, 12, 13, 20, 36 };
-
-	(void)state;
-	for (unsigned b = 0; b < 5; b++) {
-		unsigned bits = bits_list[b];
-		uint64_t universe = 1ull << bits;
-		/* Members live in a window so that the reference stays small. */
-		uint64_t win = universe < 8192 ? universe : 8192;
-		uint64_t off = universe > win ? universe - win - 77 : 0;
-		uint8_t *ref = calloc(win, 1);
-		struct rset s;
-		uint64_t rng = 99 + b;
-
-		rset_init(&s, bits);
-		for (int i = 0; i < 40000; i++) {
-			uint64_t k = tu_rand(&rng) % win;
-
-			if (tu_rand(&rng) % 3) {
-				assert_int_equal(rset_add(&s, off + k), 0);
-				ref[k] = 1;
-			} else {
-				rset_del(&s, off + k);
-				ref[k] = 0;
-			}
-			uint64_t q = tu_rand(&rng) % win, got;
-			bool want = false;
-			uint64_t wv = 0;
-
-			for (uint64_t j = q + 1; j-- > 0;)
-				if (ref[j]) {
-					want = true;
-					wv = j;
-					break;
-				}
-			assert_int_equal(rset_pred(&s, off + q, &got), want);
-			if (want)
-				assert_int_equal(got, off + wv);
-			assert_int_equal(rset_test(&s, off + q), ref[q]);
-		}
-		/* Queries past the window and past the universe. */
-		uint64_t got;
-
-		if (rset_pred(&s, universe - 1, &got)) {
-			for (uint64_t j = win; j-- > 0;)
-				if (ref[j]) {
-					assert_int_equal(got, off + j);
-					break;
-				}
-		}
-		uint64_t n = 0;
-
-		for (uint64_t j = 0; j < win; j++)
-			n += ref[j];
-		assert_int_equal(s.count, n);
-		for (uint64_t j = 0; j < win; j++)
-			rset_del(&s, off + j);
-		assert_int_equal(s.count, 0);
-		assert_false(rset_pred(&s, universe - 1, &got));
-		assert_int_equal(rset_add(&s, off + 5), 0);	/* nodes reused */
-		assert_true(rset_pred(&s, universe - 1, &got) && got == off + 5);
-		rset_destroy(&s);
-		free(ref);
-	}
-}
-
-/* The finger (rset.h): operations in the leaf of the last one take a
- * short path. Churn inside one leaf whose members come and go (its
- * emptiness and that of its ancestors flips), far members in other
- * subtrees that a predecessor from the finger's leaf must climb to, and a
- * run added whole after the finger was set; against a brute-force list. */
-static void test_rset_finger_against_bruteforce(void **state)
-{
-	enum { NREF = 64 };
-	uint64_t ref[NREF];
-	unsigned nref = 0;
-	uint64_t rng = 4242;
-
-	(void)state;
-	for (int runs = 0; runs < 2; runs++) {
-		struct rset s;
-		struct rset_pool pool = { 0 };
-
-		rset_init(&s, 36);
-		s.pool = &pool;
-		nref = 0;
-		if (runs)	/* a whole run far below: subtrees without nodes */
-			assert_int_equal(rset_add_range(&s, 1ull << 20,
-							(1ull << 20) + (1ull << 19)), 0);
-		/* Far members, each in its own subtree. */
-		static const uint64_t far[] = { 3, 1ull << 30, (1ull << 35) + 17 };
-
-		for (unsigned k = 0; k < 3; k++) {
-			assert_int_equal(rset_add(&s, far[k]), 0);
-			ref[nref++] = far[k];
-		}
-		uint64_t leaf = ((1ull << 36) - 4096);	/* the top leaf */
-
-		for (int i = 0; i < 20000; i++) {
-			uint64_t k = leaf + tu_rand(&rng) % 4096;
-			unsigned at = nref;
-
-			for (unsigned j = 0; j < nref; j++)
-				if (ref[j] == k)
-					at = j;
-			if (tu_rand(&rng) % 2 && at == nref && nref < NREF) {
-				assert_int_equal(rset_add(&s, k), 0);
-				ref[nref++] = k;
-			} else if (at < nref) {
-				assert_int_equal(rset_del(&s, k), 0);
-				ref[at] = ref[--nref];
-			}
-			/* Queries in the finger's leaf and just below it. */
-			uint64_t q = leaf - 2 + tu_rand(&rng) % 4100, got, want = 0;
-			bool has = false;
-
-			for (unsigned j = 0; j < nref; j++)
-				if (ref[j] <= q && (!has || ref[j] > want)) {
-					has = true;
-					want = ref[j];
-				}
-			/* The run lies below far[1]: never the answer here. */
-			assert_int_equal(rset_pred(&s, q, &got), has);
-			if (has)
-				assert_int_equal(got, want);
-			bool in = false;
-
-			for (unsigned j = 0; j < nref; j++)
-				in |= ref[j] == q;
-			assert_int_equal(rset_test(&s, q), in);
-		}
-		/* Empty the leaf: the predecessor from it climbs to far[2]. */
-		for (unsigned j = nref; j-- > 0;)
-			if (ref[j] >= leaf) {
-				assert_int_equal(rset_del(&s, ref[j]), 0);
-				ref[j] = ref[--nref];
-			}
-		uint64_t got;
-
-		assert_true(rset_pred(&s, (1ull << 36) - 1, &got));
-		assert_int_equal(got, far[2]);
-		/* A run added after the finger was set, then the leaf again. */
-		assert_int_equal(rset_add_range(&s, leaf - 8192, leaf - 4096), 0);
-		assert_int_equal(rset_add(&s, leaf + 9), 0);
-		assert_true(rset_pred(&s, leaf + 8, &got));
-		assert_int_equal(got, leaf - 4097);
-		assert_int_equal(rset_del(&s, leaf + 9), 0);
-		assert_int_equal(rset_del(&s, leaf - 4097), 0);
-		assert_true(rset_pred(&s, (1ull << 36) - 1, &got));
-		assert_int_equal(got, leaf - 4098);
-		rset_destroy(&s);
-		rset_pool_drain(&pool);
-	}
-}
-
-/* Whole runs added at once (subtrees present without nodes), then single
- * adds and deletes inside and around them (deletes materialise nodes),
- * against a brute-force array; with a node pool, as the buddy uses it. */
-static void test_rset_runs_against_bruteforce(void **state)
-{
-	static const unsigned bits_list[] = { 6, 12, 13, 20, 31 };
-
-	(void)state;
-	for (unsigned b = 0; b < 5; b++) {
-		unsigned bits = bits_list[b];
-		uint64_t universe = 1ull << bits;
-		uint64_t win = universe < 300000 ? universe : 300000;
-		uint64_t off = universe > win ? universe - win - 4099 : 0;
-		uint8_t *ref = calloc(win, 1);
-		uint64_t rng = 7 + b;
-
-		for (int round = 0; round < 6; round++) {
-			struct rset s;
-			struct rset_pool pool = { 0 };
-			uint64_t lo = tu_rand(&rng) % win, hi = lo + tu_rand(&rng) % (win - lo + 1);
-
-			rset_init(&s, bits);
-			if (round & 1)
-				s.pool = &pool;
-			memset(ref, 0, win);
-			assert_int_equal(rset_add_range(&s, off + lo, off + hi), 0);
-			memset(ref + lo, 1, hi - lo);
-			assert_int_equal(s.count, hi - lo);
-			for (int i = 0; i < 3000; i++) {
-				uint64_t k = tu_rand(&rng) % 4 ? lo + tu_rand(&rng) % (hi - lo + 1)
-							      : tu_rand(&rng) % win;
-
-				if (k >= win)
-					k = win - 1;
-				if (tu_rand(&rng) % 3) {
-					assert_int_equal(rset_del(&s, off + k), 0);
-					ref[k] = 0;
-				} else {
-					assert_int_equal(rset_add(&s, off + k), 0);
-					ref[k] = 1;
-				}
-				uint64_t q = tu_rand(&rng) % 2 ? k : tu_rand(&rng) % win, got;
-				bool want = false;
-				uint64_t wv = 0;
-
-				for (uint64_t j = q + 1; j-- > 0;)
-					if (ref[j]) {
-						want = true;
-						wv = j;
-						break;
-					}
-				assert_int_equal(rset_pred(&s, off + q, &got), want);
-				if (want)
-					assert_int_equal(got, off + wv);
-				assert_int_equal(rset_test(&s, off + q), ref[q]);
-			}
-			uint64_t n = 0;
-
-			for (uint64_t j = 0; j < win; j++)
-				n += ref[j];
-			assert_int_equal(s.count, n);
-			rset_destroy(&s);
-			rset_pool_drain(&pool);
-		}
-		free(ref);
-	}
-}
+/* ---- the live record ------------------------------------------------- */
 
 /* The live record resizes incrementally: check it against a plain array
- * through many growths, with deletions from the old and new tables. */
+ * through many growths, with deletions from the old and new tables; and
+ * live_find() (which looks up the aligned starts that could hold a page)
+ * against a scan of the array. Records are aligned to the power of two at
+ * or above their size, as the allocator makes them. */
 static void test_live_record_against_reference(void **state)
 {
 	const uint64_t universe = 1u << 18;
@@ -257,15 +35,19 @@ static void test_live_record_against_reference(void **state)
 	uint64_t rng = 3, n = 0;
 
 	(void)state;
-	assert_int_equal(live_init(&l, 18, ~0ull), 0);
+	assert_int_equal(live_init(&l, ~0ull), 0);
 	for (int i = 0; i < 400000; i++) {
-		uint64_t k = tu_rand(&rng) % universe;
+		uint64_t v = 1 + tu_rand(&rng) % 7;
+		uint64_t a = v <= 1 ? 1 : v <= 2 ? 2 : v <= 4 ? 4 : 8;
+		uint64_t k = tu_rand(&rng) % universe & ~(a - 1);
+		bool clash = false;
 
-		if (tu_rand(&rng) % 3 && !ref[k]) {
-			uint64_t v = 1 + tu_rand(&rng) % 7;
-
+		/* Records do not overlap (as allocations). */
+		for (uint64_t j = k >= 8 ? k - 7 : 0; j < k + v && j < universe; j++)
+			clash |= ref[j] && j + ref[j] > k;
+		if (tu_rand(&rng) % 3 && !ref[k] && !clash) {
 			assert_int_equal(live_reserve(&l), 0);
-			assert_int_equal(live_add(&l, k, v), 0);
+			live_add(&l, k, v);
 			ref[k] = v;
 			n++;
 		} else if (ref[k]) {
@@ -273,9 +55,17 @@ static void test_live_record_against_reference(void **state)
 			ref[k] = 0;
 			n--;
 		}
-		uint64_t q = tu_rand(&rng) % universe;
+		uint64_t q = tu_rand(&rng) % universe, fk, fv, hk = UINT64_MAX;
 
 		assert_int_equal(live_get(&l, q), ref[q]);
+		for (uint64_t j = q >= 7 ? q - 7 : 0; j <= q; j++)
+			if (ref[j] && q < j + ref[j])
+				hk = j;
+		assert_int_equal(live_find(&l, q, 3, &fk, &fv), hk != UINT64_MAX);
+		if (hk != UINT64_MAX) {
+			assert_int_equal(fk, hk);
+			assert_int_equal(fv, ref[hk]);
+		}
 	}
 	uint64_t pages = 0;
 
@@ -284,7 +74,7 @@ static void test_live_record_against_reference(void **state)
 		pages += ref[k];
 	}
 	assert_int_equal(l.pages, pages);
-	assert_int_equal(l.starts.count, n);
+	assert_int_equal(l.cur.n + (l.old.keys ? l.old.n : 0), n);
 	live_fini(&l);
 	free(ref);
 }
@@ -635,9 +425,6 @@ static void test_flush_policies(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_rset_against_bruteforce),
-		cmocka_unit_test(test_rset_runs_against_bruteforce),
-		cmocka_unit_test(test_rset_finger_against_bruteforce),
 		cmocka_unit_test(test_live_record_against_reference),
 		cmocka_unit_test(test_basic_and_bad_input),
 		cmocka_unit_test(test_random_against_shadow),

@@ -55,7 +55,7 @@ static void same_snap(const struct snap *a, const struct snap *b)
 static void drain_pools(struct iopt_iova *d)
 {
 	for (unsigned s = 0; s < d->cfg.nr_stripes; s++)
-		rset_pool_drain(&d->stripes[s].buddy.pool);
+		fmap_pool_drain(&d->stripes[s].fmap);
 }
 
 static uint64_t fake_now;
@@ -237,8 +237,8 @@ static void test_every_operation(void **state)
 	}
 }
 
-/* A free whose merge needs radix nodes no earlier operation made (the
- * order-1 block of a 3-page range at the top of a large space): refused
+/* A free once the free map's node pool was drained (it refills the pool
+ * to what one operation may need before changing anything): refused
  * whole, or done whole. */
 static void test_free_needing_nodes(void **state)
 {

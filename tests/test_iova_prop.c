@@ -13,6 +13,9 @@
  *    for invalidation);
  *  - a failed allocation of up to a chunk, with no injected failure, means
  *    no aligned run of that size is free below the limit (brute force);
+ *  - the range allocator's answer for a power-of-two size is the highest
+ *    free aligned block below the limit in the stripe that served it
+ *    (brute force over that stripe's chunks);
  *  - free + allocated + reserved pages account for the whole space after
  *    every operation, and exactly (caches and queues flushed) at the end;
  *  - a bad free gets -EINVAL and changes nothing; the flush-queue free
@@ -469,6 +472,32 @@ static void check_new_range(struct pstate *s, uint64_t p, uint64_t real,
 			  s->pg[p + j] == PC);
 }
 
+/*
+ * The range allocator is top-down within the stripe that serves it: a
+ * power-of-two size up to a chunk came from the highest aligned block of
+ * that stripe's chunks, at or below the limit, that is free (brute force
+ * over the shadow; pages that may sit in a cache count as taken).
+ */
+static void check_highest(struct pstate *s, uint64_t p, uint64_t size,
+			  uint64_t limit)
+{
+	uint64_t mask = s->cfg.nr_stripes - 1, stripe = (p / s->chunk) & mask;
+
+	if (size & (size - 1) || size > s->chunk)
+		return;
+	if (limit > s->cfg.end_pfn - 1)
+		limit = s->cfg.end_pfn - 1;
+	for (uint64_t q = p + size; q + size - 1 <= limit; q += size) {
+		uint64_t j = 0;
+
+		if (((q / s->chunk) & mask) != stripe)
+			continue;
+		while (j < size && s->pg[q + j] == PF)
+			j++;
+		PCHECK(s, j < size);
+	}
+}
+
 static uint64_t pick_limit(struct pstate *s)
 {
 	switch (prand(s, 4)) {
@@ -558,6 +587,8 @@ static void op_alloc(struct pstate *s, bool injected)
 		return;
 	}
 	check_new_range(s, p, real, size, limit);
+	if (api == 0 && !injected)
+		check_highest(s, p, size, limit);
 	set_pages(s, p, real, PO);
 	s->own[s->nown++] = (struct own){ p, size, real, api, cpu };
 	/* The allocation is what iopt_iova_find() reports. */

@@ -1,15 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The IOVA domain: stripes of a buddy allocator, the record of live
- * allocations, and the allocation policies (cached, DMA). See
+ * The IOVA domain: stripes, each with a free map (fmap.h) and a record of
+ * live allocations, and the allocation policies (cached, DMA). See
  * include/iopgtable/iova.h for the contract and docs/iova.md for the
  * design.
  *
  * The space is cut into chunks of 2^chunk_order pages; chunk c belongs to
- * stripe c mod nr_stripes. A request of up to a chunk is served inside one
- * stripe (aligned blocks never cross a chunk), under that stripe's lock
- * alone. A larger request locks every stripe (in index order, the only
- * order in which several are ever taken) and looks for whole free chunks.
+ * stripe c mod nr_stripes. A stripe's free map indexes its own pages only,
+ * its chunks one after the other (to_local()): chunk boundaries and every
+ * alignment up to a chunk are kept, and the part of any range of the
+ * space that falls in one stripe is one run of indices. A request of up
+ * to a chunk is served inside one stripe (aligned blocks never cross a
+ * chunk), under that stripe's lock alone. A larger request locks every
+ * stripe (in index order, the only order in which several are ever taken)
+ * and looks for whole free chunks.
  * Lock order: CPU cache, then depot, then stripes in index order.
  */
 #include <errno.h>
@@ -35,44 +39,67 @@ static unsigned nr_stripes(const struct iopt_iova *d)
 	return 1u << d->stripe_shift;
 }
 
-/* Return [pfn, pfn + n) to the stripes owning it (locks held by caller).
- * Whole chunks need no memory (their nodes exist since they were taken);
- * the caller prepares the stripes of partial chunks. */
-static int release_span(struct iopt_iova *d, uint64_t pfn, uint64_t n)
+/* Page pfn of the space as an index in its stripe's free map. */
+static uint64_t to_local(const struct iopt_iova *d, uint64_t pfn)
 {
-	while (n) {
-		uint64_t cend = (pfn | (chunk_pages(d) - 1)) + 1;
-		uint64_t k = cend - pfn < n ? cend - pfn : n;
+	if (!d->stripe_shift)
+		return pfn;
+	return (pfn >> d->chunk_order >> d->stripe_shift << d->chunk_order) |
+	       (pfn & (chunk_pages(d) - 1));
+}
 
-		if (buddy_release(&d->stripes[iova_stripe_of(d, pfn)].buddy, pfn, k))
+/* Index l of stripe s's free map as a page of the space. */
+static uint64_t to_global(const struct iopt_iova *d, unsigned s, uint64_t l)
+{
+	if (!d->stripe_shift)
+		return l;
+	return ((((l >> d->chunk_order) << d->stripe_shift) | s) << d->chunk_order) |
+	       (l & (chunk_pages(d) - 1));
+}
+
+/* How many of stripe s's pages lie below page x: the index of its first
+ * page at or above x. */
+static uint64_t local_ceil(const struct iopt_iova *d, unsigned s, uint64_t x)
+{
+	uint64_t g = x >> d->chunk_order, sm = nr_stripes(d) - 1, l;
+
+	if (!d->stripe_shift)
+		return x;
+	l = ((g >> d->stripe_shift) + ((g & sm) > s)) << d->chunk_order;
+
+	return (g & sm) == s ? l + (x & (chunk_pages(d) - 1)) : l;
+}
+
+/* Mark [pfn, pfn + n) free or allocated in every stripe it touches: one
+ * run of each stripe's map (locks held; the stripes prepared, else an
+ * -ENOMEM may leave earlier stripes changed). */
+static int span_set(struct iopt_iova *d, uint64_t pfn, uint64_t n, bool free)
+{
+	for (unsigned s = 0; s < nr_stripes(d); s++) {
+		uint64_t lo = local_ceil(d, s, pfn), hi = local_ceil(d, s, pfn + n);
+
+		if (lo < hi && fmap_set(&d->stripes[s].fmap, lo, hi - lo, free))
 			return -ENOMEM;
-		pfn += k;
-		n -= k;
 	}
 	return 0;
 }
 
-/* At creation: free [pfn, pfn + n), at most one chunk's worth of pieces
- * per stripe between two whole-chunk runs. */
-static int add_span(struct iopt_iova *d, uint64_t pfn, uint64_t n)
+/* Is [pfn, pfn + n) free in every stripe it touches? (Locks held.) */
+static bool span_free(struct iopt_iova *d, uint64_t pfn, uint64_t n)
 {
-	while (n) {
-		uint64_t cend = (pfn | (chunk_pages(d) - 1)) + 1;
-		uint64_t k = cend - pfn < n ? cend - pfn : n;
-		struct buddy *b = &d->stripes[iova_stripe_of(d, pfn)].buddy;
+	for (unsigned s = 0; s < nr_stripes(d); s++) {
+		uint64_t lo = local_ceil(d, s, pfn), hi = local_ceil(d, s, pfn + n);
 
-		if (buddy_prepare(b, 0) || buddy_release(b, pfn, k))
-			return -ENOMEM;
-		pfn += k;
-		n -= k;
+		if (lo < hi && !fmap_is_free(&d->stripes[s].fmap, lo, hi - lo))
+			return false;
 	}
-	return 0;
+	return true;
 }
 
 /*
- * Creation costs O(stripes x log space), not O(space): each stripe's
- * whole chunks are one run of its top-order set (rset_add_range()), and
- * only the partial chunks at either end are freed block by block.
+ * Creation costs O(stripes x log space), not O(space): the space's part
+ * in each stripe is one run of its free map, marked free in
+ * O(64 x height) (whole subtrees stay unmaterialised).
  */
 int iopt_iova_create(const struct iopt_iova_cfg *cfg, struct iopt_iova **out)
 {
@@ -123,8 +150,8 @@ int iopt_iova_create(const struct iopt_iova_cfg *cfg, struct iopt_iova **out)
 
 	if (co > cap)
 		co = cap;
-	if (co > BUDDY_MAX_ORDER)
-		co = BUDDY_MAX_ORDER;
+	if (co > FMAP_ORDERS - 1)
+		co = FMAP_ORDERS - 1;
 	if (co < (int)c.max_cached_order)
 		co = (int)c.max_cached_order;
 	d->chunk_order = (unsigned)co;
@@ -136,35 +163,18 @@ int iopt_iova_create(const struct iopt_iova_cfg *cfg, struct iopt_iova **out)
 	for (unsigned s = 0; s < c.nr_stripes; s++) {
 		struct iova_stripe *st = &d->stripes[s];
 
+		uint64_t n = local_ceil(d, s, c.end_pfn);
+
 		plat_spin_init(&st->lock);
-		buddy_init(&st->buddy, d->space_bits, d->chunk_order, s,
-			   d->stripe_shift);
-		if (live_init(&st->live, d->space_bits, ~IOVA_IN_CACHE))
+		if (fmap_init(&st->fmap, n > 1 ? 64 - (unsigned)__builtin_clzll(n - 1) : 1,
+			      d->chunk_order) ||
+		    live_init(&st->live, ~IOVA_IN_CACHE))
 			goto nomem;
-		/* The record's radix set draws on the stripe's pool too, so
-		 * that a prepared allocation cannot fail after taking space. */
-		st->live.starts.pool = &st->buddy.pool;
-		st->buddy.pool_min += rset_path_nodes(&st->live.starts);
 	}
 	plat_spin_init(&d->big_lock);
-	if (live_init(&d->big, d->space_bits, ~IOVA_IN_CACHE))
+	if (live_init(&d->big, ~IOVA_IN_CACHE) ||
+	    span_set(d, c.start_pfn, c.end_pfn - c.start_pfn, true))
 		goto nomem;
-
-	uint64_t first = (c.start_pfn + chunk_pages(d) - 1) >> d->chunk_order;
-	uint64_t last = c.end_pfn >> d->chunk_order;
-
-	if (first >= last) {
-		if (add_span(d, c.start_pfn, c.end_pfn - c.start_pfn))
-			goto nomem;
-	} else {
-		if (add_span(d, c.start_pfn, (first << d->chunk_order) - c.start_pfn) ||
-		    add_span(d, last << d->chunk_order,
-			     c.end_pfn - (last << d->chunk_order)))
-			goto nomem;
-		for (unsigned s = 0; s < c.nr_stripes; s++)
-			if (buddy_add_chunks(&d->stripes[s].buddy, first, last))
-				goto nomem;
-	}
 	if (iova_rcache_init(d))
 		goto nomem;
 	*out = d;
@@ -182,7 +192,7 @@ void iopt_iova_destroy(struct iopt_iova *d)
 	if (d->stripes) {
 		for (unsigned s = 0; s < d->cfg.nr_stripes; s++) {
 			live_fini(&d->stripes[s].live);
-			buddy_destroy(&d->stripes[s].buddy);
+			fmap_destroy(&d->stripes[s].fmap);
 		}
 		free(d->stripes);
 	}
@@ -204,16 +214,14 @@ static void unlock_all(struct iopt_iova *d)
 		plat_spin_unlock(&d->stripes[s].lock);
 }
 
-/* Every lock held: make every stripe able to take 'chunks' whole chunks
- * of a run (spread over the stripes) and 'partial' pieces of chunks. */
-static int prepare_all(struct iopt_iova *d, uint64_t chunks, unsigned partial)
+/* Every lock held: make every stripe's map able to take 'ops' range
+ * operations (span_set() calls) without host memory. */
+static int prepare_all(struct iopt_iova *d, unsigned ops)
 {
 	for (unsigned s = 0; s < nr_stripes(d); s++) {
-		struct buddy *b = &d->stripes[s].buddy;
-		uint64_t per = (chunks >> d->stripe_shift) + 1;
+		struct fmap *f = &d->stripes[s].fmap;
 
-		if (buddy_prepare(b, buddy_chunk_run_nodes(b, per) +
-				     partial * b->pool_min))
+		if (fmap_prepare(f, (ops - 1) * f->pool_min))
 			return -ENOMEM;
 	}
 	return 0;
@@ -255,37 +263,66 @@ static void iova_note_fail32(struct iopt_iova *d, uint64_t size, uint64_t seen)
 }
 
 /*
- * Within one stripe: size pages at a start aligned to 2^order, at or below
+ * The highest p <= cap aligned to 2^order with [p, p + size) free, where
+ * size is below 2^order and the whole block at p need not be free. It
+ * looks at every free block of 2^(order - 1) pages at or below cap in the
+ * worst case (not O(log)): callers use it only after fmap_find() found no
+ * whole block in any stripe.
+ */
+static __attribute__((noinline, cold)) bool
+find_run(struct fmap *f, uint64_t size, unsigned order, uint64_t cap,
+	 uint64_t *out)
+{
+	uint64_t blk = 1ull << order, half = blk >> 1, s, x = cap;
+
+	if (!order)
+		return false;
+	while (fmap_find(f, order - 1, x, &s)) {
+		if (s & (blk - 1)) {
+			x = s & ~(blk - 1);	/* the aligned start below */
+			continue;
+		}
+		if (fmap_is_free(f, s + half, size - half)) {
+			*out = s;
+			return true;
+		}
+		if (!s)
+			break;
+		x = s - 1;
+	}
+	return false;
+}
+
+/*
+ * Within stripe s: size pages at a start aligned to 2^order, at or below
  * cap; with run set, also a run whose rounded-up block is not all free
- * (buddy_take_run(), not O(log)). 0; -ENOSPC (no room); -ENOMEM (no host
+ * (find_run(), not O(log)). 0; -ENOSPC (no room); -ENOMEM (no host
  * memory; nothing changed). Adds the stripe's frees32 to *seen.
  */
-static int stripe_alloc(struct iova_stripe *st, uint64_t size, unsigned order,
-			uint64_t cap, bool run, uint64_t *pfn, uint64_t *seen)
+static inline __attribute__((always_inline)) int
+stripe_alloc(struct iopt_iova *d, unsigned s, uint64_t size, unsigned order,
+	     uint64_t cap, bool run, uint64_t *pfn, uint64_t *seen)
 {
-	struct buddy *b = &st->buddy;
-	uint64_t p, blk = 1ull << order;
+	struct iova_stripe *st = &d->stripes[s];
+	/* Its pages at or below cap are the indices below top. */
+	uint64_t l, top = local_ceil(d, s, cap + 1);
 	int ret = -ENOMEM;
 
 	plat_spin_lock(&st->lock);
 	*seen += plat_load_rlx64(&st->frees32);
-	if (live_reserve(&st->live) || buddy_prepare(b, 0))
+	if (live_reserve(&st->live) || fmap_prepare(&st->fmap, 0))
 		goto out;
 	ret = -ENOSPC;
-	if (buddy_take(b, order, cap, &p)) {
-		if (size < blk)
-			buddy_release(b, p + size, blk - size);
-	} else if (!run || !buddy_take_run(b, size, order, cap, &p)) {
+	if (!top)
 		goto out;
+	if (!fmap_take(&st->fmap, order, top - 1, size, &l)) {
+		if (!run || !find_run(&st->fmap, size, order, top - 1, &l))
+			goto out;
+		fmap_set(&st->fmap, l, size, false);	/* prepared */
 	}
-	/* Prepared: the record's radix nodes come from the pool. */
-	if (live_add(&st->live, p, size)) {
-		buddy_release(b, p, size);
-		ret = -ENOMEM;
-		goto out;
-	}
+	*pfn = to_global(d, s, l);
+	live_add(&st->live, *pfn, size);
 	st->allocated += size;
-	*pfn = p;
 	ret = 0;
 out:
 	plat_spin_unlock(&st->lock);
@@ -294,8 +331,9 @@ out:
 
 /* Larger than a chunk: whole free chunks covering size pages from a start
  * aligned to 2^order, every lock held. */
-static int global_alloc(struct iopt_iova *d, uint64_t size, unsigned order,
-			uint64_t limit, uint64_t *pfn)
+static __attribute__((noinline, cold)) int
+global_alloc(struct iopt_iova *d, uint64_t size, unsigned order, uint64_t limit,
+	     uint64_t *pfn)
 {
 	uint64_t blk = 1ull << order, cp = chunk_pages(d);
 	uint64_t span = (size + cp - 1) & ~(cp - 1);
@@ -305,21 +343,18 @@ static int global_alloc(struct iopt_iova *d, uint64_t size, unsigned order,
 		return -ENOMEM;
 	lock_all(d);
 	plat_fetch_add_acq_rel64(&d->st_global, 1);
-	if (live_reserve(&d->big) || prepare_all(d, span >> d->chunk_order, 1))
+	/* Whole free chunks, of which it takes size pages: one operation. */
+	if (live_reserve(&d->big) || prepare_all(d, 1))
 		goto out;
 	for (uint64_t p = (limit + 1 - size) & ~(blk - 1);; p -= blk) {
 		bool ok = p >= d->cfg.start_pfn;
 
 		for (uint64_t c = p; ok && c < p + span; c += cp)
-			ok = buddy_chunk_free(&d->stripes[iova_stripe_of(d, c)].buddy, c);
+			ok = fmap_is_free(&d->stripes[iova_stripe_of(d, c)].fmap,
+					  to_local(d, c), cp);
 		if (ok) {
-			if (live_add(&d->big, p, size))
-				break;
-			for (uint64_t c = p; c < p + span; c += cp)
-				buddy_take_range(&d->stripes[iova_stripe_of(d, c)].buddy,
-						 c, cp, true);
-			if (size < span)
-				release_span(d, p + size, span - size);
+			live_add(&d->big, p, size);
+			span_set(d, p, size, false);
 			*pfn = p;
 			ret = 0;
 			break;
@@ -330,6 +365,39 @@ static int global_alloc(struct iopt_iova *d, uint64_t size, unsigned order,
 out:
 	unlock_all(d);
 	return ret;
+}
+
+/* Allocate, trying cpu's stripe first. */
+/* iova_alloc() after the first stripe found no whole block: every stripe
+ * in turn, then runs for sizes that are not powers of two. */
+static __attribute__((noinline)) int
+iova_alloc_rest(struct iopt_iova *d, uint64_t size, unsigned order,
+		uint64_t cap, bool is32, unsigned first, uint64_t *pfn)
+{
+	unsigned n = nr_stripes(d);
+	uint64_t seen = 0;
+	bool nomem = false;
+	/* Whole blocks in every stripe first (O(log) each); only then, for
+	 * a size that is not a power of two, the slower search for a run. */
+	bool pow2 = size == 1ull << order;
+
+	for (unsigned pass = 0; pass < (pow2 ? 1u : 2u); pass++) {
+		seen = 0;
+		nomem = false;
+		for (unsigned k = 0; k < n; k++) {
+			int r = stripe_alloc(d, (first + k) & (n - 1), size,
+					     order, cap, pass, pfn, &seen);
+
+			if (!r)
+				return 0;
+			nomem |= r == -ENOMEM;
+		}
+	}
+	/* Only a search that found no room (not one short of host memory)
+	 * may say that the 32-bit space is full. */
+	if (is32 && !nomem)
+		iova_note_fail32(d, size, seen);
+	return -ENOMEM;
 }
 
 /* Allocate, trying cpu's stripe first. */
@@ -348,40 +416,24 @@ static int iova_alloc(struct iopt_iova *d, uint64_t size, uint64_t limit,
 		return -ENOMEM;
 	/* The highest start aligned to 2^order whose size pages end at or
 	 * below the limit: only size pages need to fit, not 2^order. */
-	uint64_t cap = (limit + 1 - size) & ~((1ull << order) - 1);
-	unsigned n = nr_stripes(d), first = cpu & (n - 1);
-	bool is32 = limit == d->limit32, nomem = false;
-	uint64_t seen = 0;
+	uint64_t cap = (limit + 1 - size) & ~((1ull << order) - 1), seen = 0;
+	unsigned first = cpu & (nr_stripes(d) - 1);
+	bool is32 = limit == d->limit32;
 
 	if (is32 && size >= plat_load_rlx64(&d->fail32_size))
 		return -ENOMEM;
-	/* Whole blocks in every stripe first (O(log) each); only then, for
-	 * a size that is not a power of two, the slower search for a run. */
-	bool pow2 = size == 1ull << order;
-
-	for (unsigned pass = 0; pass < (pow2 ? 1u : 2u); pass++) {
-		seen = 0;
-		nomem = false;
-		for (unsigned k = 0; k < n; k++) {
-			int r = stripe_alloc(&d->stripes[(first + k) & (n - 1)], size,
-					     order, cap, pass, pfn, &seen);
-
-			if (!r)
-				return 0;
-			nomem |= r == -ENOMEM;
-		}
-	}
-	/* Only a search that found no room (not one short of host memory)
-	 * may say that the 32-bit space is full. */
-	if (is32 && !nomem)
-		iova_note_fail32(d, size, seen);
-	return -ENOMEM;
+	/* The common case: a whole block in the CPU's own stripe. */
+	if (!stripe_alloc(d, first, size, order, cap, false, pfn, &seen))
+		return 0;
+	return iova_alloc_rest(d, size, order, cap, is32, first, pfn);
 }
 
 int iopt_iova_alloc(struct iopt_iova *d, uint64_t size, uint64_t limit_pfn,
 		    uint64_t *pfn)
 {
-	return iova_alloc(d, size, limit_pfn, plat_cpu_id(), pfn);
+	/* The CPU only picks the first stripe: skip asking for one. */
+	return iova_alloc(d, size, limit_pfn, d->stripe_shift ? plat_cpu_id() : 0,
+			  pfn);
 }
 
 /* Free [pfn, pfn + size) whose record holds want (size, maybe flagged).
@@ -398,14 +450,10 @@ static int iova_free_rec(struct iopt_iova *d, uint64_t pfn, uint64_t size,
 	if (size > chunk_pages(d)) {
 		lock_all(d);
 		if (live_get(&d->big, pfn) == want) {
-			/* Whole chunks go back without memory; the partial
-			 * chunk at the end needs its stripe prepared. */
-			uint64_t tail = (pfn + size - 1) & ~(chunk_pages(d) - 1);
-
 			ret = -ENOMEM;
-			if (!buddy_prepare(&d->stripes[iova_stripe_of(d, tail)].buddy, 0)) {
+			if (!prepare_all(d, 1)) {
 				live_del(&d->big, pfn);
-				release_span(d, pfn, size);
+				span_set(d, pfn, size, true);
 				if (low)
 					for (unsigned s = 0; s < nr_stripes(d); s++)
 						note_free32(&d->stripes[s]);
@@ -420,16 +468,16 @@ static int iova_free_rec(struct iopt_iova *d, uint64_t pfn, uint64_t size,
 	struct iova_stripe *st = &d->stripes[iova_stripe_of(d, pfn)];
 
 	plat_spin_lock(&st->lock);
-	if (live_get(&st->live, pfn) == want) {
-		ret = -ENOMEM;
-		if (!buddy_prepare(&st->buddy, 0)) {
-			live_del(&st->live, pfn);
-			buddy_release(&st->buddy, pfn, size);
-			st->allocated -= size;
-			if (low)
-				note_free32(st);
-			ret = 0;
-		}
+	if (fmap_prepare(&st->fmap, 0)) {
+		/* No host memory: nothing changed (a bad free still gets
+		 * -EINVAL). */
+		ret = live_get(&st->live, pfn) == want ? -ENOMEM : -EINVAL;
+	} else if (live_del_if(&st->live, pfn, want)) {
+		fmap_set(&st->fmap, to_local(d, pfn), size, true);	/* prepared */
+		st->allocated -= size;
+		if (low)
+			note_free32(st);
+		ret = 0;
 	}
 	plat_spin_unlock(&st->lock);
 	if (!ret && low)
@@ -484,12 +532,12 @@ int iopt_iova_find(struct iopt_iova *d, uint64_t pfn, uint64_t *start,
 	struct iova_stripe *st = &d->stripes[iova_stripe_of(d, pfn)];
 
 	plat_spin_lock(&st->lock);
-	found = live_find(&st->live, pfn, start, size);
+	found = live_find(&st->live, pfn, d->chunk_order, start, size);
 	plat_spin_unlock(&st->lock);
 	if (found)
 		return 0;
 	plat_spin_lock(&d->big_lock);
-	found = live_find(&d->big, pfn, start, size);
+	found = live_find(&d->big, pfn, 64, start, size);
 	plat_spin_unlock(&d->big_lock);
 	return found ? 0 : -ENOENT;
 }
@@ -502,27 +550,13 @@ int iopt_iova_reserve(struct iopt_iova *d, uint64_t pfn, uint64_t size)
 	    size > d->cfg.end_pfn - pfn)
 		return -EINVAL;
 	lock_all(d);
-	/* Check every piece first: all or nothing. */
-	for (uint64_t p = pfn; p < pfn + size && !ret;) {
-		uint64_t cend = (p | (chunk_pages(d) - 1)) + 1;
-		uint64_t e = cend < pfn + size ? cend : pfn + size;
-
-		if (!buddy_take_range(&d->stripes[iova_stripe_of(d, p)].buddy, p,
-				      e - p, false))
-			ret = -EBUSY;
-		p = e;
-	}
-	/* Then the memory for all of it: two partial chunks and a run. */
-	if (!ret && prepare_all(d, (size >> d->chunk_order) + 2, 2))
+	/* Check all of it first, then the memory: all or nothing. */
+	if (!span_free(d, pfn, size))
+		ret = -EBUSY;
+	else if (prepare_all(d, 1))
 		ret = -ENOMEM;
-	for (uint64_t p = pfn; p < pfn + size && !ret;) {
-		uint64_t cend = (p | (chunk_pages(d) - 1)) + 1;
-		uint64_t e = cend < pfn + size ? cend : pfn + size;
-
-		buddy_take_range(&d->stripes[iova_stripe_of(d, p)].buddy, p, e - p,
-				 true);
-		p = e;
-	}
+	else
+		span_set(d, pfn, size, false);
 	unlock_all(d);
 	return ret;
 }
@@ -658,7 +692,7 @@ void iopt_iova_get_stats(struct iopt_iova *d, struct iopt_iova_stats *st)
 	for (unsigned s = 0; s < nr_stripes(d); s++) {
 		plat_spin_lock(&d->stripes[s].lock);
 		st->allocated_pages += d->stripes[s].allocated;
-		st->free_pages += d->stripes[s].buddy.free_pages;
+		st->free_pages += d->stripes[s].fmap.free_pages;
 		plat_spin_unlock(&d->stripes[s].lock);
 	}
 	plat_spin_lock(&d->big_lock);

@@ -6,16 +6,15 @@
 #include <iopgtable/iova.h>
 
 #include "../platform/platform.h"
-#include "buddy.h"
+#include "fmap.h"
 #include "live.h"
-#include "rset.h"
 
 #define IOVA_MAX_CLASSES 16
 
 
 struct iova_stripe {
 	struct plat_spinlock lock;
-	struct buddy buddy;
+	struct fmap fmap;	/* its pages, as indices of to_local() */
 	struct iova_live live;
 	uint64_t allocated;	/* pages */
 	/* Frees below the 32-bit limit so far: written under the lock

@@ -62,7 +62,8 @@ static void tab_put(struct live_tab *t, uint64_t key, uint64_t val)
 }
 
 /* Delete from the current table: shift the probe chain back. */
-static void tab_del_shift(struct live_tab *t, uint64_t i)
+static inline __attribute__((always_inline)) void
+tab_del_shift(struct live_tab *t, uint64_t i)
 {
 	uint64_t mask = t->cap - 1;
 
@@ -77,11 +78,18 @@ static void tab_del_shift(struct live_tab *t, uint64_t i)
 	}
 }
 
-/* Move a few entries from the old table to the current one. */
-static void live_step(struct iova_live *l)
+static void live_step_move(struct iova_live *l);
+
+/* Move a few entries from the old table to the current one, if one is
+ * left. */
+static inline void live_step(struct iova_live *l)
 {
-	if (!l->old.keys)
-		return;
+	if (l->old.keys)
+		live_step_move(l);
+}
+
+static void live_step_move(struct iova_live *l)
+{
 	uint64_t end = l->move_pos + MOVE_SCAN;
 
 	for (; l->move_pos < end && l->move_pos < l->old.cap; l->move_pos++) {
@@ -97,9 +105,8 @@ static void live_step(struct iova_live *l)
 		tab_free(&l->old);
 }
 
-int live_init(struct iova_live *l, unsigned bits, uint64_t value_mask)
+int live_init(struct iova_live *l, uint64_t value_mask)
 {
-	rset_init(&l->starts, bits);
 	l->old.keys = l->old.vals = NULL;
 	l->old.cap = l->old.n = 0;
 	l->move_pos = 0;
@@ -110,12 +117,11 @@ int live_init(struct iova_live *l, unsigned bits, uint64_t value_mask)
 
 void live_fini(struct iova_live *l)
 {
-	rset_destroy(&l->starts);
 	tab_free(&l->cur);
 	tab_free(&l->old);
 }
 
-int live_reserve(struct iova_live *l)
+int live_reserve_slow(struct iova_live *l)
 {
 	live_step(l);
 	if ((l->cur.n + 1) * 2 <= l->cur.cap || l->old.keys)
@@ -133,13 +139,10 @@ int live_reserve(struct iova_live *l)
 	return 0;
 }
 
-int live_add(struct iova_live *l, uint64_t key, uint64_t val)
+void live_add(struct iova_live *l, uint64_t key, uint64_t val)
 {
-	if (rset_add(&l->starts, key))
-		return -ENOMEM;
 	tab_put(&l->cur, key, val);
 	l->pages += val & l->value_mask;
-	return 0;
 }
 
 uint64_t live_get(struct iova_live *l, uint64_t key)
@@ -181,21 +184,42 @@ void live_del(struct iova_live *l, uint64_t key)
 	} else {
 		return;
 	}
-	rset_del(&l->starts, key);
 	live_step(l);
 }
 
-bool live_find(struct iova_live *l, uint64_t x, uint64_t *key, uint64_t *val)
+bool live_del_if(struct iova_live *l, uint64_t key, uint64_t want)
 {
-	uint64_t s;
+	uint64_t i = tab_find(&l->cur, key);
 
-	if (!rset_pred(&l->starts, x, &s))
-		return false;
-	uint64_t v = live_get(l, s);
-
-	if (x - s >= (v & l->value_mask))
-		return false;
-	*key = s;
-	*val = v & l->value_mask;
+	if (i == UINT64_MAX || l->cur.vals[i] != want) {
+		if (!l->old.keys || live_get(l, key) != want)
+			return false;
+		live_del(l, key);
+		return true;
+	}
+	l->pages -= want & l->value_mask;
+	tab_del_shift(&l->cur, i);
+	live_step(l);
 	return true;
+}
+
+bool live_find(struct iova_live *l, uint64_t x, unsigned max_order,
+	       uint64_t *key, uint64_t *val)
+{
+	uint64_t s = x, below = max_order >= 64 ? ~0ull : (1ull << max_order) - 1;
+
+	/* s: x with its low j bits cleared, for j = 0, 1, ..., max_order;
+	 * it changes only where x has a set bit. */
+	for (;;) {
+		uint64_t v = live_get(l, s);
+
+		if (v && x - s < (v & l->value_mask)) {
+			*key = s;
+			*val = v & l->value_mask;
+			return true;
+		}
+		if (!(s & below))
+			return false;
+		s &= s - 1;
+	}
 }

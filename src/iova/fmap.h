@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The free map of one stripe: a 64-ary tree of bitmaps over the stripe's
+ * pages (bit set: the page is free), whose inner levels summarise their
+ * children by the largest free aligned block each holds.
+ *
+ * Layout. Leaf nodes (height 0) hold 64 words of 64 page bits: 4096
+ * pages. A node at height h has 64 children (words for h = 0) of
+ * 2^(6h + 6) pages each. Searches ask for blocks of at most 2^max_order
+ * pages (the stripe's chunk), and every summary is capped there: above
+ * it, all answers are the same. For every node it keeps
+ *   full    children that are entirely free (kept where the child order is
+ *           at most max_order, the only place a search reads it; above, set
+ *           for NULL children only);
+ *   has[k]  children that hold a free block of 2^k pages aligned to 2^k,
+ *           for k below the child's order and up to max_order (has[k]
+ *           includes has[k+1]);
+ *   mo      its own summary: the largest order of a free aligned block in
+ *           it, capped at max_order; -1 for none.
+ * A child pointer may be NULL: the child is then uniform, entirely free if
+ * its full bit is set, else entirely allocated. Range operations that
+ * cover a child whole make it uniform this way (and give its nodes back
+ * to the pool), so marking a run of any length costs O(64 x height).
+ *
+ * Search. "The highest start p <= cap, aligned to 2^k, with [p, p + 2^k)
+ * free" descends from the root: at each node it takes the highest child
+ * at or below cap's child whose has[k] bit is set (for blocks of a child's
+ * size or more, the highest aligned group of full children). Only the
+ * child holding cap itself can fail (its block may lie above cap); then
+ * the next lower candidate cannot. So a search visits at most two nodes
+ * per level whatever the fragmentation: O(height) = O(log64 space).
+ *
+ * Update. Setting or clearing the bits of one word changes that word's
+ * summary and the leaf's masks; each ancestor's summary changes only while
+ * the one below it does. The ancestors of the finger leaf (below) may lag
+ * and are brought up to date by one ascent (fmap_sync()) before anything
+ * reads them. No splitting or merging of blocks.
+ *
+ * Memory: a range operation materialises at most two paths of nodes (its
+ * two ends). fmap_prepare() keeps the pool at what one operation may need,
+ * so that after it the next operation cannot fail; the free map never
+ * frees a node before fmap_destroy() (uniform subtrees go back to the
+ * pool). Not thread-safe: the stripe's lock is held.
+ */
+#ifndef IOPT_FMAP_H
+#define IOPT_FMAP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Searchable block orders: 0 .. FMAP_ORDERS - 1 (a chunk is at most
+ * 2^21 pages: see iopt_iova_create()). */
+#define FMAP_ORDERS 22
+#define FMAP_MAX_HEIGHT 10	/* 6 * (10 + 2) >= 64 bits of pages */
+
+struct fmap_node {
+	uint64_t full;
+	uint64_t has[FMAP_ORDERS];
+	int mo;
+	union {
+		uint64_t w[64];			/* height 0: page bits */
+		struct fmap_node *child[64];	/* NULL: uniform */
+	} u;
+} __attribute__((aligned(64)));
+
+struct fmap {
+	struct fmap_node *root;
+	unsigned height;	/* the root's */
+	unsigned max_order;	/* the largest order searched */
+	unsigned pool_min;	/* nodes one range operation may need */
+	struct fmap_node *pool;	/* spare nodes, linked through u.child[0] */
+	unsigned pool_n;
+	uint64_t free_pages;
+	uint64_t visits;	/* nodes visited by searches (for tests) */
+	/*
+	 * Finger: the path (by height) to the leaf of the last word change,
+	 * which holds pages fkey << 12 ..; UINT64_MAX: none. An allocation
+	 * whose cap lies in that leaf searches the leaf alone, and a free in
+	 * it starts there instead of descending. The finger leaf's ancestors
+	 * may lag: they hold its summary as frec, and fmap_sync() brings them
+	 * up to date (one ascent); every operation that reads above the leaf
+	 * calls it first. So an allocation and a free in the same leaf touch
+	 * that leaf alone. Nodes leave a path only through range operations,
+	 * which sync and drop the finger.
+	 */
+	uint64_t fkey;
+	int frec;
+	struct fmap_node *fpath[FMAP_MAX_HEIGHT + 1];
+};
+
+/* An empty map (every page allocated) of 2^bits pages, searched for
+ * blocks of at most 2^max_order pages. 0 or -ENOMEM. */
+int fmap_init(struct fmap *f, unsigned bits, unsigned max_order);
+void fmap_destroy(struct fmap *f);
+
+int fmap_pool_fill(struct fmap *f, unsigned n);
+
+/* Make the pool hold what one range operation needs plus extra nodes:
+ * 0 or -ENOMEM (the pool keeps what it got). */
+static inline int fmap_prepare(struct fmap *f, unsigned extra)
+{
+	if (f->pool_n >= f->pool_min + extra)
+		return 0;
+	return fmap_pool_fill(f, f->pool_min + extra);
+}
+/* Give back every spare node (tests: make the next operation allocate). */
+void fmap_pool_drain(struct fmap *f);
+
+/*
+ * The highest p <= cap, aligned to 2^k (k <= max_order), such that
+ * [p, p + 2^k) is free: true and *p, or false. O(height).
+ */
+bool fmap_find(struct fmap *f, unsigned k, uint64_t cap, uint64_t *p);
+
+/* fmap_find(), then mark [*p, *p + size) allocated (size <= 2^k), after
+ * fmap_prepare() (cannot fail then). */
+bool fmap_take(struct fmap *f, unsigned k, uint64_t cap, uint64_t size,
+	       uint64_t *p);
+
+/* Bring the finger leaf's ancestors up to date (O(height)). Called by
+ * every operation that needs them; tests call it before reading nodes. */
+void fmap_sync(struct fmap *f);
+
+/* Is every page of [lo, lo + n) free? */
+bool fmap_is_free(struct fmap *f, uint64_t lo, uint64_t n);
+
+/*
+ * Mark [lo, lo + n) free (free set) or allocated; every page of it must be
+ * in the other state. 0, or -ENOMEM (no node for the pool: nothing
+ * changed). Cannot fail after fmap_prepare() succeeded.
+ */
+int fmap_set(struct fmap *f, uint64_t lo, uint64_t n, bool free);
+
+#endif
