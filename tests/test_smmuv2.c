@@ -1238,6 +1238,52 @@ static void test_fault_syndrome_details(void **state)
 	teardown(&r);
 }
 
+/* FSR.TLBMCF (bit 5): a read-only 2M block is cached, then replaced by
+ * writable 4K pages without invalidation (no break-before-make); a write
+ * misses the block's permissions, walks to a 4K page, and two entries
+ * would hold the address: a TLB match conflict fault. After TLBIVA and
+ * TLBSYNC the write translates through the page. */
+#define FSR_TLBMCF	(1u << 5)
+
+static void test_tlb_match_conflict(void **state)
+{
+	struct rig r;
+	struct iopt_pgtable *pt;
+
+	(void)state;
+	setup(&r, "generic");
+	pt = table(&r, IOPT_ARM_64_LPAE_S1, 48, 48);
+	assert_int_equal(iopt_map_pages(pt, 0x200000, 0x40000000, 2u << 20, 1,
+					IOPT_READ, NULL), 0);
+	enable(&r, 0);
+	route(&r, 0, 8, 0);
+	bank_s1(&r, 0, pt, 3, 1, 0);
+	struct iopt_smmuv2_resp resp = xlate(&r, 8, 0x201040, false);
+
+	assert_int_equal(resp.result, IOPT_SMMUV2_OK);
+	assert_int_equal(resp.oa, 0x40001040);
+	assert_int_equal(iopt_unmap_pages(pt, 0x200000, 2u << 20, 1, NULL), 2u << 20);
+	assert_int_equal(iopt_map_pages(pt, 0x201000, 0x50001000, 4096, 1,
+					IOPT_READ | IOPT_WRITE, NULL), 0);
+	resp = xlate(&r, 8, 0x201040, true);
+	assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
+	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_TLBMCF | FSR_FMT_A64);
+	assert_int_equal(rd64(&r, cbo(&r, 0, CB_FAR)) >> 12, 0x201);
+	wr(&r, cbo(&r, 0, CB_FSR), 0xffffffffu);
+	/* The stale block still answers reads (it allows them). */
+	resp = xlate(&r, 8, 0x201040, false);
+	assert_int_equal(resp.oa, 0x40001040);
+	wr64(&r, cbo(&r, 0, CB_TLBIVA), 0x201ull | 3ull << 48);
+	wr(&r, cbo(&r, 0, CB_TLBSYNC), 0);
+	while (rd(&r, cbo(&r, 0, CB_TLBSTATUS)) & 1)
+		r.cycle++;
+	resp = xlate(&r, 8, 0x201040, true);
+	assert_int_equal(resp.result, IOPT_SMMUV2_OK);
+	assert_int_equal(resp.oa, 0x50001040);
+	iopt_free(pt);
+	teardown(&r);
+}
+
 /* ---- stall and RESUME ---------------------------------------------------------- */
 
 static void test_stall_resume(void **state)
@@ -1858,6 +1904,7 @@ int main(void)
 		cmocka_unit_test(test_v7s_tex_remap),
 		cmocka_unit_test(test_v7s_ttbr1),
 		cmocka_unit_test(test_fault_syndrome_details),
+		cmocka_unit_test(test_tlb_match_conflict),
 		cmocka_unit_test(test_stall_resume),
 		cmocka_unit_test(test_tlbi_scope),
 		cmocka_unit_test(test_tlbi_ipas2),

@@ -91,6 +91,28 @@ void smmu_core_walk(struct smmu_core *c, const struct smmu_stage_cfg *first,
 	*ws = *tcur;
 }
 
+bool smmu_core_tlb_conflict(const struct smmu_core *c, uint16_t vmid,
+			    uint16_t asid, uint8_t stage, uint64_t ia,
+			    unsigned size_lg2)
+{
+	const struct tlb *t = &c->tlb;
+
+	if (!c->tlb_on)
+		return false;
+	for (uint64_t sz = t->sizes & ~(1ull << size_lg2); sz; sz &= sz - 1) {
+		unsigned lg2 = (unsigned)__builtin_ctzll(sz);
+		const struct tlb_entry *set =
+			&t->e[(size_t)tlb_set_of(t, ia, lg2) * t->ways];
+		uint64_t base = lg2 >= 64 ? 0 : ia & ~((1ull << lg2) - 1);
+
+		for (unsigned w = 0; w < t->ways; w++)
+			if (set[w].size_lg2 == lg2 && set[w].ia == base &&
+			    tlb_tags_match(&set[w], vmid, asid, stage))
+				return true;
+	}
+	return false;
+}
+
 void smmu_core_tlb_fill(struct smmu_core *c, const struct smmu_stage_cfg *first,
 			uint8_t stage, uint16_t vmid, uint16_t asid, bool global,
 			uint64_t ia, const struct smmu_walk_res *w)

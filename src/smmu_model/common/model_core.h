@@ -85,6 +85,17 @@ void smmu_core_walk(struct smmu_core *c, const struct smmu_stage_cfg *first,
 		    uint64_t ia, unsigned acc, uint64_t *tcur,
 		    struct smmu_walk_res *w);
 
+/*
+ * Would caching a walk's leaf of 2^size_lg2 bytes for ia under (vmid,
+ * asid, stage) make two entries match ia? true when the TLB holds an entry
+ * for those tags holding ia with another block size (a TLB match
+ * conflict: the tables changed size at ia without the invalidation
+ * break-before-make requires). Touches no replacement state.
+ */
+bool smmu_core_tlb_conflict(const struct smmu_core *c, uint16_t vmid,
+			    uint16_t asid, uint8_t stage, uint64_t ia,
+			    unsigned size_lg2);
+
 /* Cache a successful walk's leaf (global: stage 1 nG = 0). */
 void smmu_core_tlb_fill(struct smmu_core *c, const struct smmu_stage_cfg *first,
 			uint8_t stage, uint16_t vmid, uint16_t asid, bool global,

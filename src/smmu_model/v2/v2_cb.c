@@ -357,6 +357,12 @@ uint32_t v2_cb_walk(struct iopt_smmuv2 *s, unsigned n,
 			*ipa = nested ? w.ipa : ia;
 		return fsr_of(w.fault) | (w.fault_stage == 2 ? V2_F_STAGE2 : 0);
 	}
+	/* Another entry of another size already holds ia (the tables
+	 * changed without break-before-make): a TLB match conflict fault,
+	 * FSR.TLBMCF; nothing is cached until software invalidates. */
+	if (smmu_core_tlb_conflict(&s->core, x->vmid, x->asid, stage, ia,
+				   w.size_lg2))
+		return FSR_TLBMCF;
 	r->oa = w.oa;
 	r->attr = x->s1 ? w.attr : 0;
 	r->sh = sh_of(x->s1, x->s2, w.desc, w.desc2, w.attr);
