@@ -271,7 +271,6 @@ struct iopt_smmuv2 {
 	/* Memory, irq callback, lock, clock, slots, TLB and walk cache
 	 * (common/model_core.h, shared with the SMMUv3 model). */
 	struct smmu_core core;
-	bool locked;			/* core.lock initialised */
 
 	uint32_t id[8];
 	uint32_t scr0, scr1, sacr;
