@@ -748,6 +748,11 @@ static void test_translate_aarch32_s2(void **state)
 
 	assert_int_equal(resp.result, IOPT_SMMUV2_OK);
 	assert_int_equal(resp.oa, pa0 + 0x3abc);
+	/* No stage 1 attributes in a stage 2 bank, walked or from the TLB. */
+	assert_int_equal(resp.attr, 0);
+	resp = xlate(&r, 1, 0x7abc, false);
+	assert_int_equal(resp.oa, pa0 + 0x3abc);
+	assert_int_equal(resp.attr, 0);
 	resp = xlate(&r, 1, ipa_hi + 0x12345, false);
 	assert_int_equal(resp.result, IOPT_SMMUV2_OK);
 	assert_int_equal(resp.oa, pa0 + (2u << 20) + 0x12345);

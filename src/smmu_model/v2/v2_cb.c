@@ -340,7 +340,7 @@ uint32_t v2_cb_walk(struct iopt_smmuv2 *s, unsigned n,
 	if (e) {
 		s->st.tlb_hits++;
 		r->oa = e->oa | (ia & ((1ull << e->size_lg2) - 1));
-		r->attr = e->attr;
+		r->attr = x->s1 ? e->attr : 0;	/* as after a walk */
 		r->sh = sh_of(x->s1, x->s2, e->desc, e->desc2, e->attr);
 		return 0;
 	}
