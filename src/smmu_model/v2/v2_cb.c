@@ -340,8 +340,8 @@ uint32_t v2_cb_walk(struct iopt_smmuv2 *s, unsigned n,
 	if (e) {
 		s->st.tlb_hits++;
 		r->oa = e->oa | (ia & ((1ull << e->size_lg2) - 1));
-		r->attr = x->s1 ? e->attr : 0;	/* as after a walk */
-		r->sh = sh_of(x->s1, x->s2, e->desc, e->desc2, e->attr);
+		r->attr = e->attr & 0xffu;	/* as the fill below packs it */
+		r->sh = e->attr >> 8 & 3u;
 		return 0;
 	}
 	if (looked)
@@ -366,6 +366,9 @@ uint32_t v2_cb_walk(struct iopt_smmuv2 *s, unsigned n,
 	r->oa = w.oa;
 	r->attr = x->s1 ? w.attr : 0;
 	r->sh = sh_of(x->s1, x->s2, w.desc, w.desc2, w.attr);
+	/* The TLB entry keeps what a hit answers: the stage 1 MAIR byte in
+	 * attr 7:0 and the Shareability in 9:8 (this model's entries only). */
+	w.attr = r->attr | r->sh << 8;
 	smmu_core_tlb_fill(&s->core, first, stage, x->vmid, x->asid,
 			   x->s1 && !(w.desc >> 11 & 1), ia, &w);
 	return 0;
