@@ -104,6 +104,12 @@
 #define FSR_TF		(1u << 1)
 #define FSR_AFF		(1u << 2)
 #define FSR_PF		(1u << 3)
+#define FSR_UUT		(1u << 8)
+/* FSR.FORMAT 10:9 (Linux ARM_SMMU_CB_FSR_FORMAT); the encoding is the
+ * model's documented choice (docs/smmu_model.md). */
+#define FSR_FMT_A32S	(0u << 9)
+#define FSR_FMT_A32L	(1u << 9)
+#define FSR_FMT_A64	(2u << 9)
 #define FSR_SS		(1u << 30)
 #define FSR_MULTI	(1u << 31)
 #define FSYNR0_WNR	(1u << 4)
@@ -477,7 +483,7 @@ static void test_translate_s1(void **state)
 	struct iopt_smmuv2_resp resp = xlate(&r, 0x10, va[0] + 8, true);
 
 	assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
-	assert_int_equal(rd(&r, cbo(&r, 1, CB_FSR)), FSR_PF);
+	assert_int_equal(rd(&r, cbo(&r, 1, CB_FSR)), FSR_PF | FSR_FMT_A64);
 	assert_int_equal(rd64(&r, cbo(&r, 1, CB_FAR)) >> 12, va[0] >> 12);
 	uint64_t syn = rd(&r, cbo(&r, 1, CB_FSYNR0));
 
@@ -489,18 +495,18 @@ static void test_translate_s1(void **state)
 	/* A second fault: MULTI, the first syndrome kept. */
 	resp = xlate(&r, 0x10, 0x7000, false);
 	assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
-	assert_int_equal(rd(&r, cbo(&r, 1, CB_FSR)), FSR_PF | FSR_MULTI);
+	assert_int_equal(rd(&r, cbo(&r, 1, CB_FSR)), FSR_PF | FSR_MULTI | FSR_FMT_A64);
 	assert_int_equal(rd64(&r, cbo(&r, 1, CB_FAR)) >> 12, va[0] >> 12);
 	wr(&r, cbo(&r, 1, CB_FSR), 0xffffffffu);
 	assert_int_equal(rd(&r, cbo(&r, 1, CB_FSR)), 0);
 	resp = xlate(&r, 0x10, 0x7000, false);
-	assert_int_equal(rd(&r, cbo(&r, 1, CB_FSR)), FSR_TF);
+	assert_int_equal(rd(&r, cbo(&r, 1, CB_FSR)), FSR_TF | FSR_FMT_A64);
 	assert_int_equal(rd64(&r, cbo(&r, 1, CB_FAR)), 0x7000);
 	/* Beyond the 48-bit TTBR0 region: translation fault. */
 	wr(&r, cbo(&r, 1, CB_FSR), 0xffffffffu);
 	resp = xlate(&r, 0x10, 1ull << 50, false);
 	assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
-	assert_int_equal(rd(&r, cbo(&r, 1, CB_FSR)), FSR_TF);
+	assert_int_equal(rd(&r, cbo(&r, 1, CB_FSR)), FSR_TF | FSR_FMT_A64);
 	/* SCTLR.M = 0: the bank bypasses. */
 	wr(&r, cbo(&r, 1, CB_SCTLR), 0);
 	resp = xlate(&r, 0x10, 0x7000, false);
@@ -563,7 +569,7 @@ static void test_translate_s2_and_nested(void **state)
 	struct iopt_smmuv2_resp resp = xlate(&r, 1, ipa0 + 0x100000, false);
 
 	assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
-	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_TF);
+	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_TF | FSR_FMT_A64);
 	assert_int_equal(rd64(&r, cbo(&r, 0, CB_IPAFAR)), ipa0 + 0x100000);
 	wr(&r, cbo(&r, 0, CB_FSR), 0xffffffffu);
 	/* Nested: bank 2 stage 1 then bank 0's stage 2, StreamID 2. */
@@ -578,7 +584,7 @@ static void test_translate_s2_and_nested(void **state)
 	/* Stage 2 fault on the output: reported in the stage 2 bank. */
 	resp = xlate(&r, 2, 0x200000, false);
 	assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
-	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_TF);
+	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_TF | FSR_FMT_A64);
 	assert_int_equal(rd64(&r, cbo(&r, 0, CB_IPAFAR)), 0x7000000000ull >> 4);
 	assert_int_equal(rd(&r, cbo(&r, 2, CB_FSR)), 0);
 	iopt_free(s1);
@@ -616,7 +622,7 @@ static void test_translate_aarch32_lpae(void **state)
 	assert_int_equal(resp.oa, 0x80112344ull);
 	resp = xlate(&r, 4, 0xc0001000, true);		/* read-only */
 	assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
-	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_PF);
+	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_PF | FSR_FMT_A32L);
 	iopt_free(pt);
 	teardown(&r);
 }
@@ -665,7 +671,7 @@ static void test_translate_v7s(void **state)
 	struct iopt_smmuv2_resp resp = xlate(&r, 4, 0x01000000, true);
 
 	assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
-	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_PF);
+	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_PF | FSR_FMT_A32S);
 	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSYNR0)) & 3, 1);
 	wr(&r, cbo(&r, 0, CB_FSR), 0xffffffffu);
 	/* Privileged-only page, unprivileged read. */
@@ -673,12 +679,12 @@ static void test_translate_v7s(void **state)
 
 	assert_int_equal(iopt_smmuv2_translate(r.s, &t, r.cycle, &resp), 0);
 	assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
-	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_PF);
+	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_PF | FSR_FMT_A32S);
 	wr(&r, cbo(&r, 0, CB_FSR), 0xffffffffu);
 	/* Unmapped: translation fault at level 2 (a table exists there). */
 	resp = xlate(&r, 4, 0x00205000, false);
 	assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
-	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_TF);
+	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_TF | FSR_FMT_A32S);
 	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSYNR0)) & 3, 2);
 	iopt_free(pt);
 	teardown(&r);
@@ -691,7 +697,595 @@ static void test_translate_v7s(void **state)
 	wr(&r, cbo(&r, 0, CB_SCTLR), SCTLR_M);
 	resp = xlate(&r, 4, 0x1000, false);
 	assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
-	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_TF);
+	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_TF | FSR_FMT_A32S);
+	teardown(&r);
+}
+
+/* AArch32 LPAE stage 2 (CBA2R.VA64 = 0, CBAR type 0): the AArch32 VTCR
+ * (T0SZ 3:0 signed with its sign in S 4, SL0 7:6: 0 level 2, 1 level 1;
+ * Arm ARM G5.5) over the library's 32-bit stage 2 tables, alone and under
+ * an AArch32 LPAE stage 1 bank (nested); misconfigured VTCRs fault. */
+#define VTCR32_T0SZ(n)	((uint32_t)(n) & 0xfu)
+#define VTCR32_S	(1u << 4)
+#define VTCR32_SL0(n)	((uint32_t)(n) << 6)
+
+static void test_translate_aarch32_s2(void **state)
+{
+	struct rig r;
+	struct iopt_pgtable *s1, *s2;
+	struct iopt_info info;
+	const uint64_t pa0 = MEM_BASE + (40u << 20), ipa_hi = 0xffffe00000ull;
+
+	(void)state;
+	setup(&r, "generic");
+	s2 = table(&r, IOPT_ARM_32_LPAE_S2, 40, 40);
+	s1 = table(&r, IOPT_ARM_32_LPAE_S1, 32, 40);
+	/* Stage 2: the table memory at IPA = PA, a RW page, a read-only
+	 * 2M block at the top of the 40-bit IPA space. */
+	for (uint64_t a = MEM_BASE; a < MEM_BASE + (32u << 20); a += 2u << 20)
+		assert_int_equal(iopt_map_pages(s2, a, a, 2u << 20, 1,
+						IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_map_pages(s2, 0x7000, pa0 + 0x3000, 4096, 1,
+					IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_map_pages(s2, ipa_hi, pa0 + (2u << 20), 2u << 20, 1,
+					IOPT_READ, NULL), 0);
+	/* Stage 1: VA 0xc0000000 -> IPA 0x7000. */
+	assert_int_equal(iopt_map_pages(s1, 0xc0000000, 0x7000, 4096, 1,
+					IOPT_READ | IOPT_WRITE, NULL), 0);
+	iopt_get_info(s2, &info);
+	/* IPA 40 bits: T0SZ -8 (S = 1), start at level 1 (SL0 1). */
+	const uint32_t vtcr = VTCR32_T0SZ(-8) | VTCR32_S | VTCR32_SL0(1);
+
+	assert_int_equal(info.regs.tcr & 0xdf, vtcr);
+	enable(&r, 0);
+	route(&r, 0, 1, 0);
+	wr(&r, gr1(CBAR(0)), CBAR_S2 | 3);
+	wr(&r, gr1(CBA2R(0)), 0);			/* AArch32 */
+	wr(&r, cbo(&r, 0, CB_TCR), vtcr);
+	wr64(&r, cbo(&r, 0, CB_TTBR0), info.regs.ttbr);
+	wr(&r, cbo(&r, 0, CB_SCTLR), SCTLR_M);
+	struct iopt_smmuv2_resp resp = xlate(&r, 1, 0x7abc, true);
+
+	assert_int_equal(resp.result, IOPT_SMMUV2_OK);
+	assert_int_equal(resp.oa, pa0 + 0x3abc);
+	/* No stage 1 attributes in a stage 2 bank, walked or from the TLB. */
+	assert_int_equal(resp.attr, 0);
+	resp = xlate(&r, 1, 0x7abc, false);
+	assert_int_equal(resp.oa, pa0 + 0x3abc);
+	assert_int_equal(resp.attr, 0);
+	resp = xlate(&r, 1, ipa_hi + 0x12345, false);
+	assert_int_equal(resp.result, IOPT_SMMUV2_OK);
+	assert_int_equal(resp.oa, pa0 + (2u << 20) + 0x12345);
+	/* Read-only at stage 2: a write is a permission fault, IPAFAR. */
+	resp = xlate(&r, 1, ipa_hi + 0x5000, true);
+	assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
+	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_PF | FSR_FMT_A32L);
+	assert_int_equal(rd64(&r, cbo(&r, 0, CB_IPAFAR)) >> 12, (ipa_hi + 0x5000) >> 12);
+	wr(&r, cbo(&r, 0, CB_FSR), 0xffffffffu);
+	/* Beyond the 40-bit IPA: a translation fault. */
+	resp = xlate(&r, 1, 1ull << 40, false);
+	assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
+	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_TF | FSR_FMT_A32L);
+	wr(&r, cbo(&r, 0, CB_FSR), 0xffffffffu);
+	/* Nested: bank 1 AArch32 LPAE stage 1, then bank 0. */
+	iopt_get_info(s1, &info);
+	route(&r, 1, 2, 1);
+	wr(&r, gr1(CBAR(1)), CBAR_NESTED | 0u << 8 | 3);
+	wr(&r, gr1(CBA2R(1)), 0);
+	wr(&r, cbo(&r, 1, CB_TCR), TCR_EAE);
+	wr64(&r, cbo(&r, 1, CB_TTBR0), info.regs.ttbr);
+	wr(&r, cbo(&r, 1, CB_MAIR0), (uint32_t)info.regs.mair);
+	wr(&r, cbo(&r, 1, CB_SCTLR), SCTLR_M);
+	resp = xlate(&r, 2, 0xc0000010, true);
+	assert_int_equal(resp.result, IOPT_SMMUV2_OK);
+	assert_int_equal(resp.oa, pa0 + 0x3010);
+	/* Misconfigured VTCRs: S not T0SZ[3]; SL0 2 (reserved); SL0 0
+	 * (level 2) cannot start a 40-bit IPA. Each is a translation fault
+	 * in the stage 2 bank, nothing translates; the good value again
+	 * translates. */
+	static const uint32_t bad[] = {
+		VTCR32_T0SZ(-8) | VTCR32_SL0(1), VTCR32_T0SZ(0) | VTCR32_S | VTCR32_SL0(1),
+		VTCR32_T0SZ(-8) | VTCR32_S | VTCR32_SL0(2),
+		VTCR32_T0SZ(-8) | VTCR32_S | VTCR32_SL0(0),
+	};
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		wr(&r, cbo(&r, 0, CB_TCR), bad[i]);
+		resp = xlate(&r, 1, 0x7000, false);
+		assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
+		assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_TF | FSR_FMT_A32L);
+		wr(&r, cbo(&r, 0, CB_FSR), 0xffffffffu);
+	}
+	wr(&r, cbo(&r, 0, CB_TCR), vtcr);
+	resp = xlate(&r, 1, 0x7000, false);
+	assert_int_equal(resp.result, IOPT_SMMUV2_OK);
+	assert_int_equal(resp.oa, pa0 + 0x3000);
+	iopt_free(s1);
+	iopt_free(s2);
+	teardown(&r);
+}
+
+static bool missed(struct rig *r, uint32_t sid, uint64_t va, uint64_t pa);
+
+/* AArch32 LPAE stage 1 with both TTBRs (TTBCR T0SZ 2:0, T1SZ 18:16, A1
+ * 22, EPD1 23; Arm ARM G5.5): TTBR0 below 2^(32-T0SZ), TTBR1 at the top
+ * 2^(32-T1SZ) bytes, a translation fault between; EPD1 disables TTBR1;
+ * the ASID comes from TTBR0[55:48], or TTBR1's with A1 (seen through
+ * TLBIASID's scope). */
+#define TTBCR_T0SZ(n)	((uint32_t)(n))
+#define TTBCR_T1SZ(n)	((uint32_t)(n) << 16)
+#define TTBCR_A1	(1u << 22)
+#define TTBCR_EPD1	(1u << 23)
+
+static void test_aarch32_lpae_ttbr1(void **state)
+{
+	struct rig r;
+	struct iopt_pgtable *lo, *hi;
+	struct iopt_info i0, i1;
+
+	(void)state;
+	setup(&r, "generic");
+	lo = table(&r, IOPT_ARM_32_LPAE_S1, 31, 40);	/* T0SZ 1: 2 GiB */
+	hi = table(&r, IOPT_ARM_32_LPAE_S1, 30, 40);	/* T1SZ 2: top 1 GiB */
+	assert_int_equal(iopt_map_pages(lo, 0x1000, 0x11111000, 4096, 1,
+					IOPT_READ | IOPT_WRITE, NULL), 0);
+	/* VA 0xc0000000 + X is IOVA X of the upper table. */
+	assert_int_equal(iopt_map_pages(hi, 0x2000, 0x22222000, 4096, 1,
+					IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_map_pages(hi, 0x3fe00000, 0x33200000, 2u << 20, 1,
+					IOPT_READ, NULL), 0);
+	iopt_get_info(lo, &i0);
+	iopt_get_info(hi, &i1);
+	enable(&r, 0);
+	route(&r, 0, 4, 0);
+	wr(&r, gr1(CBAR(0)), CBAR_S1 | 1);
+	wr(&r, gr1(CBA2R(0)), 0);
+	wr(&r, cbo(&r, 0, CB_TCR), TCR_EAE | TTBCR_T0SZ(1) | TTBCR_T1SZ(2));
+	wr64(&r, cbo(&r, 0, CB_TTBR0), i0.regs.ttbr | 7ull << 48);
+	wr64(&r, cbo(&r, 0, CB_TTBR0 + 8), i1.regs.ttbr | 9ull << 48);	/* TTBR1 */
+	wr(&r, cbo(&r, 0, CB_SCTLR), SCTLR_M);
+	static const struct { uint64_t va, pa; } ok[] = {
+		{ 0x00001abc, 0x11111abc }, { 0xc0002010, 0x22222010 },
+		{ 0xfffffff8, 0x333ffff8 }, { 0xffe00000, 0x33200000 },
+	};
+	for (unsigned i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		struct iopt_smmuv2_resp resp = xlate(&r, 4, ok[i].va, false);
+
+		assert_int_equal(resp.result, IOPT_SMMUV2_OK);
+		assert_int_equal(resp.oa, ok[i].pa);
+	}
+	/* The gap between the regions, and beyond 32 bits: TF. */
+	static const uint64_t gap[] = { 0x80000000, 0xbffff000, 1ull << 32 };
+
+	for (unsigned i = 0; i < 3; i++) {
+		struct iopt_smmuv2_resp resp = xlate(&r, 4, gap[i], false);
+
+		assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
+		assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_TF | FSR_FMT_A32L);
+		wr(&r, cbo(&r, 0, CB_FSR), 0xffffffffu);
+	}
+	/* The read-only block through TTBR1: a write faults. */
+	struct iopt_smmuv2_resp resp = xlate(&r, 4, 0xffe00000, true);
+
+	assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
+	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_PF | FSR_FMT_A32L);
+	wr(&r, cbo(&r, 0, CB_FSR), 0xffffffffu);
+	/* ASID: A1 = 0 takes TTBR0's (7). TLBIASID 9 leaves the entries,
+	 * TLBIASID 7 removes them (AArch32 operand: the ASID in 7:0). */
+	assert_false(missed(&r, 4, 0xc0002000, 0x22222000));
+	wr(&r, cbo(&r, 0, CB_TLBIASID), 9);
+	assert_false(missed(&r, 4, 0xc0002000, 0x22222000));
+	wr(&r, cbo(&r, 0, CB_TLBIASID), 7);
+	r.cycle += 1000;
+	assert_true(missed(&r, 4, 0xc0002000, 0x22222000));
+	/* A1 = 1: TTBR1's ASID (9). */
+	wr(&r, cbo(&r, 0, CB_TCR), TCR_EAE | TTBCR_T0SZ(1) | TTBCR_T1SZ(2) | TTBCR_A1);
+	assert_true(missed(&r, 4, 0x00001000, 0x11111000));
+	wr(&r, cbo(&r, 0, CB_TLBIASID), 7);
+	r.cycle += 1000;
+	assert_false(missed(&r, 4, 0x00001000, 0x11111000));
+	wr(&r, cbo(&r, 0, CB_TLBIASID), 9);
+	r.cycle += 1000;
+	assert_true(missed(&r, 4, 0x00001000, 0x11111000));
+	/* EPD1: the TTBR1 region faults; TTBR0's still translates. */
+	wr(&r, cbo(&r, 0, CB_TCR), TCR_EAE | TTBCR_T0SZ(1) | TTBCR_T1SZ(2) | TTBCR_EPD1);
+	resp = xlate(&r, 4, 0xc0002000, false);
+	assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
+	wr(&r, cbo(&r, 0, CB_FSR), 0xffffffffu);
+	resp = xlate(&r, 4, 0x00001000, false);
+	assert_int_equal(resp.result, IOPT_SMMUV2_OK);
+	/* T1SZ = 0 with T0SZ = 1: TTBR1 covers [2 GiB, 4 GiB) with a 32-bit
+	 * walk of a 4 GiB table; TTBR0 still the low 2 GiB. */
+	struct iopt_pgtable *full = table(&r, IOPT_ARM_32_LPAE_S1, 32, 40);
+	struct iopt_info i2;
+
+	assert_int_equal(iopt_map_pages(full, 0x80001000, 0x44444000, 4096, 1,
+					IOPT_READ, NULL), 0);
+	iopt_get_info(full, &i2);
+	wr(&r, cbo(&r, 0, CB_TCR), TCR_EAE | TTBCR_T0SZ(1));
+	wr64(&r, cbo(&r, 0, CB_TTBR0 + 8), i2.regs.ttbr | 9ull << 48);
+	resp = xlate(&r, 4, 0x80001abc, false);
+	assert_int_equal(resp.result, IOPT_SMMUV2_OK);
+	assert_int_equal(resp.oa, 0x44444abc);
+	resp = xlate(&r, 4, 0x00001abc, false);
+	assert_int_equal(resp.result, IOPT_SMMUV2_OK);
+	assert_int_equal(resp.oa, 0x11111abc);
+	iopt_free(full);
+	iopt_free(lo);
+	iopt_free(hi);
+	teardown(&r);
+}
+
+/* ---- short-descriptor (v7s) bank behaviour --------------------------------------- */
+
+/* Short-descriptor section fields (Arm ARM G5.4; ARMv7-A B3.5.1). */
+#define SEC		2u
+#define SEC_B		(1u << 2)
+#define SEC_C		(1u << 3)
+#define SEC_XN		(1u << 4)
+#define SEC_AP01(n)	((uint32_t)(n) << 10)
+#define SEC_TEX(n)	((uint32_t)(n) << 12)
+#define SEC_AP2		(1u << 15)
+#define SEC_S		(1u << 16)
+#define SCTLR_TRE	(1u << 1)
+#define SCTLR_AFE	(1u << 2)
+
+/* Entry i of the level 1 table at tbl (16 KiB): the section for VA i MiB. */
+static void v7s_section(struct rig *r, uint64_t tbl, unsigned i, uint32_t desc)
+{
+	uint32_t *e = iopt_physmem_ptr(r->pm, tbl + 4ull * i, 4);
+
+	assert_non_null(e);
+	*e = desc;
+}
+
+static void v7s_bank(struct rig *r, unsigned n, uint64_t ttbr0, uint32_t ttbcr,
+		     uint32_t sctlr)
+{
+	wr(r, gr1(CBAR(n)), CBAR_S1 | 1);
+	wr(r, gr1(CBA2R(n)), 0);
+	wr(r, cbo(r, n, CB_TCR), ttbcr);
+	wr64(r, cbo(r, n, CB_TTBR0), ttbr0);
+	wr(r, cbo(r, n, CB_SCTLR), SCTLR_M | sctlr);
+}
+
+/* SCTLR.AFE = 0: AP[2:0] are permissions, Table G5-9 (PL1 / unprivileged:
+ * 000 none; 001 RW/none; 010 RW/RO; 011 RW/RW; 100 reserved (no access
+ * here, docs); 101 RO/none; 110, 111 RO/RO), and AP[0] = 0 is no Access
+ * flag fault. With AFE = 1 the same AP[0] = 0 section is an Access flag
+ * fault. Each access twice: the second may hit the TLB and must answer
+ * the same. */
+static void test_v7s_afe0(void **state)
+{
+	/* Allowed: bit 0 PL1 read, 1 PL1 write, 2 user read, 3 user write. */
+	static const uint8_t allow[8] = { 0x0, 0x3, 0x7, 0xf, 0x0, 0x1, 0x5, 0x5 };
+	struct rig r;
+	uint64_t tbl;
+
+	(void)state;
+	setup(&r, "generic");
+	assert_int_equal(iopt_physmem_alloc(r.pm, 16384, &tbl), 0);
+	for (unsigned ap = 0; ap < 8; ap++)
+		v7s_section(&r, tbl, ap, (uint32_t)(0x40000000u + (ap << 20)) | SEC |
+			    SEC_AP01(ap & 3) | (ap & 4 ? SEC_AP2 : 0));
+	enable(&r, 0);
+	route(&r, 0, 4, 0);
+	v7s_bank(&r, 0, tbl, 0, 0);			/* AFE = 0 */
+	for (unsigned pass = 0; pass < 2; pass++)
+		for (unsigned ap = 0; ap < 8; ap++)
+			for (unsigned k = 0; k < 4; k++) {
+				bool priv = !(k & 2), write = k & 1;
+				unsigned bit = (priv ? 0 : 2) + (write ? 1 : 0);
+				struct iopt_smmuv2_txn t = {
+					.sid = 4, .addr = ((uint64_t)ap << 20) | 0x123,
+					.write = write, .priv = priv };
+				struct iopt_smmuv2_resp resp;
+
+				assert_int_equal(iopt_smmuv2_translate(r.s, &t, r.cycle,
+								       &resp), 0);
+				r.cycle = resp.ready + 1;
+				if (allow[ap] >> bit & 1) {
+					assert_int_equal(resp.result, IOPT_SMMUV2_OK);
+					assert_int_equal(resp.oa, 0x40000123u + (ap << 20));
+				} else {
+					assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
+					assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)),
+							 FSR_PF | FSR_FMT_A32S);
+					wr(&r, cbo(&r, 0, CB_FSR), 0xffffffffu);
+				}
+			}
+	/* AFE = 1: AP[0] = 0 is the access flag clear (a section not yet
+	 * cached: SCTLR changes do not invalidate the TLB). */
+	v7s_section(&r, tbl, 8, 0x48000000u | SEC | SEC_AP01(2));
+	wr(&r, cbo(&r, 0, CB_SCTLR), SCTLR_M | SCTLR_AFE);
+	struct iopt_smmuv2_resp resp = xlate(&r, 4, 8u << 20, false);
+
+	assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
+	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_AFF | FSR_FMT_A32S);
+	teardown(&r);
+}
+
+/* Memory attributes of short-descriptor leaves as MAIR bytes and
+ * Shareability (resp.attr, resp.sh; PAR.SH and MATTR after ATS1PR):
+ * SCTLR.TRE = 0 from TEX/C/B/S (Table G5-12, G5-13, G5.7.2.2); TRE = 1
+ * through PRRR (MAIR0 offset) and NMRR (MAIR1 offset) (Tables G5-14,
+ * G5-15). MAIR bytes: Device-nGnRnE 0x00, Device-nGnRE 0x04; Normal
+ * nibbles NC 4, WB-RW-Allocate f, WT-R-Allocate a, WB-R-Allocate e. SH:
+ * 0 Non-, 2 Outer, 3 Inner Shareable. */
+#define PRRR_TR(n, t)	((uint32_t)(t) << (2 * (n)))
+#define PRRR_NS0	(1u << 18)
+#define PRRR_NS1	(1u << 19)
+#define PRRR_NOS(n)	(1u << (24 + (n)))
+#define NMRR_IR(n, c)	((uint32_t)(c) << (2 * (n)))
+#define NMRR_OR(n, c)	((uint32_t)(c) << (16 + 2 * (n)))
+
+static void test_v7s_tex_remap(void **state)
+{
+	static const struct { uint32_t bits; unsigned attr, sh; } tre0[] = {
+		{ 0, 0x00, 2 },					/* Device-nGnRnE */
+		{ SEC_B | SEC_S, 0x04, 2 },			/* Device-nGnRE */
+		{ SEC_C, 0xaa, 0 },				/* WT, S = 0 */
+		{ SEC_C | SEC_S, 0xaa, 2 },			/* WT, S = 1 */
+		{ SEC_C | SEC_B | SEC_S, 0xee, 2 },		/* WB no WA */
+		{ SEC_TEX(1), 0x44, 2 },			/* NC: Outer Sh. */
+		{ SEC_TEX(1) | SEC_C | SEC_B, 0xff, 0 },	/* WB WA, S = 0 */
+		{ SEC_TEX(2), 0x04, 2 },			/* Device-nGnRE */
+		{ SEC_TEX(5) | SEC_C | SEC_S, 0xfa, 2 },	/* outer WBWA, inner WT */
+		{ SEC_TEX(6) | SEC_B, 0xaf, 0 },		/* outer WT, inner WBWA */
+		{ SEC_TEX(1) | SEC_B, 0x00, 2 },		/* reserved (docs) */
+	};
+	/* TRE = 1: index n = {TEX[0], C, B}. */
+	const uint32_t prrr = PRRR_TR(0, 0) | PRRR_TR(1, 1) | PRRR_TR(2, 2) |
+			      PRRR_TR(3, 2) | PRRR_TR(4, 2) | PRRR_TR(5, 3) |
+			      PRRR_TR(7, 2) | PRRR_NS1 | PRRR_NOS(3);
+	const uint32_t nmrr = NMRR_IR(2, 0) | NMRR_OR(2, 0) | NMRR_IR(3, 1) |
+			      NMRR_OR(3, 1) | NMRR_IR(4, 2) | NMRR_OR(4, 3) |
+			      NMRR_IR(7, 3) | NMRR_OR(7, 1);
+	static const struct { uint32_t bits; unsigned attr, sh; } tre1[] = {
+		{ 0, 0x00, 2 },					/* TR0 00 */
+		{ SEC_B, 0x04, 2 },				/* TR1 01 */
+		{ SEC_C | SEC_S, 0x44, 2 },			/* n 2: NC/NC */
+		{ SEC_C | SEC_B | SEC_S, 0xff, 3 },		/* n 3: NS1, NOS3 */
+		{ SEC_C | SEC_B, 0xff, 0 },			/* n 3, S = 0: NS0 0 */
+		{ SEC_TEX(1) | SEC_S, 0xea, 2 },		/* n 4: NS1, !NOS4 */
+		{ SEC_TEX(1) | SEC_B, 0x00, 2 },		/* TR5 11: reserved */
+		{ SEC_TEX(7) | SEC_C | SEC_B | SEC_S, 0xfe, 2 },	/* n 7; TEX[2:1] ignored */
+	};
+	struct rig r;
+	uint64_t tbl;
+
+	(void)state;
+	setup(&r, "generic");
+	assert_int_equal(iopt_physmem_alloc(r.pm, 16384, &tbl), 0);
+	enable(&r, 0);
+	route(&r, 0, 4, 0);
+	for (unsigned tre = 0; tre < 2; tre++) {
+		unsigned n = tre ? sizeof(tre1) / sizeof(tre1[0]) : sizeof(tre0) / sizeof(tre0[0]);
+
+		for (unsigned i = 0; i < n; i++)
+			v7s_section(&r, tbl, 16 * tre + i, (uint32_t)(0x40000000u + (i << 20)) |
+				    SEC | SEC_AP01(3) | (tre ? tre1[i].bits : tre0[i].bits));
+		v7s_bank(&r, 0, tbl, 0, SCTLR_AFE | (tre ? SCTLR_TRE : 0));
+		wr(&r, cbo(&r, 0, CB_MAIR0), prrr);
+		wr(&r, cbo(&r, 0, CB_MAIR1), nmrr);
+		for (unsigned i = 0; i < n; i++) {
+			unsigned attr = tre ? tre1[i].attr : tre0[i].attr;
+			unsigned sh = tre ? tre1[i].sh : tre0[i].sh;
+			uint64_t va = ((uint64_t)(16 * tre + i) << 20) | 0x40;
+			struct iopt_smmuv2_resp resp = xlate(&r, 4, va, false);
+
+			assert_int_equal(resp.result, IOPT_SMMUV2_OK);
+			assert_int_equal(resp.oa, 0x40000040u + (i << 20));
+			assert_int_equal(resp.attr, attr);
+			assert_int_equal(resp.sh, sh);
+			/* Again (a TLB hit), then through ATS1PR: PAR.SH 8:7,
+			 * NS 9, MATTR 63:56. */
+			resp = xlate(&r, 4, va, false);
+			assert_int_equal(resp.attr, attr);
+			assert_int_equal(resp.sh, sh);
+			wr64(&r, cbo(&r, 0, CB_ATS1PR), va);
+			while (rd(&r, cbo(&r, 0, CB_ATSR)) & 1)
+				r.cycle++;
+			uint64_t par = rd64(&r, cbo(&r, 0, CB_PAR));
+
+			assert_int_equal(par & 1, 0);
+			assert_int_equal(par & 0xfffff000u, 0x40000000u + (i << 20));
+			assert_int_equal(par >> 7 & 3, sh);
+			assert_int_equal(par >> 9 & 1, 1);
+			assert_int_equal(par >> 56, attr);
+		}
+	}
+	teardown(&r);
+}
+
+/* v7s TTBR1: TTBCR.N 2:0 splits the space at 2^(32-N), PD1 5 disables
+ * TTBR1 (translation fault), PD0 4 TTBR0; tables built by the library. */
+#define TTBCR_PD0	(1u << 4)
+#define TTBCR_PD1	(1u << 5)
+
+static void test_v7s_ttbr1(void **state)
+{
+	struct rig r;
+	struct iopt_pgtable *lo, *hi;
+	struct iopt_info i0, i1;
+
+	(void)state;
+	setup(&r, "generic");
+	lo = table(&r, IOPT_ARM_V7S, 31, 32);		/* N = 1 */
+	hi = table(&r, IOPT_ARM_V7S, 32, 32);
+	assert_int_equal(iopt_map_pages(lo, 0x00345000, 0x12345000, 4096, 1,
+					IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_map_pages(hi, 0x80100000, 0x23400000, 1u << 20, 1,
+					IOPT_READ, NULL), 0);
+	iopt_get_info(lo, &i0);
+	iopt_get_info(hi, &i1);
+	enable(&r, 0);
+	route(&r, 0, 4, 0);
+	v7s_bank(&r, 0, i0.regs.ttbr, 1, SCTLR_AFE);
+	wr64(&r, cbo(&r, 0, CB_TTBR0 + 8), i1.regs.ttbr);
+	struct iopt_smmuv2_resp resp = xlate(&r, 4, 0x00345678, true);
+
+	assert_int_equal(resp.result, IOPT_SMMUV2_OK);
+	assert_int_equal(resp.oa, 0x12345678);
+	resp = xlate(&r, 4, 0x801abcde, false);
+	assert_int_equal(resp.result, IOPT_SMMUV2_OK);
+	assert_int_equal(resp.oa, 0x234abcde);
+	resp = xlate(&r, 4, 0x801abcde, true);		/* read-only */
+	assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
+	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_PF | FSR_FMT_A32S);
+	wr(&r, cbo(&r, 0, CB_FSR), 0xffffffffu);
+	/* PD1: TTBR1's region faults, TTBR0's translates; PD0 the reverse. */
+	wr(&r, cbo(&r, 0, CB_TCR), 1 | TTBCR_PD1);
+	resp = xlate(&r, 4, 0x80100000, false);
+	assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
+	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_TF | FSR_FMT_A32S);
+	wr(&r, cbo(&r, 0, CB_FSR), 0xffffffffu);
+	resp = xlate(&r, 4, 0x00345000, false);
+	assert_int_equal(resp.result, IOPT_SMMUV2_OK);
+	wr(&r, cbo(&r, 0, CB_TCR), 1 | TTBCR_PD0);
+	resp = xlate(&r, 4, 0x00345000, false);
+	assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
+	wr(&r, cbo(&r, 0, CB_FSR), 0xffffffffu);
+	resp = xlate(&r, 4, 0x80100000, false);
+	assert_int_equal(resp.result, IOPT_SMMUV2_OK);
+	assert_int_equal(resp.oa, 0x23400000);
+	iopt_free(lo);
+	iopt_free(hi);
+	teardown(&r);
+}
+
+/* ---- fault syndrome details ------------------------------------------------------- */
+
+/* FSR.UUT (bit 8): an instruction fetch that writes is unsupported; it is
+ * terminated even in stall mode, with the syndrome of the transaction.
+ * FSR.FORMAT (10:9) clears with the last fault bit. PAR after ATS1PR on
+ * hand-built AArch64 level 2 blocks: SH 8:7 from the descriptor's SH
+ * (9:8) for cacheable Normal memory, Outer Shareable (2) for Device and
+ * Normal Non-cacheable whatever SH says; NS 9 set; MATTR 63:56; a fault
+ * PAR has FORMAT 9:8. */
+#define FSR_FORMAT_MASK	(3u << 9)
+#define BLK		1ull			/* level 2 block */
+#define BLK_IDX(n)	((uint64_t)(n) << 2)	/* AttrIndx 4:2 */
+#define BLK_SH(n)	((uint64_t)(n) << 8)
+#define BLK_AF		(1ull << 10)
+
+static void test_fault_syndrome_details(void **state)
+{
+	struct rig r;
+	uint64_t tbl;
+
+	(void)state;
+	setup(&r, "generic");
+	/* A 30-bit VA (T0SZ 34): one level 2 table of 2M blocks. MAIR:
+	 * 0 Device-nGnRE, 1 Normal NC, 2 Normal WB, 3 Normal WT inner, WB
+	 * outer. */
+	assert_int_equal(iopt_physmem_alloc(r.pm, 4096, &tbl), 0);
+	static const struct { uint64_t d; unsigned sh, attr; } blk[] = {
+		{ BLK_IDX(0) | BLK_SH(3), 2, 0x04 }, { BLK_IDX(1) | BLK_SH(0), 2, 0x44 },
+		{ BLK_IDX(2) | BLK_SH(3), 3, 0xff }, { BLK_IDX(2) | BLK_SH(0), 0, 0xff },
+		{ BLK_IDX(3) | BLK_SH(2), 2, 0xfa },
+	};
+	for (unsigned i = 0; i < 5; i++) {
+		uint64_t *e = iopt_physmem_ptr(r.pm, tbl + 8 * i, 8);
+
+		*e = (0x40000000ull + ((uint64_t)i << 21)) | BLK | BLK_AF | blk[i].d;
+	}
+	enable(&r, 0);
+	route(&r, 0, 4, 0);
+	wr(&r, gr1(CBAR(0)), CBAR_S1 | 1);
+	wr(&r, gr1(CBA2R(0)), CBA2R_VA64);
+	wr(&r, cbo(&r, 0, CB_TCR), TCR_T0SZ(34) | TCR_EPD1);
+	wr(&r, cbo(&r, 0, CB_TCR2), 2);			/* 40 bits */
+	wr64(&r, cbo(&r, 0, CB_TTBR0), tbl);
+	wr(&r, cbo(&r, 0, CB_MAIR0), 0xfaff4404u);
+	wr(&r, cbo(&r, 0, CB_SCTLR), SCTLR_M | SCTLR_CFCFG | SCTLR_CFIE);
+	for (unsigned i = 0; i < 5; i++) {
+		wr64(&r, cbo(&r, 0, CB_ATS1PR), ((uint64_t)i << 21) | 0x5000);
+		while (rd(&r, cbo(&r, 0, CB_ATSR)) & 1)
+			r.cycle++;
+		uint64_t par = rd64(&r, cbo(&r, 0, CB_PAR));
+
+		assert_int_equal(par & 1, 0);
+		assert_int_equal(par & 0x0000fffffffff000ull,
+				 0x40005000ull + ((uint64_t)i << 21));
+		assert_int_equal(par >> 7 & 3, blk[i].sh);
+		assert_int_equal(par >> 9 & 1, 1);
+		assert_int_equal(par >> 56, blk[i].attr);
+	}
+	/* A fault through ATS1PR: F, TF, FORMAT 9:8 = AArch64 (2). */
+	wr64(&r, cbo(&r, 0, CB_ATS1PR), 0x3fe00000);
+	while (rd(&r, cbo(&r, 0, CB_ATSR)) & 1)
+		r.cycle++;
+	uint64_t par = rd64(&r, cbo(&r, 0, CB_PAR));
+
+	assert_int_equal(par & 0x3ff, 1 | FSR_TF | 2u << 8);
+	/* UUT: write + exec. Terminated although CFCFG stalls; FSYNR0.WNR. */
+	struct iopt_smmuv2_txn t = { .sid = 4, .addr = 0x1000, .write = true,
+				     .exec = true, .priv = true };
+	struct iopt_smmuv2_resp resp;
+
+	assert_int_equal(iopt_smmuv2_translate(r.s, &t, r.cycle, &resp), 0);
+	assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
+	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_UUT | FSR_FMT_A64);
+	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSYNR0)) & (FSYNR0_WNR | FSYNR0_IND),
+			 FSYNR0_WNR);
+	assert_int_equal(rd64(&r, cbo(&r, 0, CB_FAR)) >> 12, 1);
+	assert_int_equal(r.irqs[1], 1);
+	assert_int_equal(rd(&r, SGFSR), 0);
+	/* FORMAT goes with the last fault bit. */
+	wr(&r, cbo(&r, 0, CB_FSR), FSR_UUT);
+	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)) & FSR_FORMAT_MASK, 0);
+	/* The same fault in an AArch32 LPAE bank reads FORMAT 1. */
+	wr(&r, gr1(CBA2R(0)), 0);
+	wr(&r, cbo(&r, 0, CB_TCR), TCR_EAE);
+	assert_int_equal(iopt_smmuv2_translate(r.s, &t, r.cycle, &resp), 0);
+	assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
+	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_UUT | FSR_FMT_A32L);
+	teardown(&r);
+}
+
+/* FSR.TLBMCF (bit 5): a read-only 2M block is cached, then replaced by
+ * writable 4K pages without invalidation (no break-before-make); a write
+ * misses the block's permissions, walks to a 4K page, and two entries
+ * would hold the address: a TLB match conflict fault. After TLBIVA and
+ * TLBSYNC the write translates through the page. */
+#define FSR_TLBMCF	(1u << 5)
+
+static void test_tlb_match_conflict(void **state)
+{
+	struct rig r;
+	struct iopt_pgtable *pt;
+
+	(void)state;
+	setup(&r, "generic");
+	pt = table(&r, IOPT_ARM_64_LPAE_S1, 48, 48);
+	assert_int_equal(iopt_map_pages(pt, 0x200000, 0x40000000, 2u << 20, 1,
+					IOPT_READ, NULL), 0);
+	enable(&r, 0);
+	route(&r, 0, 8, 0);
+	bank_s1(&r, 0, pt, 3, 1, 0);
+	struct iopt_smmuv2_resp resp = xlate(&r, 8, 0x201040, false);
+
+	assert_int_equal(resp.result, IOPT_SMMUV2_OK);
+	assert_int_equal(resp.oa, 0x40001040);
+	assert_int_equal(iopt_unmap_pages(pt, 0x200000, 2u << 20, 1, NULL), 2u << 20);
+	assert_int_equal(iopt_map_pages(pt, 0x201000, 0x50001000, 4096, 1,
+					IOPT_READ | IOPT_WRITE, NULL), 0);
+	resp = xlate(&r, 8, 0x201040, true);
+	assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
+	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_TLBMCF | FSR_FMT_A64);
+	assert_int_equal(rd64(&r, cbo(&r, 0, CB_FAR)) >> 12, 0x201);
+	wr(&r, cbo(&r, 0, CB_FSR), 0xffffffffu);
+	/* The stale block still answers reads (it allows them). */
+	resp = xlate(&r, 8, 0x201040, false);
+	assert_int_equal(resp.oa, 0x40001040);
+	wr64(&r, cbo(&r, 0, CB_TLBIVA), 0x201ull | 3ull << 48);
+	wr(&r, cbo(&r, 0, CB_TLBSYNC), 0);
+	while (rd(&r, cbo(&r, 0, CB_TLBSTATUS)) & 1)
+		r.cycle++;
+	resp = xlate(&r, 8, 0x201040, true);
+	assert_int_equal(resp.result, IOPT_SMMUV2_OK);
+	assert_int_equal(resp.oa, 0x50001040);
+	iopt_free(pt);
 	teardown(&r);
 }
 
@@ -715,7 +1309,7 @@ static void test_stall_resume(void **state)
 	resp = xlate(&r, 8, 0x9000, false);
 	assert_int_equal(resp.result, IOPT_SMMUV2_STALLED);
 	assert_true(resp.ready == UINT64_MAX);
-	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_TF | FSR_SS);
+	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_TF | FSR_SS | FSR_FMT_A64);
 	assert_int_equal(r.irqs[1], 1);
 	assert_int_equal(iopt_smmuv2_stalled(r.s, 0, &out), -EAGAIN);
 	/* HUPCF = 0: a good transaction waits behind it. */
@@ -828,7 +1422,7 @@ static void test_tlbi_scope(void **state)
 	struct iopt_smmuv2_resp resp = xlate(&r, 1, 0x11000, false);
 
 	assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
-	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_TF);
+	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_TF | FSR_FMT_A64);
 	assert_false(missed(&r, 1, 0x10000, 0x100000));
 	assert_false(missed(&r, 2, 0x11000, 0x201000));
 	assert_false(missed(&r, 3, 0x11000, 0x201000));
@@ -1309,6 +1903,13 @@ int main(void)
 		cmocka_unit_test(test_translate_s2_and_nested),
 		cmocka_unit_test(test_translate_aarch32_lpae),
 		cmocka_unit_test(test_translate_v7s),
+		cmocka_unit_test(test_translate_aarch32_s2),
+		cmocka_unit_test(test_aarch32_lpae_ttbr1),
+		cmocka_unit_test(test_v7s_afe0),
+		cmocka_unit_test(test_v7s_tex_remap),
+		cmocka_unit_test(test_v7s_ttbr1),
+		cmocka_unit_test(test_fault_syndrome_details),
+		cmocka_unit_test(test_tlb_match_conflict),
 		cmocka_unit_test(test_stall_resume),
 		cmocka_unit_test(test_tlbi_scope),
 		cmocka_unit_test(test_tlbi_ipas2),

@@ -149,10 +149,16 @@ enum iopt_smmuv2_result {
 struct iopt_smmuv2_resp {
 	enum iopt_smmuv2_result result;
 	uint64_t oa;
-	unsigned attr;			/* stage 1 MAIR attribute byte, if any */
+	unsigned attr;			/* stage 1 memory type as a MAIR
+					 * attribute byte (short-descriptor
+					 * banks: converted from TEX/C/B or
+					 * PRRR/NMRR), if any */
 	unsigned cb;			/* the context bank, or ~0u (none) */
 	uint64_t ready;			/* cycle the response is ready
 					 * (UINT64_MAX while stalled) */
+	unsigned sh;			/* Shareability of the output, as
+					 * PAR.SH: 0 Non-, 2 Outer, 3 Inner
+					 * Shareable (0 when untranslated) */
 };
 
 /* 0 (the outcome in *resp, faults included); -EINVAL: a cycle before the

@@ -12,6 +12,7 @@
  * completes only after every earlier command has.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,7 +108,6 @@ struct iopt_smmu {
 	/* Memory, irq callback, lock, clock, slots, TLB and walk cache
 	 * (common/model_core.h, shared with the SMMUv2 model). */
 	struct smmu_core core;
-	bool locked;			/* core.lock initialised */
 
 	uint32_t idr[6];
 	uint32_t cr0, cr1, cr2, gbpa, irq_ctrl, gerror, gerrorn;
@@ -201,35 +201,29 @@ int iopt_smmu_create(const struct iopt_smmu_params *p,
 	struct iopt_smmu *s;
 	int err;
 
-	if (!p || !mem || !mem->read || !mem->write || !mem->load64 ||
-	    !mem->cas64 || !out || p->sidsize > 32 || p->ssidsize > 20 ||
+	if (!p || !out || p->sidsize > 32 || p->ssidsize > 20 ||
 	    p->cmdqs > 19 || p->evtqs > 19 || p->oas < 32 || p->oas > 52 ||
 	    !p->translation_slots || !p->walk_slots || p->httu > 2 ||
 	    !smmu_cache_params_ok(&p->tlb) || !smmu_cache_params_ok(&p->walk) ||
 	    !smmu_cache_params_ok(&p->cfg) ||
 	    (!p->s1 && !p->s2) || (!p->gran4k && !p->gran16k && !p->gran64k))
 		return -EINVAL;
-	/* From here on every failure is the host's: -ENOMEM (or the mutex's
-	 * own error), never -EINVAL. */
-	s = calloc(1, sizeof(*s));
+	s = smmu_model_new(sizeof(*s), offsetof(struct iopt_smmu, core), mem, irq,
+			   irq_ctx, &SMMU_CORE_PARAMS(p), &err);
 	if (!s)
-		return -ENOMEM;
+		return err;
 	s->p = *p;
-	err = smmu_core_init(&s->core, mem, irq, irq_ctx, p->translation_slots,
-			     p->walk_slots, &p->tlb, &p->walk, p->seed,
-			     p->shared_clock, &s->locked);
 	/* The caches' flags say what exists (and what translation uses). */
 	s->p.tlb.enable = s->core.tlb_on;
 	s->p.walk.enable = s->core.wc.enabled;
 	s->ncfg = p->cfg.enable ? p->cfg.entries : 0;
 	s->cfg_set_mask = s->ncfg ? s->ncfg / p->cfg.ways - 1 : 0;
-	if (!err && s->ncfg) {
+	if (s->ncfg) {
 		s->cfg = calloc(s->ncfg, sizeof(*s->cfg));
-		err = s->cfg ? 0 : -ENOMEM;
-	}
-	if (err) {
-		iopt_smmu_destroy(s);
-		return err;
+		if (!s->cfg) {
+			iopt_smmu_destroy(s);
+			return -ENOMEM;
+		}
 	}
 	/* ID registers (6.3.1-6.3.6). */
 	s->idr[0] = (p->s2 ? 1u : 0) | (p->s1 ? 1u << 1 : 0) | 2u << 2 |
@@ -255,11 +249,9 @@ int iopt_smmu_create(const struct iopt_smmu_params *p,
 
 void iopt_smmu_destroy(struct iopt_smmu *s)
 {
-	if (!s)
-		return;
-	smmu_core_fini(&s->core, s->locked);
-	free(s->cfg);
-	free(s);
+	if (s)
+		free(s->cfg);
+	smmu_model_free(s, offsetof(struct iopt_smmu, core));
 }
 
 /* ---- errors, events, interrupts ------------------------------------------ */

@@ -422,16 +422,129 @@ static int load32(const struct smmu_mem *m, uint64_t pa, uint32_t *d)
 	return e;
 }
 
+/* A short-descriptor cacheability encoding (TEX[1:0] or C,B without
+ * remap; NMRR.IRn/ORn with it): 00 Non-cacheable, 01 Write-Back
+ * Read/Write-Allocate, 10 Write-Through Read-Allocate, 11 Write-Back
+ * Read-Allocate (Arm ARM G5.7.2.1, Table G5-13), as a MAIR nibble. */
+static unsigned v7s_cache_nibble(unsigned enc)
+{
+	static const unsigned nib[4] = { 0x4, 0xf, 0xa, 0xe };
+
+	return nib[enc & 3];
+}
+
+#define V7S_SH_NON	0u	/* LPAE SH encodings (G5.7.4.1) */
+#define V7S_SH_OUTER	2u
+#define V7S_SH_INNER	3u
+
 /*
- * Stage 1 short-descriptor walk (Arm ARM ARMv7-A B3.5). Level 1: bits
- * [1:0] 01 a page table (base 31:10, PXN 2), 10 a section (base 31:20) or
- * with bit 18 a supersection (base 31:24, PA[35:32] 23:20, PA[39:36] 8:5),
- * with PXN 0, B 2, C 3, XN 4, AP[1:0] 11:10, TEX 14:12, AP[2] 15, nG 17;
- * 00 and 11 fault. Level 2: 01 a large page (base 31:16, XN 15, TEX
- * 14:12), 1x a small page (base 31:12, XN 0, TEX 8:6), both with B 2, C 3,
- * AP[1:0] 5:4, AP[2] 9, nG 11. With SCTLR.AFE = 1, AP[0] is the access
- * flag, AP[1] allows unprivileged access and AP[2] makes it read-only
- * (B3.7.1, the simplified access permissions model).
+ * The memory type of a short-descriptor leaf as a MAIR attribute byte and
+ * its Shareability as an LPAE SH value. Without TEX remap (SCTLR.TRE = 0,
+ * G5.7.2, Table G5-12) from TEX[2:0], C, B and S; with it (G5.7.3, Tables
+ * G5-14 and G5-15) from PRRR.TRn (00 Device-nGnRnE, 01 Device-nGnRE, 10
+ * Normal), NMRR.IRn/ORn, PRRR.NS0/NS1 (bits 18/19, chosen by S) and
+ * PRRR.NOSn (bit 24 + n), n = {TEX[0], C, B}. Device memory and Normal
+ * Inner and Outer Non-cacheable memory are Outer Shareable. Reserved and
+ * IMPLEMENTATION DEFINED encodings (TRE = 0: TEX 001 with B, TEX 010 but
+ * 0b010/0/0, TEX 011; TRE = 1: TRn = 11) are taken as Device-nGnRnE, the
+ * most restrictive type; with TRE = 1, n = 6 uses TR6/IR6/OR6/NOS6 like
+ * the others (docs/smmu_model.md).
+ */
+static void v7s_attrs(const struct smmu_stage_cfg *c, unsigned tex, unsigned cb,
+		      bool s, unsigned *attr, unsigned *sh)
+{
+	const uint32_t prrr = (uint32_t)c->mair, nmrr = (uint32_t)(c->mair >> 32);
+	unsigned inner, outer;
+
+	*attr = 0x00;			/* Device-nGnRnE */
+	*sh = V7S_SH_OUTER;
+	if (c->tre) {
+		unsigned n = (tex & 1) << 2 | cb, tr = prrr >> (2 * n) & 3;
+
+		if (tr == 1)
+			*attr = 0x04;	/* Device-nGnRE */
+		if (tr != 2)
+			return;
+		inner = nmrr >> (2 * n) & 3;
+		outer = nmrr >> (16 + 2 * n) & 3;
+		*attr = v7s_cache_nibble(outer) << 4 | v7s_cache_nibble(inner);
+		if (!inner && !outer)
+			return;
+		if (!(prrr >> (18 + (s ? 1 : 0)) & 1))
+			*sh = V7S_SH_NON;
+		else
+			*sh = (prrr >> (24 + n) & 1) ? V7S_SH_INNER : V7S_SH_OUTER;
+		return;
+	}
+	if (tex & 4) {			/* 1BB AA: outer BB, inner AA */
+		inner = cb;
+		outer = tex & 3;
+	} else {
+		switch (tex << 2 | cb) {
+		case 0x1:		/* 000 0 1 */
+		case 0x8:		/* 010 0 0 */
+			*attr = 0x04;
+			return;
+		case 0x2:		/* 000 1 0: WT, no Write-Allocate */
+			inner = outer = 2;
+			break;
+		case 0x3:		/* 000 1 1: WB, no Write-Allocate */
+			inner = outer = 3;
+			break;
+		case 0x4:		/* 001 0 0: Non-cacheable */
+			inner = outer = 0;
+			break;
+		case 0x7:		/* 001 1 1: WB, Write-Allocate */
+			inner = outer = 1;
+			break;
+		default:		/* 000 0 0 Device-nGnRnE; reserved */
+			return;
+		}
+	}
+	*attr = v7s_cache_nibble(outer) << 4 | v7s_cache_nibble(inner);
+	if (inner || outer)
+		*sh = s ? V7S_SH_OUTER : V7S_SH_NON;	/* G5.7.2.2 */
+}
+
+/*
+ * Short-descriptor access permissions with SCTLR.AFE = 0 (G5.6.1.2,
+ * Table G5-9), by AP[2:0]: bit 0 PL1 read, 1 PL1 write, 2 unprivileged
+ * read, 3 unprivileged write. AP = 0b100 is Reserved: no access here
+ * (docs/smmu_model.md).
+ */
+static const uint8_t v7s_ap_full[8] = { 0x0, 0x3, 0x7, 0xf, 0x0, 0x1, 0x5, 0x5 };
+
+/* Does AP[2:0] (AFE = 0) with XN/PXN allow acc? Execution needs read
+ * permission at the access's level, XN clear (PXN for a privileged
+ * fetch), and no write permission with WXN; a privileged fetch from a
+ * page unprivileged software may write is never allowed (G5.6.3). */
+static bool v7s_full_allows(const struct smmu_stage_cfg *c, unsigned ap, bool xn,
+			    bool pxn, unsigned acc)
+{
+	const bool priv = acc & SMMU_ACC_PRIV, exec = acc & SMMU_ACC_EXEC;
+	const unsigned p = v7s_ap_full[ap & 7];
+	const unsigned rd = priv ? 1u : 4u, wr = priv ? 2u : 8u;
+
+	if (!(p & ((acc & SMMU_ACC_WRITE) ? wr : rd)))
+		return false;
+	if (!exec)
+		return true;
+	if (xn || (priv && pxn) || (priv && (p & 8)))
+		return false;
+	return !(c->wxn && (p & 0xa));
+}
+
+/*
+ * Stage 1 short-descriptor walk (Arm ARM G5.4; ARMv7-A B3.5). Level 1:
+ * bits [1:0] 01 a page table (base 31:10, PXN 2), 10 a section (base
+ * 31:20) or with bit 18 a supersection (base 31:24, PA[35:32] 23:20,
+ * PA[39:36] 8:5), with PXN 0, B 2, C 3, XN 4, AP[1:0] 11:10, TEX 14:12,
+ * AP[2] 15, S 16, nG 17; 00 and 11 fault. Level 2: 01 a large page (base
+ * 31:16, XN 15, TEX 14:12), 1x a small page (base 31:12, XN 0, TEX 8:6),
+ * both with B 2, C 3, AP[1:0] 5:4, AP[2] 9, S 10, nG 11. With SCTLR.AFE =
+ * 1, AP[0] is the access flag, AP[1] allows unprivileged access and AP[2]
+ * makes it read-only (G5.6.1.1); with AFE = 0 AP[2:0] are the permissions
+ * (G5.6.1.2) and there is no Access flag fault.
  */
 static void walk_v7s(const struct smmu_stage_cfg *c, const struct smmu_stage_cfg *s2,
 		     const struct smmu_mem *m, uint64_t ia, unsigned acc,
@@ -439,7 +552,7 @@ static void walk_v7s(const struct smmu_stage_cfg *c, const struct smmu_stage_cfg
 {
 	const unsigned l1_bits = c->ias - 20;
 	uint64_t pa = 0, oa;
-	uint32_t d, ap, xn, pxn, ng, tex0, cb;
+	uint32_t d, ap, xn, pxn, ng, tex, cb, sbit;
 	unsigned level = 1, size_lg2;
 
 	if (!smmu_in_region(c, ia)) {
@@ -476,15 +589,16 @@ static void walk_v7s(const struct smmu_stage_cfg *c, const struct smmu_stage_cfg
 		if ((e & 3) == 1) {	/* large page */
 			size_lg2 = 16;
 			xn = e >> 15 & 1;
-			tex0 = e >> 12 & 1;
+			tex = e >> 12 & 7;
 		} else {		/* small page */
 			size_lg2 = 12;
 			xn = e & 1;
-			tex0 = e >> 6 & 1;
+			tex = e >> 6 & 7;
 		}
 		oa = e & ~((1ull << size_lg2) - 1);
 		ap = (e >> 4 & 3) | (e >> 9 & 1) << 2;
 		ng = e >> 11 & 1;
+		sbit = e >> 10 & 1;
 		cb = e >> 2 & 3;
 		break;
 	}
@@ -499,9 +613,10 @@ static void walk_v7s(const struct smmu_stage_cfg *c, const struct smmu_stage_cfg
 		}
 		pxn = d & 1;
 		xn = d >> 4 & 1;
-		tex0 = d >> 12 & 1;
+		tex = d >> 12 & 7;
 		ap = (d >> 10 & 3) | (d >> 15 & 1) << 2;
 		ng = d >> 17 & 1;
+		sbit = d >> 16 & 1;
 		cb = d >> 2 & 3;
 		break;
 	default:
@@ -512,26 +627,44 @@ static void walk_v7s(const struct smmu_stage_cfg *c, const struct smmu_stage_cfg
 		set_fault(r, SMMU_F_ADDR_SIZE, 1, level, ia);
 		return;
 	}
-	if (!(ap & 1)) {		/* AP[0]: the access flag */
-		set_fault(r, SMMU_F_ACCESS, 1, level, ia);
-		return;
-	}
-	/* The leaf as a long descriptor would say it. */
-	uint64_t ld = D_VALID | D_AF | (ap & 2 ? D_AP_UNPRIV : 0) |
-		      (ap & 4 ? D_AP_RDONLY : 0) | (xn ? D_UXN | D_PXN : 0) |
-		      (pxn ? D_PXN : 0) | (uint64_t)ng << 11;
+	unsigned attr, sh;
+	uint64_t ld;
 
-	if (!smmu_stage1_allows(c, ld, acc) ||
-	    ((acc & SMMU_ACC_WRITE) && (ld & D_AP_RDONLY))) {
-		set_fault(r, SMMU_F_PERMISSION, 1, level, ia);
-		return;
+	v7s_attrs(c, tex, cb, sbit, &attr, &sh);
+	if (c->afe) {
+		if (!(ap & 1)) {	/* AP[0]: the access flag */
+			set_fault(r, SMMU_F_ACCESS, 1, level, ia);
+			return;
+		}
+		/* The leaf as a long descriptor would say it. */
+		ld = (ap & 2 ? D_AP_UNPRIV : 0) | (ap & 4 ? D_AP_RDONLY : 0);
+		if (!smmu_stage1_allows(c, ld | (xn ? D_UXN | D_PXN : 0) |
+					(pxn ? D_PXN : 0), acc) ||
+		    ((acc & SMMU_ACC_WRITE) && (ld & D_AP_RDONLY))) {
+			set_fault(r, SMMU_F_PERMISSION, 1, level, ia);
+			return;
+		}
+	} else {
+		if (!v7s_full_allows(c, ap, xn, pxn, acc)) {
+			set_fault(r, SMMU_F_PERMISSION, 1, level, ia);
+			return;
+		}
+		/* What a TLB keeps must never allow more than the walk:
+		 * AP[1] (unprivileged access) only where unprivileged
+		 * software may do what PL1 may; AP[2] where PL1 may not
+		 * write. A hit the long form refuses walks again. */
+		unsigned p = v7s_ap_full[ap];
+
+		ld = (p & 2 ? 0 : D_AP_RDONLY) |
+		     ((p & 4) && (p >> 2) == (p & 3) ? D_AP_UNPRIV : 0);
 	}
 	r->fault = SMMU_OK;
 	r->level = level;
 	r->oa = oa | (ia & ((1ull << size_lg2) - 1));
-	r->desc = ld;
+	r->desc = ld | D_VALID | D_AF | (xn ? D_UXN | D_PXN : 0) | (pxn ? D_PXN : 0) |
+		  (uint64_t)sh << 8 | (uint64_t)ng << 11;
 	r->size_lg2 = size_lg2;
-	r->attr = tex0 << 2 | cb;
+	r->attr = attr;
 }
 
 void smmu_walk(const struct smmu_stage_cfg *c, const struct smmu_stage_cfg *s2,

@@ -60,15 +60,22 @@ struct smmu_stage_cfg {
 	bool wxn, pan;		/* stage 1: writable implies XN; PAN (D8.4) */
 	bool tbi;		/* stage 1: top byte ignored (address tagging) */
 	bool ptw;		/* stage 2: protected table walk (S2PTW) */
-	uint64_t mair;		/* stage 1 */
-	/* Stage 1 in the ARMv7 short-descriptor format (v7s, Arm ARM
-	 * ARMv7-A B3.5) with SCTLR.AFE = 1 (AP[0] is the access flag) and
-	 * TEX remap: ttb is TTBR0's table, ias 32 - TTBCR.N; g 12, start 1.
-	 * The walk reports the leaf as the equivalent long descriptor (AF,
-	 * AP[2:1], XN/PXN, nG at their LPAE positions) so that TLB checks
-	 * are format-independent; attr is the TEX remap index {TEX[0], C,
-	 * B}. No walk cache. */
-	bool v7s;
+	uint64_t mair;		/* stage 1; v7s: NMRR << 32 | PRRR */
+	/* AArch32 regime: input addresses are 32 bits, and the upper
+	 * (TTBR1) region is the top 2^ias bytes of the 4 GiB space (Arm ARM
+	 * G5.5, TTBR0/TTBR1 selection by TTBCR.T0SZ/T1SZ or N). */
+	bool va32;
+	/* Stage 1 in the short-descriptor format (v7s, Arm ARM G5.4;
+	 * ARMv7-A B3.5): ttb is the TTBRn table, ias 32 - TTBCR.N (TTBR0) or
+	 * 32 (TTBR1); g 12, start 1. afe: SCTLR.AFE (AP[0] is the access
+	 * flag and AP[2:1] the permissions, G5.6.1.1), else AP[2:0] are the
+	 * permissions (G5.6.1.2, no access flag). tre: SCTLR.TRE, TEX remap
+	 * through PRRR/NMRR (mair) (G5.7.3), else TEX[2:0]/C/B give the
+	 * attributes directly (G5.7.2). The walk reports the leaf as the
+	 * equivalent long descriptor (AF, AP[2:1], XN/PXN, SH, nG at their
+	 * LPAE positions) so that TLB checks are format-independent, and
+	 * attr as a MAIR attribute byte. No walk cache. */
+	bool v7s, afe, tre;
 };
 
 /* Access kinds. */
@@ -166,7 +173,7 @@ static inline bool smmu_in_region(const struct smmu_stage_cfg *c, uint64_t va)
 	if (c->ias >= 64)
 		return true;
 	if (c->upper)
-		return (va >> c->ias) == (~0ull >> c->ias);
+		return (va >> c->ias) == ((c->va32 ? 0xffffffffull : ~0ull) >> c->ias);
 	return (va >> c->ias) == 0;
 }
 

@@ -18,7 +18,7 @@
  *    UINT64_MAX, the others ready >= the cycle asked;
  *  - with sCR0.CLIENTPD every transaction passes untranslated;
  *  - sGFSR holds only architected bits (ICF..UUT, MULTI), FSR only
- *    TF..UUT, SS, MULTI (the model sets no others);
+ *    TF..UUT, FORMAT, SS, MULTI (the model sets no others);
  *  - the model never hangs a sync: once every stalled transaction is
  *    terminated by RESUME, running to the model's last event makes every
  *    TLBSTATUS.SACTIVE and sTLBGSTATUS.GSACTIVE read 0.
@@ -47,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define CB_TLBSTATUS	0x7f4
 
 #define SGFSR_KNOWN	(0x1ffu | 1u << 31)
-#define FSR_KNOWN	(0x1feu | 1u << 30 | 1u << 31)
+#define FSR_KNOWN	(0x1feu | 3u << 9 | 1u << 30 | 1u << 31)
 
 static void check(bool ok)
 {

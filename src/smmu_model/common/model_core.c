@@ -6,43 +6,41 @@
 
 #include "model_core.h"
 
-int smmu_core_init(struct smmu_core *c, const struct iopt_smmu_mem *mem,
-		   void (*irq)(void *, unsigned, uint64_t), void *irq_ctx,
-		   unsigned translation_slots, unsigned walk_slots,
-		   const struct iopt_smmu_cache_params *tlb,
-		   const struct iopt_smmu_cache_params *walk, uint64_t seed,
-		   bool shared_clock, bool *locked)
+/* Set up c (zeroed): 0, -ENOMEM or the mutex's errno; core_fini()
+ * releases what was set up either way. */
+static int core_init(struct smmu_core *c, const struct iopt_smmu_mem *mem,
+		     void (*irq)(void *, unsigned, uint64_t), void *irq_ctx,
+		     const struct smmu_core_params *cp)
 {
 	int err;
 
 	c->mem = *mem;
 	c->irq = irq;
 	c->irq_ctx = irq_ctx;
-	c->clk.shared = shared_clock;
-	c->nslot = translation_slots;
-	c->nwalk = walk_slots;
-	c->tlb_latency = tlb->latency;
-	c->walk_latency = walk->latency;
-	*locked = false;
+	c->clk.shared = cp->shared_clock;
+	c->nslot = cp->translation_slots;
+	c->nwalk = cp->walk_slots;
+	c->tlb_latency = cp->tlb->latency;
+	c->walk_latency = cp->walk->latency;
 	err = plat_mutex_init(&c->lock);
 	if (err)
 		return err;
-	*locked = true;
-	c->slot_free = calloc(translation_slots, sizeof(uint64_t));
-	c->walk_free = calloc(walk_slots, sizeof(uint64_t));
+	c->locked = true;
+	c->slot_free = calloc(cp->translation_slots, sizeof(uint64_t));
+	c->walk_free = calloc(cp->walk_slots, sizeof(uint64_t));
 	if (!c->slot_free || !c->walk_free)
 		return -ENOMEM;
-	if (tlb->enable) {
-		err = tlb_init(&c->tlb, tlb->entries, tlb->ways,
-			       (enum tlb_repl)tlb->repl, seed);
+	if (cp->tlb->enable) {
+		err = tlb_init(&c->tlb, cp->tlb->entries, cp->tlb->ways,
+			       (enum tlb_repl)cp->tlb->repl, cp->seed);
 		if (err)
 			return err;
 		c->tlb_on = true;
 	}
-	return smmu_wcache_init(&c->wc, walk, seed + 1);
+	return smmu_wcache_init(&c->wc, cp->walk, cp->seed + 1);
 }
 
-void smmu_core_fini(struct smmu_core *c, bool locked)
+static void core_fini(struct smmu_core *c)
 {
 	if (c->tlb_on)
 		tlb_fini(&c->tlb);
@@ -51,8 +49,40 @@ void smmu_core_fini(struct smmu_core *c, bool locked)
 	free(c->slot_free);
 	free(c->walk_free);
 	c->slot_free = c->walk_free = NULL;
-	if (locked)
+	if (c->locked)
 		plat_mutex_destroy(&c->lock);
+	c->locked = false;
+}
+
+void *smmu_model_new(size_t size, size_t core_off, const struct iopt_smmu_mem *mem,
+		     void (*irq)(void *, unsigned, uint64_t), void *irq_ctx,
+		     const struct smmu_core_params *cp, int *err)
+{
+	char *m;
+
+	*err = -EINVAL;
+	if (!mem || !mem->read || !mem->write || !mem->load64 || !mem->cas64)
+		return NULL;
+	/* From here on every failure is the host's: -ENOMEM (or the mutex's
+	 * own error), never -EINVAL. */
+	*err = -ENOMEM;
+	m = calloc(1, size);
+	if (!m)
+		return NULL;
+	*err = core_init((struct smmu_core *)(m + core_off), mem, irq, irq_ctx, cp);
+	if (*err) {
+		smmu_model_free(m, core_off);
+		return NULL;
+	}
+	return m;
+}
+
+void smmu_model_free(void *model, size_t core_off)
+{
+	if (!model)
+		return;
+	core_fini((struct smmu_core *)((char *)model + core_off));
+	free(model);
 }
 
 struct tlb_entry *smmu_core_tlb_hit(struct smmu_core *c,
@@ -89,6 +119,28 @@ void smmu_core_walk(struct smmu_core *c, const struct smmu_stage_cfg *first,
 	*tcur = start + probes * c->walk_latency +
 		(uint64_t)w->fetches * c->mem.desc_latency;
 	*ws = *tcur;
+}
+
+bool smmu_core_tlb_conflict(const struct smmu_core *c, uint16_t vmid,
+			    uint16_t asid, uint8_t stage, uint64_t ia,
+			    unsigned size_lg2)
+{
+	const struct tlb *t = &c->tlb;
+
+	if (!c->tlb_on)
+		return false;
+	for (uint64_t sz = t->sizes & ~(1ull << size_lg2); sz; sz &= sz - 1) {
+		unsigned lg2 = (unsigned)__builtin_ctzll(sz);
+		const struct tlb_entry *set =
+			&t->e[(size_t)tlb_set_of(t, ia, lg2) * t->ways];
+		uint64_t base = lg2 >= 64 ? 0 : ia & ~((1ull << lg2) - 1);
+
+		for (unsigned w = 0; w < t->ways; w++)
+			if (set[w].size_lg2 == lg2 && set[w].ia == base &&
+			    tlb_tags_match(&set[w], vmid, asid, stage))
+				return true;
+	}
+	return false;
 }
 
 void smmu_core_tlb_fill(struct smmu_core *c, const struct smmu_stage_cfg *first,

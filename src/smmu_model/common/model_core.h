@@ -13,6 +13,7 @@
 #define IOPT_SMMU_MODEL_CORE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <iopgtable/smmu.h>
@@ -34,21 +35,39 @@ struct smmu_core {
 	unsigned tlb_latency, walk_latency;	/* cycles per lookup, per probe */
 	struct tlb tlb;
 	bool tlb_on;
+	bool locked;			/* lock initialised */
 	struct smmu_wcache wc;
 };
 
+/* What a model's parameters give its core. */
+struct smmu_core_params {
+	unsigned translation_slots, walk_slots;
+	const struct iopt_smmu_cache_params *tlb, *walk;
+	uint64_t seed;
+	bool shared_clock;
+};
+
+/* The core parameters of a model's parameter struct *p (both models'
+ * structs name these fields alike). */
+#define SMMU_CORE_PARAMS(p)							\
+	((const struct smmu_core_params){ (p)->translation_slots, (p)->walk_slots, \
+					  &(p)->tlb, &(p)->walk, (p)->seed,	\
+					  (p)->shared_clock })
+
 /*
- * Set up c (zeroed by the caller). 0; -ENOMEM; or the mutex's negative
- * errno. On failure smmu_core_fini() releases what was set up (the lock
- * only if it was initialised: *locked says).
+ * Create a model: size zeroed bytes (sizeof the model's struct) whose
+ * struct smmu_core sits at core_off, with the core set up from mem, the
+ * irq callback and cp: the model, or NULL with *err -EINVAL (mem lacks a
+ * callback: nothing allocated), -ENOMEM or the mutex's negative errno
+ * (nothing left allocated). The model then adds its own state; on a later
+ * failure smmu_model_free() releases the core and the model.
  */
-int smmu_core_init(struct smmu_core *c, const struct iopt_smmu_mem *mem,
-		   void (*irq)(void *, unsigned, uint64_t), void *irq_ctx,
-		   unsigned translation_slots, unsigned walk_slots,
-		   const struct iopt_smmu_cache_params *tlb,
-		   const struct iopt_smmu_cache_params *walk, uint64_t seed,
-		   bool shared_clock, bool *locked);
-void smmu_core_fini(struct smmu_core *c, bool locked);
+void *smmu_model_new(size_t size, size_t core_off, const struct iopt_smmu_mem *mem,
+		     void (*irq)(void *, unsigned, uint64_t), void *irq_ctx,
+		     const struct smmu_core_params *cp, int *err);
+/* Release the core of a model from smmu_model_new() (whatever of it was
+ * set up) and the model's memory. NULL: nothing. */
+void smmu_model_free(void *model, size_t core_off);
 
 /* The next translation slot and the cycle a translation arriving at
  * cycle starts in it. */
@@ -84,6 +103,17 @@ void smmu_core_walk(struct smmu_core *c, const struct smmu_stage_cfg *first,
 		    const struct smmu_stage_cfg *s2, uint16_t vmid, uint16_t asid,
 		    uint64_t ia, unsigned acc, uint64_t *tcur,
 		    struct smmu_walk_res *w);
+
+/*
+ * Would caching a walk's leaf of 2^size_lg2 bytes for ia under (vmid,
+ * asid, stage) make two entries match ia? true when the TLB holds an entry
+ * for those tags holding ia with another block size (a TLB match
+ * conflict: the tables changed size at ia without the invalidation
+ * break-before-make requires). Touches no replacement state.
+ */
+bool smmu_core_tlb_conflict(const struct smmu_core *c, uint16_t vmid,
+			    uint16_t asid, uint8_t stage, uint64_t ia,
+			    unsigned size_lg2);
 
 /* Cache a successful walk's leaf (global: stage 1 nG = 0). */
 void smmu_core_tlb_fill(struct smmu_core *c, const struct smmu_stage_cfg *first,

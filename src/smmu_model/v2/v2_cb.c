@@ -34,12 +34,25 @@ static unsigned ps_code_ok(unsigned code)
 }
 
 /*
- * Stage 1 of bank b: AArch64 (CBA2R.VA64) with TCR as TCR_EL1's low word
- * (T0SZ 5:0, EPD0 7, TG0 15:14, T1SZ 21:16, A1 22, EPD1 23, TG1 31:30)
- * and TCR2.PASIZE; or AArch32 LPAE (TCR.EAE = 1: T0SZ 2:0, T1SZ 18:16,
- * 4K granule, 40-bit output). The shared CD decoder checks the values:
- * the model builds the CD the registers describe. false: the bank's
- * configuration cannot translate (a translation fault: docs).
+ * Stage 1 of bank b, by CBA2R.VA64 and TCR.EAE:
+ *  - AArch64: TCR as TCR_EL1's low word (T0SZ 5:0, EPD0 7, TG0 15:14,
+ *    T1SZ 21:16, A1 22, EPD1 23, TG1 31:30) and TCR2.PASIZE; TTBR0 below
+ *    VA[55] = 0, TTBR1 above; ASID TTBR0[63:48], or TTBR1's with TCR.A1.
+ *  - AArch32 LPAE (TTBCR.EAE = 1, Arm ARM G5.5): T0SZ 2:0, EPD0 7, T1SZ
+ *    18:16, A1 22, EPD1 23; 4K granule, 32-bit VAs, 40-bit output. TTBR0
+ *    covers [0, 2^(32-T0SZ)), TTBR1 the top 2^(32-T1SZ) bytes; with T1SZ
+ *    = 0 and T0SZ > 0, TTBR1 covers everything above TTBR0's region (32-bit
+ *    walk), and with both 0 TTBR0 covers all (G5.5, selecting between
+ *    TTBR0 and TTBR1). ASID TTBRn[55:48] by TCR.A1. TTBR bits 47:40 are
+ *    ignored (a 40-bit base).
+ *  - AArch32 short descriptor (TTBCR.EAE = 0): TTBCR.N 2:0, PD0 4, PD1
+ *    5; TTBR0's level 1 table (16 KiB >> N aligned) covers [0, 2^(32-N)),
+ *    TTBR1's (16 KiB aligned) the rest when N > 0; ASID CONTEXTIDR[7:0];
+ *    SCTLR.AFE and TRE, with PRRR at the MAIR0 offset and NMRR at MAIR1
+ *    (as Linux's arm-smmu programs an AArch32-S bank).
+ * The shared CD decoder checks the long-descriptor values: the model
+ * builds the CD the registers describe. false: the bank's configuration
+ * cannot translate (a translation fault: docs).
  */
 static bool s1_cfg(const struct iopt_smmuv2 *s, const struct v2_cb *cb,
 		   struct v2_ctx *x)
@@ -47,6 +60,7 @@ static bool s1_cfg(const struct iopt_smmuv2 *s, const struct v2_cb *cb,
 	const struct smmu_caps caps = caps_of(s);
 	struct iopt_cd cd;
 	bool va64 = cb->cba2r & CBA2R_VA64;
+	uint64_t ttb_mask = (1ull << 48) - 1;
 
 	memset(&cd, 0, sizeof(cd));
 	cd.valid = cd.aa64 = true;	/* the decoder's AArch64 LPAE walk */
@@ -63,69 +77,104 @@ static bool s1_cfg(const struct iopt_smmuv2 *s, const struct v2_cb *cb,
 		cd.epd1 = cb->tcr >> 23 & 1;
 		cd.tg1 = (unsigned)fld(cb->tcr, 31, 30);
 		cd.ips = (unsigned)fld(cb->tcr2, 2, 0);
-		/* ASID: TTBR0[63:48], or TTBR1's with TCR.A1. */
 		x->asid = (uint16_t)(cb->ttbr[cb->tcr >> 22 & 1] >> 48);
-	} else if (!(cb->tcr >> 31 & 1)) {
-		/* AArch32 short descriptor (TTBCR.EAE = 0): TTBCR.N 2:0,
-		 * PD0 4; TTBR0 holds the level 1 table (16 KiB >> N
-		 * aligned); ASID CONTEXTIDR[7:0]. TTBR1 (the region above
-		 * 2^(32-N)) is not modelled: it faults. */
+	} else if (!(cb->tcr & TCR_EAE)) {
 		unsigned nn = (unsigned)fld(cb->tcr, 2, 0);
+		const struct smmu_stage_cfg v = {
+			.stage = 1, .g = 12, .start = 1, .v7s = true, .va32 = true,
+			.oas = s->p.oas < 40 ? s->p.oas : 40,
+			.wxn = cb->sctlr & SCTLR_WXN,
+			.afe = cb->sctlr & SCTLR_AFE, .tre = cb->sctlr & SCTLR_TRE,
+			.mair = cd.mair,	/* NMRR << 32 | PRRR */
+		};
 
 		if (!s->p.aarch32s)
 			return false;
-		x->s1c[0] = (struct smmu_stage_cfg){
-			.stage = 1, .g = 12, .ias = 32 - nn, .start = 1,
-			.oas = s->p.oas < 40 ? s->p.oas : 40, .v7s = true,
-			.ttb = cb->ttbr[0] & 0xffffffffu & ~((1ull << (14 - nn)) - 1),
-			.wxn = cb->sctlr & SCTLR_WXN,
-		};
+		x->s1c[0] = x->s1c[1] = v;
+		x->s1c[0].ias = 32 - nn;
+		x->s1c[0].ttb = cb->ttbr[0] & 0xffffffffu & ~((1ull << (14 - nn)) - 1);
+		x->s1c[1].ias = 32;
+		x->s1c[1].upper = true;
+		x->s1c[1].ttb = cb->ttbr[1] & 0xffffc000u;
 		x->ttb_ok[0] = !(cb->tcr >> 4 & 1);
-		x->ttb_ok[1] = false;
+		x->ttb_ok[1] = nn && !(cb->tcr >> 5 & 1);
+		x->va32 = true;
+		x->t0_end = 1ull << (32 - nn);
+		x->t1_start = nn ? x->t0_end : 1ull << 32;
 		x->asid = (uint16_t)(cb->contextidr & 0xffu);
 		return true;
 	} else {
-		/* AArch32 LPAE (EAE 31 set). TTBR1 needs a 32-bit upper
-		 * region the shared decoder does not express: EPD1 is taken
-		 * as set. */
+		unsigned t0 = (unsigned)fld(cb->tcr, 2, 0), t1 = (unsigned)fld(cb->tcr, 18, 16);
+		const uint64_t top = 1ull << 32;
+
 		if (!s->p.aarch32l)
 			return false;
-		cd.t0sz = 32 + (unsigned)fld(cb->tcr, 2, 0);
+		cd.t0sz = 32 + t0;
 		cd.epd0 = cb->tcr >> 7 & 1;
-		cd.tg0 = 0;
-		cd.epd1 = true;
-		cd.t1sz = 32;
-		cd.tg1 = 2;
-		cd.ips = 2;	/* 40 bits */
+		cd.tg0 = 0;		/* 4K */
+		cd.t1sz = 32 + t1;
+		cd.epd1 = cb->tcr >> 23 & 1;
+		cd.tg1 = 2;		/* 4K in the TG1 encoding */
+		cd.ips = 2;		/* 40 bits */
+		ttb_mask = (1ull << 40) - 1;
 		x->asid = (uint16_t)fld(cb->ttbr[cb->tcr >> 22 & 1], 55, 48);
+		x->va32 = true;
+		x->t0_end = t0 ? top >> t0 : t1 ? top - (top >> t1) : top;
+		x->t1_start = t1 ? top - (top >> t1) : t0 ? top >> t0 : top;
 	}
-	cd.ttb0 = cb->ttbr[0] & ((1ull << 48) - 1);
-	cd.ttb1 = cb->ttbr[1] & ((1ull << 48) - 1);
+	cd.ttb0 = cb->ttbr[0] & ttb_mask;
+	cd.ttb1 = cb->ttbr[1] & ttb_mask;
 	x->ttb_ok[0] = !cd.epd0 && !smmu_cfg_from_cd(&cd, false, &caps, &x->s1c[0]);
 	x->ttb_ok[1] = !cd.epd1 && !smmu_cfg_from_cd(&cd, true, &caps, &x->s1c[1]);
+	x->s1c[0].va32 = x->s1c[1].va32 = x->va32;
 	return true;
 }
 
-/* Stage 2 of bank b: TCR as VTCR (T0SZ 5:0, SL0 7:6, TG0 15:14, PS
- * 18:16), TTBR0 as VTTBR; AArch64 only (AArch32 stage 2: docs). */
+/*
+ * Stage 2 of bank b, TTBR0 as VTTBR:
+ *  - AArch64 (CBA2R.VA64): TCR as VTCR (T0SZ 5:0, SL0 7:6, TG0 15:14, PS
+ *    18:16).
+ *  - AArch32 LPAE: TCR as the AArch32 VTCR (Arm ARM G5.5: T0SZ 3:0, a
+ *    signed value, S 4 its sign copy, SL0 7:6: 0 level 2, 1 level 1);
+ *    4K granule, IPA 32 - T0SZ bits (25..40), 40-bit output, base
+ *    VTTBR[39:x]. S != T0SZ[3], SL0 >= 2 or an SL0 inconsistent with
+ *    T0SZ make the regime unusable (a translation fault: docs).
+ */
 static bool s2_cfg(const struct iopt_smmuv2 *s, const struct v2_cb *cb,
 		   struct v2_ctx *x)
 {
-	const struct smmu_caps caps = caps_of(s);
+	struct smmu_caps caps = caps_of(s);
 	struct iopt_ste ste;
 
-	if (!(cb->cba2r & CBA2R_VA64) || !s->p.aarch64 ||
-	    !ps_code_ok(fld(cb->tcr, 18, 16)))
-		return false;
 	memset(&ste, 0, sizeof(ste));
-	ste.s2_t0sz = (unsigned)fld(cb->tcr, 5, 0);
-	ste.s2_sl0 = (unsigned)fld(cb->tcr, 7, 6);
-	ste.s2_tg = (unsigned)fld(cb->tcr, 15, 14);
-	ste.s2_ps = (unsigned)fld(cb->tcr, 18, 16);
-	ste.s2_aa64 = true;
+	ste.s2_aa64 = true;	/* the decoder's LPAE walk */
 	ste.s2_affd = cb->sctlr & SCTLR_AFFD;
-	ste.s2_ttb = cb->ttbr[0] & ((1ull << 48) - 1);
-	return !smmu_cfg_from_ste_s2(&ste, &caps, &x->s2c);
+	if (cb->cba2r & CBA2R_VA64) {
+		if (!s->p.aarch64 || !ps_code_ok(fld(cb->tcr, 18, 16)))
+			return false;
+		ste.s2_t0sz = (unsigned)fld(cb->tcr, 5, 0);
+		ste.s2_sl0 = (unsigned)fld(cb->tcr, 7, 6);
+		ste.s2_tg = (unsigned)fld(cb->tcr, 15, 14);
+		ste.s2_ps = (unsigned)fld(cb->tcr, 18, 16);
+		ste.s2_ttb = cb->ttbr[0] & ((1ull << 48) - 1);
+		return !smmu_cfg_from_ste_s2(&ste, &caps, &x->s2c);
+	}
+	int t0sz = (int)(cb->tcr & 7) - (int)(cb->tcr & 8);	/* 4-bit signed */
+
+	if (!s->p.aarch32l || !s->p.gran4k || (cb->tcr >> 4 & 1) != (cb->tcr >> 3 & 1) ||
+	    fld(cb->tcr, 7, 6) > 1)
+		return false;
+	ste.s2_t0sz = (unsigned)(64 - (32 - t0sz));
+	ste.s2_sl0 = (unsigned)fld(cb->tcr, 7, 6);
+	ste.s2_tg = 0;
+	ste.s2_ps = 2;		/* 40 bits */
+	ste.s2_ttb = cb->ttbr[0] & ((1ull << 40) - 1);
+	caps.oas = 40;		/* the IPA and the walk's output: 40 bits */
+	if (smmu_cfg_from_ste_s2(&ste, &caps, &x->s2c))
+		return false;
+	if (x->s2c.oas > s->p.oas)
+		x->s2c.oas = s->p.oas;
+	return true;
 }
 
 /*
@@ -201,6 +250,42 @@ static uint32_t fsr_of(enum smmu_fault f)
 
 /* ---- translation through a bank ------------------------------------------ */
 
+/*
+ * The Shareability of a translation (PAR.SH encoding): Device memory and
+ * Normal Inner and Outer Non-cacheable memory are Outer Shareable (Arm ARM
+ * G5.7.4.1); otherwise the more shareable of the stages' SH[1:0] (Outer
+ * over Inner over Non-shareable, as the stages combine, G5.7.5). desc is
+ * the stage 1 leaf (or the stage 2 leaf when only stage 2 translates),
+ * desc2 the nested stage 2 leaf, attr the stage 1 MAIR byte.
+ */
+static unsigned sh_of(bool s1, bool s2, uint64_t desc, uint64_t desc2, unsigned attr)
+{
+	unsigned sh = 0, shs[2] = { 0, 0 };
+	bool dev = false, inc = false, onc = false;
+
+	if (s1) {
+		dev = !(attr & 0xf0);
+		inc = (attr & 0xf) == 4;
+		onc = (attr >> 4) == 4;
+		shs[0] = (unsigned)(desc >> 8 & 3);
+	}
+	if (s2) {
+		uint64_t d2 = s1 ? desc2 : desc;
+		unsigned ma = (unsigned)(d2 >> 2 & 0xf);	/* MemAttr */
+
+		dev = dev || !(ma >> 2);
+		onc = onc || (ma >> 2) == 1;
+		inc = inc || (ma & 3) == 1;
+		shs[1] = (unsigned)(d2 >> 8 & 3);
+	}
+	if (dev || (inc && onc))
+		return 2;
+	for (unsigned i = 0; i < 2; i++)
+		if (shs[i] == 2 || (shs[i] == 3 && sh != 2))
+			sh = shs[i];
+	return sh;
+}
+
 uint32_t v2_cb_walk(struct iopt_smmuv2 *s, unsigned n,
 		    const struct iopt_smmuv2_txn *t, uint64_t *tcur,
 		    struct iopt_smmuv2_resp *r, uint32_t *fsynr0, uint64_t *ipa)
@@ -214,6 +299,7 @@ uint32_t v2_cb_walk(struct iopt_smmuv2 *s, unsigned n,
 	*ipa = 0;
 	r->oa = 0;
 	r->attr = 0;
+	r->sh = 0;
 	if (!x->ok)
 		return FSR_TF;
 	if (x->type == CBAR_TYPE_S1_FAULT && x->s1) {
@@ -231,10 +317,12 @@ uint32_t v2_cb_walk(struct iopt_smmuv2 *s, unsigned n,
 	const struct smmu_stage_cfg *first = &x->s2c;
 
 	if (x->s1) {
-		unsigned u = (unsigned)(ia >> 55 & 1);
+		int u = v2_ttb_select(x, ia);
 
+		if (u < 0 || !x->ttb_ok[u])
+			return FSR_TF;
 		first = &x->s1c[u];
-		if (!x->ttb_ok[u] || !smmu_in_region(first, ia))
+		if (!smmu_in_region(first, ia))
 			return FSR_TF;
 	} else if (ia >> x->s2c.ias) {
 		*ipa = ia;
@@ -252,7 +340,8 @@ uint32_t v2_cb_walk(struct iopt_smmuv2 *s, unsigned n,
 	if (e) {
 		s->st.tlb_hits++;
 		r->oa = e->oa | (ia & ((1ull << e->size_lg2) - 1));
-		r->attr = e->attr;
+		r->attr = e->attr & 0xffu;	/* as the fill below packs it */
+		r->sh = e->attr >> 8 & 3u;
 		return 0;
 	}
 	if (looked)
@@ -268,8 +357,18 @@ uint32_t v2_cb_walk(struct iopt_smmuv2 *s, unsigned n,
 			*ipa = nested ? w.ipa : ia;
 		return fsr_of(w.fault) | (w.fault_stage == 2 ? V2_F_STAGE2 : 0);
 	}
+	/* Another entry of another size already holds ia (the tables
+	 * changed without break-before-make): a TLB match conflict fault,
+	 * FSR.TLBMCF; nothing is cached until software invalidates. */
+	if (smmu_core_tlb_conflict(&s->core, x->vmid, x->asid, stage, ia,
+				   w.size_lg2))
+		return FSR_TLBMCF;
 	r->oa = w.oa;
 	r->attr = x->s1 ? w.attr : 0;
+	r->sh = sh_of(x->s1, x->s2, w.desc, w.desc2, w.attr);
+	/* The TLB entry keeps what a hit answers: the stage 1 MAIR byte in
+	 * attr 7:0 and the Shareability in 9:8 (this model's entries only). */
+	w.attr = r->attr | r->sh << 8;
 	smmu_core_tlb_fill(&s->core, first, stage, x->vmid, x->asid,
 			   x->s1 && !(w.desc >> 11 & 1), ia, &w);
 	return 0;
@@ -282,11 +381,22 @@ static bool stalled(const struct v2_cb *cb)
 	return cb->fsr & FSR_SS;
 }
 
+uint32_t v2_cb_format(const struct v2_cb *cb)
+{
+	if (cb->cba2r & CBA2R_VA64)
+		return V2_FMT_AARCH64;
+	/* Stage 2 banks (CBAR.TYPE 0) are LPAE; stage 1 by TTBCR.EAE. */
+	if (fld(cb->cbar, 17, 16) != CBAR_TYPE_S2 && !(cb->tcr & TCR_EAE))
+		return V2_FMT_AARCH32_S;
+	return V2_FMT_AARCH32_L;
+}
+
 /*
  * Record a context fault in bank n: FSR (MULTI when a fault is already
- * recorded, whose syndrome is then kept), FAR, FSYNR0 (WNR 4, PNU 5, IND
- * 6 = write, privileged, instruction), IPAFAR for stage 2 faults,
- * CBFRSYNRA the StreamID; the context interrupt when SCTLR.CFIE.
+ * recorded, whose syndrome is then kept; FORMAT 10:9 the bank's table
+ * format), FAR, FSYNR0 (WNR 4, PNU 5, IND 6 = write, privileged,
+ * instruction), IPAFAR for stage 2 faults, CBFRSYNRA the StreamID; the
+ * context interrupt when SCTLR.CFIE.
  */
 static void cb_fault(struct iopt_smmuv2 *s, unsigned n, uint32_t fsr,
 		     uint32_t fsynr0, uint64_t ipa, const struct iopt_smmuv2_txn *t,
@@ -298,7 +408,8 @@ static void cb_fault(struct iopt_smmuv2 *s, unsigned n, uint32_t fsr,
 	if (cb->fsr & FSR_FAULTS) {
 		cb->fsr |= FSR_MULTI;
 	} else {
-		cb->fsr |= fsr & FSR_FAULTS;
+		cb->fsr = (cb->fsr & ~FSR_FORMAT) | (fsr & FSR_FAULTS) |
+			  v2_cb_format(cb) << FSR_FORMAT_SHIFT;
 		cb->far = t->addr;
 		cb->fsynr0 = fsynr0 | (t->write ? FSYNR0_WNR : 0) |
 			     (t->priv ? FSYNR0_PNU : 0) |
@@ -340,6 +451,15 @@ static int bank_translate(struct iopt_smmuv2 *s, unsigned n,
 	uint64_t ipa;
 
 	r->cb = n;
+	/* An instruction fetch that writes is no transaction the SMMU
+	 * supports: an unsupported upstream transaction fault (FSR.UUT),
+	 * terminated whatever SCTLR.CFCFG says, as a retry could only fault
+	 * again (docs). */
+	if (t->write && t->exec) {
+		cb_fault(s, n, FSR_UUT, 0, 0, t, *tcur);
+		r->result = IOPT_SMMUV2_ABORT;
+		return 0;
+	}
 	/* SCTLR.HUPCF = 0: nothing passes a stalled fault (held in order). */
 	if (stalled(cb) && !(cb->sctlr & SCTLR_HUPCF) && !front) {
 		if (hold(cb, t, cycle, false))
@@ -594,10 +714,13 @@ void v2_cb_write(struct iopt_smmuv2 *s, unsigned n, uint32_t off, unsigned size,
 		/* Write 1 to clear the fault bits and MULTI; SS is cleared
 		 * by RESUME only (docs). */
 		cb->fsr &= ~((uint32_t)val & (FSR_FAULTS | FSR_MULTI));
+		/* FORMAT describes the recorded fault: gone with it. */
+		if (!(cb->fsr & (FSR_FAULTS | FSR_MULTI)))
+			cb->fsr &= ~FSR_FORMAT;
 		break;
 	case CB_FSRRESTORE:
 		cb->fsr = (cb->fsr & FSR_SS) |
-			  ((uint32_t)val & (FSR_FAULTS | FSR_MULTI));
+			  ((uint32_t)val & (FSR_FAULTS | FSR_MULTI | FSR_FORMAT));
 		break;
 	case CB_FSYNR0: cb->fsynr0 = (uint32_t)val; break;
 	case CB_FSYNR1: cb->fsynr1 = (uint32_t)val; break;

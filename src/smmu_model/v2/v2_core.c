@@ -5,6 +5,7 @@
  * with the SMMUv3 model), statistics and the free-running adapter.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,23 +96,17 @@ int iopt_smmuv2_create(const struct iopt_smmuv2_params *p,
 	struct iopt_smmuv2 *s;
 	int err;
 
-	if (!p || !mem || !mem->read || !mem->write || !mem->load64 ||
-	    !mem->cas64 || !out || !params_ok(p))
+	if (!p || !out || !params_ok(p))
 		return -EINVAL;
-	s = calloc(1, sizeof(*s));
+	s = smmu_model_new(sizeof(*s), offsetof(struct iopt_smmuv2, core), mem, irq,
+			   irq_ctx, &SMMU_CORE_PARAMS(p), &err);
 	if (!s)
-		return -ENOMEM;
-	s->p = *p;
-	err = smmu_core_init(&s->core, mem, irq, irq_ctx, p->translation_slots,
-			     p->walk_slots, &p->tlb, &p->walk, p->seed,
-			     p->shared_clock, &s->locked);
-	if (!err) {
-		s->cb = calloc(p->num_cb, sizeof(*s->cb));
-		err = s->cb ? 0 : -ENOMEM;
-	}
-	if (err) {
-		iopt_smmuv2_destroy(s);
 		return err;
+	s->p = *p;
+	s->cb = calloc(p->num_cb, sizeof(*s->cb));
+	if (!s->cb) {
+		iopt_smmuv2_destroy(s);
+		return -ENOMEM;
 	}
 	v2_regs_reset(s);
 	*out = s;
@@ -120,11 +115,9 @@ int iopt_smmuv2_create(const struct iopt_smmuv2_params *p,
 
 void iopt_smmuv2_destroy(struct iopt_smmuv2 *s)
 {
-	if (!s)
-		return;
-	smmu_core_fini(&s->core, s->locked);
-	free(s->cb);
-	free(s);
+	if (s)
+		free(s->cb);
+	smmu_model_free(s, offsetof(struct iopt_smmuv2, core));
 }
 
 uint64_t iopt_smmuv2_mmio_size(const struct iopt_smmuv2 *s)

@@ -162,6 +162,13 @@
 #define FSR_ASF		(1u << 7)
 #define FSR_UUT		(1u << 8)
 #define FSR_FORMAT_SHIFT 9
+#define FSR_FORMAT	(3u << FSR_FORMAT_SHIFT)
+/* FSR.FORMAT and the fault PAR's FORMAT: the translation table format of
+ * the bank that recorded the fault (the sources give the field, not its
+ * encoding: this model's choice, docs/smmu_model.md). */
+#define V2_FMT_AARCH32_S 0u		/* short descriptor (v7s) */
+#define V2_FMT_AARCH32_L 1u		/* AArch32 LPAE (VMSAv8-32 long) */
+#define V2_FMT_AARCH64	2u
 #define FSR_SS		(1u << 30)
 #define FSR_MULTI	(1u << 31)
 #define FSR_FAULTS	0x1feu		/* TF .. UUT */
@@ -178,6 +185,11 @@
 #define SACTIVE		(1u << 0)	/* TLBSTATUS, sTLBGSTATUS.GSACTIVE */
 #define ATSR_ACTIVE	(1u << 0)
 #define PAR_F		(1ull << 0)
+#define PAR_SH_SHIFT	7		/* success: SH 8:7 */
+#define PAR_NS		(1ull << 9)	/* success: NS */
+#define PAR_FORMAT_SHIFT 8		/* fault: FORMAT 9:8 */
+/* TCR as TTBCR (AArch32): EAE 31 selects the long-descriptor format. */
+#define TCR_EAE		(1u << 31)
 
 /* Transactions held behind a stalled fault, per bank. */
 #define V2_STALL_MAX	8
@@ -202,8 +214,25 @@ struct v2_ctx {
 	bool s1, s2;			/* stages that translate */
 	uint16_t vmid, asid;
 	bool ttb_ok[2];
+	/* Stage 1 TTBR selection: AArch64 by VA[55]; AArch32 (va32) by
+	 * range: TTBR0 below t0_end, TTBR1 from t1_start (Arm ARM G5.5). */
+	bool va32;
+	uint64_t t0_end, t1_start;
 	struct smmu_stage_cfg s1c[2], s2c;
 };
+
+/* The TTBR (0 or 1) translating stage 1 address va of x, or -1 when va
+ * is in neither region (a translation fault). */
+static inline int v2_ttb_select(const struct v2_ctx *x, uint64_t va)
+{
+	if (!x->va32)
+		return (int)(va >> 55 & 1);
+	if (va >> 32)
+		return -1;
+	if (va < x->t0_end)
+		return 0;
+	return va >= x->t1_start ? 1 : -1;
+}
 
 /* A stream match result, cached until an SMR or S2CR write. */
 struct v2_smc {
@@ -242,7 +271,6 @@ struct iopt_smmuv2 {
 	/* Memory, irq callback, lock, clock, slots, TLB and walk cache
 	 * (common/model_core.h, shared with the SMMUv3 model). */
 	struct smmu_core core;
-	bool locked;			/* core.lock initialised */
 
 	uint32_t id[8];
 	uint32_t scr0, scr1, sacr;
@@ -293,6 +321,8 @@ void v2_cb_write(struct iopt_smmuv2 *s, unsigned n, uint32_t off, unsigned size,
 		 uint64_t val, uint64_t cycle);
 void v2_translate(struct iopt_smmuv2 *s, const struct iopt_smmuv2_txn *t,
 		  uint64_t cycle, struct iopt_smmuv2_resp *r);
+/* FSR.FORMAT of bank cb (V2_FMT_*). */
+uint32_t v2_cb_format(const struct v2_cb *cb);
 /* Translate through bank n without faulting: 0 with *r, or the FSR fault
  * bit (ATS1*). *fsynr0 gets the syndrome. */
 uint32_t v2_cb_walk(struct iopt_smmuv2 *s, unsigned n,
