@@ -20,6 +20,12 @@
  * and its cycle counts when the line was printed (the same command
  * prints the same hashes), and the last two are the engine's speed over
  * the host time since the previous JSON line.
+ *
+ * The dma suite differs: it gets --threads N but no --runs, and runs on
+ * the simulation's host context (outside any run), because it attaches
+ * its SMMU model to the simulation (iopt_sim_attach_smmu(), which a
+ * simulated CPU may not call; bench_sim()) before its workers start; the
+ * workers, started from the host context, are the N simulated CPUs.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -34,6 +40,12 @@
 #include "bench.h"
 
 static unsigned sim_cpus;	/* --sim N, 0: host */
+static struct iopt_sim *sim_now;	/* the simulation; NULL on the host */
+
+struct iopt_sim *bench_sim(void)
+{
+	return sim_now;
+}
 
 unsigned bench_sim_cpus(void)
 {
@@ -191,12 +203,15 @@ int bench_simrun_main(int argc, char **argv, bench_dispatch_fn dispatch)
 	}
 	/* The suite's workers are the N CPUs; it runs one pass. */
 	snprintf(nbuf, sizeof(nbuf), "%u", sim_cpus);
-	if (ac > 1 && (!strcmp(av[1], "pgtable") || !strcmp(av[1], "iova")) &&
+	bool on_host = ac > 1 && !strcmp(av[1], "dma");
+
+	if (ac > 1 && (!strcmp(av[1], "pgtable") || !strcmp(av[1], "iova") ||
+		       on_host) &&
 	    !has_opt(ac, av, "--threads")) {
 		av[ac++] = "--threads";
 		av[ac++] = nbuf;
 	}
-	if (ac > 1 && !has_opt(ac, av, "--runs")) {
+	if (ac > 1 && !on_host && !has_opt(ac, av, "--runs")) {
 		av[ac++] = "--runs";
 		av[ac++] = "1";
 	}
@@ -219,7 +234,15 @@ int bench_simrun_main(int argc, char **argv, bench_dispatch_fn dispatch)
 
 	struct sr_run run = { ac, av, dispatch, 0 };
 
-	err = iopt_sim_run(sr.sim, sr_cpu0, &run);
+	sim_now = sr.sim;
+	if (on_host) {
+		/* Its workers are started from here into sr.sim (the ambient
+		 * simulation: the newest live one). */
+		run.ret = dispatch(ac, av);
+		err = 0;
+	} else {
+		err = iopt_sim_run(sr.sim, sr_cpu0, &run);
+	}
 	fflush(stdout);
 	stdout = sr.out;
 	iopt_sim_stats(sr.sim, &st);
@@ -233,6 +256,7 @@ int bench_simrun_main(int argc, char **argv, bench_dispatch_fn dispatch)
 		(unsigned long long)st.trace_hash, st.host_s,
 		st.host_s > 0 ? (double)st.total_ops / st.host_s : 0.0,
 		err ? " (deadlock)" : "");
+	sim_now = NULL;
 	iopt_sim_destroy(sr.sim);
 	free(av);
 	return err ? 1 : run.ret;
