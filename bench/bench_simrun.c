@@ -28,6 +28,7 @@
  * workers, started from the host context, are the N simulated CPUs.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,6 +177,7 @@ int bench_simrun_main(int argc, char **argv, bench_dispatch_fn dispatch)
 	char nbuf[16];
 	int ac = 0, err;
 	const char *sched = "random";
+	bool hot = false;
 
 	iopt_sim_params_default(&p);
 	sr.mem = "sc";
@@ -190,6 +192,8 @@ int bench_simrun_main(int argc, char **argv, bench_dispatch_fn dispatch)
 			sr.mem = v;
 		else if ((v = opt_val(argc, argv, &i, "--sim-sched")))
 			sched = v;
+		else if (!strcmp(argv[i], "--sim-hot"))
+			hot = true;
 		else
 			av[ac++] = argv[i];
 	}
@@ -198,7 +202,7 @@ int bench_simrun_main(int argc, char **argv, bench_dispatch_fn dispatch)
 	    (strcmp(sched, "random") && strcmp(sched, "pct"))) {
 		fprintf(stderr, "usage: iopt-bench-sim SUITE --sim N (1..%d) "
 			"[--seed S] [--sim-mem sc|tso] [--sim-sched random|pct] "
-			"[suite options]\n", IOPT_SIM_MAX_CPUS - 1);
+			"[--sim-hot] [suite options]\n", IOPT_SIM_MAX_CPUS - 1);
 		return 2;
 	}
 	/* The suite's workers are the N CPUs; it runs one pass. */
@@ -256,6 +260,24 @@ int bench_simrun_main(int argc, char **argv, bench_dispatch_fn dispatch)
 		(unsigned long long)st.trace_hash, st.host_s,
 		st.host_s > 0 ? (double)st.total_ops / st.host_s : 0.0,
 		err ? " (deadlock)" : "");
+	/* --sim-hot: the most contended lines, each with its last writer
+	 * as object file + offset (addr2line -f -e FILE OFFSET). */
+	for (unsigned i = 0; hot && i < sizeof(st.hot) / sizeof(st.hot[0]); i++) {
+		const struct iopt_sim_line_stat *h = &st.hot[i];
+		Dl_info di = { 0 };
+
+		if (!h->transfers)
+			break;
+		if (h->last_writer_pc && !dladdr(h->last_writer_pc, &di))
+			di.dli_fname = NULL;
+		fprintf(stderr, "iopt-bench-sim: hot line %d: %llu transfers, %llu "
+			"cycles queued, last writer %s+0x%llx\n", (int)i,
+			(unsigned long long)h->transfers,
+			(unsigned long long)h->wait_cycles,
+			di.dli_fname ? di.dli_fname : "?",
+			(unsigned long long)((uintptr_t)h->last_writer_pc -
+					     (uintptr_t)di.dli_fbase));
+	}
 	sim_now = NULL;
 	iopt_sim_destroy(sr.sim);
 	free(av);
