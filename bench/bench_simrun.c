@@ -173,12 +173,21 @@ int bench_simrun_main(int argc, char **argv, bench_dispatch_fn dispatch)
 {
 	struct iopt_sim_params p;
 	struct iopt_sim_stats st;
-	char **av = calloc((size_t)argc + 8, sizeof(char *));
+	/* A fixed size: an allocation that grew with argc would move every
+	 * later heap object, so the same run with one option more (or
+	 * spelled out at its default) would share other cache lines and
+	 * print another trace hash. */
+	enum { SR_MAX_ARGS = 512 };
+	char **av = argc + 8 <= SR_MAX_ARGS ? calloc(SR_MAX_ARGS, sizeof(char *)) : NULL;
 	char nbuf[16];
 	int ac = 0, err;
 	const char *sched = "random";
 	bool hot = false;
 
+	if (!av) {
+		fprintf(stderr, "iopt-bench-sim: too many arguments or no memory\n");
+		return 2;
+	}
 	iopt_sim_params_default(&p);
 	sr.mem = "sc";
 	for (int i = 0; i < argc; i++) {
@@ -203,6 +212,7 @@ int bench_simrun_main(int argc, char **argv, bench_dispatch_fn dispatch)
 		fprintf(stderr, "usage: iopt-bench-sim SUITE --sim N (1..%d) "
 			"[--seed S] [--sim-mem sc|tso] [--sim-sched random|pct] "
 			"[--sim-hot] [suite options]\n", IOPT_SIM_MAX_CPUS - 1);
+		free(av);
 		return 2;
 	}
 	/* The suite's workers are the N CPUs; it runs one pass. */
