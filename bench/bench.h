@@ -43,6 +43,9 @@ bool bench_wants_sim(int argc, char **argv);
 int bench_simrun_main(int argc, char **argv, bench_dispatch_fn dispatch);
 /* In iopt-bench-sim: the simulated worker count (--sim N); 0 on the host. */
 unsigned bench_sim_cpus(void);
+/* In iopt-bench-sim: the simulation the suite runs in; NULL on the host. */
+struct iopt_sim;
+struct iopt_sim *bench_sim(void);
 /* Iterations for a loop sized for host speed: n on the host, n / div
  * (at least 1) on the simulation, whose engine runs about a hundred
  * times slower than the host. */

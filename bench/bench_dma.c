@@ -29,6 +29,7 @@
 #include <iopgtable/driver_v2.h>
 #include <iopgtable/iova.h>
 #include <iopgtable/physmem.h>
+#include <iopgtable/sim.h>
 #include <iopgtable/smmu.h>
 #include <iopgtable/smmuv2.h>
 
@@ -61,17 +62,20 @@ struct opts {
 	bool pin;		/* pin thread i to CPU i */
 	bool fine_clock;	/* flush queues on the precise host clock */
 	unsigned fq_entries;	/* 0: the policy's default */
+	uint64_t sync_timeout_us;	/* driver's sync timeout; 0: its default */
 	bool json;
 };
 
 struct result {
 	double map_ns, unmap_ns, map_sd, unmap_sd, ops_per_sec;
+	double map_max, unmap_max;	/* the slowest call of each */
 	/* Pairs per second of the threads' own CPU time: what the code
 	 * costs whether or not the machine gave the threads its CPUs. */
 	double ops_per_cpu_sec;
 	uint64_t cpu_ns;
 	uint64_t ops, commands, syncs, flush_alls, sync_timeouts, cas_retries;
 	uint64_t dev_faults, errors;
+	uint64_t sync_restarts;	/* v2 model: syncs written while one was active */
 };
 
 static const char *pol_name[] = { "strict", "lazy", "single", "exhaust" };
@@ -102,12 +106,21 @@ static int rig_up_v2(struct rig *r, const struct opts *o,
 	int ret;
 
 	iopt_smmuv2_preset("mmu-500", &p);
+	p.shared_clock = bench_sim() != NULL;
 	if ((ret = iopt_smmuv2_create(&p, mem, NULL, NULL, &r->s2)))
 		return ret;
 	iopt_smmuv2_drv_default_cfg(&c);
 	c.smmu = r->s2;
 	c.sync = o->v2_sync;
-	if (o->runner) {
+	c.sync_timeout_cycles = o->sync_timeout_us * 1000;	/* 1 GHz */
+	if (bench_sim()) {
+		/* On the simulation's timeline (docs/sim.md): the model at
+		 * 1 GHz, the driver's clock the simulated time. */
+		if ((ret = iopt_sim_attach_smmuv2(bench_sim(), r->s2, 1.0)))
+			return ret;
+		c.clock = iopt_sim_model_cycles;
+		c.clock_ctx = r->s2;
+	} else if (o->runner) {
 		if ((ret = iopt_smmuv2_runner_start(r->s2, 1.0, &r->run2)))
 			return ret;
 		c.clock = runner2_clock;
@@ -177,6 +190,7 @@ static int rig_up(struct rig *r, const struct opts *o)
 	iopt_smmu_default_params(&p);
 	if (o->no_sev)
 		p.sev = false;
+	p.shared_clock = bench_sim() != NULL;
 	if ((ret = iopt_smmu_create(&p, &mem, NULL, NULL, &r->s)))
 		return ret;
 	iopt_smmuv3_drv_default_cfg(&c);
@@ -184,7 +198,13 @@ static int rig_up(struct rig *r, const struct opts *o)
 	c.pm = r->pm;
 	c.cmdq = o->cmdq;
 	c.sync = o->sync;
-	if (o->runner) {
+	c.sync_timeout_cycles = o->sync_timeout_us * 1000;	/* 1 GHz */
+	if (bench_sim()) {
+		if ((ret = iopt_sim_attach_smmu(bench_sim(), r->s, 1.0)))
+			return ret;
+		c.clock = iopt_sim_model_cycles;
+		c.clock_ctx = r->s;
+	} else if (o->runner) {
 		if ((ret = iopt_smmu_runner_start(r->s, 1.0, &r->run)))
 			return ret;
 		c.clock = runner_clock;
@@ -229,7 +249,7 @@ struct worker {
 	struct plat_thread t;
 	uint64_t deadline;
 	long ops;
-	double map_sum, map_sq, unmap_sum, unmap_sq;
+	double map_sum, map_sq, unmap_sum, unmap_sq, map_max, unmap_max;
 	uint64_t dev_faults, errors;
 	uint64_t cpu_ns;	/* the thread's CPU time */
 } __attribute__((aligned(128)));	/* written every call: one line each */
@@ -306,6 +326,8 @@ static void *worker_main(void *arg)
 		w->map_sq += m * m;
 		w->unmap_sum += u;
 		w->unmap_sq += u * u;
+		w->map_max = fmax(w->map_max, m);
+		w->unmap_max = fmax(w->unmap_max, u);
 		w->ops++;
 	}
 	w->cpu_ns = thread_cpu_ns() - cpu0;
@@ -332,6 +354,10 @@ static int run_variant(const struct opts *o, struct result *res)
 		free(w);
 		return ret;
 	}
+	struct iopt_smmuv2_stats m0 = { 0 }, m1 = { 0 };
+
+	if (r.s2)
+		iopt_smmuv2_get_stats(r.s2, &m0);
 	drv_stats(&r, &s0);
 	t0 = bench_now_ns();
 	for (unsigned i = 0; i < o->threads; i++) {
@@ -357,9 +383,14 @@ static int run_variant(const struct opts *o, struct result *res)
 		res->dev_faults += w[i].dev_faults;
 		res->errors += w[i].errors;
 		res->cpu_ns += w[i].cpu_ns;
+		res->map_max = fmax(res->map_max, w[i].map_max);
+		res->unmap_max = fmax(res->unmap_max, w[i].unmap_max);
 	}
 	t1 = bench_now_ns();
 	drv_stats(&r, &s1);
+	if (r.s2)
+		iopt_smmuv2_get_stats(r.s2, &m1);
+	res->sync_restarts = m1.sync_restarts - m0.sync_restarts;
 	if (res->ops) {
 		double n = (double)res->ops;
 
@@ -369,7 +400,9 @@ static int run_variant(const struct opts *o, struct result *res)
 		res->unmap_sd = sqrt(fmax(0, uq / n - res->unmap_ns * res->unmap_ns));
 	}
 	res->ops_per_sec = (double)res->ops * 1e9 / (double)(t1 - t0);
-	if (res->cpu_ns)
+	/* On the simulation every CPU runs on this one host thread: no
+	 * per-thread CPU time. */
+	if (res->cpu_ns && !bench_sim())
 		res->ops_per_cpu_sec = (double)res->ops * 1e9 / (double)res->cpu_ns;
 	res->commands = s1.commands - s0.commands;
 	res->syncs = s1.syncs - s0.syncs;
@@ -401,22 +434,25 @@ static void print_result(const struct opts *o, const struct result *r)
 		       "\"policy\":\"%s\",\"threads\":%u,"
 		       "\"cmdq\":\"%s\",\"sync\":\"%s\",\"granule\":%u,\"trans_ns\":%llu,"
 		       "\"dir\":\"%s\",\"clock\":\"%s\",\"map_ns\":%.1f,\"unmap_ns\":%.1f,"
-		       "\"map_sd_ns\":%.1f,\"unmap_sd_ns\":%.1f,\"ops_per_sec\":%.0f,"
+		       "\"map_sd_ns\":%.1f,\"unmap_sd_ns\":%.1f,\"map_max_ns\":%.1f,"
+		       "\"unmap_max_ns\":%.1f,\"sync_timeout_us\":%llu,\"ops_per_sec\":%.0f,"
 		       "\"ops_per_cpu_sec\":%.0f,\"sample\":%u,\"sev\":%s,"
 		       "\"ops\":%llu,\"commands\":%llu,\"syncs\":%llu,\"flush_alls\":%llu,"
-		       "\"sync_timeouts\":%llu,\"cas_retries\":%llu,\"device_faults\":%llu,"
+		       "\"sync_timeouts\":%llu,\"sync_restarts\":%llu,\"cas_retries\":%llu,\"device_faults\":%llu,"
 		       "\"errors\":%llu,\"timed\":%s,\"load1\":%.2f}\n",
 		       o->v2 ? "v2" : "v3", o->v2 ? v2_sync_name[o->v2_sync] : "",
 		       pol_name[o->policy], o->threads,
 		       o->cmdq == IOPT_SMMUV3_DRV_CMDQ_LOCKED ? "locked" : "lockfree",
 		       o->sync == IOPT_SMMUV3_DRV_SYNC_CONS ? "cons" : "msi",
 		       o->granule, (unsigned long long)o->trans_ns, o->dir,
-		       o->runner ? "runner" : "virtual",
-		       r->map_ns, r->unmap_ns, r->map_sd, r->unmap_sd, r->ops_per_sec,
-		       r->ops_per_cpu_sec, o->sample, o->no_sev || o->v2 ? "false" : "true",
+		       bench_sim() ? "sim" : o->runner ? "runner" : "virtual",
+		       r->map_ns, r->unmap_ns, r->map_sd, r->unmap_sd, r->map_max,
+		       r->unmap_max, (unsigned long long)o->sync_timeout_us,
+		       r->ops_per_sec, r->ops_per_cpu_sec, o->sample, o->no_sev || o->v2 ? "false" : "true",
 		       (unsigned long long)r->ops, (unsigned long long)r->commands,
 		       (unsigned long long)r->syncs, (unsigned long long)r->flush_alls,
 		       (unsigned long long)r->sync_timeouts,
+		       (unsigned long long)r->sync_restarts,
 		       (unsigned long long)r->cas_retries,
 		       (unsigned long long)r->dev_faults, (unsigned long long)r->errors,
 		       o->lat ? "true" : "false", load1());
@@ -796,6 +832,9 @@ static void usage(void)
 		"                     (with SEV one waiter polls, the others wait for it)\n"
 		"  --v2-sync none|bank|global  SMMUv2 TLBSYNC serialisation (bank)\n"
 		"  --clock virtual|runner  driver's virtual clock or the free-running model\n"
+		"                     (with --sim N: the simulation's clock, always)\n"
+		"  --sync-timeout-us N  the driver's sync timeout in model time (0: the\n"
+		"                     driver's default, about 1 s)\n"
 		"  --sample N         the device translates every N-th mapping (64; 0 none)\n"
 		"  --dma-bits N       DMA mask bits (64)\n"
 		"  --no-lat           do not time each call (ops/s only)\n"
@@ -832,6 +871,7 @@ int bench_dma_main(int argc, char **argv)
 		{ "fq-fine-clock", no_argument, 0, 'F' },
 		{ "no-sev", no_argument, 0, 'N' },
 		{ "fq-entries", required_argument, 0, 'E' },
+		{ "sync-timeout-us", required_argument, 0, 'T' },
 		{ "json", no_argument, 0, 'j' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
@@ -916,6 +956,7 @@ int bench_dma_main(int argc, char **argv)
 		case 'F': o.fine_clock = true; break;
 		case 'N': o.no_sev = true; break;
 		case 'E': o.fq_entries = (unsigned)atoi(optarg); break;
+		case 'T': o.sync_timeout_us = strtoull(optarg, NULL, 0); break;
 		case 'j': o.json = true; break;
 		case 'h': usage(); return 0;
 		default: goto bad;
@@ -923,8 +964,16 @@ int bench_dma_main(int argc, char **argv)
 	}
 	if (optind != argc || !o.threads || o.threads > 1024 || !o.granule ||
 	    o.granule > 1024 || o.seconds <= 0 || o.seconds > 300 ||
-	    o.trans_ns > 10000000 || o.dma_bits < 32 || o.dma_bits > 64 || o.ops < 0)
+	    o.trans_ns > 10000000 || o.dma_bits < 32 || o.dma_bits > 64 || o.ops < 0 ||
+	    o.sync_timeout_us > 100000000)
 		goto bad;
+	/* One model per simulation run, attached for good: one variant,
+	 * on the simulation's clock. */
+	if (bench_sim() && (rep || o.runner)) {
+		fprintf(stderr, "iopt-bench dma: --report and --clock runner are "
+			"not available with --sim\n");
+		return 2;
+	}
 	if (rep)
 		return o.v2 ? report_v2(&o) : report(&o);
 	struct result r;

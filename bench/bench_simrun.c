@@ -20,8 +20,15 @@
  * and its cycle counts when the line was printed (the same command
  * prints the same hashes), and the last two are the engine's speed over
  * the host time since the previous JSON line.
+ *
+ * The dma suite differs: it gets --threads N but no --runs, and runs on
+ * the simulation's host context (outside any run), because it attaches
+ * its SMMU model to the simulation (iopt_sim_attach_smmu(), which a
+ * simulated CPU may not call; bench_sim()) before its workers start; the
+ * workers, started from the host context, are the N simulated CPUs.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +41,12 @@
 #include "bench.h"
 
 static unsigned sim_cpus;	/* --sim N, 0: host */
+static struct iopt_sim *sim_now;	/* the simulation; NULL on the host */
+
+struct iopt_sim *bench_sim(void)
+{
+	return sim_now;
+}
 
 unsigned bench_sim_cpus(void)
 {
@@ -160,11 +173,21 @@ int bench_simrun_main(int argc, char **argv, bench_dispatch_fn dispatch)
 {
 	struct iopt_sim_params p;
 	struct iopt_sim_stats st;
-	char **av = calloc((size_t)argc + 8, sizeof(char *));
+	/* A fixed size: an allocation that grew with argc would move every
+	 * later heap object, so the same run with one option more (or
+	 * spelled out at its default) would share other cache lines and
+	 * print another trace hash. */
+	enum { SR_MAX_ARGS = 512 };
+	char **av = argc + 8 <= SR_MAX_ARGS ? calloc(SR_MAX_ARGS, sizeof(char *)) : NULL;
 	char nbuf[16];
 	int ac = 0, err;
 	const char *sched = "random";
+	bool hot = false;
 
+	if (!av) {
+		fprintf(stderr, "iopt-bench-sim: too many arguments or no memory\n");
+		return 2;
+	}
 	iopt_sim_params_default(&p);
 	sr.mem = "sc";
 	for (int i = 0; i < argc; i++) {
@@ -178,6 +201,8 @@ int bench_simrun_main(int argc, char **argv, bench_dispatch_fn dispatch)
 			sr.mem = v;
 		else if ((v = opt_val(argc, argv, &i, "--sim-sched")))
 			sched = v;
+		else if (!strcmp(argv[i], "--sim-hot"))
+			hot = true;
 		else
 			av[ac++] = argv[i];
 	}
@@ -186,17 +211,21 @@ int bench_simrun_main(int argc, char **argv, bench_dispatch_fn dispatch)
 	    (strcmp(sched, "random") && strcmp(sched, "pct"))) {
 		fprintf(stderr, "usage: iopt-bench-sim SUITE --sim N (1..%d) "
 			"[--seed S] [--sim-mem sc|tso] [--sim-sched random|pct] "
-			"[suite options]\n", IOPT_SIM_MAX_CPUS - 1);
+			"[--sim-hot] [suite options]\n", IOPT_SIM_MAX_CPUS - 1);
+		free(av);
 		return 2;
 	}
 	/* The suite's workers are the N CPUs; it runs one pass. */
 	snprintf(nbuf, sizeof(nbuf), "%u", sim_cpus);
-	if (ac > 1 && (!strcmp(av[1], "pgtable") || !strcmp(av[1], "iova")) &&
+	bool on_host = ac > 1 && !strcmp(av[1], "dma");
+
+	if (ac > 1 && (!strcmp(av[1], "pgtable") || !strcmp(av[1], "iova") ||
+		       on_host) &&
 	    !has_opt(ac, av, "--threads")) {
 		av[ac++] = "--threads";
 		av[ac++] = nbuf;
 	}
-	if (ac > 1 && !has_opt(ac, av, "--runs")) {
+	if (ac > 1 && !on_host && !has_opt(ac, av, "--runs")) {
 		av[ac++] = "--runs";
 		av[ac++] = "1";
 	}
@@ -219,7 +248,15 @@ int bench_simrun_main(int argc, char **argv, bench_dispatch_fn dispatch)
 
 	struct sr_run run = { ac, av, dispatch, 0 };
 
-	err = iopt_sim_run(sr.sim, sr_cpu0, &run);
+	sim_now = sr.sim;
+	if (on_host) {
+		/* Its workers are started from here into sr.sim (the ambient
+		 * simulation: the newest live one). */
+		run.ret = dispatch(ac, av);
+		err = 0;
+	} else {
+		err = iopt_sim_run(sr.sim, sr_cpu0, &run);
+	}
 	fflush(stdout);
 	stdout = sr.out;
 	iopt_sim_stats(sr.sim, &st);
@@ -233,6 +270,25 @@ int bench_simrun_main(int argc, char **argv, bench_dispatch_fn dispatch)
 		(unsigned long long)st.trace_hash, st.host_s,
 		st.host_s > 0 ? (double)st.total_ops / st.host_s : 0.0,
 		err ? " (deadlock)" : "");
+	/* --sim-hot: the most contended lines, each with its last writer
+	 * as object file + offset (addr2line -f -e FILE OFFSET). */
+	for (unsigned i = 0; hot && i < sizeof(st.hot) / sizeof(st.hot[0]); i++) {
+		const struct iopt_sim_line_stat *h = &st.hot[i];
+		Dl_info di = { 0 };
+
+		if (!h->transfers)
+			break;
+		if (h->last_writer_pc && !dladdr(h->last_writer_pc, &di))
+			di.dli_fname = NULL;
+		fprintf(stderr, "iopt-bench-sim: hot line %d: %llu transfers, %llu "
+			"cycles queued, last writer %s+0x%llx\n", (int)i,
+			(unsigned long long)h->transfers,
+			(unsigned long long)h->wait_cycles,
+			di.dli_fname ? di.dli_fname : "?",
+			(unsigned long long)((uintptr_t)h->last_writer_pc -
+					     (uintptr_t)di.dli_fbase));
+	}
+	sim_now = NULL;
 	iopt_sim_destroy(sr.sim);
 	free(av);
 	return err ? 1 : run.ret;
