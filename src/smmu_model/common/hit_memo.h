@@ -53,7 +53,8 @@ struct smmu_memo {
 	uint64_t oa;		/* output block base */
 	uint64_t lat;		/* cycles from slot start to ready */
 	uint64_t attr_cb;	/* attr | cb << 32 */
-} __attribute__((aligned(64)));
+};	/* 64 bytes: one cache line when the table starts on one (the models
+	 * are calloc'ed, so no over-aligned type is used) */
 
 /* What a replayed entry gives. */
 struct smmu_memo_hit {

@@ -30,8 +30,9 @@
 
 #define SMMU_HIT_OWNED	8
 
-/* This thread's number for the statistics blocks, 0 until it takes one
- * (smmu_core_hit_block). */
+/* This thread's number for the statistics blocks (1..SMMU_HIT_OWNED: its
+ * own; SMMU_HIT_OWNED + 1: the shared one), 0 until smmu_hit_tix_take()
+ * gives it one (smmu_core_fast_hit). */
 extern _Thread_local unsigned smmu_hit_tix;
 unsigned smmu_hit_tix_take(void);
 
@@ -71,7 +72,8 @@ struct smmu_core {
 	 * the last shared by the others (relaxed atomic adds). */
 	struct smmu_hit_stats {
 		uint64_t n, lat_sum, lat_max, hist[16];
-	} __attribute__((aligned(64))) hs[SMMU_HIT_OWNED + 1];
+		uint64_t pad[5];	/* 192 bytes: threads' blocks apart */
+	} hs[SMMU_HIT_OWNED + 1];
 };
 
 /*
