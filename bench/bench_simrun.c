@@ -6,9 +6,9 @@
  * iopt-bench (host library) finds --sim and execs iopt-bench-sim from its
  * own directory with the same arguments (iopt_bench.c). iopt-bench-sim
  * (the same bench sources on the simulation library) strips the
- * simulation's options, gives the suite --threads N (pgtable, iova) and
- * --runs 1 (a simulated run is deterministic) unless the command line has
- * them, and runs the suite as simulated CPU 0 of a simulation with that
+ * simulation's options, gives the suite --threads N (pgtable, iova, smmu)
+ * and --runs 1 (pgtable, iova: a simulated run is deterministic) unless
+ * the command line has them, and runs the suite as simulated CPU 0 of a simulation with that
  * seed: the suite's
  * workers, started with plat_thread_start(), are further simulated CPUs,
  * and bench_now_ns() reads simulated time, so every time figure a suite
@@ -219,13 +219,15 @@ int bench_simrun_main(int argc, char **argv, bench_dispatch_fn dispatch)
 	snprintf(nbuf, sizeof(nbuf), "%u", sim_cpus);
 	bool on_host = ac > 1 && !strcmp(av[1], "dma");
 
-	if (ac > 1 && (!strcmp(av[1], "pgtable") || !strcmp(av[1], "iova") ||
-		       on_host) &&
+	bool has_runs = ac > 1 && (!strcmp(av[1], "pgtable") ||
+				   !strcmp(av[1], "iova"));
+
+	if (ac > 1 && (has_runs || on_host || !strcmp(av[1], "smmu")) &&
 	    !has_opt(ac, av, "--threads")) {
 		av[ac++] = "--threads";
 		av[ac++] = nbuf;
 	}
-	if (ac > 1 && !on_host && !has_opt(ac, av, "--runs")) {
+	if (has_runs && !has_opt(ac, av, "--runs")) {
 		av[ac++] = "--runs";
 		av[ac++] = "1";
 	}

@@ -6,6 +6,10 @@
  * translate_hit     one mapped page translated again and again (TLB hit)
  * translate_walk    the same with the TLB off: a full 4-level stage 1 walk
  * translate_random  random pages over --footprint bytes (default 64 MiB)
+ * translate_hit_threads  N device threads (1, 2 and the --threads list)
+ *                   each translating the one mapped page at its previous
+ *                   translation's ready cycle on one model (shared clock):
+ *                   translations per second, and the ratio to one thread
  * cmdq              TLBI_NH_VA + CMD_SYNC pairs: commands per simulated us
  *                   (1 cycle = 1 ns)
  * mutex_pair        host ns of an uncontended pthread mutex lock+unlock
@@ -35,6 +39,13 @@
 #define CDTAB (MEM_BASE + 0x30000)
 
 static bool json;
+/* --case NAME: run only that case (mutex_pair, the yardstick, always). */
+static const char *only;
+
+static bool want(const char *name)
+{
+	return !only || !strcmp(only, name);
+}
 
 /* Timed repetitions: host figures are their medians. */
 #define REPS 5
@@ -47,13 +58,14 @@ struct rig {
 	uint64_t cycle;
 };
 
-static void rig_init(struct rig *r, bool tlb, bool walk_cache)
+static void rig_init_clk(struct rig *r, bool tlb, bool walk_cache, bool shared)
 {
 	struct iopt_smmu_params p;
 	struct iopt_smmu_mem mem;
 	uint64_t pa, w[8];
 
 	iopt_smmu_default_params(&p);
+	p.shared_clock = shared;
 	p.tlb.enable = tlb;
 	p.walk.enable = walk_cache;
 	iopt_physmem_create(MEM_BASE, 256u << 20, &r->pm);
@@ -80,6 +92,11 @@ static void rig_init(struct rig *r, bool tlb, bool walk_cache)
 	memcpy(iopt_physmem_ptr(r->pm, STRTAB, 64), w, 64);
 	r->prod = 0;
 	r->cycle = 0;
+}
+
+static void rig_init(struct rig *r, bool tlb, bool walk_cache)
+{
+	rig_init_clk(r, tlb, walk_cache, false);
 }
 
 static void rig_fini(struct rig *r)
@@ -509,6 +526,133 @@ static void case_tlbsync(unsigned nthreads, bool locked, double seconds)
 	free(th);
 }
 
+/* ---- translate_hit from N device threads ------------------------------ */
+
+/*
+ * Each thread translates the one mapped page (a TLB hit) at its previous
+ * translation's ready cycle, on one model with a shared clock (a cycle
+ * behind the model's time is taken as its time). The rate is all
+ * threads' translations over the wall time from the start barrier to the
+ * last join; the median of REPS runs, each on a fresh model.
+ */
+struct hit_thread {
+	void *m;
+	int version;
+	long n;
+	pthread_barrier_t *go;
+	uint64_t faults;
+};
+
+static void *hit_thread_main(void *arg)
+{
+	struct hit_thread *h = arg;
+	uint64_t cycle = 0;
+
+	pthread_barrier_wait(h->go);
+	if (h->version == 2) {
+		struct iopt_smmuv2_txn t = { .sid = 0, .addr = 0x40000234, .priv = true };
+		struct iopt_smmuv2_resp r;
+
+		for (long i = 0; i < h->n; i++) {
+			if (iopt_smmuv2_translate(h->m, &t, cycle, &r) ||
+			    r.result != IOPT_SMMUV2_OK || r.oa != 0x7000000234ull)
+				h->faults++;
+			cycle = r.ready;
+		}
+	} else {
+		struct iopt_smmu_txn t = { .sid = 0, .addr = 0x40000234, .priv = true };
+		struct iopt_smmu_resp r;
+
+		for (long i = 0; i < h->n; i++) {
+			if (iopt_smmu_translate(h->m, &t, cycle, &r) || r.fault ||
+			    r.oa != 0x7000000234ull)
+				h->faults++;
+			cycle = r.ready;
+		}
+	}
+	return NULL;
+}
+
+static double case_hit_threads(int version, unsigned nthreads, double one)
+{
+	const long n = 1000000;
+	double rate[REPS];
+	uint64_t faults = 0;
+
+	for (int k = 0; k < REPS; k++) {
+		struct rig r;
+		struct rig2 r2;
+		void *m;
+		pthread_barrier_t go;
+		struct hit_thread *h = calloc(nthreads, sizeof(*h));
+		pthread_t *th = calloc(nthreads, sizeof(*th));
+
+		if (!h || !th) {
+			fprintf(stderr, "translate_hit_threads: out of memory\n");
+			exit(1);
+		}
+		if (version == 2) {
+			rig2_init(&r2, true, true, true);
+			iopt_map_pages(r2.pt, 0x40000000, 0x7000000000ull, 4096, 1,
+				       IOPT_READ, NULL);
+			m = r2.s;
+		} else {
+			rig_init_clk(&r, true, true, true);
+			iopt_map_pages(r.pt, 0x40000000, 0x7000000000ull, 4096, 1,
+				       IOPT_READ, NULL);
+			m = r.s;
+		}
+		pthread_barrier_init(&go, NULL, nthreads + 1);
+		for (unsigned i = 0; i < nthreads; i++) {
+			h[i] = (struct hit_thread){ m, version, n, &go, 0 };
+			pthread_create(&th[i], NULL, hit_thread_main, &h[i]);
+		}
+		pthread_barrier_wait(&go);
+		uint64_t t0 = bench_now_ns();
+
+		for (unsigned i = 0; i < nthreads; i++) {
+			pthread_join(th[i], NULL);
+			faults += h[i].faults;
+		}
+		rate[k] = (double)n * nthreads * 1e9 / (double)(bench_now_ns() - t0);
+		pthread_barrier_destroy(&go);
+		free(h);
+		free(th);
+		if (version == 2)
+			rig2_fini(&r2);
+		else
+			rig_fini(&r);
+	}
+	double med = bench_median(rate, REPS);
+
+	if (json)
+		printf("{\"suite\":\"smmu\",%s\"case\":\"translate_hit_threads\","
+		       "\"threads\":%u,\"translations_per_sec\":%.0f,"
+		       "\"vs_one_thread\":%.2f,\"faults\":%llu}\n",
+		       version == 2 ? "\"version\":2," : "", nthreads, med,
+		       one ? med / one : 1.0, (unsigned long long)faults);
+	else
+		printf("translate_hit %3u threads %11.0f translations/s  %.2fx one "
+		       "thread%s\n", nthreads, med, one ? med / one : 1.0,
+		       faults ? "  FAULTS" : "");
+	return med;
+}
+
+/* translate_hit_threads for 1, 2 and the --threads list. */
+static void hit_threads(int version, const unsigned *threads, unsigned nthreads)
+{
+	double one = 0;
+
+	if (!want("translate_hit_threads"))
+		return;
+	for (unsigned i = 0; i < nthreads; i++) {
+		double v = case_hit_threads(version, threads[i], one);
+
+		if (threads[i] == 1 && !one)
+			one = v;
+	}
+}
+
 static void bench_v2(double mutex_ns, uint64_t footprint, const unsigned *threads,
 		     unsigned nthreads)
 {
@@ -524,6 +668,8 @@ static void bench_v2(double mutex_ns, uint64_t footprint, const unsigned *thread
 	struct rig2 r;
 
 	for (unsigned i = 0; i < sizeof(one) / sizeof(one[0]); i++) {
+		if (!want(one[i].name))
+			continue;
 		rig2_init(&r, one[i].tlb, one[i].wc, false);
 		iopt_map_pages(r.pt, 0x40000000, 0x7000000000ull, 4096, 1, IOPT_READ,
 			       NULL);
@@ -534,14 +680,17 @@ static void bench_v2(double mutex_ns, uint64_t footprint, const unsigned *thread
 	}
 	struct rnd x = { 0x9e3779b97f4a7c15ull, footprint / 4096 };
 
-	rig2_init(&r, true, true, false);
-	iopt_map_pages(r.pt, 0x100000000ull, 0x100000000ull, 4096, x.pages,
-		       IOPT_READ, NULL);
-	struct xmodel xm = { r.s, v2_xlate, v2_stats, &r.cycle };
+	if (want("translate_random")) {
+		rig2_init(&r, true, true, false);
+		iopt_map_pages(r.pt, 0x100000000ull, 0x100000000ull, 4096, x.pages,
+			       IOPT_READ, NULL);
+		struct xmodel xm = { r.s, v2_xlate, v2_stats, &r.cycle };
 
-	run_xlate("translate_random", &xm, 500000, rnd_va, &x, mutex_ns);
-	rig2_fini(&r);
-	for (unsigned i = 0; i < nthreads; i++)
+		run_xlate("translate_random", &xm, 500000, rnd_va, &x, mutex_ns);
+		rig2_fini(&r);
+	}
+	hit_threads(2, threads, nthreads);
+	for (unsigned i = 0; i < nthreads && want("tlbsync"); i++)
 		for (int locked = 0; locked < 2; locked++)
 			case_tlbsync(threads[i], locked, 0.3);
 }
@@ -553,6 +702,7 @@ int bench_smmu_main(int argc, char **argv)
 		{ "footprint", required_argument, 0, 'f' },
 		{ "version", required_argument, 0, 'v' },
 		{ "threads", required_argument, 0, 't' },
+		{ "case", required_argument, 0, 'c' },
 		{ 0, 0, 0, 0 },
 	};
 	uint64_t footprint = 64u << 20;
@@ -566,6 +716,8 @@ int bench_smmu_main(int argc, char **argv)
 		} else if (c == 'f') {
 			if (!bench_parse_size(optarg, &footprint) || footprint < 4096)
 				goto bad;
+		} else if (c == 'c') {
+			only = optarg;
 		} else if (c == 'v') {
 			version = atoi(optarg);
 			if (version != 2 && version != 3)
@@ -607,6 +759,8 @@ int bench_smmu_main(int argc, char **argv)
 		{ "translate_walk_wcache", false, true, 500000 },
 	};
 	for (unsigned i = 0; i < sizeof(one) / sizeof(one[0]); i++) {
+		if (!want(one[i].name))
+			continue;
 		rig_init(&r, one[i].tlb, one[i].wc);
 		iopt_map_pages(r.pt, 0x40000000, 0x7000000000ull, 4096, 1, IOPT_READ,
 			       NULL);
@@ -619,6 +773,8 @@ int bench_smmu_main(int argc, char **argv)
 	for (int wc = 1; wc >= 0; wc--) {
 		struct rnd x = { 0x9e3779b97f4a7c15ull, footprint / 4096 };
 
+		if (!want(wc ? "translate_random" : "translate_random_nowc"))
+			continue;
 		rig_init(&r, true, wc);
 		iopt_map_pages(r.pt, 0x100000000ull, 0x100000000ull, 4096, x.pages,
 			       IOPT_READ, NULL);
@@ -628,10 +784,15 @@ int bench_smmu_main(int argc, char **argv)
 			  500000, rnd_va, &x, mutex_ns);
 		rig_fini(&r);
 	}
-	case_cmdq();
+	hit_threads(3, threads, nthreads);
+	if (want("cmdq"))
+		case_cmdq();
 	return 0;
 bad:
 	fprintf(stderr, "usage: iopt-bench smmu [--json] [--footprint BYTES] "
-		"[--version 2|3] [--threads N,N...]\n");
+		"[--version 2|3] [--threads N,N...] [--case NAME]\n"
+		"  --threads  translate_hit_threads (and, v2, tlbsync) with 1, 2\n"
+		"             and these thread counts\n"
+		"  --case     only this case (mutex_pair, the yardstick, always)\n");
 	return 2;
 }

@@ -371,10 +371,13 @@ static int wait_sync(struct iopt_smmuv3_drv *drv, uint32_t pos, uint32_t *cons)
 {
 	struct drv_cmdq *cq = &drv->cmdq;
 	struct drv_poll p;
-	int ret;
+	int ret = 0;
 
 	if (drv->info.sync == IOPT_SMMUV3_DRV_SYNC_CONS && drv->info.sev)
 		return wait_sync_wfe(drv, pos, cons);
+	/* A timed-out step is followed by one more look at the sync, as
+	 * Linux's readx_poll_timeout() does: the wait may have lost the
+	 * host CPU (or the bus) past the timeout while the sync completed. */
 	drv_poll_init(drv, &p);
 	if (drv->info.sync == IOPT_SMMUV3_DRV_SYNC_MSI) {
 		const uint32_t *w = (const uint32_t *)(const void *)
@@ -388,23 +391,24 @@ static int wait_sync(struct iopt_smmuv3_drv *drv, uint32_t pos, uint32_t *cons)
 				*cons = q_inc(&cq->q, pos, 1);
 				return 0;
 			}
-			ret = drv_poll_step(drv, &p);
 			if (ret)
 				return ret;
+			ret = drv_poll_step(drv, &p);
 		}
 	}
 	for (;;) {
 		uint32_t c;
+		int err = (int)read_cons(drv, &c);
 
-		if ((ret = (int)read_cons(drv, &c)))
-			return ret;
+		if (err)
+			return err;
 		if (q_consumed(&cq->q, c, pos)) {
 			*cons = c;
 			return 0;
 		}
-		ret = drv_poll_step(drv, &p);
 		if (ret)
 			return ret;
+		ret = drv_poll_step(drv, &p);
 	}
 }
 

@@ -133,6 +133,7 @@ struct iopt_smmu {
 	unsigned ncfg;
 	uint32_t cfg_set_mask;		/* sets - 1 */
 	uint64_t cfg_tick;
+	bool cfg_pure;			/* the last cfg_lookup hit changed nothing */
 
 	struct iopt_smmu_stats st;
 };
@@ -489,7 +490,16 @@ static struct cfg_entry *cfg_lookup(struct iopt_smmu *s, uint32_t sid,
 		struct cfg_entry *e = &set[i];
 
 		if (e->valid && e->sid == sid && e->ssv == ssv && e->ssid == ssid) {
-			e->stamp = ++s->cfg_tick;
+			/* LRU: only the order of a set's stamps matters; the
+			 * most recent entry of its set stays as it is (so that
+			 * a hit on it changes nothing: common/hit_memo.h). */
+			s->cfg_pure = true;
+			for (unsigned k = 0; k < s->p.cfg.ways; k++)
+				if (set[k].valid && set[k].stamp > e->stamp) {
+					e->stamp = ++s->cfg_tick;
+					s->cfg_pure = false;
+					break;
+				}
 			return e;
 		}
 	}
@@ -694,6 +704,7 @@ static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 	r->fault = 0;
 	r->oa = 0;
 	r->attr = 0;
+	s->cfg_pure = false;
 	w.fault = SMMU_OK;
 	w.fault_stage = 0;
 	w.ipa = 0;
@@ -875,9 +886,40 @@ out_fault:
 	return 0;
 }
 
+/* The hit memo's key of a transaction (hit_memo.h): StreamID, SubstreamID
+ * when valid, and the access. */
+static uint64_t memo_key(const struct iopt_smmu_txn *t)
+{
+	return (uint64_t)t->sid | (uint64_t)(t->ssv ? t->ssid & 0xfffffu : 0) << 32 |
+	       (uint64_t)t->ssv << 52 | (uint64_t)acc_of(t) << 53;
+}
+
+static bool cmdq_idle(const struct iopt_smmu *s)
+{
+	return s->cmdq_prod == (s->cmdq_cons & ~(0x7fu << CONS_ERR_SHIFT));
+}
+
 int iopt_smmu_translate(struct iopt_smmu *s, const struct iopt_smmu_txn *txn,
 			uint64_t cycle, struct iopt_smmu_resp *resp)
 {
+	/*
+	 * A TLB hit the model's last locked translations left in the hit
+	 * memo needs no lock (common/hit_memo.h): the memo holds only hits
+	 * that changed nothing but time, slots and statistics, made while
+	 * no command was waiting, and every register write, command,
+	 * fill or fault since retires it.
+	 */
+	if (!txn->translated) {
+		struct smmu_memo_hit h;
+
+		if (smmu_core_fast_hit(&s->core, memo_key(txn), txn->addr, cycle,
+				       &h, &resp->ready)) {
+			resp->fault = 0;
+			resp->oa = h.oa;
+			resp->attr = h.attr;
+			return 0;
+		}
+	}
 	/* No read-side section here: the walker takes one around its reads
 	 * of translation tables (smmu_walk); stream and context tables are
 	 * read through the memory callbacks by copy. */
@@ -888,11 +930,17 @@ int iopt_smmu_translate(struct iopt_smmu *s, const struct iopt_smmu_txn *txn,
 		plat_mutex_unlock(&s->core.lock);
 		return ret;
 	}
-	if (s->cmdq_prod != (s->cmdq_cons & ~(0x7fu << CONS_ERR_SHIFT)))
+	if (!cmdq_idle(s))
 		run_cmds(s, cycle);	/* commands due by now take effect first */
 	else
-		s->core.clk.now = cycle;
+		smmu_clock_advance(&s->core.clk, cycle);
 	ret = translate_locked(s, txn, cycle, resp);
+	smmu_core_slot_commit(&s->core);
+	/* A hit that changed nothing, with no command waiting, can be
+	 * replayed without the lock; anything else retires the memo. */
+	smmu_core_memo_note(&s->core, !resp->fault && s->cfg_pure && cmdq_idle(s) &&
+			    !txn->translated, memo_key(txn), txn->addr, resp->oa,
+			    resp->attr, 0, resp->ready);
 	plat_mutex_unlock(&s->core.lock);
 	return ret;
 }
@@ -1193,6 +1241,9 @@ static void run_cmds(struct iopt_smmu *s, uint64_t until)
 		unsigned l2 = q_log2(s->cmdq_base, s->p.cmdqs);
 		uint32_t cons = q_ptr(s->cmdq_cons, l2);
 
+		/* Invalidations, the queue's state: no hit memo survives a
+		 * command (common/hit_memo.h). */
+		smmu_core_gen_bump(&s->core);
 		s->cmd_free = c.done;
 		if (c.err) {
 			/* 4.1.3, 7.1: the queue stops at the bad command;
@@ -1472,16 +1523,33 @@ int iopt_smmu_mmio_write(struct iopt_smmu *s, uint64_t off, unsigned size,
 	 * engine's timing alone. */
 	if (stopped && !cmdq_stopped(s) && s->cmd_free < cycle)
 		s->cmd_free = cycle;
+	/* Any register may change what a translation does (CR0, the
+	 * tables' bases, PROD with commands to wait for): retire the hit
+	 * memo (common/hit_memo.h). */
+	smmu_core_gen_bump(&s->core);
 	plat_mutex_unlock(&s->core.lock);
 	return 0;
 }
 
 void iopt_smmu_get_stats(struct iopt_smmu *s, struct iopt_smmu_stats *st)
 {
+	struct smmu_hit_stats hs;
+
 	plat_mutex_lock(&s->core.lock);
 	*st = s->st;
 	st->walk_cache_hits = s->core.wc.hits;
 	st->walk_cache_misses = s->core.wc.misses;
+	/* Lock-free hits: each a translation, a configuration cache hit
+	 * and a TLB hit. */
+	smmu_core_hit_stats(&s->core, &hs);
+	st->translations += hs.n;
+	st->cfg_hits += hs.n;
+	st->tlb_hits += hs.n;
+	st->lat_sum += hs.lat_sum;
+	if (hs.lat_max > st->lat_max)
+		st->lat_max = hs.lat_max;
+	for (unsigned i = 0; i < 16; i++)
+		st->lat_hist[i] += hs.hist[i];
 	plat_mutex_unlock(&s->core.lock);
 }
 

@@ -6,7 +6,11 @@
  * entry lives in the set chosen by its own block number, so a lookup
  * probes each block size present (a bitmap keeps that short). Replacement
  * is LRU, round-robin or seeded-random; the same operations in the same
- * order always choose the same victims. Not thread-safe: the model locks.
+ * order always choose the same victims. Under LRU a hit on the entry that
+ * already is the most recently used of its set writes nothing (tlb_touch):
+ * the order of a set's stamps, all that replacement compares, is the same
+ * either way, and such a hit can be replayed without the model's lock
+ * (common/hit_memo.h). Not thread-safe: the model locks.
  */
 #ifndef IOPT_SMMU_TLB_H
 #define IOPT_SMMU_TLB_H
@@ -80,6 +84,21 @@ static inline bool tlb_tags_match(const struct tlb_entry *e, uint16_t vmid,
 	       (e->global || e->asid == asid);
 }
 
+/* A hit on e in set: e becomes the most recently used of the set. The
+ * tick (and e's stamp) move only if some other valid entry of the set is
+ * more recent; otherwise the set's order already says so. */
+static inline void tlb_touch(struct tlb *t, const struct tlb_entry *set,
+			     struct tlb_entry *e)
+{
+	if (t->repl != TLB_LRU)
+		return;			/* stamps are read by LRU only */
+	for (unsigned w = 0; w < t->ways; w++)
+		if (set[w].valid && set[w].stamp > e->stamp) {
+			e->stamp = ++t->tick;
+			return;
+		}
+}
+
 /* The entry holding ia for (vmid, asid, stage), or NULL (inline: the
  * translation hot path). */
 static inline struct tlb_entry *tlb_lookup(struct tlb *t, uint16_t vmid,
@@ -97,7 +116,7 @@ static inline struct tlb_entry *tlb_lookup(struct tlb *t, uint16_t vmid,
 
 			if (e->size_lg2 == lg2 && e->ia == base &&
 			    tlb_tags_match(e, vmid, asid, stage)) {
-				e->stamp = ++t->tick;
+				tlb_touch(t, set, e);
 				t->hits++;
 				return e;
 			}

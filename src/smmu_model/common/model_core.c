@@ -6,6 +6,27 @@
 
 #include "model_core.h"
 
+/* This CPU's (host: thread's) statistics block number, 0 until taken. */
+PLAT_CPU_LOCAL(unsigned, smmu_hit_tix);
+
+unsigned smmu_hit_ticket(void)
+{
+	static uint32_t next;
+	unsigned *mine = plat_cpu_local(smmu_hit_tix);
+	uint32_t n, t;
+
+	if (plat_likely(*mine))
+		return *mine;
+	n = plat_load_rlx32(&next);
+	/* Relaxed: only distinct numbers matter. The first SMMU_HIT_OWNED
+	 * threads each own a block; later ones share the last. */
+	do
+		t = n < SMMU_HIT_OWNED ? n + 1 : SMMU_HIT_OWNED + 1;
+	while (n < SMMU_HIT_OWNED && !plat_cas_rel32(&next, &n, t));
+	*mine = t;
+	return t;
+}
+
 /* Set up c (zeroed): 0, -ENOMEM or the mutex's errno; core_fini()
  * releases what was set up either way. */
 static int core_init(struct smmu_core *c, const struct iopt_smmu_mem *mem,
@@ -95,12 +116,19 @@ struct tlb_entry *smmu_core_tlb_hit(struct smmu_core *c,
 
 	*tcur += c->tlb_latency;
 	*looked = c->tlb_on;
+	c->hit_pure = false;
 	if (!c->tlb_on)
 		return NULL;
+	/* The tick moves only when a lookup changes an LRU stamp (tlb.h). */
+	uint64_t tick = c->tlb.tick;
+
 	e = tlb_lookup(&c->tlb, vmid, asid, stage, ia);
 	if (e && smmu_leaf_allows(first, e->desc, acc) &&
-	    (!s2 || smmu_leaf_allows(s2, e->desc2, acc)))
+	    (!s2 || smmu_leaf_allows(s2, e->desc2, acc))) {
+		c->hit_pure = c->tlb.tick == tick;
+		c->hit_mask = (1ull << e->size_lg2) - 1;
 		return e;
+	}
 	return NULL;
 }
 
@@ -159,4 +187,5 @@ void smmu_core_tlb_fill(struct smmu_core *c, const struct smmu_stage_cfg *first,
 	};
 
 	tlb_insert(&c->tlb, &e);
+	smmu_core_gen_bump(c);
 }

@@ -8,7 +8,11 @@
  *    another caller moved time on and is taken as the model's time;
  *  - n slots (translations, walks) serve requests round robin, each busy
  *    until its last request completes: an in-order pipeline of n lanes.
- * Not thread-safe: the model's lock covers every call.
+ * The model's lock covers every call, except that a lock-free TLB hit
+ * (model_core.h smmu_core_fast_hit) moves the time and takes a
+ * translation slot without it. So the time (now) only moves by an atomic
+ * maximum, on both paths, and is read with relaxed loads; runners is read
+ * by lock-free hits.
  */
 #ifndef IOPT_SMMU_MODEL_TIME_H
 #define IOPT_SMMU_MODEL_TIME_H
@@ -20,28 +24,51 @@
 #include "../../platform/platform.h"
 
 struct smmu_clock {
-	uint64_t now;		/* the model's time */
+	/* The model's time: only smmu_clock_advance() stores it (an atomic
+	 * maximum, so that it never moves back whichever of a locked entry
+	 * point and a lock-free hit comes last); relaxed loads anywhere. */
+	uint64_t now;
 	bool shared;		/* params.shared_clock */
-	unsigned runners;	/* free-running adapters attached */
+	/* Free-running adapters attached: relaxed stores under the model's
+	 * lock (runner.c), relaxed loads (lock-free hits). */
+	uint32_t runners;
 };
 
-/* The cycle an entry point runs at: *cycle, or the model's time under a
- * shared clock; -EINVAL if it is in the past (nothing changed). */
+/* The model's time (relaxed: pairs with the stores in smmu_clock_advance). */
+static inline uint64_t smmu_clock_now(const struct smmu_clock *c)
+{
+	return plat_load_rlx64(&c->now);
+}
+
+/* May a call at a cycle behind the model's time take its time instead? */
+static inline bool smmu_clock_lenient(const struct smmu_clock *c)
+{
+	/* Relaxed: pairs with the relaxed store in runner.c attach(). */
+	return c->shared || plat_load_rlx32(&c->runners);
+}
+
 static inline int smmu_clock_at(const struct smmu_clock *c, uint64_t *cycle)
 {
-	if (plat_likely(*cycle >= c->now))
+	uint64_t now = smmu_clock_now(c);
+
+	if (plat_likely(*cycle >= now))
 		return 0;
-	if (!c->shared && !c->runners)
+	if (!smmu_clock_lenient(c))
 		return -EINVAL;
-	*cycle = c->now;
+	*cycle = now;
 	return 0;
 }
 
 /* Time moves forward to cycle (never back). */
 static inline void smmu_clock_advance(struct smmu_clock *c, uint64_t cycle)
 {
-	if (cycle > c->now)
-		c->now = cycle;
+	uint64_t now = smmu_clock_now(c);
+
+	/* The compare-and-swap keeps the maximum; its release orders
+	 * nothing the readers rely on (they pair with it by value only:
+	 * relaxed loads of now). */
+	while (cycle > now && !plat_cas_rel64(&c->now, &now, cycle))
+		;
 }
 
 /* The next of n slots in turn; *slot is the cycle it is free from. */

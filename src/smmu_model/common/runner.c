@@ -36,7 +36,10 @@ static void *runner_main(void *arg)
 static void attach(struct smmu_runner *r, int delta)
 {
 	plat_mutex_lock(r->lock);
-	r->clk->runners = (unsigned)((int)r->clk->runners + delta);
+	/* Relaxed: pairs with the relaxed load in smmu_clock_lenient() (a
+	 * lock-free hit needs only the value); other readers hold the
+	 * model's lock, as here. */
+	plat_store_rlx32(&r->clk->runners, (uint32_t)((int)r->clk->runners + delta));
 	plat_mutex_unlock(r->lock);
 }
 

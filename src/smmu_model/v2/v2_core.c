@@ -176,6 +176,9 @@ int iopt_smmuv2_mmio_read(struct iopt_smmuv2 *s, uint64_t off, unsigned size,
 		ret = decode(s, off, size, &page, &in);
 	if (!ret) {
 		smmu_clock_advance(&s->core.clk, cycle);
+		/* A read may have effects too (ATS1*, syncs completing):
+		 * retire the hit memo (common/hit_memo.h). */
+		smmu_core_gen_bump(&s->core);
 		/* A 32-bit read of a 64-bit register's upper half. */
 		uint32_t base = in & ~7u, hi = size == 4 && (in & 4);
 		bool r64;
@@ -231,9 +234,22 @@ int iopt_smmuv2_mmio_write(struct iopt_smmuv2 *s, uint64_t off, unsigned size,
 			v2_cb_write(s, (unsigned)(page - v2_numpage(s)), in, size,
 				    val, cycle);
 		}
+		/* RESUME translates held transactions in slots. */
+		smmu_core_slot_commit(&s->core);
+		/* Registers, TLB maintenance: retire the hit memo
+		 * (common/hit_memo.h). */
+		smmu_core_gen_bump(&s->core);
 	}
 	plat_mutex_unlock(&s->core.lock);
 	return ret;
+}
+
+/* The hit memo's key of a transaction (common/hit_memo.h): StreamID and
+ * the access (write 32, exec 33, privileged 34). */
+static uint64_t memo_key(const struct iopt_smmuv2_txn *t)
+{
+	return (uint64_t)t->sid | (uint64_t)t->write << 32 |
+	       (uint64_t)t->exec << 33 | (uint64_t)t->priv << 34;
 }
 
 int iopt_smmuv2_translate(struct iopt_smmuv2 *s, const struct iopt_smmuv2_txn *txn,
@@ -243,11 +259,29 @@ int iopt_smmuv2_translate(struct iopt_smmuv2 *s, const struct iopt_smmuv2_txn *t
 
 	if (!s || !txn || !resp)
 		return -EINVAL;
+	/* A TLB hit the last locked translations left in the hit memo
+	 * needs no lock (common/hit_memo.h): the memo holds only hits that
+	 * changed nothing but time, slots and statistics, and every
+	 * register access, fill, fault or stall since retires it. */
+	uint64_t key = memo_key(txn);
+	struct smmu_memo_hit h;
+
+	if (smmu_core_fast_hit(&s->core, key, txn->addr, cycle, &h, &resp->ready)) {
+		resp->result = IOPT_SMMUV2_OK;
+		resp->oa = h.oa;
+		resp->attr = h.attr;
+		resp->cb = h.cb;
+		return 0;
+	}
 	plat_mutex_lock(&s->core.lock);
 	ret = smmu_clock_at(&s->core.clk, &cycle);
 	if (!ret) {
 		smmu_clock_advance(&s->core.clk, cycle);
 		v2_translate(s, txn, cycle, resp);
+		smmu_core_slot_commit(&s->core);
+		smmu_core_memo_note(&s->core, resp->result == IOPT_SMMUV2_OK, key,
+				    txn->addr, resp->oa, resp->attr, resp->cb,
+				    resp->ready);
 	}
 	plat_mutex_unlock(&s->core.lock);
 	return ret;
@@ -255,10 +289,19 @@ int iopt_smmuv2_translate(struct iopt_smmuv2 *s, const struct iopt_smmuv2_txn *t
 
 void iopt_smmuv2_get_stats(struct iopt_smmuv2 *s, struct iopt_smmuv2_stats *st)
 {
+	struct smmu_hit_stats hs;
+
 	plat_mutex_lock(&s->core.lock);
 	s->st.walk_cache_hits = s->core.wc.hits;	/* counted by the shared cache */
 	s->st.walk_cache_misses = s->core.wc.misses;
 	*st = s->st;
+	/* Lock-free hits: each a translation and a TLB hit. */
+	smmu_core_hit_stats(&s->core, &hs);
+	st->translations += hs.n;
+	st->tlb_hits += hs.n;
+	st->lat_sum += hs.lat_sum;
+	if (hs.lat_max > st->lat_max)
+		st->lat_max = hs.lat_max;
 	plat_mutex_unlock(&s->core.lock);
 }
 

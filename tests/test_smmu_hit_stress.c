@@ -1,0 +1,379 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Lock-free TLB hits (docs/smmu_model.md, "Lock-free TLB hits") against
+ * invalidation, for the SMMUv3 and the SMMUv2 model; meant to run clean
+ * under ThreadSanitizer.
+ *
+ * One model with a shared clock; device threads translate pages of a
+ * small window again and again with no lock of the test's around the
+ * model (so that most translations are TLB hits served without the
+ * model's lock, concurrent with each other and with the mapper), while a
+ * mapper thread moves each page from one output address to the next:
+ * unmap, invalidate the page (v3: TLBI_NH_VA + CMD_SYNC through the
+ * command queue, CONS polled; v2: TLBIVA + TLBSYNC, TLBSTATUS polled),
+ * and only once the sync has completed record the old generation as
+ * gone; then map the new one. Every output address encodes its page and
+ * generation (the test's shadow, never the library's own decoding):
+ *  - a device translation that starts after the test recorded generation
+ *    g of a page as gone must not return g or older (a stale translation);
+ *  - every successful translation lands in its own page at its offset;
+ *  - right after each invalidation and sync, the mapper translates the
+ *    page itself and must see a translation fault, and right after each
+ *    map, the new generation.
+ * IOPT_STRESS_OPS scales the mapper's work.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <iopgtable/physmem.h>
+#include <iopgtable/smmu.h>
+#include <iopgtable/smmuv2.h>
+
+#include "tutil.h"
+
+#if defined(__SANITIZE_THREAD__)
+#define OPS_DEFAULT 300
+#elif defined(__SANITIZE_ADDRESS__)
+#define OPS_DEFAULT 1500
+#else
+#define OPS_DEFAULT 6000
+#endif
+
+#define MEM_BASE	0x80000000ull
+#define STRTAB		(MEM_BASE + 0x00000)
+#define CMDQ		(MEM_BASE + 0x10000)	/* 1024 commands */
+#define EVTQ		(MEM_BASE + 0x20000)
+#define CDTAB		(MEM_BASE + 0x30000)
+#define ASID		1
+#define VA0		0x40000000ull
+#define NPAGES		16
+#define DEVICES		2
+#define PAGE		4096ull
+
+/* SMMUv3 register offsets and fields (IHI0070 6.3). */
+#define V3_CR0		0x20
+#define V3_STRTAB_BASE	0x80
+#define V3_STRTAB_CFG	0x88
+#define V3_CMDQ_BASE	0x90
+#define V3_CMDQ_PROD	0x98
+#define V3_CMDQ_CONS	0x9c
+#define V3_EVTQ_BASE	0xa0
+/* SMMUv2 offsets and fields (the reference notes, as tests/test_smmuv2.c). */
+#define V2_SCR0		0x000
+#define V2_SMR0		0x800
+#define V2_S2CR0	0xc00
+#define V2_CBAR0	0x1000
+#define V2_CBA2R0	0x1800
+#define V2_CB_SCTLR	0x00
+#define V2_CB_TCR2	0x10
+#define V2_CB_TTBR0	0x20
+#define V2_CB_TCR	0x30
+#define V2_CB_MAIR0	0x38
+#define V2_CB_TLBIVA	0x600
+#define V2_CB_TLBSYNC	0x7f0
+#define V2_CB_TLBSTATUS	0x7f4
+
+/* Output address of generation g of page p: g in [51:32] (below the
+ * 48-bit OAS for g < 2^16), the page in [31:12]. */
+static uint64_t pa_of(unsigned p, uint32_t g)
+{
+	return (uint64_t)g << 32 | (uint64_t)p << 12;
+}
+
+struct rig {
+	int version;
+	struct iopt_physmem *pm;
+	struct iopt_smmu *s3;
+	struct iopt_smmuv2 *s2;
+	struct iopt_pgtable *pt;
+	uint64_t cb0;			/* v2: context bank 0's page */
+	/* The mapper's (the test thread's) own. */
+	uint32_t prod;
+	uint64_t cyc;
+	uint32_t cur[NPAGES];		/* generation mapped now, 0: none */
+	/* Atomic: the newest generation of each page whose unmap,
+	 * invalidation and sync have completed (release by the mapper,
+	 * acquire by the devices). */
+	uint32_t gone[NPAGES];
+	int stop;			/* atomic */
+	/* Atomic counters. */
+	unsigned long ok, faults, stale, wrong, errors;
+};
+
+struct res {
+	bool ok;
+	uint64_t oa, ready;
+};
+
+/* Translate va at cycle (any thread, no lock). */
+static int xlate(struct rig *r, uint64_t va, uint64_t cycle, struct res *o)
+{
+	int ret;
+
+	if (r->version == 2) {
+		struct iopt_smmuv2_txn t = { .sid = 0, .addr = va, .priv = true };
+		struct iopt_smmuv2_resp resp;
+
+		ret = iopt_smmuv2_translate(r->s2, &t, cycle, &resp);
+		o->ok = resp.result == IOPT_SMMUV2_OK;
+		o->oa = resp.oa;
+		o->ready = resp.ready;
+	} else {
+		struct iopt_smmu_txn t = { .sid = 0, .addr = va, .priv = true };
+		struct iopt_smmu_resp resp;
+
+		ret = iopt_smmu_translate(r->s3, &t, cycle, &resp);
+		o->ok = !resp.fault;
+		o->oa = resp.oa;
+		o->ready = resp.ready;
+		if (resp.fault && resp.fault != IOPT_EVT_F_TRANSLATION)
+			ret = -1;
+	}
+	return ret;
+}
+
+static void bump(unsigned long *c)
+{
+	__atomic_fetch_add(c, 1, __ATOMIC_RELAXED);
+}
+
+static void *device_main(void *arg)
+{
+	struct rig *r = arg;
+	uint64_t rnd = 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)&rnd;
+	uint64_t cycle = 0;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		unsigned p = (unsigned)(tu_rand(&rnd) % NPAGES);
+		uint64_t off = tu_rand(&rnd) & 0xff8;
+
+		for (int k = 0; k < 8; k++) {
+			/* Acquire: pairs with the mapper's release store after
+			 * the sync completed. */
+			uint32_t gone = __atomic_load_n(&r->gone[p], __ATOMIC_ACQUIRE);
+			struct res o;
+
+			if (xlate(r, VA0 + p * PAGE + off, cycle, &o)) {
+				bump(&r->errors);
+				continue;
+			}
+			cycle = o.ready;
+			if (!o.ok) {
+				bump(&r->faults);
+				continue;
+			}
+			bump(&r->ok);
+			if ((o.oa & 0xffffffffull) != ((uint64_t)p << 12 | off))
+				bump(&r->wrong);
+			else if ((uint32_t)(o.oa >> 32) <= gone)
+				bump(&r->stale);
+		}
+	}
+	return NULL;
+}
+
+/* ---- the mapper's side: invalidate one page and wait for the sync ------ */
+
+static void v3_cmd(struct rig *r, const struct iopt_smmu_cmd *c)
+{
+	uint64_t w[2];
+
+	assert_int_equal(iopt_smmu_cmd_encode(c, w), 0);
+	memcpy(iopt_physmem_ptr(r->pm, CMDQ + (r->prod & 1023) * 16ull, 16), w, 16);
+	r->prod = (r->prod + 1) & 2047;
+}
+
+static void invalidate(struct rig *r, uint64_t va)
+{
+	uint64_t v = 1;
+
+	if (r->version == 2) {
+		assert_int_equal(iopt_smmuv2_mmio_write(r->s2, r->cb0 + V2_CB_TLBIVA, 8,
+							va >> 12 | (uint64_t)ASID << 48,
+							r->cyc += 10), 0);
+		assert_int_equal(iopt_smmuv2_mmio_write(r->s2, r->cb0 + V2_CB_TLBSYNC,
+							4, 0, r->cyc += 10), 0);
+		for (int i = 0; v & 1; i++) {
+			assert_true(i < 1000000);
+			assert_int_equal(iopt_smmuv2_mmio_read(r->s2,
+							       r->cb0 + V2_CB_TLBSTATUS,
+							       4, &v, r->cyc += 50), 0);
+		}
+		return;
+	}
+	v3_cmd(r, &(struct iopt_smmu_cmd){ .opcode = IOPT_CMD_TLBI_NH_VA,
+					   .asid = ASID, .addr = va });
+	v3_cmd(r, &(struct iopt_smmu_cmd){ .opcode = IOPT_CMD_SYNC });
+	assert_int_equal(iopt_smmu_mmio_write(r->s3, V3_CMDQ_PROD, 4, r->prod,
+					      r->cyc += 10), 0);
+	for (int i = 0;; i++) {
+		assert_true(i < 1000000);
+		assert_int_equal(iopt_smmu_mmio_read(r->s3, V3_CMDQ_CONS, 4, &v,
+						     r->cyc += 50), 0);
+		if ((v & 2047) == r->prod)
+			break;
+	}
+}
+
+/* ---- set-up ---------------------------------------------------------------- */
+
+static void rig_init(struct rig *r, int version)
+{
+	struct iopt_smmu_mem mem;
+	struct iopt_info info;
+
+	memset(r, 0, sizeof(*r));
+	r->version = version;
+	uint64_t reserved;
+
+	assert_int_equal(iopt_physmem_create(MEM_BASE, 64u << 20, &r->pm), 0);
+	/* The stream table, queues and CD table: not for the page table. */
+	assert_int_equal(iopt_physmem_alloc(r->pm, 1u << 20, &reserved), 0);
+	assert_int_equal(reserved, MEM_BASE);
+	iopt_smmu_physmem(r->pm, 20, &mem);
+	struct iopt_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
+			       .ias = 48, .oas = 48, .coherent_walk = true,
+			       .mem = iopt_physmem_mem_ops(), .mem_ctx = r->pm };
+
+	assert_int_equal(iopt_alloc(&pc, &r->pt), 0);
+	iopt_get_info(r->pt, &info);
+	if (version == 2) {
+		struct iopt_smmuv2_params p;
+
+		assert_int_equal(iopt_smmuv2_preset("mmu-500", &p), 0);
+		p.shared_clock = true;
+		assert_int_equal(iopt_smmuv2_create(&p, &mem, NULL, NULL, &r->s2), 0);
+		r->cb0 = (1ull << (p.numpagendxb + 1)) << 12;
+		struct { uint64_t off; unsigned size; uint64_t v; } w[] = {
+			{ V2_S2CR0, 4, 0 },			/* translate, bank 0 */
+			{ V2_SMR0, 4, 1u << 31 },		/* VALID, ID 0 */
+			{ V2_CBAR0, 4, 1u << 16 | 1 },		/* stage 1, VMID 1 */
+			{ V2_CBA2R0, 4, 1 },			/* AArch64 */
+			{ r->cb0 + V2_CB_TCR, 4, 16 | 1u << 23 }, /* T0SZ 16, EPD1 */
+			{ r->cb0 + V2_CB_TCR2, 4, 5 },		/* PASize 48 bits */
+			{ r->cb0 + V2_CB_TTBR0, 8, info.regs.ttbr | (uint64_t)ASID << 48 },
+			{ r->cb0 + V2_CB_MAIR0, 4, (uint32_t)info.regs.mair },
+			{ r->cb0 + V2_CB_SCTLR, 4, 1 },		/* M */
+			{ V2_SCR0, 4, 1u << 10 },		/* USFCFG */
+		};
+
+		for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++)
+			assert_int_equal(iopt_smmuv2_mmio_write(r->s2, w[i].off, w[i].size,
+								w[i].v, 0), 0);
+		return;
+	}
+	struct iopt_smmu_params p;
+	struct iopt_cd cd;
+	struct iopt_ste ste = { .valid = true, .config = IOPT_STE_S1,
+				.s1_context_ptr = CDTAB };
+	uint64_t words[8];
+
+	iopt_smmu_default_params(&p);
+	p.shared_clock = true;
+	assert_int_equal(iopt_smmu_create(&p, &mem, NULL, NULL, &r->s3), 0);
+	assert_int_equal(iopt_cd_from_pgtable(r->pt, ASID, &cd), 0);
+	iopt_cd_encode(&cd, words);
+	memcpy(iopt_physmem_ptr(r->pm, CDTAB, 64), words, 64);
+	iopt_ste_encode(&ste, words);
+	memcpy(iopt_physmem_ptr(r->pm, STRTAB, 64), words, 64);
+	assert_int_equal(iopt_smmu_mmio_write(r->s3, V3_STRTAB_BASE, 8, STRTAB, 0), 0);
+	assert_int_equal(iopt_smmu_mmio_write(r->s3, V3_STRTAB_CFG, 4, 4, 0), 0);
+	assert_int_equal(iopt_smmu_mmio_write(r->s3, V3_CMDQ_BASE, 8, CMDQ | 10, 0), 0);
+	assert_int_equal(iopt_smmu_mmio_write(r->s3, V3_EVTQ_BASE, 8, EVTQ | 6, 0), 0);
+	/* SMMUEN, EVENTQEN, CMDQEN. */
+	assert_int_equal(iopt_smmu_mmio_write(r->s3, V3_CR0, 4, 0xd, 0), 0);
+}
+
+static void rig_fini(struct rig *r)
+{
+	iopt_free(r->pt);
+	if (r->version == 2)
+		iopt_smmuv2_destroy(r->s2);
+	else
+		iopt_smmu_destroy(r->s3);
+	iopt_physmem_destroy(r->pm);
+}
+
+static void run(int version)
+{
+	struct rig *r = calloc(1, sizeof(*r));
+	pthread_t dev[DEVICES];
+	long ops = tu_stress_ops(OPS_DEFAULT);
+	uint64_t rnd = 12345;
+	struct res o;
+
+	assert_non_null(r);
+	rig_init(r, version);
+	for (unsigned p = 0; p < NPAGES; p++) {
+		r->cur[p] = 1;
+		assert_int_equal(iopt_map_pages(r->pt, VA0 + p * PAGE, pa_of(p, 1), PAGE,
+						1, IOPT_READ, NULL), 0);
+	}
+	for (unsigned i = 0; i < DEVICES; i++)
+		assert_int_equal(pthread_create(&dev[i], NULL, device_main, r), 0);
+	for (long i = 0; i < ops; i++) {
+		unsigned p = (unsigned)(tu_rand(&rnd) % NPAGES);
+		uint64_t va = VA0 + p * PAGE;
+		uint32_t g = r->cur[p];
+
+		/* Warm the TLB (and the hit memo) with the page first. */
+		for (int k = 0; k < 3; k++) {
+			assert_int_equal(xlate(r, va + 8, r->cyc += 10, &o), 0);
+			assert_true(o.ok);
+			assert_int_equal(o.oa, pa_of(p, g) + 8);
+		}
+		assert_int_equal(iopt_unmap_pages(r->pt, va, PAGE, 1, NULL), (int64_t)PAGE);
+		invalidate(r, va);
+		/* Release: pairs with the devices' acquire loads. */
+		__atomic_store_n(&r->gone[p], g, __ATOMIC_RELEASE);
+		assert_int_equal(xlate(r, va + 8, r->cyc += 10, &o), 0);
+		assert_false(o.ok);		/* unmapped, invalidated, synced */
+		g++;
+		assert_true(g < 1u << 16);
+		assert_int_equal(iopt_map_pages(r->pt, va, pa_of(p, g), PAGE, 1,
+						IOPT_READ, NULL), 0);
+		r->cur[p] = g;
+		assert_int_equal(xlate(r, va + 8, r->cyc += 10, &o), 0);
+		assert_true(o.ok);
+		assert_int_equal(o.oa, pa_of(p, g) + 8);
+	}
+	__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
+	for (unsigned i = 0; i < DEVICES; i++)
+		pthread_join(dev[i], NULL);
+	print_message("v%d: %lu translated, %lu faults, %lu stale, %lu wrong, "
+		      "%lu errors\n", version, r->ok, r->faults, r->stale, r->wrong,
+		      r->errors);
+	assert_int_equal(r->stale, 0);
+	assert_int_equal(r->wrong, 0);
+	assert_int_equal(r->errors, 0);
+	assert_true(r->ok > 0);
+	rig_fini(r);
+	free(r);
+}
+
+static void test_v3_hits_vs_invalidation(void **state)
+{
+	(void)state;
+	run(3);
+}
+
+static void test_v2_hits_vs_invalidation(void **state)
+{
+	(void)state;
+	run(2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_v3_hits_vs_invalidation),
+		cmocka_unit_test(test_v2_hits_vs_invalidation),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
