@@ -96,7 +96,9 @@ static void fq_release(struct iopt_fq *q, struct fq_ring *r)
 		/* No host memory: the entry stays (flushed) for a later try. */
 		if (iova_free_checked(q->d, e->pfn, e->size, e->cpu, e->marked))
 			break;
-		r->head = r->cap ? (r->head + 1) % r->cap : r->head + 1;
+		/* Bounded: wrap without a division (head < cap). */
+		if (++r->head == r->cap)
+			r->head = 0;
 		r->n--;
 	}
 	if (!r->cap && !r->n)
@@ -205,7 +207,9 @@ static bool fq_push(struct fq_ring *r, const struct fq_entry *e)
 	if (r->cap) {
 		if (r->n == r->cap)
 			return false;
-		r->e[(r->head + r->n) % r->cap] = *e;
+		unsigned i = r->head + r->n;	/* < 2 * cap */
+
+		r->e[i >= r->cap ? i - r->cap : i] = *e;
 		r->n++;
 		return true;
 	}
