@@ -504,7 +504,8 @@ static unsigned iova_flags(const struct iopt_dma *d)
 }
 
 /* Allocate npages, then make sure no stale translation is left (D2). */
-static int alloc_iova(struct iopt_dma *d, uint64_t npages, uint64_t limit_pfn,
+static inline __attribute__((always_inline)) int
+alloc_iova(struct iopt_dma *d, uint64_t npages, uint64_t limit_pfn,
 		      unsigned cpu, uint64_t *pfn)
 {
 	unsigned flags = iova_flags(d);
