@@ -50,6 +50,8 @@ struct fq_ring {
 	unsigned cap;		/* 0: unbounded (EXHAUST) */
 	unsigned head, n;	/* circular when bounded */
 	unsigned alloc;		/* allocated entries (EXHAUST grows) */
+	uint64_t n_frees;	/* statistic: frees queued here, under lock
+				 * (no shared atomic per unmap) */
 } __attribute__((aligned(64)));
 
 struct iopt_fq {
@@ -58,6 +60,8 @@ struct iopt_fq {
 	unsigned nrings;
 	struct fq_ring *rings;
 	uint64_t flush_start, flush_finish;
+	/* n_frees: STRICT frees (and the planted test's); the queued ones
+	 * count in their ring. */
 	uint64_t n_flush_all, n_flush_range, n_frees;
 	struct plat_thread timer;
 	bool timer_running;
@@ -82,12 +86,10 @@ static void fq_flush_all(struct iopt_fq *q)
 	plat_fetch_add_acq_rel64(&q->flush_finish, 1);
 }
 
-/* Free the ring's entries from its head that a completed flush covers.
- * Ring lock held. */
-static void fq_release(struct iopt_fq *q, struct fq_ring *r)
+/* fq_release() once its head entry is covered by flush done. */
+static void fq_release_from(struct iopt_fq *q, struct fq_ring *r,
+			    uint64_t done)
 {
-	uint64_t done = plat_load_acq64(&q->flush_finish);
-
 	while (r->n) {
 		struct fq_entry *e = &r->e[r->head];
 
@@ -96,11 +98,27 @@ static void fq_release(struct iopt_fq *q, struct fq_ring *r)
 		/* No host memory: the entry stays (flushed) for a later try. */
 		if (iova_free_checked(q->d, e->pfn, e->size, e->cpu, e->marked))
 			break;
-		r->head = r->cap ? (r->head + 1) % r->cap : r->head + 1;
+		/* Bounded: wrap without a division (head < cap). */
+		if (++r->head == r->cap)
+			r->head = 0;
 		r->n--;
 	}
 	if (!r->cap && !r->n)
 		r->head = 0;
+}
+
+/* Free the ring's entries from its head that a completed flush covers.
+ * Ring lock held. Inline: on most calls (between two flush-alls) nothing
+ * is due, and the test is two loads. */
+static inline __attribute__((always_inline)) void
+fq_release(struct iopt_fq *q, struct fq_ring *r)
+{
+	/* Acquire: pairs with the release increment in fq_flush_all()
+	 * (ordering 2 at the top). */
+	uint64_t done = plat_load_acq64(&q->flush_finish);
+
+	if (r->n && r->e[r->head].gen < done)
+		fq_release_from(q, r, done);
 }
 
 static void *fq_timer_main(void *arg);
@@ -200,12 +218,14 @@ void iopt_fq_destroy(struct iopt_fq *q)
 }
 
 /* Append to a ring (lock held); false if full and cannot grow. */
-static bool fq_push(struct fq_ring *r, const struct fq_entry *e)
+static inline __attribute__((always_inline)) bool fq_push(struct fq_ring *r, const struct fq_entry *e)
 {
 	if (r->cap) {
 		if (r->n == r->cap)
 			return false;
-		r->e[(r->head + r->n) % r->cap] = *e;
+		unsigned i = r->head + r->n;	/* < 2 * cap */
+
+		r->e[i >= r->cap ? i - r->cap : i] = *e;
 		r->n++;
 		return true;
 	}
@@ -234,10 +254,10 @@ int iopt_fq_free(struct iopt_fq *q, uint64_t pfn, uint64_t size, unsigned cpu)
 	ret = iova_free_check(d, pfn, size, &marked);
 	if (ret)
 		return ret;
-#ifndef IOPT_PLANT_FQ_FENCE
-	plat_fetch_add_acq_rel64(&q->n_frees, 1);
-#endif
 	if (q->cfg.policy == IOPT_INVAL_STRICT) {
+		/* A statistic: pairs with the acquire load in
+		 * iopt_fq_get_stats(). */
+		plat_fetch_add_acq_rel64(&q->n_frees, 1);
 		q->cfg.flush_range(pfn * d->cfg.granule, size * d->cfg.granule,
 				   q->cfg.ctx);
 		plat_fetch_add_acq_rel64(&q->n_flush_range, 1);
@@ -264,6 +284,9 @@ int iopt_fq_free(struct iopt_fq *q, uint64_t pfn, uint64_t size, unsigned cpu)
 	e.gen = plat_load_acq64(&q->flush_start);
 #endif
 	plat_spin_lock(&r->lock);
+#ifndef IOPT_PLANT_FQ_FENCE
+	r->n_frees++;		/* under the ring's lock, as stats reads it */
+#endif
 	fq_release(q, r);
 	if (!fq_push(r, &e)) {
 		/* Full: one flush-all covers the whole ring. */
@@ -357,13 +380,16 @@ void iopt_fq_get_stats(struct iopt_fq *q, struct iopt_fq_stats *st)
 	 * a caller that sees an entry gone also sees the flush that released
 	 * it (the lock orders the drain before our acquire loads below).
 	 */
+	uint64_t frees = 0;
+
 	st->held = 0;
 	for (unsigned i = 0; i < q->nrings; i++) {
 		plat_spin_lock(&q->rings[i].lock);
 		st->held += q->rings[i].n;
+		frees += q->rings[i].n_frees;
 		plat_spin_unlock(&q->rings[i].lock);
 	}
 	st->flush_alls = plat_load_acq64(&q->n_flush_all);
 	st->flush_ranges = plat_load_acq64(&q->n_flush_range);
-	st->frees = plat_load_acq64(&q->n_frees);
+	st->frees = frees + plat_load_acq64(&q->n_frees);
 }
