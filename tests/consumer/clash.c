@@ -18,9 +18,9 @@
 int tlb_init(void);
 int tlb_insert(void);
 int tlb_lookup_level(void);
-int buddy_init(void);
-int buddy_take(void);
-int rset_add(void);
+int fmap_init(void);
+int fmap_take(void);
+int fmap_set(void);
 int live_add(void);
 int iova_rcache_get(void);
 int plat_cpu_id(void);
@@ -30,9 +30,9 @@ int smmu_walk(void);
 int tlb_init(void) { return 1; }
 int tlb_insert(void) { return 2; }
 int tlb_lookup_level(void) { return 3; }
-int buddy_init(void) { return 4; }
-int buddy_take(void) { return 5; }
-int rset_add(void) { return 6; }
+int fmap_init(void) { return 4; }
+int fmap_take(void) { return 5; }
+int fmap_set(void) { return 6; }
 int live_add(void) { return 7; }
 int iova_rcache_get(void) { return 8; }
 int plat_cpu_id(void) { return 9; }
@@ -80,8 +80,8 @@ static int library_works(void)
 
 int main(void)
 {
-	if (tlb_init() + tlb_insert() + tlb_lookup_level() + buddy_init() +
-	    buddy_take() + rset_add() + live_add() + iova_rcache_get() +
+	if (tlb_init() + tlb_insert() + tlb_lookup_level() + fmap_init() +
+	    fmap_take() + fmap_set() + live_add() + iova_rcache_get() +
 	    plat_cpu_id() + plat_clock_ns() + pt_table_alloc() + smmu_walk() +
 	    pt_default_mem != 91) {
 		fprintf(stderr, "clash: the host's own functions did not run\n");
