@@ -60,7 +60,7 @@ struct iopt_fq {
 	unsigned nrings;
 	struct fq_ring *rings;
 	uint64_t flush_start, flush_finish;
-	/* n_frees: STRICT frees (and the planted test's); the queued ones
+	/* n_frees: STRICT frees; the queued ones
 	 * count in their ring. */
 	uint64_t n_flush_all, n_flush_range, n_frees;
 	struct plat_thread timer;
@@ -273,20 +273,14 @@ int iopt_fq_free(struct iopt_fq *q, uint64_t pfn, uint64_t size, unsigned cpu)
 	/* Full fence between the caller's page-table clear and the read of
 	 * flush_start: pairs with the fence in fq_flush_all() (ordering 1 at
 	 * the top of this file). */
-#ifdef IOPT_PLANT_FQ_FENCE
-	/* Planted race, compiled only into tests (tests/test_plant_fq.c): no
-	 * full barrier between the caller's clear and this read; the
-	 * statistics read-modify-write, itself one under TSO, comes after. */
-	e.gen = plat_load_acq64(&q->flush_start);
-	plat_fetch_add_acq_rel64(&q->n_frees, 1);
-#else
-	plat_fence_seq_cst();
-	e.gen = plat_load_acq64(&q->flush_start);
-#endif
-	plat_spin_lock(&r->lock);
 #ifndef IOPT_PLANT_FQ_FENCE
-	r->n_frees++;		/* under the ring's lock, as stats reads it */
+	/* (Planted race, compiled only into tests/test_plant_fq.c: no full
+	 * barrier between the caller's clear and this read.) */
+	plat_fence_seq_cst();
 #endif
+	e.gen = plat_load_acq64(&q->flush_start);
+	plat_spin_lock(&r->lock);
+	r->n_frees++;		/* under the ring's lock, as stats reads it */
 	fq_release(q, r);
 	if (!fq_push(r, &e)) {
 		/* Full: one flush-all covers the whole ring. */
