@@ -334,7 +334,7 @@ PT_COLD int pt_install_table(const struct pt_fmt *F, struct iopt_pgtable *pt,
  * leaf table runs it once per page, and each round is three taken
  * branches (the call, the return, the branch back). Inline in the unmap
  * walk it moved with every change in the code linked before it, and
- * where it straddled a 32-byte boundary a --pgcount 512 unmap took 11-12%
+ * where it straddled a 32-byte boundary a --pgcount 512 unmap took 11-16%
  * longer per page than where it did not (docs/pgtable.md, "Code layout").
  * Six values live across the call, one per callee-saved register, and the
  * loop is entered at the top: a short prologue, so that the loop starts
