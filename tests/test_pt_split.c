@@ -188,6 +188,81 @@ static void test_contiguous_runs(void **state)
 	}
 }
 
+/*
+ * A many-page unmap clears plain pages in one tight loop that must stop at
+ * the first item of a run (pt_fmt.plain_mask/plain_val): 16 plain 4K
+ * pages, then a 64K run (LPAE: 16 items with the Contiguous bit; v7s: a
+ * large page, 16 identical entries, types from the Arm ARM's
+ * short-descriptor format), unmapped 20 pages from the first. The run is
+ * broken, not cleared as plain pages: its other 12 items stay mapped to
+ * their addresses, none of them still a run item (the reference walker
+ * reads the descriptors). Through the walk (the thread's cached leaf table
+ * evicted by a map in another page table) and through the cache.
+ */
+static void test_unmap_stops_at_run(void **state)
+{
+	static const enum iopt_fmt fmts[] = { IOPT_ARM_64_LPAE_S1,
+					      IOPT_ARM_V7S };
+
+	(void)state;
+	for (unsigned f = 0; f < 2; f++) {
+		for (unsigned cached = 0; cached < 2; cached++) {
+			bool v7s = fmts[f] == IOPT_ARM_V7S;
+			struct tmem m;
+			struct iopt_cfg cfg = {
+				.fmt = fmts[f], .granule = 4096,
+				.ias = v7s ? 32 : 48, .oas = v7s ? 32 : 48,
+				.coherent_walk = true,
+			};
+			struct iopt_pgtable *pt = NULL, *other = NULL;
+			uint64_t va = 0x40000000, pa = 0x80000000;
+			struct iopt_info info;
+			struct iopt_stats st;
+			struct ref_walk w;
+
+			assert_int_equal(iopt_alloc(&cfg, &other), 0);
+			/* Tables where the reference walker can read them. */
+			tmem_init(&m, 0x10000000, 1u << 20);
+			cfg.mem = &tmem_ops;
+			cfg.mem_ctx = &m;
+			assert_int_equal(iopt_alloc(&cfg, &pt), 0);
+			iopt_get_info(pt, &info);
+			/* No-execute: v7s small pages 0b11 (XN in bit 0),
+			 * large pages 0b01 (XN elsewhere). */
+			assert_int_equal(iopt_map_pages(pt, va, pa, SZ_4K, 16,
+							IOPT_READ | IOPT_NOEXEC,
+							NULL), 0);
+			assert_int_equal(iopt_map_pages(pt, va + SZ_64K,
+							pa + SZ_64K, SZ_64K, 1,
+							IOPT_READ, NULL), 0);
+			ref_walk(&info, 0, tmem_host_p2v, &m, va + SZ_64K, &w);
+			assert_true(w.mapped && w.cont);
+			if (!cached)
+				assert_int_equal(iopt_map_pages(other, va, pa,
+								SZ_4K, 1,
+								IOPT_READ,
+								NULL), 0);
+			assert_int_equal(iopt_unmap_pages(pt, va, SZ_4K, 20,
+							  NULL), 20 * SZ_4K);
+			iopt_get_stats(pt, &st);
+			assert_int_equal(st.run_breaks, 1);
+			for (uint64_t k = 0; k < 32; k++) {
+				ref_walk(&info, 0, tmem_host_p2v, &m,
+					 va + k * SZ_4K, &w);
+				assert_int_equal(w.mapped, k >= 20);
+				if (k < 20)
+					continue;
+				assert_false(w.cont);
+				assert_int_equal(w.size, SZ_4K);
+				assert_int_equal(w.oa, pa + k * SZ_4K);
+			}
+			iopt_free(other);
+			iopt_free(pt);
+			tmem_destroy(&m);
+		}
+	}
+}
+
 /* A block-sized unmap over smaller mappings removes the table under it;
  * a block then maps where only an empty table was left. */
 static void test_unmap_table_and_replace_empty(void **state)
@@ -306,6 +381,7 @@ int main(void)
 		cmocka_unit_test(test_split_1g_block),
 		cmocka_unit_test(test_split_other_granules),
 		cmocka_unit_test(test_contiguous_runs),
+		cmocka_unit_test(test_unmap_stops_at_run),
 		cmocka_unit_test(test_unmap_table_and_replace_empty),
 		cmocka_unit_test(test_dirty_tracking),
 	};

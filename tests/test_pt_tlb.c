@@ -421,6 +421,71 @@ static void test_failed_run_map_never_visible(void **state)
 	iopt_free(pt);
 }
 
+/* add_page in order: each call must be the page after the previous one. */
+struct seq {
+	struct iopt_gather *g;	/* the gather the unmap was given */
+	uint64_t next, gran;
+	unsigned n, bad;
+};
+
+static void seq_add_page(struct iopt_gather *g, uint64_t iova, uint64_t gran,
+			 void *cookie)
+{
+	struct seq *s = cookie;
+
+	if (g != s->g || iova != s->next || gran != s->gran)
+		s->bad++;
+	s->next = iova + gran;
+	s->n++;
+}
+
+static const struct iopt_tlb_ops seq_ops = { .add_page = seq_add_page };
+
+/*
+ * An unmap of n pages makes n add_page calls, one per page, in address
+ * order, with the caller's gather and the page size, whatever n is and
+ * whichever path clears them: the walk (first call, and a call that
+ * starts a new leaf table) or the thread's cached leaf table (the calls
+ * after it). n = 1 calls add_page directly, n >= 2 through the loop kept
+ * on its own cache line (pt_add_pages()); sizes 1, 2, 3 and the rest of
+ * a table, and a call across two leaf tables (v7s's hold 256 pages).
+ */
+static void test_unmap_reports_each_page(void **state)
+{
+	static const enum iopt_fmt fmts[] = { IOPT_ARM_64_LPAE_S1,
+					      IOPT_ARM_V7S };
+	static const size_t pieces[] = { 1, 2, 3, 1, 505, 512 };
+
+	(void)state;
+	for (unsigned f = 0; f < 2; f++) {
+		bool v7s = fmts[f] == IOPT_ARM_V7S;
+		struct seq s = { .gran = SZ_4K };
+		struct iopt_cfg cfg = {
+			.fmt = fmts[f], .granule = 4096, .ias = v7s ? 32 : 48,
+			.oas = v7s ? 32 : 48, .coherent_walk = true,
+			.tlb = &seq_ops, .tlb_cookie = &s,
+		};
+		struct iopt_pgtable *pt = NULL;
+		struct iopt_gather g;
+		uint64_t va = 0x40000000;	/* 2 MiB aligned */
+
+		assert_int_equal(iopt_alloc(&cfg, &pt), 0);
+		map_ok(pt, va, 0x80000000, SZ_4K, 1024);
+		for (unsigned i = 0; i < 6; i++) {
+			iopt_gather_init(&g);
+			s = (struct seq){ .g = &g, .next = va, .gran = SZ_4K };
+			unmap_ok(pt, va, SZ_4K, pieces[i], &g);
+			assert_int_equal(s.n, pieces[i]);
+			assert_int_equal(s.bad, 0);
+			assert_int_equal(g.start, va);
+			assert_int_equal(g.last, va + pieces[i] * SZ_4K - 1);
+			va += pieces[i] * SZ_4K;
+		}
+		assert_int_equal(va, 0x40000000 + 1024 * SZ_4K);
+		iopt_free(pt);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -430,6 +495,7 @@ int main(void)
 		cmocka_unit_test(test_failed_map_invalidates),
 		cmocka_unit_test(test_run_map_checks_whole_run),
 		cmocka_unit_test(test_failed_run_map_never_visible),
+		cmocka_unit_test(test_unmap_reports_each_page),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -282,6 +282,9 @@ static const struct pt_fmt lpae_fmt = {
 	.sync_bit = LPAE_SW_SYNC,
 	.kind = lpae_kind,
 	.is_run = lpae_is_run,
+	/* A level 3 page descriptor without the Contiguous bit. */
+	.plain_mask = LPAE_TYPE_MASK | LPAE_CONT,
+	.plain_val = LPAE_TYPE_PAGE,
 	.table_pa = lpae_table_pa,
 	.make_table = lpae_make_table,
 	.make_leaf = lpae_make_leaf,

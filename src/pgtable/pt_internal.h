@@ -67,6 +67,10 @@ struct pt_fmt {
 	/* The leaf is an item of a run (contiguous hint, large page, ...). */
 	bool (*is_run)(const struct iopt_pgtable *pt, uint64_t pte,
 		       unsigned lvl);
+	/* A last-level descriptor is a plain leaf (kind() PT_LEAF and not
+	 * is_run()) exactly when (pte & plain_mask) == plain_val: one test
+	 * for the unmap's per-page loop (pt_clear_leaves()). */
+	uint64_t plain_mask, plain_val;
 	uint64_t (*table_pa)(const struct iopt_pgtable *pt, uint64_t pte,
 			     unsigned lvl);
 	uint64_t (*make_table)(const struct iopt_pgtable *pt, uint64_t pa,

@@ -270,6 +270,10 @@ static const struct pt_fmt v7s_fmt = {
 	.sync_bit = 0,		/* no spare bit: table entries always synced */
 	.kind = v7s_kind,
 	.is_run = v7s_is_run,
+	/* A level 2 small page (0b1x; bit 0 is XN), not a large page
+	 * (0b01) or a fault (0b00). */
+	.plain_mask = V7S_L2_SMALL,
+	.plain_val = V7S_L2_SMALL,
 	.table_pa = v7s_table_pa,
 	.make_table = v7s_make_table,
 	.make_leaf = v7s_make_leaf,
