@@ -6,25 +6,70 @@
 
 #include "model_core.h"
 
-/* This CPU's (host: thread's) statistics block number, 0 until taken. */
-PLAT_CPU_LOCAL(unsigned, smmu_hit_tix);
+/* The last core id given (struct smmu_core id). */
+static uint64_t smmu_core_ids;
 
-unsigned smmu_hit_ticket(void)
+unsigned smmu_core_hit_block(struct smmu_core *c, struct smmu_hit_tls *tls)
 {
-	static uint32_t next;
-	unsigned *mine = plat_cpu_local(smmu_hit_tix);
-	uint32_t n, t;
+	uint64_t me = (uintptr_t)tls;
+	unsigned k;
 
-	if (plat_likely(*mine))
-		return *mine;
-	n = plat_load_rlx32(&next);
-	/* Relaxed: only distinct numbers matter. The first SMMU_HIT_OWNED
-	 * threads each own a block; later ones share the last. */
-	do
-		t = n < SMMU_HIT_OWNED ? n + 1 : SMMU_HIT_OWNED + 1;
-	while (n < SMMU_HIT_OWNED && !plat_cas_rel32(&next, &n, t));
-	*mine = t;
-	return t;
+	/* The first free block, unless one is this thread's already (tls
+	 * named another model). Compare-and-swap: only distinct owners
+	 * matter; a block is never given back, so a thread's token names at
+	 * most one block of a core. */
+	for (k = 0; k < SMMU_HIT_OWNED; k++) {
+		uint64_t o = plat_load_rlx64(&c->hb[k].owner);
+
+		if (o == me)
+			break;
+		if (!o && plat_cas_rel64(&c->hb[k].owner, &o, me))
+			break;
+	}
+	tls->blk = k;
+	tls->id = c->id;
+	/* Relaxed: set before the thread's first store to the block; the
+	 * readers' relaxed loads of hb_used pair with it by value. */
+	if (!(plat_load_rlx64(&c->hb_used) & 1ull << k))
+		plat_fetch_or_rlx64(&c->hb_used, 1ull << k);
+	return k;
+}
+
+void smmu_core_hit_flush(struct smmu_hit_block *b, uint64_t lat)
+{
+	/* The owner alone stores here: plain reads, relaxed stores (pair
+	 * with the relaxed loads of smmu_core_hit_stats()). */
+	if (b->run_n) {
+		unsigned lg = smmu_lat_bucket(b->run_lat);
+
+		plat_store_rlx64(&b->lat_sum, b->lat_sum + b->run_lat * b->run_n);
+		plat_store_rlx64(&b->hist[lg], b->hist[lg] + b->run_n);
+		if (b->run_lat > b->lat_max)
+			plat_store_rlx64(&b->lat_max, b->run_lat);
+	}
+	plat_store_rlx64(&b->run_n, 0);
+	plat_store_rlx64(&b->run_lat, lat);
+	plat_store_rlx64(&b->run_n, 1);
+}
+
+void smmu_core_hit_shared(struct smmu_core *c, uint64_t cycle, uint64_t lat)
+{
+	struct smmu_hit_block *b = &c->hb[SMMU_HIT_OWNED];
+	uint64_t now = plat_load_rlx64(&b->now);
+	uint64_t max = plat_load_rlx64(&b->lat_max);
+
+	/* Compare-and-swaps and relaxed adds: several threads store here;
+	 * they pair by value with the relaxed loads of the readers
+	 * (smmu_core_fast_hit, smmu_core_now, smmu_core_slot_take,
+	 * smmu_core_hit_stats). now keeps the maximum. No runs here:
+	 * run_n stays 0. */
+	while (cycle > now && !plat_cas_rel64(&b->now, &now, cycle))
+		;
+	plat_fetch_add_rlx64(&b->n, 1);
+	plat_fetch_add_rlx64(&b->lat_sum, lat);
+	plat_fetch_add_rlx64(&b->hist[smmu_lat_bucket(lat)], 1);
+	while (lat > max && !plat_cas_rel64(&b->lat_max, &max, lat))
+		;
 }
 
 /* Set up c (zeroed): 0, -ENOMEM or the mutex's errno; core_fini()
@@ -39,7 +84,11 @@ static int core_init(struct smmu_core *c, const struct iopt_smmu_mem *mem,
 	c->irq = irq;
 	c->irq_ctx = irq_ctx;
 	c->clk.shared = cp->shared_clock;
+	/* Relaxed: only distinct numbers matter. */
+	c->id = plat_fetch_add_rlx64(&smmu_core_ids, 1) + 1;
 	c->nslot = cp->translation_slots;
+	if (!(c->nslot & (c->nslot - 1)))
+		c->nslot_mask = c->nslot - 1;
 	c->nwalk = cp->walk_slots;
 	c->tlb_latency = cp->tlb->latency;
 	c->walk_latency = cp->walk->latency;
