@@ -52,17 +52,21 @@ void smmu_core_hit_flush(struct smmu_hit_block *b, uint64_t lat)
 	plat_store_rlx64(&b->run_n, 1);
 }
 
-void smmu_core_hit_shared(struct smmu_core *c, uint64_t cycle, uint64_t lat)
+void smmu_core_hit_shared(struct smmu_core *c, uint64_t si, uint64_t cycle,
+			  uint64_t done)
 {
 	struct smmu_hit_block *b = &c->hb[SMMU_HIT_OWNED];
-	uint64_t now = plat_load_rlx64(&b->now);
-	uint64_t max = plat_load_rlx64(&b->lat_max);
+	uint64_t *slot = &smmu_core_slot_row(c, SMMU_HIT_OWNED)[si];
+	uint64_t now = plat_load_rlx64(&b->now), free = plat_load_rlx64(slot);
+	uint64_t max = plat_load_rlx64(&b->lat_max), lat = done - cycle;
 
 	/* Compare-and-swaps and relaxed adds: several threads store here;
 	 * they pair by value with the relaxed loads of the readers
 	 * (smmu_core_fast_hit, smmu_core_now, smmu_core_slot_take,
-	 * smmu_core_hit_stats). now keeps the maximum. No runs here:
-	 * run_n stays 0. */
+	 * smmu_core_slot_free, smmu_core_hit_stats). now and the slot keep
+	 * the maximum. No runs here: run_n stays 0. */
+	while (done > free && !plat_cas_rel64(slot, &free, done))
+		;
 	while (cycle > now && !plat_cas_rel64(&b->now, &now, cycle))
 		;
 	plat_fetch_add_rlx64(&b->n, 1);
@@ -96,7 +100,13 @@ static int core_init(struct smmu_core *c, const struct iopt_smmu_mem *mem,
 	if (err)
 		return err;
 	c->locked = true;
-	c->slot_free = calloc(cp->translation_slots, sizeof(uint64_t));
+	/* Rows of whole cache lines, one per writer (struct smmu_core). */
+	c->slot_stride = ((size_t)cp->translation_slots + 7) & ~(size_t)7;
+	size_t rows = c->slot_stride * (SMMU_HIT_OWNED + 2) * sizeof(uint64_t);
+
+	c->slot_free = aligned_alloc(64, rows);
+	if (c->slot_free)
+		memset(c->slot_free, 0, rows);
 	c->walk_free = calloc(cp->walk_slots, sizeof(uint64_t));
 	if (!c->slot_free || !c->walk_free)
 		return -ENOMEM;

@@ -80,15 +80,20 @@ struct smmu_core {
 	void *irq_ctx;
 	struct plat_mutex lock;
 	struct smmu_clock clk;
-	/* Each translation slot free from: an atomic maximum (both paths
-	 * store it with compare-and-swap). The next slot in turn is number
-	 * (turn + every used hit block's n) % nslot: turn counts the
-	 * locked translations that took a slot (relaxed stores by the lock
-	 * holder, relaxed loads by hits); nslot_mask is nslot - 1 when
-	 * nslot is a power of two (no division), else 0. */
+	/* When each translation slot is free: the maximum over rows of
+	 * slot_stride words (64-byte aligned, a row per writer so that no
+	 * two writers share a cache line): row 0 the locked path's (relaxed
+	 * stores by the lock holder), row 1 + k hit block k's (relaxed
+	 * stores by its owner; the shared block's by compare-and-swap).
+	 * Relaxed loads anywhere (smmu_core_slot_free). The next slot in
+	 * turn is number (turn + every used hit block's n) % nslot: turn
+	 * counts the locked translations that took a slot (relaxed stores
+	 * by the lock holder, relaxed loads by hits); nslot_mask is nslot -
+	 * 1 when nslot is a power of two (no division), else 0. */
 	uint64_t *slot_free;
 	uint64_t turn;
 	uint64_t nslot_mask;
+	size_t slot_stride;
 	/* The slot a locked translation holds: claimed (smmu_core_slot),
 	 * written through the pointer it returned, given back
 	 * (smmu_core_slot_commit). Model lock. */
@@ -199,9 +204,30 @@ static inline uint64_t smmu_core_slot_mod(const struct smmu_core *c, uint64_t i)
 	return plat_likely(c->nslot_mask) ? i & c->nslot_mask : i % c->nslot;
 }
 
-/* The next translation slot in turn (see struct smmu_core), counted
- * as the locked path's. Model lock held. */
-static inline uint64_t *smmu_core_slot_take(struct smmu_core *c)
+/* Slot i's row for hit block k (k = -1: the locked path's). */
+static inline uint64_t *smmu_core_slot_row(const struct smmu_core *c, int k)
+{
+	return c->slot_free + (size_t)(k + 1) * c->slot_stride;
+}
+
+/* The cycle slot i is free from: the maximum over the rows (relaxed
+ * loads; they pair by value with the rows' owners' stores). Any
+ * context. */
+static inline uint64_t smmu_core_slot_free(const struct smmu_core *c, uint64_t i)
+{
+	uint64_t f = plat_load_rlx64(&c->slot_free[i]);
+
+	for (uint64_t m = plat_load_rlx64(&c->hb_used); m; m &= m - 1) {
+		uint64_t t = plat_load_rlx64(&smmu_core_slot_row(c, __builtin_ctzll(m))[i]);
+
+		f = t > f ? t : f;
+	}
+	return f;
+}
+
+/* The number of the next translation slot in turn (see struct
+ * smmu_core), taken as the locked path's. Model lock held. */
+static inline unsigned smmu_core_slot_take(struct smmu_core *c)
 {
 	uint64_t i = c->turn;
 
@@ -211,19 +237,7 @@ static inline uint64_t *smmu_core_slot_take(struct smmu_core *c)
 	/* Relaxed: the hits pair with it by value; only the lock holder
 	 * stores turn. */
 	plat_store_rlx64(&c->turn, c->turn + 1);
-	return &c->slot_free[smmu_core_slot_mod(c, i)];
-}
-
-/* *slot = max(*slot, until): an atomic maximum (lock-free hits too). */
-static inline void smmu_core_slot_busy(uint64_t *slot, uint64_t until)
-{
-	uint64_t old = plat_load_rlx64(slot);
-
-	/* Pairs by value with the loads in smmu_core_slot() and
-	 * smmu_core_fast_hit() and with their compare-and-swaps; orders
-	 * nothing else. */
-	while (until > old && !plat_cas_rel64(slot, &old, until))
-		;
+	return (unsigned)smmu_core_slot_mod(c, i);
 }
 
 /* Give back the slot a locked translation holds: busy until the cycle
@@ -233,7 +247,13 @@ static inline void smmu_core_slot_commit(struct smmu_core *c)
 	if (!c->slot_holding)
 		return;
 	c->slot_holding = false;
-	smmu_core_slot_busy(&c->slot_free[c->slot_held_i], c->slot_held);
+	/* Row 0 is the lock holder's alone: a plain read, and a relaxed
+	 * store that the readers of smmu_core_slot_free() pair with by
+	 * value. */
+	uint64_t *f = &c->slot_free[c->slot_held_i];
+
+	if (c->slot_held > *f)
+		plat_store_rlx64(f, c->slot_held);
 }
 
 /* The next translation slot and the cycle a translation arriving at
@@ -245,10 +265,10 @@ static inline uint64_t *smmu_core_slot(struct smmu_core *c, uint64_t cycle,
 				       uint64_t *start)
 {
 	smmu_core_slot_commit(c);
-	uint64_t *ts = smmu_core_slot_take(c);
-	uint64_t free = plat_load_rlx64(ts);
+	unsigned i = smmu_core_slot_take(c);
+	uint64_t free = smmu_core_slot_free(c, i);
 
-	c->slot_held_i = (unsigned)(ts - c->slot_free);
+	c->slot_held_i = i;
 	*start = cycle > free ? cycle : free;
 	c->slot_start = c->slot_held = *start;
 	c->slot_holding = true;
@@ -316,9 +336,11 @@ static inline void smmu_core_memo_keep(struct smmu_core *c, uint64_t key,
  * thread, no lock held. */
 unsigned smmu_core_hit_block(struct smmu_core *c, struct smmu_hit_tls *tls);
 
-/* Count a hit that started at cycle and took lat cycles in the shared
- * block (threads beyond SMMU_HIT_OWNED): atomic read-modify-writes. */
-void smmu_core_hit_shared(struct smmu_core *c, uint64_t cycle, uint64_t lat);
+/* A hit in slot si that started at cycle and is done at done, in the
+ * shared block (threads beyond SMMU_HIT_OWNED) and its slot row: atomic
+ * read-modify-writes. */
+void smmu_core_hit_shared(struct smmu_core *c, uint64_t si, uint64_t cycle,
+			  uint64_t done);
 
 /* In an owned block (by its owner): end the run of equal latencies with
  * one hit of lat cycles, the run's hits moving to the sum, maximum and
@@ -355,15 +377,24 @@ static inline bool smmu_core_fast_hit(struct smmu_core *c, struct smmu_hit_tls *
 	unsigned k = plat_likely(tls->id == c->id) ? tls->blk :
 		     smmu_core_hit_block(c, tls);
 	/* The model's time and the next slot in turn: as smmu_core_now()
-	 * and smmu_core_slot_take(), in one pass. */
+	 * and smmu_core_slot_take(), in one pass; with this thread's block
+	 * the only one used (one device thread), without the loop. */
+	uint64_t used = plat_load_rlx64(&c->hb_used);
 	uint64_t now = plat_load_rlx64(&c->clk.now), i = plat_load_rlx64(&c->turn);
 
-	for (uint64_t m = plat_load_rlx64(&c->hb_used); m; m &= m - 1) {
-		const struct smmu_hit_block *b = &c->hb[__builtin_ctzll(m)];
-		uint64_t t = plat_load_rlx64(&b->now);
+	if (plat_likely(used == 1ull << k)) {
+		uint64_t t = plat_load_rlx64(&c->hb[k].now);
 
 		now = t > now ? t : now;
-		i += plat_load_rlx64(&b->n);
+		i += plat_load_rlx64(&c->hb[k].n);
+	} else {
+		for (uint64_t m = used; m; m &= m - 1) {
+			const struct smmu_hit_block *b = &c->hb[__builtin_ctzll(m)];
+			uint64_t t = plat_load_rlx64(&b->now);
+
+			now = t > now ? t : now;
+			i += plat_load_rlx64(&b->n);
+		}
 	}
 	if (cycle < now) {
 		if (plat_unlikely(!smmu_clock_lenient(&c->clk)))
@@ -371,17 +402,22 @@ static inline bool smmu_core_fast_hit(struct smmu_core *c, struct smmu_hit_tls *
 		cycle = now;
 	}
 	/* The slot: start when it is free, busy until done. */
-	uint64_t *slot = &c->slot_free[smmu_core_slot_mod(c, i)];
-	uint64_t old = plat_load_rlx64(slot), done;
+	uint64_t si = smmu_core_slot_mod(c, i), free;
 
-	do
-		done = (cycle > old ? cycle : old) + h->lat;
-	while (!plat_cas_rel64(slot, &old, done));	/* as smmu_core_slot_busy */
-	*ready = done;
+	if (plat_likely(used == 1ull << k)) {
+		uint64_t t = plat_load_rlx64(&smmu_core_slot_row(c, (int)k)[si]);
+
+		free = plat_load_rlx64(&c->slot_free[si]);
+		free = t > free ? t : free;
+	} else {
+		free = smmu_core_slot_free(c, si);
+	}
+	uint64_t done = (cycle > free ? cycle : free) + h->lat;
 	uint64_t lat = done - cycle;
 
+	*ready = done;
 	if (plat_unlikely(k == SMMU_HIT_OWNED)) {
-		smmu_core_hit_shared(c, cycle, lat);
+		smmu_core_hit_shared(c, si, cycle, done);
 		return true;
 	}
 	/* This thread's block: it alone stores to it, so plain reads and
@@ -390,6 +426,7 @@ static inline bool smmu_core_fast_hit(struct smmu_core *c, struct smmu_hit_tls *
 	 * smmu_core_hit_stats()). cycle is at least the block's now. */
 	struct smmu_hit_block *b = &c->hb[k];
 
+	plat_store_rlx64(&smmu_core_slot_row(c, (int)k)[si], done);
 	plat_store_rlx64(&b->now, cycle);
 	plat_store_rlx64(&b->n, b->n + 1);
 	if (plat_likely(lat == b->run_lat))
