@@ -91,6 +91,7 @@ struct smmu_core {
 	 * by the lock holder, relaxed loads by hits); nslot_mask is nslot -
 	 * 1 when nslot is a power of two (no division), else 0. */
 	uint64_t *slot_free;
+	void *slot_mem;			/* the allocation slot_free is in */
 	uint64_t turn;
 	uint64_t nslot_mask;
 	size_t slot_stride;
