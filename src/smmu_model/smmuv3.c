@@ -881,7 +881,7 @@ out_fault:
 		s->st.faults++;
 	r->fault = ev;
 	r->ready = tcur;
-	*ts = tcur;
+	smmu_core_slot_done(ts, tcur);
 	smmu_lat_account(tcur - cycle, &s->st.lat_sum, &s->st.lat_max,
 			 s->st.lat_hist);
 	return 0;
@@ -925,7 +925,6 @@ translate_serialised(struct iopt_smmu *s, const struct iopt_smmu_txn *txn,
 	else
 		smmu_core_time_set(&s->core, cycle);
 	ret = translate_locked(s, txn, cycle, resp);
-	smmu_core_slot_commit(&s->core);
 	/* A hit that changed nothing, with no command waiting, can be
 	 * replayed without the lock; anything else retires the memo. */
 	if (smmu_core_memo_pure(&s->core, !resp->fault && s->cfg_pure &&
@@ -936,21 +935,22 @@ translate_serialised(struct iopt_smmu *s, const struct iopt_smmu_txn *txn,
 	return ret;
 }
 
-/* A replayed TLB hit (common/hit_memo.h): true with *resp filled, or
- * false (nothing changed) when the locked path must decide. */
-static inline bool
-translate_replay(struct iopt_smmu *s, const struct iopt_smmu_txn *txn,
-		 uint64_t cycle, struct iopt_smmu_resp *resp)
+/* A translation that the hit memo may serve (common/hit_memo.h): a
+ * replayed hit, or else the locked path. Out of line, so that a
+ * translation when no memo is live saves no registers for it. */
+static __attribute__((noinline)) int
+translate_memo(struct iopt_smmu *s, const struct iopt_smmu_txn *txn,
+	       uint64_t cycle, struct iopt_smmu_resp *resp)
 {
 	struct smmu_memo_hit h;
 
 	if (!smmu_core_fast_hit(&s->core, plat_cpu_local(smmu_v3_hit_tls),
 				memo_key(txn), txn->addr, cycle, &h, &resp->ready))
-		return false;
+		return translate_serialised(s, txn, cycle, resp);
 	resp->fault = 0;
 	resp->oa = h.oa;
 	resp->attr = h.attr;
-	return true;
+	return 0;
 }
 
 int iopt_smmu_translate(struct iopt_smmu *s, const struct iopt_smmu_txn *txn,
@@ -963,9 +963,8 @@ int iopt_smmu_translate(struct iopt_smmu *s, const struct iopt_smmu_txn *txn,
 	 * no command was waiting, and every register write, command,
 	 * fill or fault since retires it.
 	 */
-	if (smmu_core_memo_live(&s->core) && !txn->translated &&
-	    translate_replay(s, txn, cycle, resp))
-		return 0;
+	if (smmu_core_memo_live(&s->core) && !txn->translated)
+		return translate_memo(s, txn, cycle, resp);
 	return translate_serialised(s, txn, cycle, resp);
 }
 

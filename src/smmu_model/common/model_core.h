@@ -95,12 +95,9 @@ struct smmu_core {
 	uint64_t turn;
 	uint64_t nslot_mask;
 	size_t slot_stride;
-	/* The slot a locked translation holds: claimed (smmu_core_slot),
-	 * written through the pointer it returned, given back
-	 * (smmu_core_slot_commit). Model lock. */
-	uint64_t slot_held, slot_start;
-	unsigned slot_held_i;
-	bool slot_holding;
+	/* When the last locked translation's slot let it start
+	 * (smmu_core_slot). Model lock. */
+	uint64_t slot_start;
 	uint64_t *walk_free;			/* each walk slot free from */
 	unsigned nslot, nwalk, next_walk;
 	unsigned tlb_latency, walk_latency;	/* cycles per lookup, per probe */
@@ -241,40 +238,29 @@ static inline unsigned smmu_core_slot_take(struct smmu_core *c)
 	return (unsigned)smmu_core_slot_mod(c, i);
 }
 
-/* Give back the slot a locked translation holds: busy until the cycle
- * written to it. Model lock held. */
-static inline void smmu_core_slot_commit(struct smmu_core *c)
-{
-	if (!c->slot_holding)
-		return;
-	c->slot_holding = false;
-	/* Row 0 is the lock holder's alone: a plain read, and a relaxed
-	 * store that the readers of smmu_core_slot_free() pair with by
-	 * value. */
-	uint64_t *f = &c->slot_free[c->slot_held_i];
-
-	if (c->slot_held > *f)
-		plat_store_rlx64(f, c->slot_held);
-}
-
-/* The next translation slot and the cycle a translation arriving at
- * cycle starts in it; the caller writes the cycle the slot is busy until
- * through the pointer, and the slot is given back by the next claim or
- * smmu_core_slot_commit(), which every entry point that claims calls
- * before it returns. Model lock held. */
+/* The next translation slot (in row 0) and the cycle a translation
+ * arriving at cycle starts in it; the caller says when the slot is busy
+ * until with smmu_core_slot_done(). Model lock held. */
 static inline uint64_t *smmu_core_slot(struct smmu_core *c, uint64_t cycle,
 				       uint64_t *start)
 {
-	smmu_core_slot_commit(c);
 	unsigned i = smmu_core_slot_take(c);
 	uint64_t free = smmu_core_slot_free(c, i);
 
-	c->slot_held_i = i;
 	*start = cycle > free ? cycle : free;
-	c->slot_start = c->slot_held = *start;
-	c->slot_holding = true;
+	c->slot_start = *start;
 	c->hit_pure = false;		/* until this translation's TLB hit */
-	return &c->slot_held;
+	return &c->slot_free[i];
+}
+
+/* The slot of smmu_core_slot() is busy until until (no earlier than the
+ * start it gave). Model lock held. */
+static inline void smmu_core_slot_done(uint64_t *slot, uint64_t until)
+{
+	/* Row 0 is the lock holder's alone, and until is at least every
+	 * row's value for the slot: a relaxed store, which the readers of
+	 * smmu_core_slot_free() pair with by value. */
+	plat_store_rlx64(slot, until);
 }
 
 /*

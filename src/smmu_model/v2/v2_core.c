@@ -234,8 +234,6 @@ int iopt_smmuv2_mmio_write(struct iopt_smmuv2 *s, uint64_t off, unsigned size,
 			v2_cb_write(s, (unsigned)(page - v2_numpage(s)), in, size,
 				    val, cycle);
 		}
-		/* RESUME translates held transactions in slots. */
-		smmu_core_slot_commit(&s->core);
 		/* Registers, TLB maintenance: retire the hit memo
 		 * (common/hit_memo.h). */
 		smmu_core_gen_bump(&s->core);
@@ -269,7 +267,6 @@ translate_serialised(struct iopt_smmuv2 *s, const struct iopt_smmuv2_txn *txn,
 	if (!ret) {
 		smmu_core_time_set(&s->core, cycle);
 		v2_translate(s, txn, cycle, resp);
-		smmu_core_slot_commit(&s->core);
 		if (smmu_core_memo_pure(&s->core, resp->result == IOPT_SMMUV2_OK))
 			smmu_core_memo_keep(&s->core, memo_key(txn), txn->addr,
 					    resp->oa, resp->attr, resp->cb,
@@ -279,22 +276,23 @@ translate_serialised(struct iopt_smmuv2 *s, const struct iopt_smmuv2_txn *txn,
 	return ret;
 }
 
-/* A replayed TLB hit (common/hit_memo.h): true with *resp filled, or
- * false (nothing changed) when the locked path must decide. */
-static inline bool
-translate_replay(struct iopt_smmuv2 *s, const struct iopt_smmuv2_txn *txn,
-		 uint64_t cycle, struct iopt_smmuv2_resp *resp)
+/* A translation that the hit memo may serve (common/hit_memo.h): a
+ * replayed hit, or else the locked path. Out of line, so that a
+ * translation when no memo is live saves no registers for it. */
+static __attribute__((noinline)) int
+translate_memo(struct iopt_smmuv2 *s, const struct iopt_smmuv2_txn *txn,
+	       uint64_t cycle, struct iopt_smmuv2_resp *resp)
 {
 	struct smmu_memo_hit h;
 
 	if (!smmu_core_fast_hit(&s->core, plat_cpu_local(smmu_v2_hit_tls),
 				memo_key(txn), txn->addr, cycle, &h, &resp->ready))
-		return false;
+		return translate_serialised(s, txn, cycle, resp);
 	resp->result = IOPT_SMMUV2_OK;
 	resp->oa = h.oa;
 	resp->attr = h.attr;
 	resp->cb = h.cb;
-	return true;
+	return 0;
 }
 
 int iopt_smmuv2_translate(struct iopt_smmuv2 *s, const struct iopt_smmuv2_txn *txn,
@@ -306,8 +304,8 @@ int iopt_smmuv2_translate(struct iopt_smmuv2 *s, const struct iopt_smmuv2_txn *t
 	 * needs no lock (common/hit_memo.h): the memo holds only hits that
 	 * changed nothing but time, slots and statistics, and every
 	 * register access, fill, fault or stall since retires it. */
-	if (smmu_core_memo_live(&s->core) && translate_replay(s, txn, cycle, resp))
-		return 0;
+	if (smmu_core_memo_live(&s->core))
+		return translate_memo(s, txn, cycle, resp);
 	return translate_serialised(s, txn, cycle, resp);
 }
 
