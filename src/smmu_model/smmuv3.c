@@ -495,6 +495,8 @@ static struct cfg_entry *cfg_lookup(struct iopt_smmu *s, uint32_t sid,
 			 * most recent entry of its set stays as it is (so that
 			 * a hit on it changes nothing: common/hit_memo.h). */
 			s->cfg_pure = true;
+			if (e->stamp == s->cfg_tick)
+				return e;	/* the newest stamp of all */
 			for (unsigned k = 0; k < s->p.cfg.ways; k++)
 				if (set[k].valid && set[k].stamp > e->stamp) {
 					e->stamp = ++s->cfg_tick;
@@ -904,10 +906,9 @@ static bool cmdq_idle(const struct iopt_smmu *s)
 }
 
 /* A translation under the model's lock (iopt_smmu_translate without a
- * replayed hit). Out of line, so that the replayed hit's path saves no
- * registers for it. */
-static __attribute__((noinline)) int
-translate_serialised(struct iopt_smmu *s, const struct iopt_smmu_txn *txn,
+ * replayed hit). */
+static inline int
+translate_locked_entry(struct iopt_smmu *s, const struct iopt_smmu_txn *txn,
 		     uint64_t cycle, struct iopt_smmu_resp *resp)
 {
 	/* No read-side section here: the walker takes one around its reads
@@ -933,6 +934,15 @@ translate_serialised(struct iopt_smmu *s, const struct iopt_smmu_txn *txn,
 				    resp->attr, 0, resp->ready);
 	plat_mutex_unlock(&s->core.lock);
 	return ret;
+}
+
+/* Out of line, so that the entry point and the replay's path save no
+ * registers for it. */
+static __attribute__((noinline)) int
+translate_serialised(struct iopt_smmu *s, const struct iopt_smmu_txn *txn,
+		     uint64_t cycle, struct iopt_smmu_resp *resp)
+{
+	return translate_locked_entry(s, txn, cycle, resp);
 }
 
 /* A translation that the hit memo may serve (common/hit_memo.h): a

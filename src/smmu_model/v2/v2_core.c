@@ -254,10 +254,9 @@ static uint64_t memo_key(const struct iopt_smmuv2_txn *t)
 }
 
 /* A translation under the model's lock (iopt_smmuv2_translate without a
- * replayed hit). Out of line, so that the replayed hit's path saves no
- * registers for it. */
-static __attribute__((noinline)) int
-translate_serialised(struct iopt_smmuv2 *s, const struct iopt_smmuv2_txn *txn,
+ * replayed hit). */
+static inline int
+translate_locked_entry(struct iopt_smmuv2 *s, const struct iopt_smmuv2_txn *txn,
 		     uint64_t cycle, struct iopt_smmuv2_resp *resp)
 {
 	int ret;
@@ -274,6 +273,15 @@ translate_serialised(struct iopt_smmuv2 *s, const struct iopt_smmuv2_txn *txn,
 	}
 	plat_mutex_unlock(&s->core.lock);
 	return ret;
+}
+
+/* Out of line, so that the entry point and the replay's path save no
+ * registers for it. */
+static __attribute__((noinline)) int
+translate_serialised(struct iopt_smmuv2 *s, const struct iopt_smmuv2_txn *txn,
+		     uint64_t cycle, struct iopt_smmuv2_resp *resp)
+{
+	return translate_locked_entry(s, txn, cycle, resp);
 }
 
 /* A translation that the hit memo may serve (common/hit_memo.h): a
