@@ -56,8 +56,9 @@ void smmu_core_hit_shared(struct smmu_core *c, uint64_t si, uint64_t cycle,
 			  uint64_t done)
 {
 	struct smmu_hit_block *b = &c->hb[SMMU_HIT_OWNED];
-	uint64_t *slot = &smmu_core_slot_row(c, SMMU_HIT_OWNED)[si];
-	uint64_t now = plat_load_rlx64(&b->now), free = plat_load_rlx64(slot);
+	uint64_t *slot = smmu_core_slot_word(c, si, 1 + SMMU_HIT_OWNED);
+	uint64_t *bnow = smmu_core_hb_now(c, SMMU_HIT_OWNED);
+	uint64_t now = plat_load_rlx64(bnow), free = plat_load_rlx64(slot);
 	uint64_t max = plat_load_rlx64(&b->lat_max), lat = done - cycle;
 
 	/* Compare-and-swaps and relaxed adds: several threads store here;
@@ -67,9 +68,9 @@ void smmu_core_hit_shared(struct smmu_core *c, uint64_t si, uint64_t cycle,
 	 * the maximum. No runs here: run_n stays 0. */
 	while (done > free && !plat_cas_rel64(slot, &free, done))
 		;
-	while (cycle > now && !plat_cas_rel64(&b->now, &now, cycle))
+	while (cycle > now && !plat_cas_rel64(bnow, &now, cycle))
 		;
-	plat_fetch_add_rlx64(&b->n, 1);
+	plat_fetch_add_rlx64(smmu_core_hb_n(c, SMMU_HIT_OWNED), 1);
 	plat_fetch_add_rlx64(&b->lat_sum, lat);
 	plat_fetch_add_rlx64(&b->hist[smmu_lat_bucket(lat)], 1);
 	while (lat > max && !plat_cas_rel64(&b->lat_max, &max, lat))
@@ -101,14 +102,18 @@ static int core_init(struct smmu_core *c, const struct iopt_smmu_mem *mem,
 		return err;
 	c->locked = true;
 	/* Rows of whole cache lines, one per writer (struct smmu_core). */
-	c->slot_stride = ((size_t)cp->translation_slots + 7) & ~(size_t)7;
-	size_t rows = c->slot_stride * (SMMU_HIT_OWNED + 2) * sizeof(uint64_t);
+	/* Three lines of hit block words, then SMMU_SLOT_WRITERS words per
+	 * slot (struct smmu_core). */
+	size_t tn = 3 * 64, rows = (size_t)cp->translation_slots *
+				    SMMU_SLOT_WRITERS * sizeof(uint64_t) + tn;
 
 	/* calloc (one more line, aligned by hand): zeroed, and the
 	 * allocation-failure tests count callocs. */
 	c->slot_mem = calloc(1, rows + 64);
-	if (c->slot_mem)
-		c->slot_free = (uint64_t *)(((uintptr_t)c->slot_mem + 63) & ~(uintptr_t)63);
+	if (c->slot_mem) {
+		c->hb_tn = (uint64_t *)(((uintptr_t)c->slot_mem + 63) & ~(uintptr_t)63);
+		c->slot_free = c->hb_tn + tn / sizeof(uint64_t);
+	}
 	c->walk_free = calloc(cp->walk_slots, sizeof(uint64_t));
 	if (!c->slot_free || !c->walk_free)
 		return -ENOMEM;
@@ -130,7 +135,7 @@ static void core_fini(struct smmu_core *c)
 	smmu_wcache_fini(&c->wc);
 	free(c->slot_mem);
 	free(c->walk_free);
-	c->slot_free = c->walk_free = NULL;
+	c->slot_free = c->walk_free = c->hb_tn = NULL;
 	c->slot_mem = NULL;
 	if (c->locked)
 		plat_mutex_destroy(&c->lock);

@@ -32,12 +32,16 @@
 #include "walk_cache.h"
 
 #define SMMU_HIT_OWNED	8
+/* Words per translation slot: the locked path's and one per hit block,
+ * rounded up to whole lines. */
+#define SMMU_SLOT_WRITERS	16
 
 /*
- * A device thread's hit block in one model: what its lock-free hits
- * change other than the translation slot they take -- the model's time
- * (the cycle of its latest hit), its part of the slot round robin (its
- * hit count n) and the hit statistics. The first SMMU_HIT_OWNED
+ * A device thread's hit block in one model: its hit statistics; and,
+ * outside the block, its other words (see struct smmu_core): the cycle
+ * of its latest hit (its part of the model's time), its hit count (its
+ * part of the slot round robin) and one word per translation slot (when
+ * its hits make that slot free). The first SMMU_HIT_OWNED
  * threads that hit on a model each own a block (claimed by a
  * compare-and-swap of owner, never given back): the owner alone stores
  * to it, with relaxed stores (no locked instruction), and others read
@@ -50,14 +54,12 @@
 struct smmu_hit_block {
 	uint64_t pad0[8];
 	uint64_t owner;		/* the owning thread's token; 0: free */
-	uint64_t now;		/* the start cycle of its latest hit */
-	uint64_t n;		/* its hits */
 	/* Latency statistics: its latest hits' run of equal latencies
 	 * (run_n hits of run_lat cycles), and the earlier runs' sum, maximum
 	 * and log2 histogram (smmu_core_hit_flush). */
 	uint64_t run_lat, run_n;
 	uint64_t lat_sum, lat_max, hist[16];
-	uint64_t pad1[1];
+	uint64_t pad1[3];
 };
 
 /* The calling thread's (simulation: CPU's) note of its hit block: each
@@ -80,21 +82,30 @@ struct smmu_core {
 	void *irq_ctx;
 	struct plat_mutex lock;
 	struct smmu_clock clk;
-	/* When each translation slot is free: the maximum over rows of
-	 * slot_stride words (64-byte aligned, a row per writer so that no
-	 * two writers share a cache line): row 0 the locked path's (relaxed
-	 * stores by the lock holder), row 1 + k hit block k's (relaxed
-	 * stores by its owner; the shared block's by compare-and-swap).
-	 * Relaxed loads anywhere (smmu_core_slot_free). The next slot in
-	 * turn is number (turn + every used hit block's n) % nslot: turn
-	 * counts the locked translations that took a slot (relaxed stores
-	 * by the lock holder, relaxed loads by hits); nslot_mask is nslot -
-	 * 1 when nslot is a power of two (no division), else 0. */
+	/*
+	 * The words the lock-free hits and the locked path write for each
+	 * other, in one allocation aligned to 64 bytes (slot_mem), grouped
+	 * so that what a translation reads of the others sits in the lines
+	 * it writes itself (one line transfer, not two, when another thread
+	 * wrote last):
+	 *  - hb_tn[2k], hb_tn[2k + 1]: hit block k's latest hit cycle and
+	 *    hit count (relaxed stores by its owner; the shared block's by
+	 *    compare-and-swap and fetch-and-add), three lines;
+	 *  - slot_free[i * SMMU_SLOT_WRITERS + w]: when slot i is free as
+	 *    far as writer w knows: w = 0 the locked path (relaxed stores by
+	 *    the lock holder), w = 1 + k hit block k. Slot i is free from
+	 *    the maximum over its writers (smmu_core_slot_free).
+	 * Relaxed loads anywhere. The next slot in turn is number (turn +
+	 * every used block's hit count) % nslot: turn counts the locked
+	 * translations that took a slot (relaxed stores by the lock holder,
+	 * relaxed loads by hits); nslot_mask is nslot - 1 when nslot is a
+	 * power of two (no division), else 0.
+	 */
+	uint64_t *hb_tn;
 	uint64_t *slot_free;
-	void *slot_mem;			/* the allocation slot_free is in */
+	void *slot_mem;			/* the allocation both are in */
 	uint64_t turn;
 	uint64_t nslot_mask;
-	size_t slot_stride;
 	/* When the last locked translation's slot let it start
 	 * (smmu_core_slot). Model lock. */
 	uint64_t slot_start;
@@ -155,6 +166,24 @@ void *smmu_model_new(size_t size, size_t core_off, const struct iopt_smmu_mem *m
  * set up) and the model's memory. NULL: nothing. */
 void smmu_model_free(void *model, size_t core_off);
 
+/* Hit block k's latest hit cycle and hit count (struct smmu_core). */
+static inline uint64_t *smmu_core_hb_now(const struct smmu_core *c, unsigned k)
+{
+	return &c->hb_tn[2 * k];
+}
+
+static inline uint64_t *smmu_core_hb_n(const struct smmu_core *c, unsigned k)
+{
+	return &c->hb_tn[2 * k + 1];
+}
+
+/* Slot i's word of writer w (0: the locked path, 1 + k: hit block k). */
+static inline uint64_t *smmu_core_slot_word(const struct smmu_core *c, uint64_t i,
+					    unsigned w)
+{
+	return &c->slot_free[i * SMMU_SLOT_WRITERS + w];
+}
+
 /* The model's time (model_time.h): now, or a later hit's cycle. Relaxed
  * loads: they pair by value with the relaxed stores of
  * smmu_core_time_set() and of the hits (smmu_core_fast_hit). Any
@@ -164,7 +193,7 @@ static inline uint64_t smmu_core_now(const struct smmu_core *c)
 	uint64_t now = plat_load_rlx64(&c->clk.now);
 
 	for (uint64_t m = plat_load_rlx64(&c->hb_used); m; m &= m - 1) {
-		uint64_t t = plat_load_rlx64(&c->hb[__builtin_ctzll(m)].now);
+		uint64_t t = plat_load_rlx64(smmu_core_hb_now(c, (unsigned)__builtin_ctzll(m)));
 
 		now = t > now ? t : now;
 	}
@@ -202,21 +231,16 @@ static inline uint64_t smmu_core_slot_mod(const struct smmu_core *c, uint64_t i)
 	return plat_likely(c->nslot_mask) ? i & c->nslot_mask : i % c->nslot;
 }
 
-/* Slot i's row for hit block k (k = -1: the locked path's). */
-static inline uint64_t *smmu_core_slot_row(const struct smmu_core *c, int k)
-{
-	return c->slot_free + (size_t)(k + 1) * c->slot_stride;
-}
-
 /* The cycle slot i is free from: the maximum over the rows (relaxed
  * loads; they pair by value with the rows' owners' stores). Any
  * context. */
 static inline uint64_t smmu_core_slot_free(const struct smmu_core *c, uint64_t i)
 {
-	uint64_t f = plat_load_rlx64(&c->slot_free[i]);
+	uint64_t f = plat_load_rlx64(smmu_core_slot_word(c, i, 0));
 
 	for (uint64_t m = plat_load_rlx64(&c->hb_used); m; m &= m - 1) {
-		uint64_t t = plat_load_rlx64(&smmu_core_slot_row(c, __builtin_ctzll(m))[i]);
+		unsigned w = 1 + (unsigned)__builtin_ctzll(m);
+		uint64_t t = plat_load_rlx64(smmu_core_slot_word(c, i, w));
 
 		f = t > f ? t : f;
 	}
@@ -231,14 +255,14 @@ static inline unsigned smmu_core_slot_take(struct smmu_core *c)
 
 	for (uint64_t m = plat_load_rlx64(&c->hb_used); m; m &= m - 1)
 		/* Relaxed: pairs by value with the hits' stores of n. */
-		i += plat_load_rlx64(&c->hb[__builtin_ctzll(m)].n);
+		i += plat_load_rlx64(smmu_core_hb_n(c, (unsigned)__builtin_ctzll(m)));
 	/* Relaxed: the hits pair with it by value; only the lock holder
 	 * stores turn. */
 	plat_store_rlx64(&c->turn, c->turn + 1);
 	return (unsigned)smmu_core_slot_mod(c, i);
 }
 
-/* The next translation slot (in row 0) and the cycle a translation
+/* The next translation slot (its locked-path word) and the cycle a translation
  * arriving at cycle starts in it; the caller says when the slot is busy
  * until with smmu_core_slot_done(). Model lock held. */
 static inline uint64_t *smmu_core_slot(struct smmu_core *c, uint64_t cycle,
@@ -250,16 +274,16 @@ static inline uint64_t *smmu_core_slot(struct smmu_core *c, uint64_t cycle,
 	*start = cycle > free ? cycle : free;
 	c->slot_start = *start;
 	c->hit_pure = false;		/* until this translation's TLB hit */
-	return &c->slot_free[i];
+	return smmu_core_slot_word(c, i, 0);
 }
 
 /* The slot of smmu_core_slot() is busy until until (no earlier than the
  * start it gave). Model lock held. */
 static inline void smmu_core_slot_done(uint64_t *slot, uint64_t until)
 {
-	/* Row 0 is the lock holder's alone, and until is at least every
-	 * row's value for the slot: a relaxed store, which the readers of
-	 * smmu_core_slot_free() pair with by value. */
+	/* The locked path's word is the lock holder's alone, and until is
+	 * at least every writer's word for the slot: a relaxed store, which
+	 * the readers of smmu_core_slot_free() pair with by value. */
 	plat_store_rlx64(slot, until);
 }
 
@@ -368,19 +392,22 @@ static inline bool smmu_core_fast_hit(struct smmu_core *c, struct smmu_hit_tls *
 	 * the only one used (one device thread), without the loop. */
 	uint64_t used = plat_load_rlx64(&c->hb_used);
 	uint64_t now = plat_load_rlx64(&c->clk.now), i = plat_load_rlx64(&c->turn);
+	uint64_t *tn = c->hb_tn, *sw = c->slot_free;
+	bool alone = used == 1ull << k;
+	uint64_t mine = plat_load_rlx64(&tn[2 * k + 1]);	/* its hit count */
 
-	if (plat_likely(used == 1ull << k)) {
-		uint64_t t = plat_load_rlx64(&c->hb[k].now);
+	if (plat_likely(alone)) {
+		uint64_t t = plat_load_rlx64(&tn[2 * k]);
 
 		now = t > now ? t : now;
-		i += plat_load_rlx64(&c->hb[k].n);
+		i += mine;
 	} else {
 		for (uint64_t m = used; m; m &= m - 1) {
-			const struct smmu_hit_block *b = &c->hb[__builtin_ctzll(m)];
-			uint64_t t = plat_load_rlx64(&b->now);
+			unsigned j = (unsigned)__builtin_ctzll(m);
+			uint64_t t = plat_load_rlx64(&tn[2 * j]);
 
 			now = t > now ? t : now;
-			i += plat_load_rlx64(&b->n);
+			i += plat_load_rlx64(&tn[2 * j + 1]);
 		}
 	}
 	if (cycle < now) {
@@ -389,33 +416,34 @@ static inline bool smmu_core_fast_hit(struct smmu_core *c, struct smmu_hit_tls *
 		cycle = now;
 	}
 	/* The slot: start when it is free, busy until done. */
-	uint64_t si = smmu_core_slot_mod(c, i), free;
+	uint64_t *slot = &sw[smmu_core_slot_mod(c, i) * SMMU_SLOT_WRITERS];
+	uint64_t free;
 
-	if (plat_likely(used == 1ull << k)) {
-		uint64_t t = plat_load_rlx64(&smmu_core_slot_row(c, (int)k)[si]);
+	if (plat_likely(alone)) {
+		uint64_t t = plat_load_rlx64(&slot[1 + k]);
 
-		free = plat_load_rlx64(&c->slot_free[si]);
+		free = plat_load_rlx64(&slot[0]);
 		free = t > free ? t : free;
 	} else {
-		free = smmu_core_slot_free(c, si);
+		free = smmu_core_slot_free(c, smmu_core_slot_mod(c, i));
 	}
 	uint64_t done = (cycle > free ? cycle : free) + h->lat;
 	uint64_t lat = done - cycle;
 
 	*ready = done;
 	if (plat_unlikely(k == SMMU_HIT_OWNED)) {
-		smmu_core_hit_shared(c, si, cycle, done);
+		smmu_core_hit_shared(c, smmu_core_slot_mod(c, i), cycle, done);
 		return true;
 	}
-	/* This thread's block: it alone stores to it, so plain reads and
+	/* This thread's words and block: it alone stores to them, so
 	 * relaxed stores (pairing by value with the relaxed loads above,
-	 * of smmu_core_now(), smmu_core_slot_take() and
-	 * smmu_core_hit_stats()). cycle is at least the block's now. */
+	 * of smmu_core_now(), smmu_core_slot_take(), smmu_core_slot_free()
+	 * and smmu_core_hit_stats()). cycle is at least its latest. */
 	struct smmu_hit_block *b = &c->hb[k];
 
-	plat_store_rlx64(&smmu_core_slot_row(c, (int)k)[si], done);
-	plat_store_rlx64(&b->now, cycle);
-	plat_store_rlx64(&b->n, b->n + 1);
+	plat_store_rlx64(&slot[1 + k], done);
+	plat_store_rlx64(&tn[2 * k], cycle);
+	plat_store_rlx64(&tn[2 * k + 1], mine + 1);
 	if (plat_likely(lat == b->run_lat))
 		plat_store_rlx64(&b->run_n, b->run_n + 1);
 	else
@@ -437,7 +465,7 @@ static inline void smmu_core_hit_stats(struct smmu_core *c, struct smmu_hit_stat
 
 		if (rn && rl > m)
 			m = rl;
-		sum->n += plat_load_rlx64(&hb->n);
+		sum->n += plat_load_rlx64(smmu_core_hb_n(c, i));
 		sum->lat_sum += plat_load_rlx64(&hb->lat_sum) + rl * rn;
 		sum->lat_max = m > sum->lat_max ? m : sum->lat_max;
 		for (unsigned k = 0; k < 16; k++)
