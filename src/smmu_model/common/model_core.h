@@ -41,15 +41,15 @@
  * outside the block, its other words (see struct smmu_core): the cycle
  * of its latest hit (its part of the model's time), its hit count (its
  * part of the slot round robin) and one word per translation slot (when
- * its hits make that slot free). The first SMMU_HIT_OWNED
- * threads that hit on a model each own a block (claimed by a
- * compare-and-swap of owner, never given back): the owner alone stores
- * to it, with relaxed stores (no locked instruction), and others read
- * it with relaxed loads (the time and the turn: every hit and locked
- * translation; the statistics: get_stats). Later threads share the last
- * block and update it with atomic read-modify-writes. The written fields
- * sit 64 bytes inside the 256-byte block, so that two blocks never share
- * a cache line however the model is aligned.
+ * its hits make that slot free). The first SMMU_HIT_OWNED threads that
+ * hit on a model each own a block (claimed by a compare-and-swap of
+ * owner, never given back): the owner alone stores to it and to its
+ * words, with relaxed stores (no locked instruction); others read the
+ * words with relaxed loads on every hit and locked translation, and the
+ * statistics in get_stats. Later threads share the last block and its
+ * words and update them with atomic read-modify-writes. The written
+ * fields sit 64 bytes inside the 256-byte block, so that two blocks
+ * never share a cache line however the model is aligned.
  */
 struct smmu_hit_block {
 	uint64_t pad0[8];
