@@ -216,9 +216,9 @@ void smmu_core_walk(struct smmu_core *c, const struct smmu_stage_cfg *first,
 	*ws = *tcur;
 }
 
-bool smmu_core_tlb_conflict(const struct smmu_core *c, uint16_t vmid,
-			    uint16_t asid, uint8_t stage, uint64_t ia,
-			    unsigned size_lg2)
+bool smmu_core_tlb_conflict_scan(const struct smmu_core *c, uint16_t vmid,
+				 uint16_t asid, uint8_t stage, uint64_t ia,
+				 unsigned size_lg2)
 {
 	const struct tlb *t = &c->tlb;
 

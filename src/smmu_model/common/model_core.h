@@ -507,9 +507,20 @@ void smmu_core_walk(struct smmu_core *c, const struct smmu_stage_cfg *first,
  * conflict: the tables changed size at ia without the invalidation
  * break-before-make requires). Touches no replacement state.
  */
-bool smmu_core_tlb_conflict(const struct smmu_core *c, uint16_t vmid,
-			    uint16_t asid, uint8_t stage, uint64_t ia,
-			    unsigned size_lg2);
+bool smmu_core_tlb_conflict_scan(const struct smmu_core *c, uint16_t vmid,
+				 uint16_t asid, uint8_t stage, uint64_t ia,
+				 unsigned size_lg2);
+
+static inline bool smmu_core_tlb_conflict(const struct smmu_core *c, uint16_t vmid,
+					  uint16_t asid, uint8_t stage, uint64_t ia,
+					  unsigned size_lg2)
+{
+	/* Inline: with no other block size cached (the common case) there
+	 * is nothing to scan. */
+	if (!c->tlb_on || !(c->tlb.sizes & ~(1ull << size_lg2)))
+		return false;
+	return smmu_core_tlb_conflict_scan(c, vmid, asid, stage, ia, size_lg2);
+}
 
 /* Cache a successful walk's leaf (global: stage 1 nG = 0). */
 void smmu_core_tlb_fill(struct smmu_core *c, const struct smmu_stage_cfg *first,
