@@ -539,7 +539,8 @@ struct hit_thread {
 	void *m;
 	int version;
 	long n;
-	pthread_barrier_t *go;
+	struct bench_barrier *go;
+	struct plat_thread th;
 	uint64_t faults;
 };
 
@@ -548,7 +549,7 @@ static void *hit_thread_main(void *arg)
 	struct hit_thread *h = arg;
 	uint64_t cycle = 0;
 
-	pthread_barrier_wait(h->go);
+	bench_barrier_wait(h->go);
 	if (h->version == 2) {
 		struct iopt_smmuv2_txn t = { .sid = 0, .addr = 0x40000234, .priv = true };
 		struct iopt_smmuv2_resp r;
@@ -575,7 +576,9 @@ static void *hit_thread_main(void *arg)
 
 static double case_hit_threads(int version, unsigned nthreads, double one)
 {
-	const long n = 1000000;
+	/* Device threads are platform threads: on iopt-bench-sim (--sim N)
+	 * each is a simulated CPU. */
+	const long n = bench_iters(1000000, 100);
 	double rate[REPS];
 	uint64_t faults = 0;
 
@@ -583,11 +586,10 @@ static double case_hit_threads(int version, unsigned nthreads, double one)
 		struct rig r;
 		struct rig2 r2;
 		void *m;
-		pthread_barrier_t go;
+		struct bench_barrier go;
 		struct hit_thread *h = calloc(nthreads, sizeof(*h));
-		pthread_t *th = calloc(nthreads, sizeof(*th));
 
-		if (!h || !th) {
+		if (!h) {
 			fprintf(stderr, "translate_hit_threads: out of memory\n");
 			exit(1);
 		}
@@ -602,22 +604,25 @@ static double case_hit_threads(int version, unsigned nthreads, double one)
 				       IOPT_READ, NULL);
 			m = r.s;
 		}
-		pthread_barrier_init(&go, NULL, nthreads + 1);
+		bench_barrier_init(&go, nthreads + 1);
 		for (unsigned i = 0; i < nthreads; i++) {
-			h[i] = (struct hit_thread){ m, version, n, &go, 0 };
-			pthread_create(&th[i], NULL, hit_thread_main, &h[i]);
+			h[i] = (struct hit_thread){ .m = m, .version = version, .n = n,
+						    .go = &go };
+			if (plat_thread_start(&h[i].th, hit_thread_main, &h[i])) {
+				fprintf(stderr, "translate_hit_threads: no thread\n");
+				exit(1);
+			}
 		}
-		pthread_barrier_wait(&go);
+		bench_barrier_wait(&go);
 		uint64_t t0 = bench_now_ns();
 
 		for (unsigned i = 0; i < nthreads; i++) {
-			pthread_join(th[i], NULL);
+			plat_thread_join(&h[i].th);
 			faults += h[i].faults;
 		}
 		rate[k] = (double)n * nthreads * 1e9 / (double)(bench_now_ns() - t0);
-		pthread_barrier_destroy(&go);
+		bench_barrier_destroy(&go);
 		free(h);
-		free(th);
 		if (version == 2)
 			rig2_fini(&r2);
 		else

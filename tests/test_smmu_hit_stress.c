@@ -21,9 +21,28 @@
  *    page itself and must see a translation fault, and right after each
  *    map, the new generation.
  * IOPT_STRESS_OPS scales the mapper's work.
+ *
+ * Time and slots seen across threads (docs/smmu_model.md, "What a
+ * replayed hit changes"): lock-free hits keep the model's time and their
+ * translation slots' busy times in their own thread's hit block, and
+ * every translation must still see those of every translation that
+ * happened before it:
+ *  - one translation slot, shared clock, more threads than the model has
+ *    owned hit blocks: each thread reads the latest ready cycle any
+ *    thread has published (acquire), translates at cycle 0 (behind the
+ *    model's time, so taken as its time) and must be ready strictly
+ *    later: the one slot is busy until at least then. Afterwards the
+ *    model counts exactly the translations made;
+ *  - no shared clock: one thread translates at rising cycles and
+ *    publishes each cycle after its call returned (release); others read
+ *    it (acquire) and translate one cycle earlier, which the time rule
+ *    must refuse (-EINVAL).
  */
+#include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -101,6 +120,7 @@ struct rig {
 	 * acquire by the devices). */
 	uint32_t gone[NPAGES];
 	int stop;			/* atomic */
+	unsigned started;		/* atomic: devices that translated */
 	/* Atomic counters. */
 	unsigned long ok, faults, stale, wrong, errors;
 };
@@ -120,6 +140,9 @@ static int xlate(struct rig *r, uint64_t va, uint64_t cycle, struct res *o)
 		struct iopt_smmuv2_resp resp;
 
 		ret = iopt_smmuv2_translate(r->s2, &t, cycle, &resp);
+		*o = (struct res){ 0 };
+		if (ret)
+			return ret;	/* resp not written */
 		o->ok = resp.result == IOPT_SMMUV2_OK;
 		o->oa = resp.oa;
 		o->ready = resp.ready;
@@ -128,6 +151,9 @@ static int xlate(struct rig *r, uint64_t va, uint64_t cycle, struct res *o)
 		struct iopt_smmu_resp resp;
 
 		ret = iopt_smmu_translate(r->s3, &t, cycle, &resp);
+		*o = (struct res){ 0 };
+		if (ret)
+			return ret;	/* resp not written */
 		o->ok = !resp.fault;
 		o->oa = resp.oa;
 		o->ready = resp.ready;
@@ -147,6 +173,7 @@ static void *device_main(void *arg)
 	struct rig *r = arg;
 	uint64_t rnd = 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)&rnd;
 	uint64_t cycle = 0;
+	bool started = false;
 
 	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
 		unsigned p = (unsigned)(tu_rand(&rnd) % NPAGES);
@@ -163,6 +190,10 @@ static void *device_main(void *arg)
 				continue;
 			}
 			cycle = o.ready;
+			if (!started) {
+				started = true;
+				__atomic_fetch_add(&r->started, 1, __ATOMIC_RELAXED);
+			}
 			if (!o.ok) {
 				bump(&r->faults);
 				continue;
@@ -222,7 +253,8 @@ static void invalidate(struct rig *r, uint64_t va)
 
 /* ---- set-up ---------------------------------------------------------------- */
 
-static void rig_init(struct rig *r, int version)
+/* slots: translation slots (0: the preset's); shared: shared clock. */
+static void rig_init_at(struct rig *r, int version, unsigned slots, bool shared)
 {
 	struct iopt_smmu_mem mem;
 	struct iopt_info info;
@@ -246,7 +278,9 @@ static void rig_init(struct rig *r, int version)
 		struct iopt_smmuv2_params p;
 
 		assert_int_equal(iopt_smmuv2_preset("mmu-500", &p), 0);
-		p.shared_clock = true;
+		p.shared_clock = shared;
+		if (slots)
+			p.translation_slots = slots;
 		assert_int_equal(iopt_smmuv2_create(&p, &mem, NULL, NULL, &r->s2), 0);
 		r->cb0 = (1ull << (p.numpagendxb + 1)) << 12;
 		struct { uint64_t off; unsigned size; uint64_t v; } w[] = {
@@ -274,7 +308,9 @@ static void rig_init(struct rig *r, int version)
 	uint64_t words[8];
 
 	iopt_smmu_default_params(&p);
-	p.shared_clock = true;
+	p.shared_clock = shared;
+	if (slots)
+		p.translation_slots = slots;
 	assert_int_equal(iopt_smmu_create(&p, &mem, NULL, NULL, &r->s3), 0);
 	assert_int_equal(iopt_cd_from_pgtable(r->pt, ASID, &cd), 0);
 	iopt_cd_encode(&cd, words);
@@ -287,6 +323,11 @@ static void rig_init(struct rig *r, int version)
 	assert_int_equal(iopt_smmu_mmio_write(r->s3, V3_EVTQ_BASE, 8, EVTQ | 6, 0), 0);
 	/* SMMUEN, EVENTQEN, CMDQEN. */
 	assert_int_equal(iopt_smmu_mmio_write(r->s3, V3_CR0, 4, 0xd, 0), 0);
+}
+
+static void rig_init(struct rig *r, int version)
+{
+	rig_init_at(r, version, 0, true);
 }
 
 static void rig_fini(struct rig *r)
@@ -316,6 +357,10 @@ static void run(int version)
 	}
 	for (unsigned i = 0; i < DEVICES; i++)
 		assert_int_equal(pthread_create(&dev[i], NULL, device_main, r), 0);
+	/* Every device has translated before the mapper starts (on a loaded
+	 * host they might otherwise not run before it stops). */
+	while (__atomic_load_n(&r->started, __ATOMIC_RELAXED) < DEVICES)
+		sched_yield();
 	for (long i = 0; i < ops; i++) {
 		unsigned p = (unsigned)(tu_rand(&rnd) % NPAGES);
 		uint64_t va = VA0 + p * PAGE;
@@ -368,11 +413,158 @@ static void test_v2_hits_vs_invalidation(void **state)
 	run(2);
 }
 
+/* ---- time and slots seen across threads -------------------------------- */
+
+#define SLOT_THREADS	10	/* more than the model's owned hit blocks (8) */
+
+struct seen {
+	struct rig *r;
+	long n;
+	uint64_t pub;			/* atomic: latest ready / cycle published */
+	unsigned long early, calls, errors;	/* atomic */
+};
+
+static uint64_t translations(struct rig *r)
+{
+	if (r->version == 2) {
+		struct iopt_smmuv2_stats st;
+
+		iopt_smmuv2_get_stats(r->s2, &st);
+		return st.translations;
+	}
+	struct iopt_smmu_stats st;
+
+	iopt_smmu_get_stats(r->s3, &st);
+	return st.translations;
+}
+
+/* One slot, shared clock: ready later than every ready published. */
+static void *slot_main(void *arg)
+{
+	struct seen *x = arg;
+
+	for (long i = 0; i < x->n; i++) {
+		/* Acquire: pairs with the publishers' release CAS below. */
+		uint64_t seen = __atomic_load_n(&x->pub, __ATOMIC_ACQUIRE);
+		struct res o;
+
+		bump(&x->calls);
+		if (xlate(x->r, VA0 + 8, 0, &o) || !o.ok) {
+			bump(&x->errors);
+			continue;
+		}
+		if (o.ready <= seen)
+			bump(&x->early);
+		uint64_t cur = __atomic_load_n(&x->pub, __ATOMIC_RELAXED);
+
+		/* Release: publishes the translation before the new value. */
+		while (o.ready > cur &&
+		       !__atomic_compare_exchange_n(&x->pub, &cur, o.ready, false,
+						    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+			;
+	}
+	return NULL;
+}
+
+static void run_slots(int version)
+{
+	struct rig *r = calloc(1, sizeof(*r));
+	struct seen x = { .r = r, .n = tu_stress_ops(OPS_DEFAULT) * 5 };
+	pthread_t th[SLOT_THREADS];
+	struct res o;
+
+	assert_non_null(r);
+	rig_init_at(r, version, 1, true);
+	assert_int_equal(iopt_map_pages(r->pt, VA0, pa_of(0, 1), PAGE, 1, IOPT_READ,
+					NULL), 0);
+	/* Fill the TLB and the memo: the threads then hit. */
+	for (int k = 0; k < 3; k++) {
+		assert_int_equal(xlate(r, VA0 + 8, 0, &o), 0);
+		assert_true(o.ok);
+	}
+	for (unsigned i = 0; i < SLOT_THREADS; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, slot_main, &x), 0);
+	for (unsigned i = 0; i < SLOT_THREADS; i++)
+		pthread_join(th[i], NULL);
+	print_message("v%d slots: %lu calls, %lu early, %lu errors\n", version,
+		      x.calls, x.early, x.errors);
+	assert_int_equal(x.errors, 0);
+	assert_int_equal(x.early, 0);
+	assert_int_equal(translations(r), x.calls + 3);
+	rig_fini(r);
+	free(r);
+}
+
+/* No shared clock: a cycle behind one published is refused. */
+static void *late_main(void *arg)
+{
+	struct seen *x = arg;
+
+	for (long i = 0; i < x->n; i++) {
+		/* Acquire: pairs with the writer's release store. */
+		uint64_t seen = __atomic_load_n(&x->pub, __ATOMIC_ACQUIRE);
+		struct res o;
+
+		if (!seen)
+			continue;
+		bump(&x->calls);
+		if (xlate(x->r, VA0 + 8, seen - 1, &o) != -EINVAL)
+			bump(&x->early);
+	}
+	return NULL;
+}
+
+static void run_late(int version)
+{
+	struct rig *r = calloc(1, sizeof(*r));
+	struct seen x = { .r = r, .n = tu_stress_ops(OPS_DEFAULT) * 5 };
+	pthread_t th[DEVICES];
+	uint64_t cycle = 1;
+	struct res o;
+
+	assert_non_null(r);
+	rig_init_at(r, version, 0, false);
+	assert_int_equal(iopt_map_pages(r->pt, VA0, pa_of(0, 1), PAGE, 1, IOPT_READ,
+					NULL), 0);
+	for (unsigned i = 0; i < DEVICES; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, late_main, &x), 0);
+	for (long i = 0; i < x.n; i++) {
+		assert_int_equal(xlate(r, VA0 + 8, cycle, &o), 0);
+		assert_true(o.ok);
+		/* Release: the translation at cycle happened before. */
+		__atomic_store_n(&x.pub, cycle, __ATOMIC_RELEASE);
+		cycle = o.ready;
+	}
+	for (unsigned i = 0; i < DEVICES; i++)
+		pthread_join(th[i], NULL);
+	print_message("v%d late: %lu calls, %lu accepted\n", version, x.calls,
+		      x.early);
+	assert_int_equal(x.early, 0);
+	rig_fini(r);
+	free(r);
+}
+
+static void test_v3_time_and_slots_across_threads(void **state)
+{
+	(void)state;
+	run_slots(3);
+	run_late(3);
+}
+
+static void test_v2_time_and_slots_across_threads(void **state)
+{
+	(void)state;
+	run_slots(2);
+	run_late(2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_v3_hits_vs_invalidation),
 		cmocka_unit_test(test_v2_hits_vs_invalidation),
+		cmocka_unit_test(test_v3_time_and_slots_across_threads),
+		cmocka_unit_test(test_v2_time_and_slots_across_threads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -90,8 +90,8 @@ static inline bool tlb_tags_match(const struct tlb_entry *e, uint16_t vmid,
 static inline void tlb_touch(struct tlb *t, const struct tlb_entry *set,
 			     struct tlb_entry *e)
 {
-	if (t->repl != TLB_LRU)
-		return;			/* stamps are read by LRU only */
+	if (t->repl != TLB_LRU || e->stamp == t->tick)
+		return;			/* LRU only; the newest stamp of all */
 	for (unsigned w = 0; w < t->ways; w++)
 		if (set[w].valid && set[w].stamp > e->stamp) {
 			e->stamp = ++t->tick;

@@ -6,25 +6,75 @@
 
 #include "model_core.h"
 
-/* This CPU's (host: thread's) statistics block number, 0 until taken. */
-PLAT_CPU_LOCAL(unsigned, smmu_hit_tix);
+/* The last core id given (struct smmu_core id). */
+static uint64_t smmu_core_ids;
 
-unsigned smmu_hit_ticket(void)
+unsigned smmu_core_hit_block(struct smmu_core *c, struct smmu_hit_tls *tls)
 {
-	static uint32_t next;
-	unsigned *mine = plat_cpu_local(smmu_hit_tix);
-	uint32_t n, t;
+	uint64_t me = (uintptr_t)tls;
+	unsigned k;
 
-	if (plat_likely(*mine))
-		return *mine;
-	n = plat_load_rlx32(&next);
-	/* Relaxed: only distinct numbers matter. The first SMMU_HIT_OWNED
-	 * threads each own a block; later ones share the last. */
-	do
-		t = n < SMMU_HIT_OWNED ? n + 1 : SMMU_HIT_OWNED + 1;
-	while (n < SMMU_HIT_OWNED && !plat_cas_rel32(&next, &n, t));
-	*mine = t;
-	return t;
+	/* The first free block, unless one is this thread's already (tls
+	 * named another model). Compare-and-swap: only distinct owners
+	 * matter; a block is never given back, so a thread's token names at
+	 * most one block of a core. */
+	for (k = 0; k < SMMU_HIT_OWNED; k++) {
+		uint64_t o = plat_load_rlx64(&c->hb[k].owner);
+
+		if (o == me)
+			break;
+		if (!o && plat_cas_rel64(&c->hb[k].owner, &o, me))
+			break;
+	}
+	tls->blk = k;
+	tls->id = c->id;
+	/* Relaxed: set before the thread's first store to the block; the
+	 * readers' relaxed loads of hb_used pair with it by value. */
+	if (!(plat_load_rlx64(&c->hb_used) & 1ull << k))
+		plat_fetch_or_rlx64(&c->hb_used, 1ull << k);
+	return k;
+}
+
+void smmu_core_hit_flush(struct smmu_hit_block *b, uint64_t lat)
+{
+	/* The owner alone stores here: plain reads, relaxed stores (pair
+	 * with the relaxed loads of smmu_core_hit_stats()). */
+	if (b->run_n) {
+		unsigned lg = smmu_lat_bucket(b->run_lat);
+
+		plat_store_rlx64(&b->lat_sum, b->lat_sum + b->run_lat * b->run_n);
+		plat_store_rlx64(&b->hist[lg], b->hist[lg] + b->run_n);
+		if (b->run_lat > b->lat_max)
+			plat_store_rlx64(&b->lat_max, b->run_lat);
+	}
+	plat_store_rlx64(&b->run_n, 0);
+	plat_store_rlx64(&b->run_lat, lat);
+	plat_store_rlx64(&b->run_n, 1);
+}
+
+void smmu_core_hit_shared(struct smmu_core *c, uint64_t si, uint64_t cycle,
+			  uint64_t done)
+{
+	struct smmu_hit_block *b = &c->hb[SMMU_HIT_OWNED];
+	uint64_t *slot = smmu_core_slot_word(c, si, 1 + SMMU_HIT_OWNED);
+	uint64_t *bnow = smmu_core_hb_now(c, SMMU_HIT_OWNED);
+	uint64_t now = plat_load_rlx64(bnow), free = plat_load_rlx64(slot);
+	uint64_t max = plat_load_rlx64(&b->lat_max), lat = done - cycle;
+
+	/* Compare-and-swaps and relaxed adds: several threads store here;
+	 * they pair by value with the relaxed loads of the readers
+	 * (smmu_core_fast_hit, smmu_core_now, smmu_core_slot_take,
+	 * smmu_core_slot_free, smmu_core_hit_stats). now and the slot keep
+	 * the maximum. No runs here: run_n stays 0. */
+	while (done > free && !plat_cas_rel64(slot, &free, done))
+		;
+	while (cycle > now && !plat_cas_rel64(bnow, &now, cycle))
+		;
+	plat_fetch_add_rlx64(smmu_core_hb_n(c, SMMU_HIT_OWNED), 1);
+	plat_fetch_add_rlx64(&b->lat_sum, lat);
+	plat_fetch_add_rlx64(&b->hist[smmu_lat_bucket(lat)], 1);
+	while (lat > max && !plat_cas_rel64(&b->lat_max, &max, lat))
+		;
 }
 
 /* Set up c (zeroed): 0, -ENOMEM or the mutex's errno; core_fini()
@@ -39,7 +89,11 @@ static int core_init(struct smmu_core *c, const struct iopt_smmu_mem *mem,
 	c->irq = irq;
 	c->irq_ctx = irq_ctx;
 	c->clk.shared = cp->shared_clock;
+	/* Relaxed: only distinct numbers matter. */
+	c->id = plat_fetch_add_rlx64(&smmu_core_ids, 1) + 1;
 	c->nslot = cp->translation_slots;
+	if (!(c->nslot & (c->nslot - 1)))
+		c->nslot_mask = c->nslot - 1;
 	c->nwalk = cp->walk_slots;
 	c->tlb_latency = cp->tlb->latency;
 	c->walk_latency = cp->walk->latency;
@@ -47,7 +101,19 @@ static int core_init(struct smmu_core *c, const struct iopt_smmu_mem *mem,
 	if (err)
 		return err;
 	c->locked = true;
-	c->slot_free = calloc(cp->translation_slots, sizeof(uint64_t));
+	/* Rows of whole cache lines, one per writer (struct smmu_core). */
+	/* Three lines of hit block words, then SMMU_SLOT_WRITERS words per
+	 * slot (struct smmu_core). */
+	size_t tn = 3 * 64, rows = (size_t)cp->translation_slots *
+				    SMMU_SLOT_WRITERS * sizeof(uint64_t) + tn;
+
+	/* calloc (one more line, aligned by hand): zeroed, and the
+	 * allocation-failure tests count callocs. */
+	c->slot_mem = calloc(1, rows + 64);
+	if (c->slot_mem) {
+		c->hb_tn = (uint64_t *)(((uintptr_t)c->slot_mem + 63) & ~(uintptr_t)63);
+		c->slot_free = c->hb_tn + tn / sizeof(uint64_t);
+	}
 	c->walk_free = calloc(cp->walk_slots, sizeof(uint64_t));
 	if (!c->slot_free || !c->walk_free)
 		return -ENOMEM;
@@ -67,9 +133,10 @@ static void core_fini(struct smmu_core *c)
 		tlb_fini(&c->tlb);
 	c->tlb_on = false;
 	smmu_wcache_fini(&c->wc);
-	free(c->slot_free);
+	free(c->slot_mem);
 	free(c->walk_free);
-	c->slot_free = c->walk_free = NULL;
+	c->slot_free = c->walk_free = c->hb_tn = NULL;
+	c->slot_mem = NULL;
 	if (c->locked)
 		plat_mutex_destroy(&c->lock);
 	c->locked = false;
@@ -149,9 +216,9 @@ void smmu_core_walk(struct smmu_core *c, const struct smmu_stage_cfg *first,
 	*ws = *tcur;
 }
 
-bool smmu_core_tlb_conflict(const struct smmu_core *c, uint16_t vmid,
-			    uint16_t asid, uint8_t stage, uint64_t ia,
-			    unsigned size_lg2)
+bool smmu_core_tlb_conflict_scan(const struct smmu_core *c, uint16_t vmid,
+				 uint16_t asid, uint8_t stage, uint64_t ia,
+				 unsigned size_lg2)
 {
 	const struct tlb *t = &c->tlb;
 

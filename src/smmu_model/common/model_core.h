@@ -8,13 +8,15 @@
  * table walk in a walk slot charged by walk-cache probes and descriptor
  * fetches, and the TLB fill from the walk. Callers hold core.lock (taken
  * by every public entry point of a model), except for the lock-free TLB
- * hit (smmu_core_fast_hit), which replays a hit memo (hit_memo.h) and
- * takes the time (model_time.h) and a translation slot with atomics, and
- * counts into its thread's statistics block.
+ * hit (smmu_core_fast_hit), which replays a hit memo (hit_memo.h), takes
+ * a translation slot with one compare-and-swap, and keeps its time, its
+ * slot turns and its statistics in its thread's hit block (plain stores:
+ * one writer).
  */
 #ifndef IOPT_SMMU_MODEL_CORE_H
 #define IOPT_SMMU_MODEL_CORE_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -30,11 +32,49 @@
 #include "walk_cache.h"
 
 #define SMMU_HIT_OWNED	8
+/* Words per translation slot: the locked path's and one per hit block,
+ * rounded up to whole lines. */
+#define SMMU_SLOT_WRITERS	16
 
-/* The calling CPU's (host: thread's) number for the statistics blocks
- * (1..SMMU_HIT_OWNED: its own; SMMU_HIT_OWNED + 1: the shared one),
- * taken on its first call (smmu_core_fast_hit). */
-unsigned smmu_hit_ticket(void);
+/*
+ * A device thread's hit block in one model: its hit statistics; and,
+ * outside the block, its other words (see struct smmu_core): the cycle
+ * of its latest hit (its part of the model's time), its hit count (its
+ * part of the slot round robin) and one word per translation slot (when
+ * its hits make that slot free). The first SMMU_HIT_OWNED threads that
+ * hit on a model each own a block (claimed by a compare-and-swap of
+ * owner, never given back): the owner alone stores to it and to its
+ * words, with relaxed stores (no locked instruction); others read the
+ * words with relaxed loads on every hit and locked translation, and the
+ * statistics in get_stats. Later threads share the last block and its
+ * words and update them with atomic read-modify-writes. The written
+ * fields sit 64 bytes inside the 256-byte block, so that two blocks
+ * never share a cache line however the model is aligned.
+ */
+struct smmu_hit_block {
+	uint64_t pad0[8];
+	uint64_t owner;		/* the owning thread's token; 0: free */
+	/* Latency statistics: its latest hits' run of equal latencies
+	 * (run_n hits of run_lat cycles), and the earlier runs' sum, maximum
+	 * and log2 histogram (smmu_core_hit_flush). */
+	uint64_t run_lat, run_n;
+	uint64_t lat_sum, lat_max, hist[16];
+	uint64_t pad1[3];
+};
+
+/* The calling thread's (simulation: CPU's) note of its hit block: each
+ * model type's translate keeps one (PLAT_CPU_LOCAL) and passes it to
+ * smmu_core_fast_hit(); its address is the thread's token. blk is its
+ * block in the model whose core id is id (0: none yet). */
+struct smmu_hit_tls {
+	uint64_t id;
+	unsigned blk;
+};
+
+/* What the lock-free hits counted, summed over the blocks. */
+struct smmu_hit_stats {
+	uint64_t n, lat_sum, lat_max, hist[16];
+};
 
 struct smmu_core {
 	struct iopt_smmu_mem mem;
@@ -42,17 +82,33 @@ struct smmu_core {
 	void *irq_ctx;
 	struct plat_mutex lock;
 	struct smmu_clock clk;
-	/* Each translation slot free from (an atomic maximum), and how many
-	 * translations have taken one (slots go round robin: the next is
-	 * slot_ctr % nslot): atomics, since lock-free hits take slots too. */
+	/*
+	 * The words the lock-free hits and the locked path write for each
+	 * other, in one allocation aligned to 64 bytes (slot_mem), grouped
+	 * so that what a translation reads of the others sits in the lines
+	 * it writes itself (one line transfer, not two, when another thread
+	 * wrote last):
+	 *  - hb_tn[2k], hb_tn[2k + 1]: hit block k's latest hit cycle and
+	 *    hit count (relaxed stores by its owner; the shared block's by
+	 *    compare-and-swap and fetch-and-add), three lines;
+	 *  - slot_free[i * SMMU_SLOT_WRITERS + w]: when slot i is free as
+	 *    far as writer w knows: w = 0 the locked path (relaxed stores by
+	 *    the lock holder), w = 1 + k hit block k. Slot i is free from
+	 *    the maximum over its writers (smmu_core_slot_free).
+	 * Relaxed loads anywhere. The next slot in turn is number (turn +
+	 * every used block's hit count) % nslot: turn counts the locked
+	 * translations that took a slot (relaxed stores by the lock holder,
+	 * relaxed loads by hits); nslot_mask is nslot - 1 when nslot is a
+	 * power of two (no division), else 0.
+	 */
+	uint64_t *hb_tn;
 	uint64_t *slot_free;
-	uint64_t slot_ctr;
-	/* The slot a locked translation holds: claimed (smmu_core_slot),
-	 * written through the pointer it returned, given back
-	 * (smmu_core_slot_commit). Model lock. */
-	uint64_t slot_held, slot_start;
-	unsigned slot_held_i;
-	bool slot_holding;
+	void *slot_mem;			/* the allocation both are in */
+	uint64_t turn;
+	uint64_t nslot_mask;
+	/* When the last locked translation's slot let it start
+	 * (smmu_core_slot). Model lock. */
+	uint64_t slot_start;
 	uint64_t *walk_free;			/* each walk slot free from */
 	unsigned nslot, nwalk, next_walk;
 	unsigned tlb_latency, walk_latency;	/* cycles per lookup, per probe */
@@ -64,17 +120,20 @@ struct smmu_core {
 	 * replacement state; the block mask of the entry. Model lock. */
 	bool hit_pure;
 	uint64_t hit_mask;
-	/* Hit-memo generation: see hit_memo.h and smmu_core_gen_bump. */
-	uint64_t gen;
+	/* Hit-memo generation: see hit_memo.h and smmu_core_gen_bump;
+	 * memo_gen: the generation of the latest memo store (relaxed store
+	 * by the lock holder), so that a translation skips the probe when
+	 * no memo can be valid (smmu_core_memo_live). */
+	uint64_t gen, memo_gen;
+	/* The hit blocks some thread has used: bit k for hb[k], set (a
+	 * relaxed fetch-or) by the thread's first hit on this model, before
+	 * it stores to the block; never cleared. Relaxed loads: a thread
+	 * that reads the bit and not yet the block's values reads zeros,
+	 * which the maximum and the sum ignore. */
+	uint64_t hb_used;
+	uint64_t id;			/* unique to this core (hit_tls) */
 	struct smmu_memo memo[1u << SMMU_MEMO_LG2];
-	/* What lock-free hits count, merged into each model's statistics:
-	 * one block per thread for the first SMMU_HIT_OWNED threads that
-	 * take one (relaxed loads and stores: the thread alone writes it),
-	 * the last shared by the others (relaxed atomic adds). */
-	struct smmu_hit_stats {
-		uint64_t n, lat_sum, lat_max, hist[16];
-		uint64_t pad[5];	/* 192 bytes: threads' blocks apart */
-	} hs[SMMU_HIT_OWNED + 1];
+	struct smmu_hit_block hb[SMMU_HIT_OWNED + 1];
 };
 
 /* What a model's parameters give its core. */
@@ -107,52 +166,125 @@ void *smmu_model_new(size_t size, size_t core_off, const struct iopt_smmu_mem *m
  * set up) and the model's memory. NULL: nothing. */
 void smmu_model_free(void *model, size_t core_off);
 
-/* The slot of the next translation in turn. */
-static inline uint64_t *smmu_core_slot_take(struct smmu_core *c)
+/* Hit block k's latest hit cycle and hit count (struct smmu_core). */
+static inline uint64_t *smmu_core_hb_now(const struct smmu_core *c, unsigned k)
 {
-	/* Relaxed: only distinct, consecutive numbers matter. */
-	return &c->slot_free[plat_fetch_add_rlx64(&c->slot_ctr, 1) % c->nslot];
+	return &c->hb_tn[2 * k];
 }
 
-/* *slot = max(*slot, until): an atomic maximum (lock-free hits too). */
-static inline void smmu_core_slot_busy(uint64_t *slot, uint64_t until)
+static inline uint64_t *smmu_core_hb_n(const struct smmu_core *c, unsigned k)
 {
-	uint64_t old = plat_load_rlx64(slot);
-
-	/* Pairs by value with the loads in smmu_core_slot() and
-	 * smmu_core_fast_hit(); orders nothing else. */
-	while (until > old && !plat_cas_rel64(slot, &old, until))
-		;
+	return &c->hb_tn[2 * k + 1];
 }
 
-/* Give back the slot a locked translation holds: busy until the cycle
- * written to it. Model lock held. */
-static inline void smmu_core_slot_commit(struct smmu_core *c)
+/* Slot i's word of writer w (0: the locked path, 1 + k: hit block k). */
+static inline uint64_t *smmu_core_slot_word(const struct smmu_core *c, uint64_t i,
+					    unsigned w)
 {
-	if (!c->slot_holding)
-		return;
-	c->slot_holding = false;
-	smmu_core_slot_busy(&c->slot_free[c->slot_held_i], c->slot_held);
+	return &c->slot_free[i * SMMU_SLOT_WRITERS + w];
 }
 
-/* The next translation slot and the cycle a translation arriving at
- * cycle starts in it; the caller writes the cycle the slot is busy until
- * through the pointer, and the slot is given back by the next claim or
- * smmu_core_slot_commit(), which every entry point that claims calls
- * before it returns. Model lock held. */
+/* The model's time (model_time.h): now, or a later hit's cycle. Relaxed
+ * loads: they pair by value with the relaxed stores of
+ * smmu_core_time_set() and of the hits (smmu_core_fast_hit). Any
+ * context; exact under the model's lock with no hit running. */
+static inline uint64_t smmu_core_now(const struct smmu_core *c)
+{
+	uint64_t now = plat_load_rlx64(&c->clk.now);
+
+	for (uint64_t m = plat_load_rlx64(&c->hb_used); m; m &= m - 1) {
+		uint64_t t = plat_load_rlx64(smmu_core_hb_now(c, (unsigned)__builtin_ctzll(m)));
+
+		now = t > now ? t : now;
+	}
+	return now;
+}
+
+/* The time rule for an entry point at *cycle: 0 (with *cycle moved up to
+ * the model's time where callers share the clock) or -EINVAL (the model
+ * never goes back in time; nothing changed). Model lock held. */
+static inline int smmu_core_time_at(const struct smmu_core *c, uint64_t *cycle)
+{
+	uint64_t now = smmu_core_now(c);
+
+	if (plat_likely(*cycle >= now))
+		return 0;
+	if (!smmu_clock_lenient(&c->clk))
+		return -EINVAL;
+	*cycle = now;
+	return 0;
+}
+
+/* Time moves forward to cycle (never back). Model lock held. */
+static inline void smmu_core_time_set(struct smmu_core *c, uint64_t cycle)
+{
+	/* Only the lock holder stores now: the plain read is no race. The
+	 * store pairs by value with the relaxed loads of smmu_core_now()
+	 * and the hits. */
+	if (cycle > c->clk.now)
+		plat_store_rlx64(&c->clk.now, cycle);
+}
+
+/* Slot number i modulo the number of slots. */
+static inline uint64_t smmu_core_slot_mod(const struct smmu_core *c, uint64_t i)
+{
+	return plat_likely(c->nslot_mask) ? i & c->nslot_mask : i % c->nslot;
+}
+
+/* The cycle slot i is free from: the maximum over the rows (relaxed
+ * loads; they pair by value with the rows' owners' stores). Any
+ * context. */
+static inline uint64_t smmu_core_slot_free(const struct smmu_core *c, uint64_t i)
+{
+	uint64_t f = plat_load_rlx64(smmu_core_slot_word(c, i, 0));
+
+	for (uint64_t m = plat_load_rlx64(&c->hb_used); m; m &= m - 1) {
+		unsigned w = 1 + (unsigned)__builtin_ctzll(m);
+		uint64_t t = plat_load_rlx64(smmu_core_slot_word(c, i, w));
+
+		f = t > f ? t : f;
+	}
+	return f;
+}
+
+/* The number of the next translation slot in turn (see struct
+ * smmu_core), taken as the locked path's. Model lock held. */
+static inline unsigned smmu_core_slot_take(struct smmu_core *c)
+{
+	uint64_t i = c->turn;
+
+	for (uint64_t m = plat_load_rlx64(&c->hb_used); m; m &= m - 1)
+		/* Relaxed: pairs by value with the hits' stores of n. */
+		i += plat_load_rlx64(smmu_core_hb_n(c, (unsigned)__builtin_ctzll(m)));
+	/* Relaxed: the hits pair with it by value; only the lock holder
+	 * stores turn. */
+	plat_store_rlx64(&c->turn, c->turn + 1);
+	return (unsigned)smmu_core_slot_mod(c, i);
+}
+
+/* The next translation slot (its locked-path word) and the cycle a translation
+ * arriving at cycle starts in it; the caller says when the slot is busy
+ * until with smmu_core_slot_done(). Model lock held. */
 static inline uint64_t *smmu_core_slot(struct smmu_core *c, uint64_t cycle,
 				       uint64_t *start)
 {
-	smmu_core_slot_commit(c);
-	uint64_t *ts = smmu_core_slot_take(c);
-	uint64_t free = plat_load_rlx64(ts);
+	unsigned i = smmu_core_slot_take(c);
+	uint64_t free = smmu_core_slot_free(c, i);
 
-	c->slot_held_i = (unsigned)(ts - c->slot_free);
 	*start = cycle > free ? cycle : free;
-	c->slot_start = c->slot_held = *start;
-	c->slot_holding = true;
+	c->slot_start = *start;
 	c->hit_pure = false;		/* until this translation's TLB hit */
-	return &c->slot_held;
+	return smmu_core_slot_word(c, i, 0);
+}
+
+/* The slot of smmu_core_slot() is busy until until (no earlier than the
+ * start it gave). Model lock held. */
+static inline void smmu_core_slot_done(uint64_t *slot, uint64_t until)
+{
+	/* The locked path's word is the lock holder's alone, and until is
+	 * at least every writer's word for the slot: a relaxed store, which
+	 * the readers of smmu_core_slot_free() pair with by value. */
+	plat_store_rlx64(slot, until);
 }
 
 /*
@@ -170,101 +302,176 @@ static inline void smmu_core_gen_bump(struct smmu_core *c)
 }
 
 /*
- * A locked translation that started in the slot of smmu_core_slot() and
- * is ready at ready: record it as a hit memo for (key, addr) if it was a
- * pure TLB hit (hit_pure), else retire every memo. The caller says
- * whether its own part changed nothing either (ok: no configuration
- * fill, no fault, nothing outstanding that a later translation must act
- * on first). Model lock held.
+ * Can any hit memo be valid? false when none was stored under the
+ * current generation: a translation then goes to the locked path without
+ * computing its key or probing. Relaxed loads: a stale answer only sends
+ * a hit to the locked path, or to the probe, which validates the entry
+ * itself (hit_memo.h). Any context.
  */
-static inline void smmu_core_memo_note(struct smmu_core *c, bool ok, uint64_t key,
+static inline bool smmu_core_memo_live(const struct smmu_core *c)
+{
+	return plat_load_rlx64(&c->gen) == plat_load_rlx64(&c->memo_gen);
+}
+
+/*
+ * After a locked translation: was it a pure TLB hit (hit_pure) whose
+ * caller's own part changed nothing either (ok: no configuration fill,
+ * no fault, nothing outstanding that a later translation must act on
+ * first)? If not, the memo is retired (smmu_core_gen_bump) and false
+ * returned; if so, the caller records it with smmu_core_memo_keep().
+ * Model lock held.
+ */
+static inline bool smmu_core_memo_pure(struct smmu_core *c, bool ok)
+{
+	if (ok && c->hit_pure)
+		return true;
+	smmu_core_gen_bump(c);
+	return false;
+}
+
+/* Record the pure hit of smmu_core_memo_pure() for (key, addr), ready at
+ * ready, as a hit memo. Model lock held. */
+static inline void smmu_core_memo_keep(struct smmu_core *c, uint64_t key,
 				       uint64_t addr, uint64_t oa, unsigned attr,
 				       unsigned cb, uint64_t ready)
 {
-	if (ok && c->hit_pure)
-		smmu_memo_store(c->memo, c->gen, key, addr, c->hit_mask, oa,
-				ready - c->slot_start, attr, cb);
-	else
-		smmu_core_gen_bump(c);
+	smmu_memo_store(c->memo, c->gen, key, addr, c->hit_mask, oa,
+			ready - c->slot_start, attr, cb);
+	/* Relaxed: read by smmu_core_memo_live() as a hint only; only lock
+	 * holders store it. */
+	plat_store_rlx64(&c->memo_gen, c->gen);
 }
+
+/* The calling thread's hit block in c when tls does not already name
+ * it: claims a free one (or the shared last one) and marks it used. Any
+ * thread, no lock held. */
+unsigned smmu_core_hit_block(struct smmu_core *c, struct smmu_hit_tls *tls);
+
+/* A hit in slot si that started at cycle and is done at done, in the
+ * shared block (threads beyond SMMU_HIT_OWNED) and its slot row: atomic
+ * read-modify-writes. */
+void smmu_core_hit_shared(struct smmu_core *c, uint64_t si, uint64_t cycle,
+			  uint64_t done);
+
+/* In an owned block (by its owner): end the run of equal latencies with
+ * one hit of lat cycles, the run's hits moving to the sum, maximum and
+ * histogram. */
+void smmu_core_hit_flush(struct smmu_hit_block *b, uint64_t lat);
 
 /*
  * A TLB hit without the model's lock: true when the memo holds one for
  * (key, addr) and the time rule accepts cycle, with *h and *ready filled
  * and the time, a translation slot and the hit statistics taken as the
- * locked path takes them; false (nothing changed) when the locked path
- * must decide. Any thread, no lock held; linearised at the memo lookup.
+ * locked path takes them; false (nothing changed but, on a thread's
+ * first hit, its block claimed) when the locked path must decide. tls:
+ * the calling thread's note (struct smmu_hit_tls). Call only when
+ * smmu_core_memo_live() (else no memo can hold it). Any thread, no lock
+ * held; linearised at the memo lookup.
+ *
+ * One thread alone gets exactly what the locked path gives: the time
+ * (the maximum of now and every block's latest hit) and the slot turn
+ * (the sum of the counts) it reads are those of every translation before
+ * it. Hits and locked translations that overlap may read each other's
+ * time or turn before it is stored: each still takes a time no earlier
+ * than every one it read (so time never moves back for a caller that
+ * learnt of an earlier translation), and two of them may take the same
+ * slot in one turn; the slot's compare-and-swap keeps it busy until the
+ * later of their completions.
  */
-static inline bool smmu_core_fast_hit(struct smmu_core *c, uint64_t key,
-				      uint64_t addr, uint64_t cycle,
+static inline bool smmu_core_fast_hit(struct smmu_core *c, struct smmu_hit_tls *tls,
+				      uint64_t key, uint64_t addr, uint64_t cycle,
 				      struct smmu_memo_hit *h, uint64_t *ready)
 {
 	if (!smmu_memo_find(c->memo, &c->gen, key, addr, h))
 		return false;
-	/* The time rule, as smmu_clock_at() and smmu_clock_advance(). */
-	uint64_t now = smmu_clock_now(&c->clk);
+	/* The thread's block in this core (ids are never reused). */
+	unsigned k = plat_likely(tls->id == c->id) ? tls->blk :
+		     smmu_core_hit_block(c, tls);
+	/* The model's time and the next slot in turn: as smmu_core_now()
+	 * and smmu_core_slot_take(), in one pass; with this thread's block
+	 * the only one used (one device thread), without the loop. */
+	uint64_t used = plat_load_rlx64(&c->hb_used);
+	uint64_t now = plat_load_rlx64(&c->clk.now), i = plat_load_rlx64(&c->turn);
+	uint64_t *tn = c->hb_tn, *sw = c->slot_free;
+	bool alone = used == 1ull << k;
+	uint64_t mine = plat_load_rlx64(&tn[2 * k + 1]);	/* its hit count */
 
+	if (plat_likely(alone)) {
+		uint64_t t = plat_load_rlx64(&tn[2 * k]);
+
+		now = t > now ? t : now;
+		i += mine;
+	} else {
+		for (uint64_t m = used; m; m &= m - 1) {
+			unsigned j = (unsigned)__builtin_ctzll(m);
+			uint64_t t = plat_load_rlx64(&tn[2 * j]);
+
+			now = t > now ? t : now;
+			i += plat_load_rlx64(&tn[2 * j + 1]);
+		}
+	}
 	if (cycle < now) {
 		if (plat_unlikely(!smmu_clock_lenient(&c->clk)))
 			return false;		/* the locked path refuses it */
 		cycle = now;
-	} else if (cycle > now) {
-		smmu_clock_advance(&c->clk, cycle);
 	}
-	/* The next slot in turn: start when it is free, busy until done. */
-	uint64_t *slot = smmu_core_slot_take(c);
-	uint64_t old = plat_load_rlx64(slot), done;
+	/* The slot: start when it is free, busy until done. */
+	uint64_t *slot = &sw[smmu_core_slot_mod(c, i) * SMMU_SLOT_WRITERS];
+	uint64_t free;
 
-	do
-		done = (cycle > old ? cycle : old) + h->lat;
-	while (!plat_cas_rel64(slot, &old, done));	/* as smmu_core_slot_busy */
-	*ready = done;
-	/* Statistics: this thread's block. */
-	unsigned tix = smmu_hit_ticket();
-	uint64_t lat = done - cycle;
-	unsigned b = lat ? 63 - (unsigned)__builtin_clzll(lat) : 0;
+	if (plat_likely(alone)) {
+		uint64_t t = plat_load_rlx64(&slot[1 + k]);
 
-	b = b < 15 ? b : 15;
-	if (plat_likely(tix <= SMMU_HIT_OWNED)) {
-		/* Relaxed: this thread alone stores the block; pairs with
-		 * the relaxed loads of smmu_core_hit_stats(). */
-		struct smmu_hit_stats *hs = &c->hs[tix - 1];
-
-		plat_store_rlx64(&hs->n, hs->n + 1);
-		plat_store_rlx64(&hs->lat_sum, hs->lat_sum + lat);
-		plat_store_rlx64(&hs->hist[b], hs->hist[b] + 1);
-		if (plat_unlikely(lat > hs->lat_max))
-			plat_store_rlx64(&hs->lat_max, lat);
+		free = plat_load_rlx64(&slot[0]);
+		free = t > free ? t : free;
 	} else {
-		/* Shared by the other threads: relaxed atomic adds (pair with
-		 * the relaxed loads of smmu_core_hit_stats()). */
-		struct smmu_hit_stats *hs = &c->hs[SMMU_HIT_OWNED];
-		uint64_t max = plat_load_rlx64(&hs->lat_max);
-
-		plat_fetch_add_rlx64(&hs->n, 1);
-		plat_fetch_add_rlx64(&hs->lat_sum, lat);
-		plat_fetch_add_rlx64(&hs->hist[b], 1);
-		while (lat > max && !plat_cas_rel64(&hs->lat_max, &max, lat))
-			;
+		free = smmu_core_slot_free(c, smmu_core_slot_mod(c, i));
 	}
+	uint64_t done = (cycle > free ? cycle : free) + h->lat;
+	uint64_t lat = done - cycle;
+
+	*ready = done;
+	if (plat_unlikely(k == SMMU_HIT_OWNED)) {
+		smmu_core_hit_shared(c, smmu_core_slot_mod(c, i), cycle, done);
+		return true;
+	}
+	/* This thread's words and block: it alone stores to them, so
+	 * relaxed stores (pairing by value with the relaxed loads above,
+	 * of smmu_core_now(), smmu_core_slot_take(), smmu_core_slot_free()
+	 * and smmu_core_hit_stats()). cycle is at least its latest. */
+	struct smmu_hit_block *b = &c->hb[k];
+
+	plat_store_rlx64(&slot[1 + k], done);
+	plat_store_rlx64(&tn[2 * k], cycle);
+	plat_store_rlx64(&tn[2 * k + 1], mine + 1);
+	if (plat_likely(lat == b->run_lat))
+		plat_store_rlx64(&b->run_n, b->run_n + 1);
+	else
+		smmu_core_hit_flush(b, lat);
 	return true;
 }
 
-/* The lock-free hits' statistics, summed over the threads' blocks (any
- * context; a snapshot while hits run). */
+/* The lock-free hits' statistics, summed over the blocks (any context;
+ * a snapshot while hits run: a thread's current run of equal latencies
+ * may be missed or counted twice while it moves to the histogram). */
 static inline void smmu_core_hit_stats(struct smmu_core *c, struct smmu_hit_stats *sum)
 {
 	memset(sum, 0, sizeof(*sum));
 	for (unsigned i = 0; i <= SMMU_HIT_OWNED; i++) {
-		struct smmu_hit_stats *hs = &c->hs[i];
-		uint64_t m = plat_load_rlx64(&hs->lat_max);
-
+		struct smmu_hit_block *hb = &c->hb[i];
 		/* Relaxed: pair with the stores and adds of the hits. */
-		sum->n += plat_load_rlx64(&hs->n);
-		sum->lat_sum += plat_load_rlx64(&hs->lat_sum);
+		uint64_t m = plat_load_rlx64(&hb->lat_max);
+		uint64_t rl = plat_load_rlx64(&hb->run_lat), rn = plat_load_rlx64(&hb->run_n);
+
+		if (rn && rl > m)
+			m = rl;
+		sum->n += plat_load_rlx64(smmu_core_hb_n(c, i));
+		sum->lat_sum += plat_load_rlx64(&hb->lat_sum) + rl * rn;
 		sum->lat_max = m > sum->lat_max ? m : sum->lat_max;
 		for (unsigned k = 0; k < 16; k++)
-			sum->hist[k] += plat_load_rlx64(&hs->hist[k]);
+			sum->hist[k] += plat_load_rlx64(&hb->hist[k]);
+		if (rn)
+			sum->hist[smmu_lat_bucket(rl)] += rn;
 	}
 }
 
@@ -300,9 +507,20 @@ void smmu_core_walk(struct smmu_core *c, const struct smmu_stage_cfg *first,
  * conflict: the tables changed size at ia without the invalidation
  * break-before-make requires). Touches no replacement state.
  */
-bool smmu_core_tlb_conflict(const struct smmu_core *c, uint16_t vmid,
-			    uint16_t asid, uint8_t stage, uint64_t ia,
-			    unsigned size_lg2);
+bool smmu_core_tlb_conflict_scan(const struct smmu_core *c, uint16_t vmid,
+				 uint16_t asid, uint8_t stage, uint64_t ia,
+				 unsigned size_lg2);
+
+static inline bool smmu_core_tlb_conflict(const struct smmu_core *c, uint16_t vmid,
+					  uint16_t asid, uint8_t stage, uint64_t ia,
+					  unsigned size_lg2)
+{
+	/* Inline: with no other block size cached (the common case) there
+	 * is nothing to scan. */
+	if (!c->tlb_on || !(c->tlb.sizes & ~(1ull << size_lg2)))
+		return false;
+	return smmu_core_tlb_conflict_scan(c, vmid, asid, stage, ia, size_lg2);
+}
 
 /* Cache a successful walk's leaf (global: stage 1 nG = 0). */
 void smmu_core_tlb_fill(struct smmu_core *c, const struct smmu_stage_cfg *first,

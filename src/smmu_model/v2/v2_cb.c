@@ -560,14 +560,14 @@ void v2_translate(struct iopt_smmuv2 *s, const struct iopt_smmuv2_txn *t,
 		r->result = IOPT_SMMUV2_STALLED;
 		r->oa = 0;
 		r->ready = UINT64_MAX;
-		*ts = tcur;
+		smmu_core_slot_done(ts, tcur);
 		return;
 	}
 done:
 	if (r->result == IOPT_SMMUV2_ABORT)
 		r->oa = 0;
 	r->ready = tcur;
-	*ts = tcur;
+	smmu_core_slot_done(ts, tcur);
 	smmu_lat_account(tcur - cycle, &s->st.lat_sum, &s->st.lat_max, NULL);
 }
 
@@ -623,14 +623,14 @@ static void resume(struct iopt_smmuv2 *s, unsigned n, uint32_t val, uint64_t cyc
 				r.cb = b;
 				r.result = IOPT_SMMUV2_ABORT;
 			} else if (bank_translate(s, b, &h.txn, &tcur, cycle, &r, true)) {
-				*ts = tcur;
+				smmu_core_slot_done(ts, tcur);
 				break;	/* stalled again, at the head */
 			}
 			first = false;
 			if (r.result == IOPT_SMMUV2_ABORT)
 				r.oa = 0;
 			r.ready = tcur;
-			*ts = tcur;
+			smmu_core_slot_done(ts, tcur);
 			deliver(hb, &r);
 		}
 	}

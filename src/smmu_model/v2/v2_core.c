@@ -171,11 +171,11 @@ int iopt_smmuv2_mmio_read(struct iopt_smmuv2 *s, uint64_t off, unsigned size,
 	if (!s || !val)
 		return -EINVAL;
 	plat_mutex_lock(&s->core.lock);
-	ret = smmu_clock_at(&s->core.clk, &cycle);
+	ret = smmu_core_time_at(&s->core, &cycle);
 	if (!ret)
 		ret = decode(s, off, size, &page, &in);
 	if (!ret) {
-		smmu_clock_advance(&s->core.clk, cycle);
+		smmu_core_time_set(&s->core, cycle);
 		/* A read may have effects too (ATS1*, syncs completing):
 		 * retire the hit memo (common/hit_memo.h). */
 		smmu_core_gen_bump(&s->core);
@@ -215,11 +215,11 @@ int iopt_smmuv2_mmio_write(struct iopt_smmuv2 *s, uint64_t off, unsigned size,
 	if (!s)
 		return -EINVAL;
 	plat_mutex_lock(&s->core.lock);
-	ret = smmu_clock_at(&s->core.clk, &cycle);
+	ret = smmu_core_time_at(&s->core, &cycle);
 	if (!ret)
 		ret = decode(s, off, size, &page, &in);
 	if (!ret) {
-		smmu_clock_advance(&s->core.clk, cycle);
+		smmu_core_time_set(&s->core, cycle);
 		if (size == 4)
 			val = (uint32_t)val;
 		if (page == 0) {
@@ -234,8 +234,6 @@ int iopt_smmuv2_mmio_write(struct iopt_smmuv2 *s, uint64_t off, unsigned size,
 			v2_cb_write(s, (unsigned)(page - v2_numpage(s)), in, size,
 				    val, cycle);
 		}
-		/* RESUME translates held transactions in slots. */
-		smmu_core_slot_commit(&s->core);
 		/* Registers, TLB maintenance: retire the hit memo
 		 * (common/hit_memo.h). */
 		smmu_core_gen_bump(&s->core);
@@ -243,6 +241,9 @@ int iopt_smmuv2_mmio_write(struct iopt_smmuv2 *s, uint64_t off, unsigned size,
 	plat_mutex_unlock(&s->core.lock);
 	return ret;
 }
+
+/* This thread's (simulation: CPU's) hit block note (model_core.h). */
+PLAT_CPU_LOCAL(struct smmu_hit_tls, smmu_v2_hit_tls);
 
 /* The hit memo's key of a transaction (common/hit_memo.h): StreamID and
  * the access (write 32, exec 33, privileged 34). */
@@ -252,39 +253,68 @@ static uint64_t memo_key(const struct iopt_smmuv2_txn *t)
 	       (uint64_t)t->exec << 33 | (uint64_t)t->priv << 34;
 }
 
-int iopt_smmuv2_translate(struct iopt_smmuv2 *s, const struct iopt_smmuv2_txn *txn,
-			  uint64_t cycle, struct iopt_smmuv2_resp *resp)
+/* A translation under the model's lock (iopt_smmuv2_translate without a
+ * replayed hit). */
+static inline int
+translate_locked_entry(struct iopt_smmuv2 *s, const struct iopt_smmuv2_txn *txn,
+		     uint64_t cycle, struct iopt_smmuv2_resp *resp)
 {
 	int ret;
 
+	plat_mutex_lock(&s->core.lock);
+	ret = smmu_core_time_at(&s->core, &cycle);
+	if (!ret) {
+		smmu_core_time_set(&s->core, cycle);
+		v2_translate(s, txn, cycle, resp);
+		if (smmu_core_memo_pure(&s->core, resp->result == IOPT_SMMUV2_OK))
+			smmu_core_memo_keep(&s->core, memo_key(txn), txn->addr,
+					    resp->oa, resp->attr, resp->cb,
+					    resp->ready);
+	}
+	plat_mutex_unlock(&s->core.lock);
+	return ret;
+}
+
+/* Out of line, so that the entry point and the replay's path save no
+ * registers for it. */
+static __attribute__((noinline)) int
+translate_serialised(struct iopt_smmuv2 *s, const struct iopt_smmuv2_txn *txn,
+		     uint64_t cycle, struct iopt_smmuv2_resp *resp)
+{
+	return translate_locked_entry(s, txn, cycle, resp);
+}
+
+/* A translation that the hit memo may serve (common/hit_memo.h): a
+ * replayed hit, or else the locked path. Out of line, so that a
+ * translation when no memo is live saves no registers for it. */
+static __attribute__((noinline)) int
+translate_memo(struct iopt_smmuv2 *s, const struct iopt_smmuv2_txn *txn,
+	       uint64_t cycle, struct iopt_smmuv2_resp *resp)
+{
+	struct smmu_memo_hit h;
+
+	if (!smmu_core_fast_hit(&s->core, plat_cpu_local(smmu_v2_hit_tls),
+				memo_key(txn), txn->addr, cycle, &h, &resp->ready))
+		return translate_serialised(s, txn, cycle, resp);
+	resp->result = IOPT_SMMUV2_OK;
+	resp->oa = h.oa;
+	resp->attr = h.attr;
+	resp->cb = h.cb;
+	return 0;
+}
+
+int iopt_smmuv2_translate(struct iopt_smmuv2 *s, const struct iopt_smmuv2_txn *txn,
+			  uint64_t cycle, struct iopt_smmuv2_resp *resp)
+{
 	if (!s || !txn || !resp)
 		return -EINVAL;
 	/* A TLB hit the last locked translations left in the hit memo
 	 * needs no lock (common/hit_memo.h): the memo holds only hits that
 	 * changed nothing but time, slots and statistics, and every
 	 * register access, fill, fault or stall since retires it. */
-	uint64_t key = memo_key(txn);
-	struct smmu_memo_hit h;
-
-	if (smmu_core_fast_hit(&s->core, key, txn->addr, cycle, &h, &resp->ready)) {
-		resp->result = IOPT_SMMUV2_OK;
-		resp->oa = h.oa;
-		resp->attr = h.attr;
-		resp->cb = h.cb;
-		return 0;
-	}
-	plat_mutex_lock(&s->core.lock);
-	ret = smmu_clock_at(&s->core.clk, &cycle);
-	if (!ret) {
-		smmu_clock_advance(&s->core.clk, cycle);
-		v2_translate(s, txn, cycle, resp);
-		smmu_core_slot_commit(&s->core);
-		smmu_core_memo_note(&s->core, resp->result == IOPT_SMMUV2_OK, key,
-				    txn->addr, resp->oa, resp->attr, resp->cb,
-				    resp->ready);
-	}
-	plat_mutex_unlock(&s->core.lock);
-	return ret;
+	if (smmu_core_memo_live(&s->core))
+		return translate_memo(s, txn, cycle, resp);
+	return translate_serialised(s, txn, cycle, resp);
 }
 
 void iopt_smmuv2_get_stats(struct iopt_smmuv2 *s, struct iopt_smmuv2_stats *st)
@@ -344,12 +374,12 @@ int iopt_smmuv2_run_until(struct iopt_smmuv2 *s, uint64_t cycle)
 	if (!s)
 		return -EINVAL;
 	plat_mutex_lock(&s->core.lock);
-	ret = smmu_clock_at(&s->core.clk, &cycle);
+	ret = smmu_core_time_at(&s->core, &cycle);
 	/* Every internal event (an invalidation or sync completing, ATSR
 	 * going idle) is a cycle compared with the time of the read that
 	 * observes it: running the model is moving its time. */
 	if (!ret)
-		smmu_clock_advance(&s->core.clk, cycle);
+		smmu_core_time_set(&s->core, cycle);
 	plat_mutex_unlock(&s->core.lock);
 	return ret;
 }

@@ -192,7 +192,7 @@ void v2_sync_start(struct iopt_smmuv2 *s, int n, uint64_t cycle)
 
 void v2_sync_block(struct iopt_smmuv2 *s, unsigned n)
 {
-	uint64_t now = smmu_clock_now(&s->core.clk);
+	uint64_t now = smmu_core_now(&s->core);
 
 	if (!s->p.sync_blocked_by_stall)
 		return;
@@ -220,7 +220,7 @@ void v2_sync_unblock(struct iopt_smmuv2 *s, uint64_t cycle)
 
 uint64_t v2_next_event(const struct iopt_smmuv2 *s)
 {
-	uint64_t now = smmu_clock_now(&s->core.clk), t = UINT64_MAX;
+	uint64_t now = smmu_core_now(&s->core), t = UINT64_MAX;
 
 #define V2_EV(c) do { if ((c) > now && (c) < t) t = (c); } while (0)
 	V2_EV(s->maint_done);
