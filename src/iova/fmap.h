@@ -28,7 +28,10 @@
  * size or more, the highest aligned group of full children). Only the
  * child holding cap itself can fail (its block may lie above cap); then
  * the next lower candidate cannot. So a search visits at most two nodes
- * per level whatever the fragmentation: O(height) = O(log64 space).
+ * per level whatever the fragmentation: O(height) = O(log64 space). A
+ * take first lowers its cap to the order's search hint (struct fmap), so
+ * that successive allocations under one limit start in the last one's
+ * leaf.
  *
  * Update. Setting or clearing the bits of one word changes that word's
  * summary and the leaf's masks; each ancestor's summary changes only while
