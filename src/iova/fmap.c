@@ -150,8 +150,7 @@ int fmap_init(struct fmap *f, unsigned bits, unsigned max_order)
 	f->pool_min = 2 * (f->height + 1);
 	f->fkey = UINT64_MAX;
 	/* Every page allocated: no free block starts above 0 (hint[] = 0),
-	 * and a free of page 0 alone would raise none. */
-	f->hint_cover = 1;
+	 * and a free of page 0 alone would raise none (hint_cover = 0). */
 	f->root = aligned_alloc(64, sizeof(*f->root));
 	if (!f->root)
 		return -ENOMEM;
@@ -565,8 +564,8 @@ static void hints_raise(struct fmap *f, uint64_t last)
 		if (f->hint[k] < s)
 			f->hint[k] = s;
 	}
-	if (f->hint_cover < last + 1)
-		f->hint_cover = last + 1;
+	if (f->hint_cover < last)
+		f->hint_cover = last;
 }
 
 int fmap_set(struct fmap *f, uint64_t lo, uint64_t n, bool free)
@@ -575,7 +574,7 @@ int fmap_set(struct fmap *f, uint64_t lo, uint64_t n, bool free)
 		return 0;
 	if (fmap_prepare(f, 0))
 		return -ENOMEM;
-	if (free && lo + n - 1 >= f->hint_cover)
+	if (free && lo + n - 1 > f->hint_cover)
 		hints_raise(f, lo + n - 1);
 	if ((lo & 63) + n <= 64) {
 		uint64_t mask = bits_mask(lo & 63, (lo & 63) + n);
@@ -654,10 +653,10 @@ bool fmap_take(struct fmap *f, unsigned k, uint64_t cap, uint64_t size,
 	}
 	if (hinted) {	/* nothing of 2^k is free above *p, now taken */
 		f->hint[k] = *p;
-		/* A free ending below *p + 2^k starts its 2^k blocks at or
-		 * below *p: it would not raise hint[k]. */
-		if (*p + (1ull << k) < f->hint_cover)
-			f->hint_cover = *p + (1ull << k);
+		/* A free ending in or below this block starts its 2^k blocks
+		 * at or below *p: it would not raise hint[k]. */
+		if (*p + ((1ull << k) - 1) < f->hint_cover)
+			f->hint_cover = *p + ((1ull << k) - 1);
 	}
 	if ((*p & 63) + size <= 64) {
 		uint64_t mask = bits_mask(*p & 63, (*p & 63) + size);

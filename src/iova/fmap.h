@@ -96,8 +96,8 @@ struct fmap {
 	 * lowers it to the start it took (the highest free block, now taken:
 	 * nothing above it is free); a free raises every hint[k] to the last
 	 * aligned start of 2^k its run reaches. A free whose last page lies
-	 * below hint_cover would raise no hint, and checks none (the free of
-	 * a block just taken). Successive allocations under one limit then
+	 * at or below hint_cover would raise no hint, and checks none (the
+	 * free of a block just taken). Successive allocations under one limit then
 	 * start in the leaf of the last one, the finger, instead of at the
 	 * root. A hint only lowers a search's cap: the search stays O(height)
 	 * (unlike Linux's cached node, which starts a walk that is linear in
