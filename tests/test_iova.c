@@ -74,7 +74,7 @@ static void test_live_record_against_reference(void **state)
 		pages += ref[k];
 	}
 	assert_int_equal(l.pages, pages);
-	assert_int_equal(l.cur.n + (l.old.keys ? l.old.n : 0), n);
+	assert_int_equal(l.cur.n + (l.old.slot ? l.old.n : 0), n);
 	live_fini(&l);
 	free(ref);
 }

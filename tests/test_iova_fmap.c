@@ -160,6 +160,20 @@ static void check_search_bound(const struct fmap *f, uint64_t before)
 	assert_true(f->visits - before <= 2 * (f->height + 1));
 }
 
+/* The search hints (fmap.h): no free aligned 2^k block starts above
+ * hint[k], by brute force, and a free ending at or below hint_cover
+ * would raise none of them. */
+static void check_hints(const struct fmap *f, const struct ref *r)
+{
+	for (unsigned k = 0; k <= f->max_order; k++) {
+		uint64_t q;
+
+		assert_true((f->hint_cover >> k << k) <= f->hint[k]);
+		if (ref_find(r, k, UINT64_MAX, &q))
+			assert_true(q <= f->hint[k]);
+	}
+}
+
 static void run_geometry(unsigned bits, unsigned max_order, uint64_t off,
 			 uint64_t w, uint64_t seed)
 {
@@ -232,6 +246,7 @@ static void run_geometry(unsigned bits, unsigned max_order, uint64_t off,
 		if (it % 256 == 0) {
 			assert_int_equal(f.free_pages, ref_count(&r));
 			check_node(&f, f.root, f.height);
+			check_hints(&f, &r);
 		}
 	}
 	assert_int_equal(f.free_pages, ref_count(&r));

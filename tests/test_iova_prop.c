@@ -141,7 +141,7 @@ static void test_fail32_hint_survives_no_racing_free(void **state)
 	 * inside the search, while its lock is held). */
 	struct iova_live *l1 = &d->stripes[1].live;
 
-	while (l1->old.keys || (l1->cur.n + 1) * 2 <= l1->cur.cap)
+	while (l1->old.slot || (l1->cur.n + 1) * 2 <= l1->cur.cap)
 		assert_int_equal(iopt_iova_alloc_cached(d, 1, 4095, 1, false, &p), 0);
 	/* A page of stripe 0 below the limit. */
 	r.d = d;

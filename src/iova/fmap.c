@@ -149,6 +149,8 @@ int fmap_init(struct fmap *f, unsigned bits, unsigned max_order)
 		f->height++;
 	f->pool_min = 2 * (f->height + 1);
 	f->fkey = UINT64_MAX;
+	/* Every page allocated: no free block starts above 0 (hint[] = 0),
+	 * and a free of page 0 alone would raise none (hint_cover = 0). */
 	f->root = aligned_alloc(64, sizeof(*f->root));
 	if (!f->root)
 		return -ENOMEM;
@@ -551,12 +553,29 @@ static void range_in(struct fmap *f, struct fmap_node *n, unsigned h,
 	n->mo = node_mo_scan(M, n, h, (int)has_lim(M, c) - 1);
 }
 
+/* Pages up to last became free: a free aligned block of 2^k may now start
+ * at any aligned start at or below last. Afterwards no free ending at or
+ * below last raises a hint. */
+static void hints_raise(struct fmap *f, uint64_t last)
+{
+	for (unsigned k = 0; k <= f->max_order; k++) {
+		uint64_t s = last >> k << k;
+
+		if (f->hint[k] < s)
+			f->hint[k] = s;
+	}
+	if (f->hint_cover < last)
+		f->hint_cover = last;
+}
+
 int fmap_set(struct fmap *f, uint64_t lo, uint64_t n, bool free)
 {
 	if (!n)
 		return 0;
 	if (fmap_prepare(f, 0))
 		return -ENOMEM;
+	if (free && lo + n - 1 > f->hint_cover)
+		hints_raise(f, lo + n - 1);
 	if ((lo & 63) + n <= 64) {
 		uint64_t mask = bits_mask(lo & 63, (lo & 63) + n);
 
@@ -606,18 +625,38 @@ bool fmap_take(struct fmap *f, unsigned k, uint64_t cap, uint64_t size,
 	       uint64_t *p)
 {
 	unsigned hp = 0;
+	bool hinted = false;
 
+	/* No free block starts above hint[k]: a search up to it finds the
+	 * highest free block of the whole map. Where cap lies in the finger
+	 * leaf already the hint is left alone (it stays an upper bound), so
+	 * that a pair's alloc and free in one leaf pay nothing for it. */
+	if (cap >> 12 != f->fkey) {
+		if (k > f->max_order)
+			return false;
+		if (cap >= f->hint[k]) {
+			cap = f->hint[k];
+			hinted = true;
+		}
+	}
 	if (cap >> 12 != f->fkey || k >= 6 || !finger_find(f, k, cap, p)) {
 		unsigned span = child_order(f->height) + 6;
 
 		fmap_sync(f);
-		if (k > f->max_order || f->root->mo < (int)k)
+		if (f->root->mo < (int)k)
 			return false;
 		if (span < 64 && cap >> span)
 			cap = (1ull << span) - 1;
 		f->fkey = UINT64_MAX;	/* the search overwrites the path */
 		if (!search(f, k, cap, f->fpath, &hp, p))
 			return false;
+	}
+	if (hinted) {	/* nothing of 2^k is free above *p, now taken */
+		f->hint[k] = *p;
+		/* A free ending in or below this block starts its 2^k blocks
+		 * at or below *p: it would not raise hint[k]. */
+		if (*p + ((1ull << k) - 1) < f->hint_cover)
+			f->hint_cover = *p + ((1ull << k) - 1);
 	}
 	if ((*p & 63) + size <= 64) {
 		uint64_t mask = bits_mask(*p & 63, (*p & 63) + size);

@@ -28,7 +28,10 @@
  * size or more, the highest aligned group of full children). Only the
  * child holding cap itself can fail (its block may lie above cap); then
  * the next lower candidate cannot. So a search visits at most two nodes
- * per level whatever the fragmentation: O(height) = O(log64 space).
+ * per level whatever the fragmentation: O(height) = O(log64 space). A
+ * take first lowers its cap to the order's search hint (struct fmap), so
+ * that successive allocations under one limit start in the last one's
+ * leaf.
  *
  * Update. Setting or clearing the bits of one word changes that word's
  * summary and the leaf's masks; each ancestor's summary changes only while
@@ -86,6 +89,22 @@ struct fmap {
 	uint64_t fkey;
 	int frec;
 	struct fmap_node *fpath[FMAP_MAX_HEIGHT + 1];
+	/*
+	 * Search hints: no free aligned block of 2^k pages starts above
+	 * hint[k] (the map starts with every page allocated: 0). A take whose
+	 * cap is at or above hint[k] searches at or below hint[k] instead, and
+	 * lowers it to the start it took (the highest free block, now taken:
+	 * nothing above it is free); a free raises every hint[k] to the last
+	 * aligned start of 2^k its run reaches. A free whose last page lies
+	 * at or below hint_cover would raise no hint, and checks none (the
+	 * free of a block just taken). Successive allocations under one limit then
+	 * start in the leaf of the last one, the finger, instead of at the
+	 * root. A hint only lowers a search's cap: the search stays O(height)
+	 * (unlike Linux's cached node, which starts a walk that is linear in
+	 * the worst case).
+	 */
+	uint64_t hint[FMAP_ORDERS];
+	uint64_t hint_cover;
 };
 
 /* An empty map (every page allocated) of 2^bits pages, searched for

@@ -16,36 +16,28 @@ static int tab_init(struct live_tab *t, uint64_t cap)
 {
 	/* calloc: large tables come as untouched zero pages, so creating one
 	 * costs no pass over it. */
-	t->keys = calloc(cap, sizeof(uint64_t));
-	t->vals = malloc(cap * sizeof(uint64_t));
+	t->slot = calloc(cap, sizeof(*t->slot));
 	t->cap = cap;
 	t->n = 0;
-	if (!t->keys || !t->vals) {
-		free(t->keys);
-		free(t->vals);
-		t->keys = t->vals = NULL;
-		return -ENOMEM;
-	}
-	return 0;
+	return t->slot ? 0 : -ENOMEM;
 }
 
 static void tab_free(struct live_tab *t)
 {
-	free(t->keys);
-	free(t->vals);
-	t->keys = t->vals = NULL;
+	free(t->slot);
+	t->slot = NULL;
 	t->cap = t->n = 0;
 }
 
 /* Slot holding key, or UINT64_MAX. */
 static uint64_t tab_find(const struct live_tab *t, uint64_t key)
 {
-	if (!t->keys)
+	if (!t->slot)
 		return UINT64_MAX;
 	for (uint64_t i = hash(key, t->cap);; i = (i + 1) & (t->cap - 1)) {
-		if (t->keys[i] == key + 1)
+		if (t->slot[i].key == key + 1)
 			return i;
-		if (!t->keys[i])
+		if (!t->slot[i].key)
 			return UINT64_MAX;
 	}
 }
@@ -54,10 +46,10 @@ static void tab_put(struct live_tab *t, uint64_t key, uint64_t val)
 {
 	uint64_t i = hash(key, t->cap);
 
-	while (t->keys[i] && t->keys[i] != DELETED)
+	while (t->slot[i].key && t->slot[i].key != DELETED)
 		i = (i + 1) & (t->cap - 1);
-	t->keys[i] = key + 1;
-	t->vals[i] = val;
+	t->slot[i].key = key + 1;
+	t->slot[i].val = val;
 	t->n++;
 }
 
@@ -67,12 +59,12 @@ tab_del_shift(struct live_tab *t, uint64_t i)
 {
 	uint64_t mask = t->cap - 1;
 
-	t->keys[i] = 0;
+	t->slot[i].key = 0;
 	t->n--;
-	for (i = (i + 1) & mask; t->keys[i]; i = (i + 1) & mask) {
-		uint64_t k = t->keys[i] - 1, v = t->vals[i];
+	for (i = (i + 1) & mask; t->slot[i].key; i = (i + 1) & mask) {
+		uint64_t k = t->slot[i].key - 1, v = t->slot[i].val;
 
-		t->keys[i] = 0;
+		t->slot[i].key = 0;
 		t->n--;
 		tab_put(t, k, v);
 	}
@@ -84,7 +76,7 @@ static void live_step_move(struct iova_live *l);
  * left. */
 static inline void live_step(struct iova_live *l)
 {
-	if (l->old.keys)
+	if (l->old.slot)
 		live_step_move(l);
 }
 
@@ -93,11 +85,11 @@ static void live_step_move(struct iova_live *l)
 	uint64_t end = l->move_pos + MOVE_SCAN;
 
 	for (; l->move_pos < end && l->move_pos < l->old.cap; l->move_pos++) {
-		uint64_t k = l->old.keys[l->move_pos];
+		uint64_t k = l->old.slot[l->move_pos].key;
 
 		if (k && k != DELETED) {
-			tab_put(&l->cur, k - 1, l->old.vals[l->move_pos]);
-			l->old.keys[l->move_pos] = DELETED;
+			tab_put(&l->cur, k - 1, l->old.slot[l->move_pos].val);
+			l->old.slot[l->move_pos].key = DELETED;
 			l->old.n--;
 		}
 	}
@@ -107,7 +99,7 @@ static void live_step_move(struct iova_live *l)
 
 int live_init(struct iova_live *l, uint64_t value_mask)
 {
-	l->old.keys = l->old.vals = NULL;
+	l->old.slot = NULL;
 	l->old.cap = l->old.n = 0;
 	l->move_pos = 0;
 	l->pages = 0;
@@ -124,7 +116,7 @@ void live_fini(struct iova_live *l)
 int live_reserve_slow(struct iova_live *l)
 {
 	live_step(l);
-	if ((l->cur.n + 1) * 2 <= l->cur.cap || l->old.keys)
+	if ((l->cur.n + 1) * 2 <= l->cur.cap || l->old.slot)
 		return 0;
 	/* Start moving into a table twice as large. While the move lasts
 	 * (cap / MOVE_SCAN operations) the new table stays under half full. */
@@ -150,9 +142,9 @@ uint64_t live_get(struct iova_live *l, uint64_t key)
 	uint64_t i = tab_find(&l->cur, key);
 
 	if (i != UINT64_MAX)
-		return l->cur.vals[i];
+		return l->cur.slot[i].val;
 	i = tab_find(&l->old, key);
-	return i != UINT64_MAX ? l->old.vals[i] : 0;
+	return i != UINT64_MAX ? l->old.slot[i].val : 0;
 }
 
 void live_set(struct iova_live *l, uint64_t key, uint64_t val)
@@ -166,8 +158,8 @@ void live_set(struct iova_live *l, uint64_t key, uint64_t val)
 	}
 	if (i == UINT64_MAX)
 		return;
-	l->pages += (val & l->value_mask) - (t->vals[i] & l->value_mask);
-	t->vals[i] = val;
+	l->pages += (val & l->value_mask) - (t->slot[i].val & l->value_mask);
+	t->slot[i].val = val;
 }
 
 void live_del(struct iova_live *l, uint64_t key)
@@ -175,11 +167,11 @@ void live_del(struct iova_live *l, uint64_t key)
 	uint64_t i = tab_find(&l->cur, key);
 
 	if (i != UINT64_MAX) {
-		l->pages -= l->cur.vals[i] & l->value_mask;
+		l->pages -= l->cur.slot[i].val & l->value_mask;
 		tab_del_shift(&l->cur, i);
 	} else if ((i = tab_find(&l->old, key)) != UINT64_MAX) {
-		l->pages -= l->old.vals[i] & l->value_mask;
-		l->old.keys[i] = DELETED;	/* keeps old probe chains whole */
+		l->pages -= l->old.slot[i].val & l->value_mask;
+		l->old.slot[i].key = DELETED;	/* keeps old probe chains whole */
 		l->old.n--;
 	} else {
 		return;
@@ -191,8 +183,8 @@ bool live_del_if(struct iova_live *l, uint64_t key, uint64_t want)
 {
 	uint64_t i = tab_find(&l->cur, key);
 
-	if (i == UINT64_MAX || l->cur.vals[i] != want) {
-		if (!l->old.keys || live_get(l, key) != want)
+	if (i == UINT64_MAX || l->cur.slot[i].val != want) {
+		if (!l->old.slot || live_get(l, key) != want)
 			return false;
 		live_del(l, key);
 		return true;
