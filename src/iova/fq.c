@@ -64,9 +64,12 @@ struct fq_ring {
 
 struct iopt_fq {
 	struct iopt_iova *d;
-	/* fq_check()'s fast path, from d's configuration: the largest
-	 * size it takes (0 with check_cached_frees: none), the pfn bounds. */
+	/* The fast paths of fq_check() and iopt_fq_free(), from d's
+	 * configuration: the largest size they take (0 with
+	 * check_cached_frees, and under STRICT: none), the pfn bounds, the
+	 * CPUs. */
 	uint64_t fast_max, start_pfn, end_pfn;
+	unsigned nr_cpus;
 	struct iopt_fq_cfg cfg;
 	unsigned nrings;
 	struct fq_ring *rings;
@@ -206,8 +209,10 @@ int iopt_fq_create(struct iopt_iova *d, const struct iopt_fq_cfg *cfg,
 		return -ENOMEM;
 	q->d = d;
 	q->cfg = *cfg;
-	q->fast_max = d->cfg.check_cached_frees ? 0 :
+	q->fast_max = d->cfg.check_cached_frees ||
+		      cfg->policy == IOPT_INVAL_STRICT ? 0 :
 		      1ull << d->cfg.max_cached_order;
+	q->nr_cpus = d->cfg.nr_cpus;
 	q->start_pfn = d->cfg.start_pfn;
 	q->end_pfn = d->cfg.end_pfn;
 	switch (cfg->policy) {
@@ -338,42 +343,18 @@ fq_push(const struct iopt_fq *q, struct fq_ring *r, uint64_t pfn,
 	return true;
 }
 
-int iopt_fq_free(struct iopt_fq *q, uint64_t pfn, uint64_t size, unsigned cpu)
+/*
+ * Queue [pfn, pfn + size), checked (cls from fq_check()), on ring r of
+ * CPU c, gen read after the fence (ordering 1): r is locked by the caller
+ * and unlocked here. Releases what is due first. 0, or -ENOMEM (the
+ * ring cannot grow and the allocator has no memory: nothing changed).
+ */
+static __attribute__((noinline)) int
+fq_queue(struct iopt_fq *q, struct fq_ring *r, uint64_t pfn, uint64_t size,
+	 uint64_t gen, unsigned c, unsigned cls)
 {
-	struct iopt_iova *d = q->d;
-	unsigned c = iova_cpu(d, cpu);
-	unsigned cls;
 	int ret;
 
-	/* The checks of iopt_iova_free_cached(), now: a queued range is one
-	 * the later free will accept, and (checked mode, sizes above the
-	 * caches) a second free of it fails while it waits. */
-	ret = fq_check(q, pfn, size, &cls);
-	if (ret)
-		return ret;
-	if (plat_unlikely(q->cfg.policy == IOPT_INVAL_STRICT)) {
-		q->cfg.flush_range(pfn * d->cfg.granule, size * d->cfg.granule,
-				   q->cfg.ctx);
-		plat_fetch_add_acq_rel64(&q->n_flush_range, 1);
-		ret = iova_free_checked(d, pfn, size, c, cls == FQ_UNCACHED);
-		if (!ret)	/* A statistic: pairs with the acquire load
-				 * in iopt_fq_get_stats(). */
-			plat_fetch_add_acq_rel64(&q->n_frees, 1);
-		goto done;
-	}
-	struct fq_ring *r = &q->rings[q->nrings == 1 ? 0 : c];
-	uint64_t gen;
-
-	/* Full fence between the caller's page-table clear and the read of
-	 * flush_start: pairs with the fence in fq_flush_all() (ordering 1 at
-	 * the top of this file). */
-#ifndef IOPT_PLANT_FQ_FENCE
-	/* (Planted race, compiled only into tests/test_plant_fq.c: no full
-	 * barrier between the caller's clear and this read.) */
-	plat_fence_seq_cst();
-#endif
-	gen = plat_load_acq64(&q->flush_start);
-	plat_spin_lock(&r->lock);
 	fq_release(q, r);
 	if (plat_unlikely(!fq_push(q, r, pfn, size, gen, c, cls))) {
 		/* Full: one flush-all covers the whole ring. */
@@ -387,22 +368,134 @@ int iopt_fq_free(struct iopt_fq *q, uint64_t pfn, uint64_t size, unsigned cpu)
 			plat_spin_unlock(&r->lock);
 			/* Cannot queue (no memory): be strict about it. */
 			fq_flush_all(q);
-			ret = fq_complete(d, &e);
+			ret = fq_complete(q->d, &e);
 			if (!ret) {
 				plat_spin_lock(&r->lock);
 				r->n_frees++;
 				plat_spin_unlock(&r->lock);
+			} else if (cls == FQ_UNCACHED) {
+				/* The range stays the caller's. */
+				iova_free_check_undo(q->d, pfn, size);
 			}
-			goto done;
+			return ret;
 		}
 	}
 	r->n_frees++;		/* under the ring's lock, as stats reads it */
 	plat_spin_unlock(&r->lock);
 	return 0;
-done:
-	if (ret && cls == FQ_UNCACHED)	/* -ENOMEM: the range stays the caller's */
-		iova_free_check_undo(d, pfn, size);
-	return ret;
+}
+
+/* fq_queue() for iopt_fq_free(), which found r's lock taken. */
+static __attribute__((noinline)) int
+fq_lock_queue(struct iopt_fq *q, struct fq_ring *r, uint64_t pfn,
+	      uint64_t size, uint64_t gen, unsigned c, unsigned cls)
+{
+	plat_spin_lock(&r->lock);
+	return fq_queue(q, r, pfn, size, gen, c, cls);
+}
+
+/* One try at r's lock, plat_spin_lock()'s first step, so that the
+ * uncontended fast path of iopt_fq_free() makes no call. Acquire: pairs
+ * with the release store in plat_spin_unlock(). */
+static inline bool fq_trylock(struct fq_ring *r)
+{
+	return plat_xchg_acq32(&r->lock.v, 1) == 0;
+}
+
+/* iopt_fq_free() whatever the case: CPU IOPT_IOVA_CPU_SELF or out of
+ * range, sizes above the caches, checked frees, STRICT. */
+static __attribute__((noinline)) int
+fq_free_slow(struct iopt_fq *q, uint64_t pfn, uint64_t size, unsigned cpu)
+{
+	struct iopt_iova *d = q->d;
+	unsigned c = iova_cpu(d, cpu);
+	unsigned cls;
+	int ret;
+
+	/* The checks of iopt_iova_free_cached(), now: a queued range is one
+	 * the later free will accept, and (checked mode, sizes above the
+	 * caches) a second free of it fails while it waits. */
+	ret = fq_check(q, pfn, size, &cls);
+	if (ret)
+		return ret;
+	if (q->cfg.policy == IOPT_INVAL_STRICT) {
+		q->cfg.flush_range(pfn * d->cfg.granule, size * d->cfg.granule,
+				   q->cfg.ctx);
+		plat_fetch_add_acq_rel64(&q->n_flush_range, 1);
+		ret = iova_free_checked(d, pfn, size, c, cls == FQ_UNCACHED);
+		if (!ret)	/* A statistic: pairs with the acquire load
+				 * in iopt_fq_get_stats(). */
+			plat_fetch_add_acq_rel64(&q->n_frees, 1);
+		else if (cls == FQ_UNCACHED)	/* -ENOMEM: still the caller's */
+			iova_free_check_undo(d, pfn, size);
+		return ret;
+	}
+	struct fq_ring *r = &q->rings[q->nrings == 1 ? 0 : c];
+	uint64_t gen;
+
+	/* Ordering 1 (see iopt_fq_free()). */
+#ifndef IOPT_PLANT_FQ_FENCE
+	plat_fence_seq_cst();
+#endif
+	gen = plat_load_acq64(&q->flush_start);
+	plat_spin_lock(&r->lock);
+	return fq_queue(q, r, pfn, size, gen, c, cls);
+}
+
+/*
+ * The common case inline, without a call: a CPU given by number, a cached
+ * size without checked frees (fq_check()'s fast path), a queued policy
+ * (fast_max is 0 under STRICT), a bounded ring with room, nothing due for
+ * release and no clock reading due (fq_push()). Anything else goes on,
+ * locked, in fq_queue(), or from the start in fq_free_slow().
+ */
+int iopt_fq_free(struct iopt_fq *q, uint64_t pfn, uint64_t size, unsigned cpu)
+{
+	struct fq_ring *r;
+	uint64_t gen, n;
+	unsigned cls, k;
+
+	if (plat_unlikely(cpu >= q->nr_cpus || size - 1 >= q->fast_max))
+		return fq_free_slow(q, pfn, size, cpu);
+	cls = fq_cls(size);
+	n = 1ull << cls;
+	if (pfn < q->start_pfn || pfn >= q->end_pfn || n > q->end_pfn - pfn ||
+	    (pfn & (n - 1)))
+		return -EINVAL;
+	r = &q->rings[q->nrings == 1 ? 0 : cpu];
+	/* Full fence between the caller's page-table clear and the read of
+	 * flush_start: pairs with the fence in fq_flush_all() (ordering 1 at
+	 * the top of this file). */
+#ifndef IOPT_PLANT_FQ_FENCE
+	/* (Planted race, compiled only into tests/test_plant_fq.c: no full
+	 * barrier between the caller's clear and this read.) */
+	plat_fence_seq_cst();
+#endif
+	gen = plat_load_acq64(&q->flush_start);
+	if (plat_unlikely(!fq_trylock(r)))
+		return fq_lock_queue(q, r, pfn, size, gen, cpu, cls);
+	k = r->n;
+	/* k % 64 != 0: not empty, no clock reading due; k < cap: room (and
+	 * bounded); the head not yet covered by a completed flush (the
+	 * acquire load pairs with the release increment in fq_flush_all(),
+	 * ordering 2): nothing to release, as fq_release() would find. */
+	if (plat_likely((k & (FQ_CLOCK_EVERY - 1)) && k < r->cap &&
+			r->e[r->head].gen >= plat_load_acq64(&q->flush_finish))) {
+		unsigned i = r->head + k;	/* < 2 * cap */
+		struct fq_entry *e = &r->e[i >= r->cap ? i - r->cap : i];
+
+		e->pfn = pfn;
+		e->size = size;
+		e->gen = gen;
+		e->time = r->time;
+		e->cpu = cpu;
+		e->cls = cls;
+		r->n = k + 1;
+		r->n_frees++;	/* under the ring's lock, as stats reads it */
+		plat_spin_unlock(&r->lock);
+		return 0;
+	}
+	return fq_queue(q, r, pfn, size, gen, cpu, cls);
 }
 
 void iopt_fq_flush(struct iopt_fq *q)
