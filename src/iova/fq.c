@@ -151,6 +151,9 @@ static inline int fq_complete(struct iopt_iova *d, const struct fq_entry *e)
 				 e->cls == FQ_UNCACHED);
 }
 
+/* Ranges handed to the cache per lock hold by fq_release_from(). */
+#define FQ_BATCH 64u
+
 /* fq_release() once its head entry is covered by flush done. */
 static void fq_release_from(struct iopt_fq *q, struct fq_ring *r,
 			    uint64_t done)
@@ -165,6 +168,30 @@ static void fq_release_from(struct iopt_fq *q, struct fq_ring *r,
 
 		if (e->gen >= done)
 			break;
+		if (plat_likely(e->cls != FQ_UNCACHED)) {
+			/* A run of covered cached ranges of one class and
+			 * CPU goes into the cache under one hold of its lock
+			 * (what fq_complete() does for each); the first that
+			 * it does not take continues below. */
+			uint64_t pfns[FQ_BATCH];
+			unsigned k = 0, h = head, took;
+
+			while (k < FQ_BATCH && k < n && ring[h].gen < done &&
+			       ring[h].cls == e->cls && ring[h].cpu == e->cpu) {
+				pfns[k++] = ring[h].pfn;
+				if (++h == cap)
+					h = 0;
+			}
+			took = iova_rcache_put_many(q->d, e->cls, pfns, k,
+						    e->cpu);
+			n -= took;
+			head += took;		/* < 2 * cap when bounded */
+			if (cap && head >= cap)
+				head -= cap;
+			if (took == k)
+				continue;
+			e = &ring[head];
+		}
 		/* No host memory: the entry stays (flushed) for a later try. */
 		if (fq_complete(q->d, e))
 			break;
