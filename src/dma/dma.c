@@ -60,6 +60,12 @@ struct iopt_dma {
 	uint64_t granule;
 	uint64_t pgsizes;		/* the page table's page sizes */
 	uint64_t start, end;		/* IOVA space, bytes [start, end) */
+	/* The fast paths' constants (set at create): the last pfn of the
+	 * space (the limit of a mask that covers it), the largest va -
+	 * start of a granule inside it, and whether an unmap is lazy and
+	 * unchecked (no check_unmap). */
+	uint64_t last_pfn, va_span;
+	bool fast_unmap;
 	unsigned nr_cpus;
 	uint64_t fail_seq, clean_seq;	/* D2, D3 */
 	/* statistics: relaxed, pair with nothing; the hot ones per CPU so
@@ -268,6 +274,10 @@ int iopt_dma_create(const struct iopt_dma_cfg *cfg, struct iopt_dma **out)
 		ret = -EINVAL;
 		goto fail;
 	}
+
+	d->last_pfn = (d->end - 1) >> d->granule_lg2;
+	d->va_span = d->end - d->start - d->granule;
+	d->fast_unmap = cfg->policy != IOPT_INVAL_STRICT && !cfg->check_unmap;
 
 	struct iopt_iova_cfg ic = {
 		.granule = d->granule,
@@ -576,14 +586,26 @@ int iopt_dma_map(struct iopt_dma *d, uint64_t paddr, uint64_t size,
 		return -EINVAL;
 	gmask = d->granule - 1;
 	off = paddr & gmask;
-	len = (off + size + gmask) & ~gmask;
-	/* len < off + size: the rounding wrapped. */
-	if (plat_unlikely(!size || paddr + size - 1 < paddr ||
-			  len < off + size || !cpu_ok(d, cpu) ||
-			  check_prot(prot) ||
-			  limit_of(d, dma_mask, &limit_pfn)))
-		return map_refused(d, -EINVAL);
-	npages = len >> d->granule_lg2;
+	/* The common case in a few compares, each implying the general
+	 * checks below: 1 <= size <= granule - off (one granule; paddr +
+	 * size cannot wrap), a CPU by number, R and/or W with known bits,
+	 * a mask 2^n - 1 that covers the whole IOVA space. */
+	if (plat_likely(size - 1 < d->granule - off && cpu < d->nr_cpus &&
+			(prot & (IOPT_READ | IOPT_WRITE)) &&
+			!(prot & ~IOPT_PROT_MASK) && dma_mask >= d->end - 1 &&
+			!(dma_mask & (dma_mask + 1)))) {
+		len = d->granule;
+		npages = 1;
+		limit_pfn = d->last_pfn;
+	} else {
+		len = (off + size + gmask) & ~gmask;
+		/* len < off + size: the rounding wrapped. */
+		if (!size || paddr + size - 1 < paddr || len < off + size ||
+		    !cpu_ok(d, cpu) || check_prot(prot) ||
+		    limit_of(d, dma_mask, &limit_pfn))
+			return map_refused(d, -EINVAL);
+		npages = len >> d->granule_lg2;
+	}
 	ret = alloc_iova(d, npages, limit_pfn, cpu, &pfn);
 	if (plat_unlikely(ret))
 		return map_refused(d, ret);
@@ -657,19 +679,29 @@ int iopt_dma_unmap(struct iopt_dma *d, uint64_t iova, uint64_t size,
 	if (!d)
 		return -EINVAL;
 	off = iova & (d->granule - 1);
-	len = (off + size + d->granule - 1) & ~(d->granule - 1);
 	va = iova - off;
-	npages = len >> d->granule_lg2;
-	if (!size || iova + size - 1 < iova || len < off + size ||
-	    !cpu_ok(d, cpu) || va < d->start || va > d->end ||
-	    len > d->end - va ||
-	    (d->cfg.check_unmap && !is_allocation(d, va >> d->granule_lg2,
-						  npages))) {
-		dma_count(&d->n_bad_unmaps);
-		return -EINVAL;
+	/* The common case in a few compares, each implying the general
+	 * checks below: 1 <= size <= granule - off (one granule, no wrap),
+	 * a CPU by number, start <= va and va + granule <= end, a lazy
+	 * policy without check_unmap. */
+	if (plat_likely(size - 1 < d->granule - off && cpu < d->nr_cpus &&
+			va - d->start <= d->va_span && d->fast_unmap)) {
+		len = d->granule;
+		npages = 1;
+	} else {
+		len = (off + size + d->granule - 1) & ~(d->granule - 1);
+		npages = len >> d->granule_lg2;
+		if (!size || iova + size - 1 < iova || len < off + size ||
+		    !cpu_ok(d, cpu) || va < d->start || va > d->end ||
+		    len > d->end - va ||
+		    (d->cfg.check_unmap &&
+		     !is_allocation(d, va >> d->granule_lg2, npages))) {
+			dma_count(&d->n_bad_unmaps);
+			return -EINVAL;
+		}
+		if (d->cfg.policy == IOPT_INVAL_STRICT)
+			return unmap_strict(d, va, len, cpu);
 	}
-	if (d->cfg.policy == IOPT_INVAL_STRICT)
-		return unmap_strict(d, va, len, cpu);
 	/* Lazy policies: clear; the gather tells tlb_add_page that the
 	 * leaves are taken care of (by the flush-all, D1). */
 	struct iopt_gather g;
