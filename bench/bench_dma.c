@@ -564,27 +564,71 @@ struct parts {
 	double loop_cpu_ns;	/* the same in the thread's CPU time */
 };
 
-static void measure_parts(const struct opts *o, struct parts *p)
+#define PARTS_VA (1ull << 40)
+
+/* The parts' IOVA domain (one CPU) and page table, with the last-level
+ * table kept (as a live DMA domain has). */
+static void parts_up(struct iopt_physmem **pm, struct iopt_iova **iova,
+		     struct iopt_pgtable **pt)
 {
 	struct iopt_iova_cfg ic = { .granule = PAGE, .start_pfn = 1,
 				    .end_pfn = 1ull << 36, .nr_cpus = 1 };
 	struct iopt_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
 			       .ias = 48, .oas = 48, .coherent_walk = true };
+
+	iopt_physmem_create(MEM_BASE, MEM_SIZE, pm);
+	pc.mem = iopt_physmem_mem_ops();
+	pc.mem_ctx = *pm;
+	pc.tlb = &parts_tlb;
+	iopt_iova_create(&ic, iova);
+	iopt_alloc(&pc, pt);
+	iopt_map_pages(*pt, PARTS_VA + PAGE, 0x1000, PAGE, 1, IOPT_READ, NULL);
+}
+
+/* One iteration of the parts in one loop: cached IOVA pair, one-page map,
+ * gather, one-page unmap, at the k-th of 256 pages in turn (as a lazy
+ * domain's IOVAs cycle through its flush queue). */
+static inline void parts_one(struct iopt_iova *iova, struct iopt_pgtable *pt,
+			     uint64_t k, unsigned prot)
+{
+	struct iopt_gather g;
+	uint64_t pfn, at = PARTS_VA + (2 + k % 256) * PAGE;
+
+	iopt_iova_alloc_cached(iova, 1, ~0ull, 0, true, &pfn);
+	iopt_iova_free_cached(iova, pfn, 1, 0);
+	iopt_map_pages(pt, at, 1ull << 32, PAGE, 1, prot, NULL);
+	iopt_gather_init(&g);
+	iopt_unmap_pages(pt, at, PAGE, 1, &g);
+}
+
+/* --parts-ops N: the parts' loop N times, untimed, for an instruction
+ * count (callgrind) of the same code the --report loop runs. */
+static int parts_only(const struct opts *o, long n)
+{
+	struct iopt_iova *iova;
+	struct iopt_pgtable *pt;
+	struct iopt_physmem *pm;
+
+	parts_up(&pm, &iova, &pt);
+	for (long k = 0; k < n; k++)
+		parts_one(iova, pt, (uint64_t)k, o->prot);
+	iopt_free(pt);
+	iopt_iova_destroy(iova);
+	iopt_physmem_destroy(pm);
+	printf("parts: %ld iterations\n", n);
+	return 0;
+}
+
+static void measure_parts(const struct opts *o, struct parts *p)
+{
 	struct iopt_iova *iova;
 	struct iopt_pgtable *pt;
 	struct iopt_physmem *pm;
 	double a = 0, m = 0, u = 0;
 	long n = 0;
-	uint64_t end, pfn, va = 1ull << 40;
+	uint64_t end, pfn, va = PARTS_VA;
 
-	iopt_physmem_create(MEM_BASE, MEM_SIZE, &pm);
-	pc.mem = iopt_physmem_mem_ops();
-	pc.mem_ctx = pm;
-	pc.tlb = &parts_tlb;
-	iopt_iova_create(&ic, &iova);
-	iopt_alloc(&pc, &pt);
-	/* Keep the last-level table, as a live DMA domain has. */
-	iopt_map_pages(pt, va + PAGE, 0x1000, PAGE, 1, IOPT_READ, NULL);
+	parts_up(&pm, &iova, &pt);
 	if (o->pin)
 		bench_pin(0);
 	end = bench_now_ns() + (uint64_t)(o->seconds * 1e9);
@@ -646,16 +690,8 @@ static void measure_parts(const struct opts *o, struct parts *p)
 	while (bench_now_ns() < end) {
 		uint64_t t0 = bench_now_ns(), c0 = thread_cpu_ns();
 
-		for (uint64_t k = 0; k < 1024; k++) {
-			struct iopt_gather g;
-			uint64_t at = va + (2 + k % 256) * PAGE;
-
-			iopt_iova_alloc_cached(iova, 1, ~0ull, 0, true, &pfn);
-			iopt_iova_free_cached(iova, pfn, 1, 0);
-			iopt_map_pages(pt, at, 1ull << 32, PAGE, 1, o->prot, NULL);
-			iopt_gather_init(&g);
-			iopt_unmap_pages(pt, at, PAGE, 1, &g);
-		}
+		for (uint64_t k = 0; k < 1024; k++)
+			parts_one(iova, pt, k, o->prot);
 		lp += (double)(bench_now_ns() - t0);
 		lc += (double)(thread_cpu_ns() - c0);
 		nl += 1024;
@@ -904,6 +940,8 @@ static void usage(void)
 		"  --fq-entries N     flush ring entries (256 lazy, 32768 single)\n"
 		"  --fq-fine-clock    flush queues read the precise host clock (default:\n"
 		"                     a coarse clock, as the kernel's jiffies)\n"
+		"  --parts-ops N      run the parts' loop of --report N times, untimed\n"
+		"                     (for an instruction count), and nothing else\n"
 		"  --report           the side-by-side comparison of docs/dma.md\n"
 		"                     (with --smmu v2: lazy 1/2 threads, strict none/bank/\n"
 		"                     global at --threads, at least 32)\n"
@@ -928,6 +966,7 @@ int bench_dma_main(int argc, char **argv)
 		{ "sample", required_argument, 0, 'n' },
 		{ "dma-bits", required_argument, 0, 'b' },
 		{ "report", no_argument, 0, 'R' },
+		{ "parts-ops", required_argument, 0, 'A' },
 		{ "no-lat", no_argument, 0, 'L' },
 		{ "pin", no_argument, 0, 'P' },
 		{ "fq-fine-clock", no_argument, 0, 'F' },
@@ -945,6 +984,7 @@ int bench_dma_main(int argc, char **argv)
 		.lat = true, .v2_sync = IOPT_SMMUV2_DRV_SYNC_BANK,
 	};
 	bool rep = false;
+	long parts_ops = 0;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -1013,6 +1053,7 @@ int bench_dma_main(int argc, char **argv)
 		case 'n': o.sample = (unsigned)atoi(optarg); break;
 		case 'b': o.dma_bits = (unsigned)atoi(optarg); break;
 		case 'R': rep = true; break;
+		case 'A': parts_ops = atol(optarg); break;
 		case 'L': o.lat = false; break;
 		case 'P': o.pin = true; break;
 		case 'F': o.fine_clock = true; break;
@@ -1036,6 +1077,8 @@ int bench_dma_main(int argc, char **argv)
 			"not available with --sim\n");
 		return 2;
 	}
+	if (parts_ops > 0)
+		return parts_only(&o, parts_ops);
 	if (rep)
 		return o.v2 ? report_v2(&o) : report(&o);
 	struct result r;
