@@ -403,6 +403,99 @@ static void test_bad_arguments(void **state)
 	rig_down(&r);
 }
 
+/*
+ * The edges of the one-granule map and unmap (the calls' fast paths),
+ * lazy and without check_unmap, in a 16-page IOVA space [64 KiB, 128 KiB)
+ * whose end - 1 is a mask: each argument just inside and just outside
+ * what the API documents, and the space's last page. Expectations are
+ * the documented errors and the device's translations.
+ */
+static void test_one_granule_edges(void **state)
+{
+	const uint64_t start = 0x10000, end = 0x20000, pa = 0x40123;
+	struct iopt_dma_cfg c;
+	struct iopt_dma_stats st;
+	struct rig r;
+	uint64_t iova, two, got[16], used;
+	bool last = false;
+
+	(void)state;
+	rig_up(&r, 0, 0, 0);
+	dma_cfg(&r, &c, IOPT_INVAL_LAZY);
+	c.check_unmap = false;
+	c.iova_start = start;
+	c.iova_end = end;
+	dma_up(&r, &c);
+	used = iopt_physmem_used(r.pm);
+
+	/* Refused: size 0, wrapping, CPU = nr_cpus, prot without R/W or with
+	 * an unknown bit, a mask that is not 2^n - 1 or below the space. */
+	assert_int_equal(iopt_dma_map(r.d, pa, 0, IOPT_READ, end - 1, 0, &iova), -EINVAL);
+	assert_int_equal(iopt_dma_map(r.d, ~0ull, 2, IOPT_READ, end - 1, 0, &iova), -EINVAL);
+	assert_int_equal(iopt_dma_map(r.d, pa, 1, IOPT_READ, end - 1, 4, &iova), -EINVAL);
+	assert_int_equal(iopt_dma_map(r.d, pa, 1, IOPT_CACHE, end - 1, 0, &iova), -EINVAL);
+	assert_int_equal(iopt_dma_map(r.d, pa, 1, IOPT_READ | (IOPT_PROT_MASK + 1),
+				      end - 1, 0, &iova), -EINVAL);
+	assert_int_equal(iopt_dma_map(r.d, pa, 1, IOPT_READ, end - 2, 0, &iova), -EINVAL);
+	assert_int_equal(iopt_dma_map(r.d, pa, 1, IOPT_READ, start - 1, 0, &iova), -EINVAL);
+	/* The last byte of the physical space, one byte: beyond the 48-bit
+	 * output size (the page table's -ERANGE), nothing kept. */
+	assert_int_equal(iopt_dma_map(r.d, ~0ull, 1, IOPT_READ, end - 1, 0, &iova), -ERANGE);
+	assert_int_equal(iopt_physmem_used(r.pm), used);
+
+	/* The rest of pa's page: one page; one byte more: two. */
+	assert_int_equal(iopt_dma_map(r.d, pa, PAGE - 0x123, IOPT_READ | IOPT_CACHE,
+				      end - 1, 3, &iova), 0);
+	assert_int_equal(iova & (PAGE - 1), 0x123);
+	expect_mapped(&r, iova, pa, PAGE - 0x123, false);
+	assert_int_equal(iopt_dma_map(r.d, pa, PAGE - 0x123 + 1, IOPT_READ, MASK64,
+				      IOPT_IOVA_CPU_SELF, &two), 0);
+	expect_mapped(&r, two, pa, PAGE - 0x123 + 1, false);
+	assert_true(two >= start && two + PAGE - 0x123 + 1 <= end);
+	/* Unmap refused: size 0, CPU = nr_cpus, below or at the end of the
+	 * space; the mapping stays. */
+	assert_int_equal(iopt_dma_unmap(r.d, iova, 0, 0), -EINVAL);
+	assert_int_equal(iopt_dma_unmap(r.d, iova, PAGE - 0x123, 4), -EINVAL);
+	assert_int_equal(iopt_dma_unmap(r.d, start - PAGE, PAGE, 0), -EINVAL);
+	assert_int_equal(iopt_dma_unmap(r.d, end, PAGE, 0), -EINVAL);
+	assert_int_equal(iopt_dma_unmap(r.d, end + 0x123, 1, 0), -EINVAL);
+	expect_mapped(&r, iova, pa, PAGE - 0x123, false);
+	assert_int_equal(iopt_dma_unmap(r.d, iova, PAGE - 0x123, 3), 0);
+	assert_int_equal(iopt_dma_unmap(r.d, iova, PAGE - 0x123, 3), -ENOENT);
+	assert_int_equal(iopt_dma_unmap(r.d, two, PAGE - 0x123 + 1, 0), 0);
+
+	/* Every page of the space, one page each (the flush queue gives the
+	 * two above back when the space runs out): the last page is one of
+	 * them and unmaps as any other. */
+	assert_int_equal(iopt_dma_flush(r.d), 0);
+	for (int i = 0; i < 16; i++) {
+		assert_int_equal(iopt_dma_map(r.d, 0x80000 + (uint64_t)i * PAGE, PAGE,
+					      IOPT_READ | IOPT_WRITE, end - 1,
+					      (unsigned)i & 3, &got[i]), 0);
+		assert_true(got[i] >= start && got[i] < end);
+		last |= got[i] == end - PAGE;
+	}
+	assert_true(last);
+	assert_int_equal(iopt_dma_map(r.d, 0x1000, PAGE, IOPT_READ, end - 1, 0,
+				      &iova), -ENOMEM);
+	for (int i = 0; i < 16; i++) {
+		expect_mapped(&r, got[i], 0x80000 + (uint64_t)i * PAGE, PAGE, true);
+		assert_int_equal(iopt_dma_unmap(r.d, got[i], PAGE, (unsigned)i & 3), 0);
+	}
+	assert_int_equal(iopt_dma_unmap(r.d, end - PAGE, PAGE, 0), -ENOENT);
+	assert_int_equal(iopt_dma_flush(r.d), 0);
+	for (int i = 0; i < 16; i++)
+		expect_fault(&r, got[i], PAGE);
+
+	iopt_dma_get_stats(r.d, &st);
+	assert_int_equal(st.maps, 18);
+	assert_int_equal(st.unmaps, 18);
+	assert_int_equal(st.map_errors, 8 + 1);
+	assert_int_equal(st.bad_unmaps, 5 + 2);
+	assert_int_equal(st.held, 0);
+	rig_down(&r);
+}
+
 /* ---- IOVA exhaustion under each policy -------------------------------------- */
 
 static void test_exhaustion(void **state)
@@ -716,6 +809,7 @@ int main(void)
 		cmocka_unit_test(test_map_unmap_matrix),
 		cmocka_unit_test(test_pci_below_4g),
 		cmocka_unit_test(test_bad_arguments),
+		cmocka_unit_test(test_one_granule_edges),
 		cmocka_unit_test(test_exhaustion),
 		cmocka_unit_test(test_create_allocfail),
 		cmocka_unit_test(test_map_allocfail),

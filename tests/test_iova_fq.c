@@ -216,6 +216,64 @@ static void test_lazy_ring_and_timeout(void **state)
 	iopt_iova_destroy(d);
 }
 
+/*
+ * Timeouts against a shadow of the rings: random frees on two CPUs (many
+ * per ring between flushes, so that every clock-reading path of the
+ * queue runs) and polls on a fake clock. The expectation is the policy's
+ * rule, kept by the test: a poll at time T flushes (and releases every
+ * ring) exactly when some ring's oldest held range was queued at or
+ * before T - timeout. Single-threaded, every release drains a ring.
+ */
+static void test_lazy_timeout_shadow(void **state)
+{
+	const uint64_t timeout = 10000000;
+	struct iopt_iova *d;
+	struct iopt_fq *q;
+	struct iopt_fq_stats st;
+	uint64_t held[2] = { 0, 0 }, oldest[2] = { 0, 0 }, flushes = 0;
+	uint64_t rng = 0x9e3779b97f4a7c15ull, most = 0;
+
+	(void)state;
+	setup_tlb();
+	d = make_domain(2);
+	q = make_fq(d, IOPT_INVAL_LAZY, 4096, timeout);
+	for (int step = 0; step < 20000; step++) {
+		rng ^= rng << 13;
+		rng ^= rng >> 7;
+		rng ^= rng << 17;
+		now_ns += rng % 40000;		/* 0 to 40 us */
+		if (rng % 8 == 0) {
+			bool expired = false;
+
+			for (int c = 0; c < 2; c++)
+				expired |= held[c] && now_ns - oldest[c] >= timeout;
+			iopt_fq_poll(q);
+			if (expired) {
+				flushes++;
+				held[0] = held[1] = 0;
+			}
+		} else {
+			unsigned c = (unsigned)(rng >> 32) & 1;
+			uint64_t p;
+
+			assert_int_equal(iopt_fq_alloc(q, 1, SPACE - 1, 0, c, &p), 0);
+			assert_int_equal(iopt_fq_free(q, p, 1, c), 0);
+			if (!held[c])
+				oldest[c] = now_ns;
+			held[c]++;
+			most = held[c] > most ? held[c] : most;
+		}
+		iopt_fq_get_stats(q, &st);
+		assert_int_equal(st.flush_alls, flushes);
+		assert_int_equal(st.held, held[0] + held[1]);
+	}
+	/* Both paths ran: rings of more than 64 ranges, and many flushes. */
+	assert_true(most > 3 * 64);
+	assert_true(flushes > 20);
+	iopt_fq_destroy(q);
+	iopt_iova_destroy(d);
+}
+
 static void test_single_queue_defaults(void **state)
 {
 	setup_tlb();
@@ -427,6 +485,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_random_all_policies),
 		cmocka_unit_test(test_lazy_ring_and_timeout),
+		cmocka_unit_test(test_lazy_timeout_shadow),
 		cmocka_unit_test(test_single_queue_defaults),
 		cmocka_unit_test(test_exhaustion),
 		cmocka_unit_test(test_bad_input_and_timer),

@@ -183,7 +183,8 @@ struct iopt_fq_cfg {
 	/* Invalidate everything and wait (LAZY, SINGLE, EXHAUST). */
 	void (*flush_all)(void *ctx);
 	void *ctx;
-	/* Time; NULL: the monotonic host clock. */
+	/* Time; NULL: the monotonic host clock. Called with a ring lock held
+	 * (docs/iova.md, concurrency contract 2): it must not call the queue. */
 	uint64_t (*clock)(void *ctx);
 	void *clock_ctx;
 	/* Start a thread that flushes expired queues (needs the host clock). */
@@ -238,7 +239,7 @@ IOPT_API void iopt_fq_flush(struct iopt_fq *q);
 struct iopt_fq_stats {
 	uint64_t flush_alls;	/* flush_all calls */
 	uint64_t flush_ranges;	/* flush_range calls */
-	uint64_t frees;		/* iopt_fq_free calls */
+	uint64_t frees;		/* iopt_fq_free calls that returned 0 */
 	uint64_t held;		/* ranges waiting now */
 };
 

@@ -40,6 +40,10 @@
 #define DMA_MAX_SIDS	64
 #define DMA_4G		(1ull << 32)
 
+/* Successful maps, and unmaps under the strict policy: the other
+ * policies' unmaps are the flush queue's accepted frees (counted under
+ * its ring lock, iopt_fq_get_stats()), so a lazy unmap makes no counter
+ * RMW of its own. */
 struct dma_pcpu {
 	uint64_t maps, unmaps;
 } __attribute__((aligned(64)));
@@ -52,9 +56,16 @@ struct iopt_dma {
 	struct iopt_iova *iova;
 	struct iopt_fq *fq;
 	unsigned granule_lg2;
+	unsigned iova_flags;		/* IOPT_IOVA_* for the allocator */
 	uint64_t granule;
 	uint64_t pgsizes;		/* the page table's page sizes */
 	uint64_t start, end;		/* IOVA space, bytes [start, end) */
+	/* The fast paths' constants (set at create): the last pfn of the
+	 * space (the limit of a mask that covers it), the largest va -
+	 * start of a granule inside it, and whether an unmap is lazy and
+	 * unchecked (no check_unmap). */
+	uint64_t last_pfn, va_span;
+	bool fast_unmap;
 	unsigned nr_cpus;
 	uint64_t fail_seq, clean_seq;	/* D2, D3 */
 	/* statistics: relaxed, pair with nothing; the hot ones per CPU so
@@ -168,6 +179,18 @@ static void fq_flush_range_cb(uint64_t iova, uint64_t size, void *ctx)
 
 /* ---- create / destroy ------------------------------------------------- */
 
+/* The allocator's flags for a device (computed once, at create). */
+static unsigned iova_flags(unsigned dev_flags)
+{
+	unsigned f = 0;
+
+	if (dev_flags & IOPT_DMA_DEV_PCI)
+		f |= IOPT_IOVA_DEV_PCI;
+	if (dev_flags & IOPT_DMA_FORCEDAC)
+		f |= IOPT_IOVA_FORCE_64;
+	return f;
+}
+
 void iopt_dma_default_cfg(struct iopt_dma_cfg *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
@@ -241,6 +264,7 @@ int iopt_dma_create(const struct iopt_dma_cfg *cfg, struct iopt_dma **out)
 	}
 	d->granule = info.granule;
 	d->granule_lg2 = (unsigned)__builtin_ctzll(info.granule);
+	d->iova_flags = iova_flags(cfg->dev_flags);
 	d->pgsizes = info.pgsize_bitmap;
 	d->start = cfg->iova_start ? cfg->iova_start : d->granule;
 	d->end = cfg->iova_end ? cfg->iova_end :
@@ -250,6 +274,10 @@ int iopt_dma_create(const struct iopt_dma_cfg *cfg, struct iopt_dma **out)
 		ret = -EINVAL;
 		goto fail;
 	}
+
+	d->last_pfn = (d->end - 1) >> d->granule_lg2;
+	d->va_span = d->end - d->start - d->granule;
+	d->fast_unmap = cfg->policy != IOPT_INVAL_STRICT && !cfg->check_unmap;
 
 	struct iopt_iova_cfg ic = {
 		.granule = d->granule,
@@ -366,27 +394,34 @@ static void mark_clean(struct iopt_dma *d, uint64_t f)
 		;
 }
 
-/*
- * D2/D3: if an invalidation has failed since the last completed
- * flush-all, flush everything before a new mapping can use an IOVA whose
- * old translation may still be cached.
- */
-static int recover_stale(struct iopt_dma *d)
+/* recover_stale()'s flush-all, f the fail_seq it read (D3). */
+static __attribute__((noinline, cold)) int recover_flush(struct iopt_dma *d,
+							  uint64_t f)
 {
-	/* Acquire: pairs with dma_inv_failed()'s RMW (D2). */
-	uint64_t f = plat_load_acq64(&d->fail_seq);
-	uint64_t c = plat_load_acq64(&d->clean_seq);
-	int ret;
+	int ret = d->ops->flush_all(d->ddom);
 
-	if (plat_likely(f == c))
-		return 0;
-	ret = d->ops->flush_all(d->ddom);
 	if (ret) {
 		dma_inv_failed(d);
 		return ret;
 	}
 	mark_clean(d, f);
 	return 0;
+}
+
+/*
+ * D2/D3: if an invalidation has failed since the last completed
+ * flush-all, flush everything before a new mapping can use an IOVA whose
+ * old translation may still be cached.
+ */
+static inline int recover_stale(struct iopt_dma *d)
+{
+	/* Acquire: pairs with dma_inv_failed()'s RMW (D2). */
+	uint64_t f = plat_load_acq64(&d->fail_seq);
+	uint64_t c = plat_load_acq64(&d->clean_seq);
+
+	if (plat_likely(f == c))
+		return 0;
+	return recover_flush(d, f);	/* fail_seq read before the flush */
 }
 
 /* Largest page size for [va, va + len) -> pa, and how many of it. */
@@ -492,29 +527,24 @@ static int limit_of(const struct iopt_dma *d, uint64_t mask, uint64_t *limit_pfn
 	return 0;
 }
 
-static unsigned iova_flags(const struct iopt_dma *d)
-{
-	unsigned f = 0;
-
-	if (d->cfg.dev_flags & IOPT_DMA_DEV_PCI)
-		f |= IOPT_IOVA_DEV_PCI;
-	if (d->cfg.dev_flags & IOPT_DMA_FORCEDAC)
-		f |= IOPT_IOVA_FORCE_64;
-	return f;
-}
 
 /* Allocate npages, then make sure no stale translation is left (D2). */
 static inline __attribute__((always_inline)) int
 alloc_iova(struct iopt_dma *d, uint64_t npages, uint64_t limit_pfn,
 		      unsigned cpu, uint64_t *pfn)
 {
-	unsigned flags = iova_flags(d);
+	unsigned flags = d->iova_flags;
 	/* The allocator first; only when it is out of space does the policy
 	 * (iopt_fq_alloc: release what the flush queues hold, try again)
 	 * come in. Same result as calling iopt_fq_alloc() alone, one call
-	 * layer less on the common path. */
-	int ret = iopt_iova_alloc_dma(d->iova, npages, limit_pfn, flags, cpu,
-				      pfn);
+	 * layer less on the common path. Without IOPT_IOVA_DEV_PCI,
+	 * iopt_iova_alloc_dma() is one cached allocation with the caches
+	 * flushed before its last try (the domain's default flush mode,
+	 * IOPT_IOVA_FLUSH_LAST_RETRY): called directly here. */
+	int ret = (flags & IOPT_IOVA_DEV_PCI) ?
+		iopt_iova_alloc_dma(d->iova, npages, limit_pfn, flags, cpu, pfn) :
+		iopt_iova_alloc_cached(d->iova, npages, limit_pfn, cpu, true,
+				       pfn);
 
 	if (plat_unlikely(ret == -ENOMEM))
 		ret = iopt_fq_alloc(d->fq, npages, limit_pfn, flags, cpu, pfn);
@@ -528,44 +558,69 @@ alloc_iova(struct iopt_dma *d, uint64_t npages, uint64_t limit_pfn,
 
 /* ---- map / unmap -------------------------------------------------------- */
 
+/* A map refused or failed before anything was allocated: count it. */
+static __attribute__((noinline, cold)) int map_refused(struct iopt_dma *d,
+							int ret)
+{
+	dma_count(&d->n_map_errors);
+	return ret;
+}
+
+/* A map failed after its IOVA was allocated (the page table changed
+ * nothing): give the IOVA back, count it. */
+static __attribute__((noinline, cold)) int
+map_failed(struct iopt_dma *d, uint64_t pfn, uint64_t npages, unsigned cpu,
+	   int ret)
+{
+	iopt_iova_free_cached(d->iova, pfn, npages, cpu);
+	return map_refused(d, ret);
+}
+
 int iopt_dma_map(struct iopt_dma *d, uint64_t paddr, uint64_t size,
 		 unsigned prot, uint64_t dma_mask, unsigned cpu, uint64_t *iova)
 {
-	uint64_t off, len, npages, limit_pfn, pfn;
+	uint64_t gmask, off, len, npages, limit_pfn, pfn;
 	int ret;
 
 	if (!d || !iova)
 		return -EINVAL;
-	off = paddr & (d->granule - 1);
-	if (!size || paddr + size - 1 < paddr || !cpu_ok(d, cpu) ||
-	    check_prot(prot) || limit_of(d, dma_mask, &limit_pfn)) {
-		dma_count(&d->n_map_errors);
-		return -EINVAL;
+	gmask = d->granule - 1;
+	off = paddr & gmask;
+	/* The common case in a few compares, each implying the general
+	 * checks below: 1 <= size <= granule - off (one granule; paddr +
+	 * size cannot wrap), a CPU by number, R and/or W with known bits,
+	 * a mask 2^n - 1 that covers the whole IOVA space. */
+	if (plat_likely(size - 1 < d->granule - off && cpu < d->nr_cpus &&
+			(prot & (IOPT_READ | IOPT_WRITE)) &&
+			!(prot & ~IOPT_PROT_MASK) && dma_mask >= d->end - 1 &&
+			!(dma_mask & (dma_mask + 1)))) {
+		len = d->granule;
+		npages = 1;
+		limit_pfn = d->last_pfn;
+	} else {
+		len = (off + size + gmask) & ~gmask;
+		/* len < off + size: the rounding wrapped. */
+		if (!size || paddr + size - 1 < paddr || len < off + size ||
+		    !cpu_ok(d, cpu) || check_prot(prot) ||
+		    limit_of(d, dma_mask, &limit_pfn))
+			return map_refused(d, -EINVAL);
+		npages = len >> d->granule_lg2;
 	}
-	len = (off + size + d->granule - 1) & ~(d->granule - 1);
-	if (len < off + size) {		/* rounding wrapped */
-		dma_count(&d->n_map_errors);
-		return -EINVAL;
-	}
-	npages = len >> d->granule_lg2;
 	ret = alloc_iova(d, npages, limit_pfn, cpu, &pfn);
-	if (!ret && npages == 1) {
+	if (plat_unlikely(ret))
+		return map_refused(d, ret);
+	if (plat_likely(npages == 1)) {
 		/* One granule (the common case): one page of the smallest
 		 * size, nothing to choose and nothing to undo on failure
 		 * (iopt_map_pages of one page maps it or changes nothing). */
 		ret = iopt_map_pages(d->pt, pfn << d->granule_lg2, paddr - off,
 				     d->granule, 1, prot, NULL);
-		if (ret)
-			iopt_iova_free_cached(d->iova, pfn, npages, cpu);
-	} else if (!ret) {
+	} else {
+		/* All or nothing: a failure has unmapped what it mapped. */
 		ret = map_range(d, pfn << d->granule_lg2, paddr - off, len, prot);
-		if (ret)
-			iopt_iova_free_cached(d->iova, pfn, npages, cpu);
 	}
-	if (ret) {
-		dma_count(&d->n_map_errors);
-		return ret;
-	}
+	if (plat_unlikely(ret))
+		return map_failed(d, pfn, npages, cpu, ret);
 	dma_count(&dma_pcpu(d, cpu)->maps);
 	*iova = (pfn << d->granule_lg2) + off;
 	return 0;
@@ -583,65 +638,81 @@ static bool is_allocation(struct iopt_dma *d, uint64_t pfn, uint64_t npages)
 	return start == pfn && (size == npages || size == p2);
 }
 
-/* Unmap the granule-aligned range [va, va + len). */
-static int unmap_range(struct iopt_dma *d, uint64_t va, uint64_t len,
-		       unsigned cpu)
+/* Strict: clear, invalidate, sync, free [va, va + len) (checked). */
+static int unmap_strict(struct iopt_dma *d, uint64_t va, uint64_t len,
+			unsigned cpu)
 {
-	uint64_t pfn = va >> d->granule_lg2, npages = len >> d->granule_lg2;
 	int64_t n;
-	int ret;
+	int ret = clear_strict(d, va, len, &n);
 
-	if (va < d->start || va > d->end || len > d->end - va ||
-	    (d->cfg.check_unmap && !is_allocation(d, pfn, npages))) {
-		dma_count(&d->n_bad_unmaps);
-		return -EINVAL;
-	}
-	if (d->cfg.policy == IOPT_INVAL_STRICT) {
-		ret = clear_strict(d, va, len, &n);
-		if (n != (int64_t)len) {
-			dma_count(&d->n_bad_unmaps);
-			return n < 0 ? (int)n : -ENOENT;
-		}
-		iopt_iova_free_cached(d->iova, pfn, npages, cpu);
-		dma_count(&dma_pcpu(d, cpu)->unmaps);
-		return ret;
-	}
-	/* Lazy policies: clear; leaves wait for the flush-all (D1). The
-	 * gather tells tlb_add_page that the leaves are taken care of. */
-	struct iopt_gather g;
-
-	iopt_gather_init(&g);
-	n = iopt_unmap_pages(d->pt, va, d->granule, npages, &g);
 	if (n != (int64_t)len) {
 		dma_count(&d->n_bad_unmaps);
-		if (n > 0) {
-			/* Part was mapped: make sure it is gone. */
-			ret = d->ops->inv_range(d->ddom, va, (uint64_t)n, 0, true);
-			dma_check(d, ret ? ret : d->ops->sync(d->ddom));
-		}
 		return n < 0 ? (int)n : -ENOENT;
 	}
-	ret = iopt_fq_free(d->fq, pfn, npages, cpu);
-	if (!ret)
-		dma_count(&dma_pcpu(d, cpu)->unmaps);
+	iopt_iova_free_cached(d->iova, va >> d->granule_lg2,
+			      len >> d->granule_lg2, cpu);
+	dma_count(&dma_pcpu(d, cpu)->unmaps);
 	return ret;
+}
+
+/* A lazy unmap found [va, va + len) not (wholly) mapped: n bytes of it
+ * were cleared, or n is the page table's error. */
+static __attribute__((noinline, cold)) int
+unmap_lazy_bad(struct iopt_dma *d, uint64_t va, int64_t n)
+{
+	dma_count(&d->n_bad_unmaps);
+	if (n > 0) {
+		/* Part was mapped: make sure it is gone. */
+		int ret = d->ops->inv_range(d->ddom, va, (uint64_t)n, 0, true);
+
+		dma_check(d, ret ? ret : d->ops->sync(d->ddom));
+	}
+	return n < 0 ? (int)n : -ENOENT;
 }
 
 int iopt_dma_unmap(struct iopt_dma *d, uint64_t iova, uint64_t size,
 		   unsigned cpu)
 {
-	uint64_t off, len;
+	uint64_t off, len, va, npages;
+	int64_t n;
 
 	if (!d)
 		return -EINVAL;
 	off = iova & (d->granule - 1);
-	len = (off + size + d->granule - 1) & ~(d->granule - 1);
-	if (!size || iova + size - 1 < iova || len < off + size ||
-	    !cpu_ok(d, cpu)) {
-		dma_count(&d->n_bad_unmaps);
-		return -EINVAL;
+	va = iova - off;
+	/* The common case in a few compares, each implying the general
+	 * checks below: 1 <= size <= granule - off (one granule, no wrap),
+	 * a CPU by number, start <= va and va + granule <= end, a lazy
+	 * policy without check_unmap. */
+	if (plat_likely(size - 1 < d->granule - off && cpu < d->nr_cpus &&
+			va - d->start <= d->va_span && d->fast_unmap)) {
+		len = d->granule;
+		npages = 1;
+	} else {
+		len = (off + size + d->granule - 1) & ~(d->granule - 1);
+		npages = len >> d->granule_lg2;
+		if (!size || iova + size - 1 < iova || len < off + size ||
+		    !cpu_ok(d, cpu) || va < d->start || va > d->end ||
+		    len > d->end - va ||
+		    (d->cfg.check_unmap &&
+		     !is_allocation(d, va >> d->granule_lg2, npages))) {
+			dma_count(&d->n_bad_unmaps);
+			return -EINVAL;
+		}
+		if (d->cfg.policy == IOPT_INVAL_STRICT)
+			return unmap_strict(d, va, len, cpu);
 	}
-	return unmap_range(d, iova - off, len, cpu);
+	/* Lazy policies: clear; the gather tells tlb_add_page that the
+	 * leaves are taken care of (by the flush-all, D1). */
+	struct iopt_gather g;
+
+	iopt_gather_init(&g);
+	n = iopt_unmap_pages(d->pt, va, d->granule, npages, &g);
+	if (plat_unlikely(n != (int64_t)len))
+		return unmap_lazy_bad(d, va, n);
+	/* D1: queued after the clear returned. Counted by the policy when
+	 * it accepts the range (struct dma_pcpu). */
+	return iopt_fq_free(d->fq, va >> d->granule_lg2, npages, cpu);
 }
 
 int iopt_dma_map_sg(struct iopt_dma *d, const struct iopt_dma_seg *sg,
@@ -754,6 +825,10 @@ void iopt_dma_get_stats(struct iopt_dma *d, struct iopt_dma_stats *st)
 		st->maps += plat_load_rlx64(&d->pcpu[i].maps);
 		st->unmaps += plat_load_rlx64(&d->pcpu[i].unmaps);
 	}
+	/* The queued policies' unmaps: the frees the policy accepted (the
+	 * DMA layer calls iopt_fq_free() only from a lazy unmap). */
+	if (d->cfg.policy != IOPT_INVAL_STRICT)
+		st->unmaps += fs.frees;
 	st->map_errors = plat_load_rlx64(&d->n_map_errors);
 	st->bad_unmaps = plat_load_rlx64(&d->n_bad_unmaps);
 	st->inv_errors = plat_load_rlx64(&d->n_inv_errors);

@@ -39,10 +39,17 @@
 #include "iova_internal.h"
 
 struct fq_entry {
-	uint64_t pfn, size, gen, time;
+	uint64_t pfn, size, gen;
+	/* Queued no earlier than this (fq_push()); only the head's is
+	 * read, by iopt_fq_poll(). */
+	uint64_t time;
 	unsigned cpu;
-	bool marked;		/* record marked by iova_free_check() */
+	/* The size's cache class, or FQ_UNCACHED: sizes above the caches,
+	 * and every range whose live record iova_free_check() marked. */
+	unsigned cls;
 };
+
+#define FQ_UNCACHED (~0u)
 
 struct fq_ring {
 	struct plat_spinlock lock;
@@ -50,18 +57,25 @@ struct fq_ring {
 	unsigned cap;		/* 0: unbounded (EXHAUST) */
 	unsigned head, n;	/* circular when bounded */
 	unsigned alloc;		/* allocated entries (EXHAUST grows) */
-	uint64_t n_frees;	/* statistic: frees queued here, under lock
-				 * (no shared atomic per unmap) */
+	uint64_t n_frees;	/* statistic: frees accepted here, under
+				 * the lock (no shared atomic per unmap) */
+	uint64_t time;		/* the last clock reading (fq_push()) */
 } __attribute__((aligned(64)));
 
 struct iopt_fq {
 	struct iopt_iova *d;
+	/* The fast paths of fq_check() and iopt_fq_free(), from d's
+	 * configuration: the largest size they take (0 with
+	 * check_cached_frees, and under STRICT: none), the pfn bounds, the
+	 * CPUs. */
+	uint64_t fast_max, start_pfn, end_pfn;
+	unsigned nr_cpus;
 	struct iopt_fq_cfg cfg;
 	unsigned nrings;
 	struct fq_ring *rings;
 	uint64_t flush_start, flush_finish;
 	/* n_frees: STRICT frees; the queued ones
-	 * count in their ring. */
+	 * count in their ring. Both count calls that returned 0. */
 	uint64_t n_flush_all, n_flush_range, n_frees;
 	struct plat_thread timer;
 	bool timer_running;
@@ -86,25 +100,108 @@ static void fq_flush_all(struct iopt_fq *q)
 	plat_fetch_add_acq_rel64(&q->flush_finish, 1);
 }
 
+/* ceil(log2(size)), size >= 1: the cache class of a size. */
+static inline unsigned fq_cls(uint64_t size)
+{
+	return size > 1 ? 64u - (unsigned)__builtin_clzll(size - 1) : 0;
+}
+
+/*
+ * The checks of iopt_iova_free_cached(), now (iova_free_check()), so that
+ * a queued range is one the later free accepts. The common case inline:
+ * a cached size without check_cached_frees is checked for bounds and
+ * alignment only (as the kernel's cached free, and as iova_free_check()
+ * does for it), and nothing is marked. 0 and *cls (FQ_UNCACHED: the later
+ * free goes through iova_free_checked() with the mark), or -EINVAL.
+ */
+static inline __attribute__((always_inline)) int
+fq_check(const struct iopt_fq *q, uint64_t pfn, uint64_t size, unsigned *cls)
+{
+	bool marked;
+	int ret;
+
+	if (plat_likely(size - 1 < q->fast_max)) {	/* 1 <= size <= max */
+		unsigned c = fq_cls(size);
+		uint64_t n = 1ull << c;
+
+		if (pfn < q->start_pfn || pfn >= q->end_pfn ||
+		    n > q->end_pfn - pfn || (pfn & (n - 1)))
+			return -EINVAL;
+		*cls = c;
+		return 0;
+	}
+	ret = iova_free_check(q->d, pfn, size, &marked);
+	if (ret)
+		return ret;
+	/* Unmarked: a size above the caches is always marked, so this is a
+	 * cached size (checked mode marks those too). */
+	*cls = marked ? FQ_UNCACHED : fq_cls(size);
+	return 0;
+}
+
+/* Complete the free of an entry fq_check() accepted: 0 or -ENOMEM (no
+ * host memory: nothing changed). An unmarked cached range goes straight
+ * to cpu's cache (what iova_free_checked() does first for it). */
+static inline int fq_complete(struct iopt_iova *d, const struct fq_entry *e)
+{
+	if (plat_likely(e->cls != FQ_UNCACHED) &&
+	    iova_rcache_put(d, e->cls, e->pfn, e->cpu))
+		return 0;
+	return iova_free_checked(d, e->pfn, e->size, e->cpu,
+				 e->cls == FQ_UNCACHED);
+}
+
+/* Ranges handed to the cache per lock hold by fq_release_from(). */
+#define FQ_BATCH 64u
+
 /* fq_release() once its head entry is covered by flush done. */
 static void fq_release_from(struct iopt_fq *q, struct fq_ring *r,
 			    uint64_t done)
 {
-	while (r->n) {
-		struct fq_entry *e = &r->e[r->head];
+	/* In locals: the frees below are calls, after which the ring's
+	 * fields would be loaded again (the lock keeps them ours). */
+	struct fq_entry *ring = r->e;
+	unsigned head = r->head, n = r->n, cap = r->cap;
+
+	while (n) {
+		const struct fq_entry *e = &ring[head];
 
 		if (e->gen >= done)
 			break;
+		if (plat_likely(e->cls != FQ_UNCACHED)) {
+			/* A run of covered cached ranges of one class and
+			 * CPU goes into the cache under one hold of its lock
+			 * (what fq_complete() does for each); the first that
+			 * it does not take continues below. */
+			uint64_t pfns[FQ_BATCH];
+			unsigned k = 0, h = head, took;
+
+			while (k < FQ_BATCH && k < n && ring[h].gen < done &&
+			       ring[h].cls == e->cls && ring[h].cpu == e->cpu) {
+				pfns[k++] = ring[h].pfn;
+				if (++h == cap)
+					h = 0;
+			}
+			took = iova_rcache_put_many(q->d, e->cls, pfns, k,
+						    e->cpu);
+			n -= took;
+			head += took;		/* < 2 * cap when bounded */
+			if (cap && head >= cap)
+				head -= cap;
+			if (took == k)
+				continue;
+			e = &ring[head];
+		}
 		/* No host memory: the entry stays (flushed) for a later try. */
-		if (iova_free_checked(q->d, e->pfn, e->size, e->cpu, e->marked))
+		if (fq_complete(q->d, e))
 			break;
 		/* Bounded: wrap without a division (head < cap). */
-		if (++r->head == r->cap)
-			r->head = 0;
-		r->n--;
+		if (++head == cap)
+			head = 0;
+		n--;
 	}
-	if (!r->cap && !r->n)
-		r->head = 0;
+	r->head = !cap && !n ? 0 : head;
+	r->n = n;
 }
 
 /* Free the ring's entries from its head that a completed flush covers.
@@ -139,6 +236,12 @@ int iopt_fq_create(struct iopt_iova *d, const struct iopt_fq_cfg *cfg,
 		return -ENOMEM;
 	q->d = d;
 	q->cfg = *cfg;
+	q->fast_max = d->cfg.check_cached_frees ||
+		      cfg->policy == IOPT_INVAL_STRICT ? 0 :
+		      1ull << d->cfg.max_cached_order;
+	q->nr_cpus = d->cfg.nr_cpus;
+	q->start_pfn = d->cfg.start_pfn;
+	q->end_pfn = d->cfg.end_pfn;
 	switch (cfg->policy) {
 	case IOPT_INVAL_LAZY:
 		q->nrings = d->cfg.nr_cpus;
@@ -217,59 +320,176 @@ void iopt_fq_destroy(struct iopt_fq *q)
 	free(q);
 }
 
-/* Append to a ring (lock held); false if full and cannot grow. */
-static inline __attribute__((always_inline)) bool fq_push(struct fq_ring *r, const struct fq_entry *e)
+/*
+ * Append an entry for [pfn, pfn + size) to ring r (lock held); false if
+ * it is full and cannot grow. Its time: only the head entry's time is
+ * read (iopt_fq_poll(): a ring expires when its oldest entry is older
+ * than the timeout), so the clock is read when the ring is empty and
+ * then once every FQ_CLOCK_EVERY entries; the entries in between take
+ * the last reading, which is never after their queueing. A head's time
+ * can only be early: a ring may be flushed before its timeout, never
+ * after. (Linux arms its flush-queue timer once, at the first entry
+ * queued while it is not pending, and flushes when it fires, whatever
+ * was queued since.)
+ */
+#define FQ_CLOCK_EVERY 64u
+
+static inline __attribute__((always_inline)) bool
+fq_push(const struct iopt_fq *q, struct fq_ring *r, uint64_t pfn,
+	uint64_t size, uint64_t gen, unsigned cpu, unsigned cls)
 {
+	struct fq_entry *e;
+
 	if (r->cap) {
 		if (r->n == r->cap)
 			return false;
 		unsigned i = r->head + r->n;	/* < 2 * cap */
 
-		r->e[i >= r->cap ? i - r->cap : i] = *e;
-		r->n++;
-		return true;
-	}
-	if (r->head + r->n == r->alloc) {
-		struct fq_entry *ne = realloc(r->e, sizeof(*ne) * r->alloc * 2);
+		e = &r->e[i >= r->cap ? i - r->cap : i];
+	} else {
+		if (r->head + r->n == r->alloc) {
+			struct fq_entry *ne = realloc(r->e,
+						      sizeof(*ne) * r->alloc * 2);
 
-		if (!ne)
-			return false;
-		r->e = ne;
-		r->alloc *= 2;
+			if (!ne)
+				return false;
+			r->e = ne;
+			r->alloc *= 2;
+		}
+		e = &r->e[r->head + r->n];
 	}
-	r->e[r->head + r->n++] = *e;
+	if (q->cfg.timeout_ns && !(r->n & (FQ_CLOCK_EVERY - 1)))
+		r->time = fq_now(q);	/* empty, or every 64th */
+	e->pfn = pfn;
+	e->size = size;
+	e->gen = gen;
+	e->time = r->time;
+	e->cpu = cpu;
+	e->cls = cls;
+	r->n++;
 	return true;
 }
 
-int iopt_fq_free(struct iopt_fq *q, uint64_t pfn, uint64_t size, unsigned cpu)
+/*
+ * Queue [pfn, pfn + size), checked (cls from fq_check()), on ring r of
+ * CPU c, gen read after the fence (ordering 1): r is locked by the caller
+ * and unlocked here. Releases what is due first. 0, or -ENOMEM (the
+ * ring cannot grow and the allocator has no memory: nothing changed).
+ */
+static __attribute__((noinline)) int
+fq_queue(struct iopt_fq *q, struct fq_ring *r, uint64_t pfn, uint64_t size,
+	 uint64_t gen, unsigned c, unsigned cls)
+{
+	int ret;
+
+	fq_release(q, r);
+	if (plat_unlikely(!fq_push(q, r, pfn, size, gen, c, cls))) {
+		/* Full: one flush-all covers the whole ring. */
+		fq_flush_all(q);
+		fq_release(q, r);
+		gen = plat_load_acq64(&q->flush_start);
+		if (!fq_push(q, r, pfn, size, gen, c, cls)) {
+			struct fq_entry e = { .pfn = pfn, .size = size,
+					      .cpu = c, .cls = cls };
+
+			plat_spin_unlock(&r->lock);
+			/* Cannot queue (no memory): be strict about it. */
+			fq_flush_all(q);
+			ret = fq_complete(q->d, &e);
+			if (!ret) {
+				plat_spin_lock(&r->lock);
+				r->n_frees++;
+				plat_spin_unlock(&r->lock);
+			} else if (cls == FQ_UNCACHED) {
+				/* The range stays the caller's. */
+				iova_free_check_undo(q->d, pfn, size);
+			}
+			return ret;
+		}
+	}
+	r->n_frees++;		/* under the ring's lock, as stats reads it */
+	plat_spin_unlock(&r->lock);
+	return 0;
+}
+
+/* fq_queue() for iopt_fq_free(), which found r's lock taken. */
+static __attribute__((noinline)) int
+fq_lock_queue(struct iopt_fq *q, struct fq_ring *r, uint64_t pfn,
+	      uint64_t size, uint64_t gen, unsigned c, unsigned cls)
+{
+	plat_spin_lock(&r->lock);
+	return fq_queue(q, r, pfn, size, gen, c, cls);
+}
+
+/* One try at r's lock, plat_spin_lock()'s first step, so that the
+ * uncontended fast path of iopt_fq_free() makes no call. Acquire: pairs
+ * with the release store in plat_spin_unlock(). */
+static inline bool fq_trylock(struct fq_ring *r)
+{
+	return plat_xchg_acq32(&r->lock.v, 1) == 0;
+}
+
+/* iopt_fq_free() whatever the case: CPU IOPT_IOVA_CPU_SELF or out of
+ * range, sizes above the caches, checked frees, STRICT. */
+static __attribute__((noinline)) int
+fq_free_slow(struct iopt_fq *q, uint64_t pfn, uint64_t size, unsigned cpu)
 {
 	struct iopt_iova *d = q->d;
 	unsigned c = iova_cpu(d, cpu);
-	bool marked;
+	unsigned cls;
 	int ret;
 
 	/* The checks of iopt_iova_free_cached(), now: a queued range is one
 	 * the later free will accept, and (checked mode, sizes above the
 	 * caches) a second free of it fails while it waits. */
-	ret = iova_free_check(d, pfn, size, &marked);
+	ret = fq_check(q, pfn, size, &cls);
 	if (ret)
 		return ret;
 	if (q->cfg.policy == IOPT_INVAL_STRICT) {
-		/* A statistic: pairs with the acquire load in
-		 * iopt_fq_get_stats(). */
-		plat_fetch_add_acq_rel64(&q->n_frees, 1);
 		q->cfg.flush_range(pfn * d->cfg.granule, size * d->cfg.granule,
 				   q->cfg.ctx);
 		plat_fetch_add_acq_rel64(&q->n_flush_range, 1);
-		ret = iova_free_checked(d, pfn, size, c, marked);
-		goto done;
+		ret = iova_free_checked(d, pfn, size, c, cls == FQ_UNCACHED);
+		if (!ret)	/* A statistic: pairs with the acquire load
+				 * in iopt_fq_get_stats(). */
+			plat_fetch_add_acq_rel64(&q->n_frees, 1);
+		else if (cls == FQ_UNCACHED)	/* -ENOMEM: still the caller's */
+			iova_free_check_undo(d, pfn, size);
+		return ret;
 	}
 	struct fq_ring *r = &q->rings[q->nrings == 1 ? 0 : c];
-	struct fq_entry e = {
-		.pfn = pfn, .size = size, .cpu = c, .marked = marked,
-		.time = q->cfg.timeout_ns ? fq_now(q) : 0,
-	};
+	uint64_t gen;
 
+	/* Ordering 1 (see iopt_fq_free()). */
+#ifndef IOPT_PLANT_FQ_FENCE
+	plat_fence_seq_cst();
+#endif
+	gen = plat_load_acq64(&q->flush_start);
+	plat_spin_lock(&r->lock);
+	return fq_queue(q, r, pfn, size, gen, c, cls);
+}
+
+/*
+ * The common case inline, without a call: a CPU given by number, a cached
+ * size without checked frees (fq_check()'s fast path), a queued policy
+ * (fast_max is 0 under STRICT), a bounded ring with room, nothing due for
+ * release and no clock reading due (fq_push()). Anything else goes on,
+ * locked, in fq_queue(), or from the start in fq_free_slow().
+ */
+int iopt_fq_free(struct iopt_fq *q, uint64_t pfn, uint64_t size, unsigned cpu)
+{
+	struct fq_ring *r;
+	uint64_t gen, n;
+	unsigned cls, k;
+
+	if (plat_unlikely(cpu >= q->nr_cpus || size - 1 >= q->fast_max))
+		return fq_free_slow(q, pfn, size, cpu);
+	cls = fq_cls(size);
+	n = 1ull << cls;
+	if (pfn < q->start_pfn || pfn >= q->end_pfn || n > q->end_pfn - pfn ||
+	    (pfn & (n - 1)))
+		return -EINVAL;
+	r = &q->rings[q->nrings == 1 ? 0 : cpu];
 	/* Full fence between the caller's page-table clear and the read of
 	 * flush_start: pairs with the fence in fq_flush_all() (ordering 1 at
 	 * the top of this file). */
@@ -278,29 +498,31 @@ int iopt_fq_free(struct iopt_fq *q, uint64_t pfn, uint64_t size, unsigned cpu)
 	 * barrier between the caller's clear and this read.) */
 	plat_fence_seq_cst();
 #endif
-	e.gen = plat_load_acq64(&q->flush_start);
-	plat_spin_lock(&r->lock);
-	r->n_frees++;		/* under the ring's lock, as stats reads it */
-	fq_release(q, r);
-	if (!fq_push(r, &e)) {
-		/* Full: one flush-all covers the whole ring. */
-		fq_flush_all(q);
-		fq_release(q, r);
-		e.gen = plat_load_acq64(&q->flush_start);
-		if (!fq_push(r, &e)) {
-			plat_spin_unlock(&r->lock);
-			/* Cannot queue (no memory): be strict about it. */
-			fq_flush_all(q);
-			ret = iova_free_checked(d, pfn, size, c, marked);
-			goto done;
-		}
+	gen = plat_load_acq64(&q->flush_start);
+	if (plat_unlikely(!fq_trylock(r)))
+		return fq_lock_queue(q, r, pfn, size, gen, cpu, cls);
+	k = r->n;
+	/* k % 64 != 0: not empty, no clock reading due; k < cap: room (and
+	 * bounded); the head not yet covered by a completed flush (the
+	 * acquire load pairs with the release increment in fq_flush_all(),
+	 * ordering 2): nothing to release, as fq_release() would find. */
+	if (plat_likely((k & (FQ_CLOCK_EVERY - 1)) && k < r->cap &&
+			r->e[r->head].gen >= plat_load_acq64(&q->flush_finish))) {
+		unsigned i = r->head + k;	/* < 2 * cap */
+		struct fq_entry *e = &r->e[i >= r->cap ? i - r->cap : i];
+
+		e->pfn = pfn;
+		e->size = size;
+		e->gen = gen;
+		e->time = r->time;
+		e->cpu = cpu;
+		e->cls = cls;
+		r->n = k + 1;
+		r->n_frees++;	/* under the ring's lock, as stats reads it */
+		plat_spin_unlock(&r->lock);
+		return 0;
 	}
-	plat_spin_unlock(&r->lock);
-	return 0;
-done:
-	if (ret && marked)	/* -ENOMEM: the range stays the caller's */
-		iova_free_check_undo(d, pfn, size);
-	return ret;
+	return fq_queue(q, r, pfn, size, gen, cpu, cls);
 }
 
 void iopt_fq_flush(struct iopt_fq *q)

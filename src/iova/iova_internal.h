@@ -126,6 +126,10 @@ bool iova_rcache_get(struct iopt_iova *d, unsigned cls, uint64_t limit_pfn,
 /* false: not cached (the caller frees to the allocator). */
 bool iova_rcache_put(struct iopt_iova *d, unsigned cls, uint64_t pfn,
 		     unsigned cpu);
+/* Put pfns[0, n) (class cls) in cpu's cache under one lock hold, while
+ * its magazines have room: how many it took, from the front. */
+unsigned iova_rcache_put_many(struct iopt_iova *d, unsigned cls,
+			      const uint64_t *pfns, unsigned n, unsigned cpu);
 uint64_t iova_rcache_count(struct iopt_iova *d);
 
 #endif

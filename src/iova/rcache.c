@@ -276,3 +276,34 @@ uint64_t iova_rcache_count(struct iopt_iova *d)
 	}
 	return n;
 }
+
+/*
+ * Put pfns[0, n), ranges of class cls, in cpu's cache under one hold of
+ * its lock: as iova_rcache_put() of each in turn while the loaded or the
+ * spare magazine has room, stopping where a magazine would go to the
+ * depot. Returns how many it took, from the front; the caller puts the
+ * rest with iova_rcache_put() (for the flush queue's release of a ring).
+ */
+unsigned iova_rcache_put_many(struct iopt_iova *d, unsigned cls,
+			      const uint64_t *pfns, unsigned n, unsigned cpu)
+{
+	struct iova_cpu_cache *cc = &d->cpu[cls * d->cfg.nr_cpus + cpu];
+	unsigned done = 0;
+
+	plat_spin_lock(&cc->lock);
+	while (done < n) {
+		struct iova_mag *m = cc->loaded;
+
+		if (m->n == d->cfg.mag_size) {
+			if (cc->prev->n == d->cfg.mag_size)
+				break;
+			cc->loaded = cc->prev;
+			cc->prev = m;
+			m = cc->loaded;
+		}
+		while (done < n && m->n < d->cfg.mag_size)
+			m->pfn[m->n++] = pfns[done++];
+	}
+	plat_spin_unlock(&cc->lock);
+	return done;
+}
