@@ -110,7 +110,11 @@ struct iopt_sim_params {
 	uint32_t fence;			/* full fence (plus draining the store buffer) */
 	uint32_t clock_read;
 	uint32_t relax;			/* one spin-wait iteration */
-	uint32_t mmio;			/* one MMIO access to an attached model */
+	uint32_t mmio;			/* one MMIO access: its latency to the CPU */
+	/* How long one access occupies an attached model's register port:
+	 * accesses from different CPUs reach the model at least this far
+	 * apart (added with the lock-free driver timeline). */
+	uint32_t mmio_port;
 	uint32_t call;			/* any other platform call */
 	/* TSO: store-buffer entries and the seeded drain delay range. */
 	unsigned sb_entries;
@@ -167,13 +171,17 @@ IOPT_API void iopt_sim_work(uint64_t cycles);
 /*
  * Put an SMMU model on the simulation's timeline: the scheduler runs the
  * model up to the current simulated time before any CPU observes it (a
- * driver's MMIO through plat_mmio_cost(), any platform load of memory the
- * model writes), so MSIs, event records and sync completions land at their
- * model cycle. model_ghz converts model cycles to CPU time. The driver
- * must take its cycles from iopt_sim_model_cycles() (below), and the
- * model must be created with params.shared_clock set: a CPU that read the
- * clock and was switched out before its model call may find the model
- * already run past that cycle, which a shared clock takes as the model's
+ * driver's call into the model, any platform load of memory the model
+ * writes), so MSIs, event records and sync completions land at their
+ * model cycle. model_ghz converts model cycles to CPU time. A driver's
+ * calls into the model (bracketed by the platform layer's
+ * plat_mmio_begin/end, as both drivers do) queue for the model's register
+ * port (params.mmio_port cycles each) and each runs as one step; the
+ * model's cycle for such a call is the time it reaches the port. The
+ * driver must take its cycles from iopt_sim_model_cycles() (below), and
+ * the model must be created with params.shared_clock set: the simulation
+ * may run the model past a CPU's time (up to the earliest CPU's) before
+ * that CPU's call reaches it, which a shared clock takes as the model's
  * time instead of failing with -EINVAL.
  * 0, -EINVAL, -ENOSPC (too many models), -EBUSY inside a run.
  */

@@ -206,11 +206,17 @@ static void trace(struct iopt_sim *s, struct sim_cpu *c, enum iopt_sim_op op)
 void sim_charge(struct iopt_sim *s, struct sim_cpu *c, enum iopt_sim_op op,
 		uint64_t cycles)
 {
+	s->ops[op]++;
+	sim_charge_more(s, c, op, cycles);
+}
+
+void sim_charge_more(struct iopt_sim *s, struct sim_cpu *c, enum iopt_sim_op op,
+		     uint64_t cycles)
+{
 	struct sim_cpu *n;
 
 	c->now += cycles;
 	c->cycles += cycles;
-	s->ops[op]++;
 	s->nops++;
 	trace(s, c, op);
 	if (plat_unlikely(c->now > s->limit)) {
@@ -568,6 +574,7 @@ void iopt_sim_params_default(struct iopt_sim_params *p)
 		.clock_read = 40,
 		.relax = 10,
 		.mmio = 500,
+		.mmio_port = 10,
 		.call = 2,
 		.sb_entries = 56,
 		.sb_drain_min = 10,
@@ -725,7 +732,7 @@ static int attach(struct iopt_sim *sim, int kind, void *m, double ghz)
 		return -EBUSY;
 	if (sim->nmodels == sizeof(sim->models) / sizeof(sim->models[0]))
 		return -ENOSPC;
-	sim->models[sim->nmodels++] = (struct sim_model){ kind, m, ghz, 0 };
+	sim->models[sim->nmodels++] = (struct sim_model){ kind, m, ghz, 0, 0 };
 	return 0;
 }
 
