@@ -39,7 +39,8 @@
  *  G2. Slot writes happen before the producer's valid-bit toggle
  *      (release fetch-xor); the owner polls the bits with acquire loads,
  *      so every command of the batch is in memory before the owner's PROD
- *      write (made under the bus lock, which the model's lock follows).
+ *      write, which the owner makes itself: the model reads the slots in
+ *      that call, after the acquire (drv_timeline.h T3).
  *  G3. PROD writes are in queue order: an owner writes PROD only after
  *      loading (acquire) owner_prod == its first slot, which the previous
  *      owner stored (release) after its own PROD write.
