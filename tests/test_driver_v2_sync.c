@@ -8,16 +8,19 @@
  * that this 2-core host reproduces what 32+ CPUs did. The sync timeout is
  * cut to 2 ms of model time so that a starved poller reports it quickly.
  *  - sync = none: a sync written while another CPU's is active restarts
- *    it (the model counts it in sync_restarts); pollers that back off
- *    keep finding SACTIVE = 1 and time out: stats.sync_timeouts rises,
- *    and the model saw restarts (the timeouts' mechanism, not some other
- *    delay);
+ *    it (the model counts it in sync_restarts), and a sync written just
+ *    after another completed starts a new active period the status
+ *    register does not tell apart; pollers that back off keep finding
+ *    SACTIVE = 1 and time out: stats.sync_timeouts rises. (Which of the
+ *    two keeps a poller out depends on the host's timing: under
+ *    ThreadSanitizer the threads are slow enough that a timeout was seen
+ *    with no restart at all, the poller sleeping through every gap
+ *    between back-to-back syncs; the restarts alone, deterministically:
+ *    tests/test_sim_v2_sync.c);
  *  - sync = bank / global: one sync per bank at a time, written after the
  *    previous one completed: the model sees no restart at all, and none
  *    times out.
- * The outcome is a count, not a time: no timed assertion. The same
- * mechanism at the model's own 8-cycle sync, on 32 simulated CPUs:
- * tests/test_sim_v2_sync.c.
+ * The outcome is a count, not a time: no timed assertion.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -156,7 +159,7 @@ static void test_none_times_out(void **state)
 			&restarts);
 
 	assert_true(st.sync_timeouts > 0);
-	assert_true(restarts > 0);
+	(void)restarts;		/* printed: restarts or back-to-back syncs */
 }
 
 static void test_bank_no_timeout(void **state)
