@@ -29,6 +29,7 @@
 #include <iopgtable/dma.h>
 #include <iopgtable/driver.h>
 #include <iopgtable/physmem.h>
+#include <iopgtable/sim.h>
 #include <iopgtable/smmu.h>
 
 #include "tthread.h"
@@ -229,9 +230,20 @@ static void run(enum iopt_inval pol, enum iopt_smmuv3_drv_cmdq cq,
 	s->pol = pol;
 	assert_int_equal(iopt_physmem_create(MEM_BASE, MEM_SIZE, &s->pm), 0);
 	iopt_smmu_physmem(s->pm, 10, &s->mem);
+	/* On simulated CPUs (the _sim build): the model on the simulation's
+	 * timeline, the driver on its clock (docs/sim.md). NULL on host. */
+	struct iopt_sim *sim = iopt_sim_ambient();
+
 	iopt_smmu_default_params(&p);
+	p.shared_clock = sim != NULL;
 	assert_int_equal(iopt_smmu_create(&p, &s->mem, NULL, NULL, &s->s), 0);
+	if (sim)
+		assert_int_equal(iopt_sim_attach_smmu(sim, s->s, 1.0), 0);
 	iopt_smmuv3_drv_default_cfg(&c);
+	if (sim) {
+		c.clock = iopt_sim_model_cycles;
+		c.clock_ctx = s->s;
+	}
 	c.smmu = s->s;
 	c.pm = s->pm;
 	c.cmdq = cq;
@@ -296,6 +308,8 @@ static void run(enum iopt_inval pol, enum iopt_smmuv3_drv_cmdq cq,
 
 	iopt_dma_destroy(s->d);
 	iopt_smmuv3_drv_remove(s->drv);
+	if (sim)
+		assert_int_equal(iopt_sim_detach_smmu(sim, s->s), 0);
 	iopt_smmu_destroy(s->s);
 	iopt_physmem_destroy(s->pm);
 	free(s);

@@ -13,6 +13,7 @@
  *  - bad arguments.
  * The concurrent sync-serialisation test is tests/test_driver_v2_sync.c.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +21,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <sched.h>
+#include <time.h>
 #include <cmocka.h>
 
 #include <iopgtable/dma.h>
@@ -410,6 +414,88 @@ static void test_dma_strict(void **state)
 	rig_down(&r);
 }
 
+/*
+ * No driver lock around model calls with an external clock (as the SMMUv3
+ * driver's test_clock_no_driver_lock, src/driver/drv_timeline.h): thread
+ * A's register read is held inside the clock callback until thread B's
+ * register read has got through the driver and the model and returned; a
+ * driver that held one lock across the clock read and the model call
+ * would keep B out, and A's hold would end at its 5 s limit.
+ */
+struct hold_clock {
+	uint64_t cycle;			/* atomic */
+	uint32_t armed, holding, b_done, b_done_in_hold;
+	struct iopt_smmuv2_drv *drv;
+};
+
+static uint64_t hold_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t hold_clock_read(void *ctx)
+{
+	struct hold_clock *h = ctx;
+
+	if (__atomic_exchange_n(&h->armed, 0, __ATOMIC_ACQ_REL)) {
+		uint64_t t0 = hold_now_ns();
+
+		__atomic_store_n(&h->holding, 1, __ATOMIC_RELEASE);
+		while (!__atomic_load_n(&h->b_done, __ATOMIC_ACQUIRE) &&
+		       hold_now_ns() - t0 < 5000000000ull)
+			sched_yield();
+		__atomic_store_n(&h->b_done_in_hold,
+				 __atomic_load_n(&h->b_done, __ATOMIC_ACQUIRE),
+				 __ATOMIC_RELAXED);
+	}
+	return __atomic_add_fetch(&h->cycle, 10, __ATOMIC_RELAXED);
+}
+
+static void *hold_other(void *arg)
+{
+	struct hold_clock *h = arg;
+	uint64_t v;
+
+	while (!__atomic_load_n(&h->holding, __ATOMIC_ACQUIRE))
+		sched_yield();
+	if (iopt_smmuv2_drv_read(h->drv, R_SCR0, 4, &v) == 0)
+		__atomic_store_n(&h->b_done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void test_clock_no_driver_lock(void **state)
+{
+	struct iopt_smmuv2_drv_cfg c;
+	struct hold_clock h = { 0 };
+	struct rig r;
+	pthread_t b;
+	uint64_t v;
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(iopt_physmem_create(MEM_BASE, MEM_SIZE, &r.pm), 0);
+	iopt_smmu_physmem(r.pm, 10, &r.mem);
+	assert_int_equal(iopt_smmuv2_preset("mmu-500", &r.p), 0);
+	r.p.shared_clock = true;	/* the contract for an external clock */
+	assert_int_equal(iopt_smmuv2_create(&r.p, &r.mem, NULL, NULL, &r.s), 0);
+	iopt_smmuv2_drv_default_cfg(&c);
+	c.smmu = r.s;
+	c.clock = hold_clock_read;
+	c.clock_ctx = &h;
+	assert_int_equal(iopt_smmuv2_drv_probe(&c, &r.drv), 0);
+	h.drv = r.drv;
+	assert_int_equal(pthread_create(&b, NULL, hold_other, &h), 0);
+	__atomic_store_n(&h.armed, 1, __ATOMIC_RELEASE);
+	assert_int_equal(iopt_smmuv2_drv_read(r.drv, R_SCR0, 4, &v), 0);
+	pthread_join(b, NULL);
+	assert_int_equal(h.b_done, 1);
+	assert_int_equal(h.b_done_in_hold, 1);
+	rig_down(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -420,6 +506,7 @@ int main(void)
 		cmocka_unit_test(test_stall_blocks_sync),
 		cmocka_unit_test(test_bad_args),
 		cmocka_unit_test(test_dma_strict),
+		cmocka_unit_test(test_clock_no_driver_lock),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

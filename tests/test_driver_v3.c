@@ -33,6 +33,7 @@
 #include <iopgtable/smmu.h>
 
 #include <pthread.h>
+#include <sched.h>
 
 #include "../src/driver/drv_wait.h"
 
@@ -867,6 +868,84 @@ static void test_sync_cons_wfe(void **state)
 	}
 }
 
+/*
+ * The driver adds no lock of its own around model calls with an external
+ * clock (src/driver/drv_timeline.h): the model's lock orders them, as the
+ * device orders the register accesses that reach it. Thread A's device
+ * transaction is held inside the clock callback (a point every model call
+ * passes, before the model) until thread B's transaction has got through
+ * the driver and the model and returned. A driver that held one lock
+ * across the clock read and the model call would keep B out: A's hold
+ * then ends at its 5 s limit with B not through.
+ */
+struct hold_clock {
+	uint64_t cycle;			/* atomic */
+	uint32_t armed;			/* the next reading holds */
+	uint32_t holding;		/* A is inside the clock */
+	uint32_t b_done;		/* B's transaction returned */
+	uint32_t b_done_in_hold;	/* seen by A before its hold ended */
+	struct iopt_smmuv3_drv *drv;
+};
+
+static uint64_t hold_clock_read(void *ctx)
+{
+	struct hold_clock *h = ctx;
+
+	if (__atomic_exchange_n(&h->armed, 0, __ATOMIC_ACQ_REL)) {
+		uint64_t t0 = now_ns();
+
+		__atomic_store_n(&h->holding, 1, __ATOMIC_RELEASE);
+		while (!__atomic_load_n(&h->b_done, __ATOMIC_ACQUIRE) &&
+		       now_ns() - t0 < 5000000000ull)
+			sched_yield();
+		__atomic_store_n(&h->b_done_in_hold,
+				 __atomic_load_n(&h->b_done, __ATOMIC_ACQUIRE),
+				 __ATOMIC_RELAXED);
+	}
+	return __atomic_add_fetch(&h->cycle, 10, __ATOMIC_RELAXED);
+}
+
+static void *hold_other(void *arg)
+{
+	struct hold_clock *h = arg;
+	struct iopt_smmu_txn t = { .sid = 7, .addr = IOVA };
+	struct iopt_smmu_resp resp;
+
+	while (!__atomic_load_n(&h->holding, __ATOMIC_ACQUIRE))
+		sched_yield();
+	if (iopt_smmuv3_drv_translate(h->drv, &t, &resp) == 0)
+		__atomic_store_n(&h->b_done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void test_clock_no_driver_lock(void **state)
+{
+	struct iopt_smmu_params p;
+	struct iopt_smmuv3_drv_cfg c;
+	struct iopt_smmu_txn t = { .sid = 7, .addr = IOVA };
+	struct iopt_smmu_resp resp;
+	struct hold_clock h = { 0 };
+	pthread_t b;
+	struct rig r;
+
+	(void)state;
+	iopt_smmu_default_params(&p);
+	p.shared_clock = true;		/* the contract for an external clock */
+	rig_model(&r, &p);
+	rig_cfg(&r, &c);
+	c.clock = hold_clock_read;
+	c.clock_ctx = &h;
+	rig_probe(&r, &c);
+	h.drv = r.drv;
+	assert_int_equal(pthread_create(&b, NULL, hold_other, &h), 0);
+	__atomic_store_n(&h.armed, 1, __ATOMIC_RELEASE);
+	assert_int_equal(iopt_smmuv3_drv_translate(r.drv, &t, &resp), 0);
+	pthread_join(b, NULL);
+	assert_int_equal(h.b_done, 1);
+	assert_int_equal(h.b_done_in_hold, 1);
+	rig_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -881,6 +960,7 @@ int main(void)
 		cmocka_unit_test(test_runner_clock),
 		cmocka_unit_test(test_event_wait),
 		cmocka_unit_test(test_sync_cons_wfe),
+		cmocka_unit_test(test_clock_no_driver_lock),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -26,6 +26,7 @@
 
 #include <iopgtable/driver.h>
 #include <iopgtable/physmem.h>
+#include <iopgtable/sim.h>
 #include <iopgtable/smmu.h>
 
 #include "tthread.h"
@@ -148,6 +149,16 @@ static uint64_t rnd(uint64_t *s)
 	return *s;
 }
 
+/* Batches per producer: ITERS, or IOPT_STRESS_OPS when smaller (the
+ * simulation sweep's budget, docs/sim.md). */
+static unsigned n_iters(void)
+{
+	const char *e = getenv("IOPT_STRESS_OPS");
+	long n = e ? atol(e) : 0;
+
+	return n > 0 && n < ITERS ? (unsigned)n : ITERS;
+}
+
 static void *producer(void *arg)
 {
 	struct targ *a = arg;
@@ -155,8 +166,10 @@ static void *producer(void *arg)
 	uint64_t seed = 0x9e3779b97f4a7c15ull * (a->id + 1), seq = 0;
 	struct iopt_smmu_cmd cmds[MAX_BATCH];
 
+	unsigned iters = n_iters();
+
 	r->syncs[a->id] = calloc(ITERS, sizeof(struct sync_rec));
-	for (unsigned it = 0; it < ITERS; it++) {
+	for (unsigned it = 0; it < iters; it++) {
 		unsigned n = 1 + (unsigned)(rnd(&seed) % MAX_BATCH);
 		bool sync = rnd(&seed) % 3 == 0;
 
@@ -230,8 +243,15 @@ static void run_variant(enum iopt_smmuv3_drv_cmdq cmdq,
 	r->mem.load64 = t_load64;
 	r->mem.cas64 = t_cas64;
 	r->mem.ctx = r;
+	/* On simulated CPUs (the _sim build): the model on the simulation's
+	 * timeline, the driver on its clock (docs/sim.md). NULL on host. */
+	struct iopt_sim *sim = iopt_sim_ambient();
+
 	iopt_smmu_default_params(&p);
+	p.shared_clock = sim != NULL;
 	assert_int_equal(iopt_smmu_create(&p, &r->mem, NULL, NULL, &r->s), 0);
+	if (sim)
+		assert_int_equal(iopt_sim_attach_smmu(sim, r->s, 1.0), 0);
 	iopt_smmuv3_drv_default_cfg(&c);
 	c.smmu = r->s;
 	c.pm = r->pm;
@@ -241,6 +261,10 @@ static void run_variant(enum iopt_smmuv3_drv_cmdq cmdq,
 	/* Sanitizer builds on a small host starve spinning threads for
 	 * seconds; the model-time limit still applies. */
 	c.host_timeout_ns = 120000000000ull;
+	if (sim) {
+		c.clock = iopt_sim_model_cycles;
+		c.clock_ctx = r->s;
+	}
 	assert_int_equal(iopt_smmuv3_drv_probe(&c, &r->drv), 0);
 	r->msi = sync == IOPT_SMMUV3_DRV_SYNC_MSI;
 
@@ -333,6 +357,8 @@ static void run_variant(enum iopt_smmuv3_drv_cmdq cmdq,
 	assert_int_equal(iopt_smmuv3_drv_domain_free(dom), 0);
 	iopt_free(pt);
 	iopt_smmuv3_drv_remove(r->drv);
+	if (sim)
+		assert_int_equal(iopt_sim_detach_smmu(sim, r->s), 0);
 	iopt_smmu_destroy(r->s);
 	iopt_physmem_destroy(r->pm);
 	pthread_mutex_destroy(&r->lock);

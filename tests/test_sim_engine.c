@@ -947,6 +947,145 @@ static void test_smmuv2_timeline(void **state)
 	iopt_sim_destroy(s);
 }
 
+/*
+ * Detach: a detached model frees its slot (4 models at most) and is never
+ * run by the engine again. The model is left with a sync due at cycle 8
+ * (TLBSYNC written at 0; the sync rule of src/smmu_model/v2: done at the
+ * write + sync_cycles): while attached a run past that cycle runs it (no
+ * next event afterwards); detached, its next event is still cycle 8.
+ */
+static uint64_t dt_word;
+
+static void dt_cpu(unsigned cpu, void *arg)
+{
+	(void)cpu;
+	(void)arg;
+	for (int i = 0; i < 50; i++)
+		(void)plat_load_acq64(&dt_word);	/* the engine runs models */
+	iopt_sim_work(5000);
+	(void)plat_load_acq64(&dt_word);
+}
+
+static void test_smmu_detach(void **state)
+{
+	struct iopt_physmem *pm;
+	struct iopt_smmu_mem mem;
+	struct iopt_smmuv2_params sp;
+	struct iopt_smmuv2 *m[6];
+	struct iopt_sim *s = mk(2, 1, IOPT_SIM_SC);
+
+	(void)state;
+	assert_int_equal(iopt_physmem_create(0x80000000ull, 16ull << 20, &pm), 0);
+	iopt_smmu_physmem(pm, 10, &mem);
+	assert_int_equal(iopt_smmuv2_preset("mmu-500", &sp), 0);
+	sp.shared_clock = true;
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(iopt_smmuv2_create(&sp, &mem, NULL, NULL, &m[i]), 0);
+	/* TLBSYNC of context bank 0 (GR0 + GR1 pages, then the banks). */
+	uint64_t cb0 = (1ull << (sp.numpagendxb + 1)) << 12;
+
+	for (int i = 4; i < 6; i++) {
+		assert_int_equal(iopt_smmuv2_mmio_write(m[i], cb0 + 0x7f0, 4, 0, 0), 0);
+		assert_int_equal(iopt_smmuv2_next_event(m[i]), 8);
+	}
+	assert_ptr_equal(iopt_sim_ambient(), s);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(iopt_sim_attach_smmuv2(s, m[i], 1.0), 0);
+	assert_int_equal(iopt_sim_attach_smmuv2(s, m[4], 1.0), -ENOSPC);
+	assert_int_equal(iopt_sim_detach_smmuv2(s, m[4]), -ENOENT);
+	assert_int_equal(iopt_sim_detach_smmuv2(NULL, m[0]), -EINVAL);
+	assert_int_equal(iopt_sim_detach_smmuv2(s, m[0]), 0);
+	assert_int_equal(iopt_sim_detach_smmuv2(s, m[0]), -ENOENT);
+	/* The slot is free again: m[4] attached, m[5] never. */
+	assert_int_equal(iopt_sim_attach_smmuv2(s, m[4], 1.0), 0);
+	assert_int_equal(iopt_sim_run(s, dt_cpu, NULL), 0);
+	assert_int_equal(iopt_smmuv2_next_event(m[4]), UINT64_MAX);
+	assert_int_equal(iopt_smmuv2_next_event(m[5]), 8);
+	/* Detached, the engine leaves it where it is. */
+	assert_int_equal(iopt_sim_detach_smmuv2(s, m[4]), 0);
+	assert_int_equal(iopt_sim_attach_smmuv2(s, m[5], 1.0), 0);
+	assert_int_equal(iopt_sim_detach_smmuv2(s, m[5]), 0);
+	assert_int_equal(iopt_sim_run(s, dt_cpu, NULL), 0);
+	assert_int_equal(iopt_smmuv2_next_event(m[5]), 8);
+	for (int i = 1; i < 4; i++)
+		assert_int_equal(iopt_sim_detach_smmuv2(s, m[i]), 0);
+	for (int i = 0; i < 6; i++)
+		iopt_smmuv2_destroy(m[i]);
+	iopt_physmem_destroy(pm);
+	iopt_sim_destroy(s);
+}
+
+/*
+ * The register port (plat_mmio_begin): two CPUs read a register of one
+ * attached model at the same time; the second waits for the port, so
+ * the two CPUs' times differ by at least mmio_port (set large here), and
+ * a model that is not attached has no port to wait for.
+ */
+struct port_t {
+	struct iopt_smmuv2_drv *drv;
+	uint64_t cycles[2];
+};
+
+static void port_cpu(unsigned cpu, void *arg)
+{
+	struct port_t *t = arg;
+	uint64_t v, t0 = iopt_sim_now();
+
+	assert_int_equal(iopt_smmuv2_drv_read(t->drv, 0x20, 4, &v), 0);
+	t->cycles[cpu] = iopt_sim_now() - t0;
+}
+
+static void port_case(bool attached, uint64_t *lo, uint64_t *hi)
+{
+	struct iopt_sim_params p;
+	struct iopt_physmem *pm;
+	struct iopt_smmu_mem mem;
+	struct iopt_smmuv2_params sp;
+	struct iopt_smmuv2 *smmu;
+	struct iopt_smmuv2_drv_cfg dc;
+	struct port_t t = { 0 };
+	struct iopt_sim *s;
+
+	iopt_sim_params_default(&p);
+	p.cpus = 2;
+	p.mmio_port = 10000;
+	assert_int_equal(iopt_sim_create(&p, &s), 0);
+	assert_int_equal(iopt_physmem_create(0x80000000ull, 16ull << 20, &pm), 0);
+	iopt_smmu_physmem(pm, 10, &mem);
+	assert_int_equal(iopt_smmuv2_preset("mmu-500", &sp), 0);
+	sp.shared_clock = true;
+	assert_int_equal(iopt_smmuv2_create(&sp, &mem, NULL, NULL, &smmu), 0);
+	if (attached)
+		assert_int_equal(iopt_sim_attach_smmuv2(s, smmu, 1.0), 0);
+	iopt_smmuv2_drv_default_cfg(&dc);
+	dc.smmu = smmu;
+	dc.clock = attached ? iopt_sim_model_cycles : NULL;
+	dc.clock_ctx = smmu;
+	assert_int_equal(iopt_smmuv2_drv_probe(&dc, &t.drv), 0);
+	assert_int_equal(iopt_sim_run(s, port_cpu, &t), 0);
+	*lo = t.cycles[0] < t.cycles[1] ? t.cycles[0] : t.cycles[1];
+	*hi = t.cycles[0] < t.cycles[1] ? t.cycles[1] : t.cycles[0];
+	iopt_smmuv2_drv_remove(t.drv);
+	if (attached)
+		assert_int_equal(iopt_sim_detach_smmuv2(s, smmu), 0);
+	iopt_smmuv2_destroy(smmu);
+	iopt_physmem_destroy(pm);
+	iopt_sim_destroy(s);
+}
+
+static void test_mmio_port(void **state)
+{
+	uint64_t lo, hi;
+
+	(void)state;
+	port_case(true, &lo, &hi);
+	/* Each pays mmio (500) at least; the second the port's 10000 too. */
+	assert_true(lo >= 500 && lo < 10000);
+	assert_true(hi >= 10000 + 500);
+	port_case(false, &lo, &hi);
+	assert_true(hi < 10000);
+}
+
 static void test_bad_params(void **state)
 {
 	struct iopt_sim_params p;
@@ -993,6 +1132,8 @@ int main(void)
 		cmocka_unit_test(test_library),
 		cmocka_unit_test(test_smmu_timeline),
 		cmocka_unit_test(test_smmuv2_timeline),
+		cmocka_unit_test(test_smmu_detach),
+		cmocka_unit_test(test_mmio_port),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,13 +19,18 @@
  * - Event queue: faults decoded and handed to a callback.
  *
  * Time: the model takes a cycle on every call and never goes back in time.
- * The driver owns one timeline per instance: every model call it makes
- * happens under one lock (the "bus") at a cycle no earlier than the last,
- * taken from cfg.clock or, without one, from a virtual clock that advances
- * by cfg.mmio_cycles per access and by the poll delays while the driver
- * waits (and runs the model up to that cycle). Other code that calls the
- * model while the driver is live goes through iopt_smmuv3_drv_translate()
- * or reads iopt_smmuv3_drv_cycle().
+ * With cfg.clock (thread-safe, never going back) each model call reads it
+ * and the driver takes no lock of its own around the call: the model's
+ * lock orders calls from different threads, as a device orders the
+ * register accesses that reach it, so when more than one thread uses the
+ * driver the model must take a late cycle as its time
+ * (params.shared_clock, or a runner attached). Without cfg.clock, a
+ * virtual clock that advances by cfg.mmio_cycles per access and by the
+ * poll delays while the driver waits (and runs the model up to that
+ * cycle), every model call made under one driver lock at a cycle no
+ * earlier than the last. Other code that calls the model while the driver
+ * is live goes through iopt_smmuv3_drv_translate() or reads
+ * iopt_smmuv3_drv_cycle(). The ordering contract: docs/driver.md, "Time".
  *
  * Full description, the command queue's ordering contract and what is not
  * yet done: docs/driver.md.
@@ -88,13 +93,17 @@ struct iopt_smmuv3_drv_cfg {
 	 * linear, min(IDR1.SIDSIZE, 16) 2-level. */
 	unsigned sid_bits;
 	bool linear_strtab;		/* never use a 2-level table */
-	/* Cycle source: NULL selects the virtual clock. Must never go back. */
+	/* Cycle source: NULL selects the virtual clock. Must never go back
+	 * and be safe to call from any thread at once (no driver lock is
+	 * held around it); readings earlier than start_cycle count as
+	 * start_cycle. */
 	uint64_t (*clock)(void *ctx);
 	void *clock_ctx;
 	unsigned mmio_cycles;		/* virtual clock: cycles per access (0: 10) */
-	/* Virtual clock: the first cycle. A model that has been called
-	 * before (by an earlier driver instance, say) rejects earlier
-	 * cycles: pass the latest cycle it was called at. */
+	/* The first cycle (virtual clock), the earliest (external clock).
+	 * A model that has been called before (by an earlier driver
+	 * instance, say) rejects earlier cycles: pass the latest cycle it
+	 * was called at. */
 	uint64_t start_cycle;
 	uint64_t cycles_per_sec;	/* model clock rate (0: 1e9) */
 	uint64_t sync_timeout_cycles;	/* 0: one second of model time */
@@ -288,7 +297,8 @@ IOPT_API int iopt_smmuv3_drv_translate(struct iopt_smmuv3_drv *drv,
 				       const struct iopt_smmu_txn *txn,
 				       struct iopt_smmu_resp *resp);
 
-/* The latest cycle the driver has passed to the model. Any thread. */
+/* The driver's current cycle: a reading of cfg.clock, or the virtual
+ * clock's latest cycle passed to the model. Any thread, no lock. */
 IOPT_API uint64_t iopt_smmuv3_drv_cycle(struct iopt_smmuv3_drv *drv);
 
 #ifdef __cplusplus

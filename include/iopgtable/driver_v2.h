@@ -20,10 +20,12 @@
  * no type in their API (v2 has no queues, stream table or events; v3 no
  * context banks), as smmuv2.h is a sibling of smmu.h. What they share is
  * inside: the timeline toward the model (src/driver/drv_timeline.h).
- * Time: as the SMMUv3 driver — every model call under one lock at a cycle
- * no earlier than the last, from cfg.clock or a virtual clock that moves
+ * Time: as the SMMUv3 driver — with cfg.clock (thread-safe, never going
+ * back) no driver lock around model calls (the model's lock orders them;
+ * more than one thread needs a model that takes late cycles:
+ * params.shared_clock or a runner); without it a virtual clock that moves
  * cfg.mmio_cycles per access and by every delay of the poll loop (and
- * runs the model up to it). Other code calls the model through
+ * runs the model up to it), every model call under one driver lock. Other code calls the model through
  * iopt_smmuv2_drv_translate() while the driver is live.
  * docs/driver.md, section "SMMUv2 driver".
  */
@@ -52,7 +54,8 @@ struct iopt_smmuv2_drv_cfg {
 	struct iopt_smmuv2 *smmu;		/* the model (required) */
 	enum iopt_smmuv2_drv_sync sync;
 	bool stall;				/* SCTLR.CFCFG = 1: faults stall */
-	/* Cycle source: NULL selects the virtual clock. Must never go back. */
+	/* Cycle source: NULL selects the virtual clock. Must never go back
+	 * and be safe to call from any thread at once (no driver lock). */
 	uint64_t (*clock)(void *ctx);
 	void *clock_ctx;
 	unsigned mmio_cycles;			/* virtual clock: per access (0: 10) */
@@ -217,7 +220,8 @@ IOPT_API int iopt_smmuv2_drv_translate(struct iopt_smmuv2_drv *drv,
 /* Register read on the driver's timeline (for tests/diagnostics). */
 IOPT_API int iopt_smmuv2_drv_read(struct iopt_smmuv2_drv *drv, uint64_t off,
 				  unsigned size, uint64_t *val);
-/* The latest cycle the driver has passed to the model. Any thread. */
+/* The driver's current cycle: a reading of cfg.clock, or the virtual
+ * clock's latest cycle passed to the model. Any thread, no lock. */
 IOPT_API uint64_t iopt_smmuv2_drv_cycle(struct iopt_smmuv2_drv *drv);
 
 #ifdef __cplusplus

@@ -110,7 +110,11 @@ struct iopt_sim_params {
 	uint32_t fence;			/* full fence (plus draining the store buffer) */
 	uint32_t clock_read;
 	uint32_t relax;			/* one spin-wait iteration */
-	uint32_t mmio;			/* one MMIO access to an attached model */
+	uint32_t mmio;			/* one MMIO access: its latency to the CPU */
+	/* How long one access occupies an attached model's register port:
+	 * accesses from different CPUs reach the model at least this far
+	 * apart (added with the lock-free driver timeline). */
+	uint32_t mmio_port;
 	uint32_t call;			/* any other platform call */
 	/* TSO: store-buffer entries and the seeded drain delay range. */
 	unsigned sb_entries;
@@ -167,14 +171,19 @@ IOPT_API void iopt_sim_work(uint64_t cycles);
 /*
  * Put an SMMU model on the simulation's timeline: the scheduler runs the
  * model up to the current simulated time before any CPU observes it (a
- * driver's MMIO through plat_mmio_cost(), any platform load of memory the
- * model writes), so MSIs, event records and sync completions land at their
- * model cycle. model_ghz converts model cycles to CPU time. The driver
- * must take its cycles from iopt_sim_model_cycles() (below), and the
- * model must be created with params.shared_clock set: a CPU that read the
- * clock and was switched out before its model call may find the model
- * already run past that cycle, which a shared clock takes as the model's
- * time instead of failing with -EINVAL.
+ * driver's call into the model, any platform load of memory the model
+ * writes), so MSIs, event records and sync completions land at their
+ * model cycle. model_ghz converts model cycles to CPU time. A driver's
+ * calls into the model (bracketed by the platform layer's
+ * plat_mmio_begin/end, as both drivers do) queue for the model's register
+ * port (params.mmio_port cycles each) and each runs as one step; the
+ * model's cycle for such a call is the time it reaches the port. The
+ * driver must take its cycles from iopt_sim_model_cycles() (below), and
+ * the model must be created with params.shared_clock set: two CPUs'
+ * calls can reach the model out of cycle order (PCT scheduling lets a CPU
+ * run ahead of another by up to pct_quantum), and a shared clock takes a
+ * cycle behind the model's time as its time instead of failing with
+ * -EINVAL.
  * 0, -EINVAL, -ENOSPC (too many models), -EBUSY inside a run.
  */
 IOPT_API int iopt_sim_attach_smmu(struct iopt_sim *sim,
@@ -182,6 +191,30 @@ IOPT_API int iopt_sim_attach_smmu(struct iopt_sim *sim,
 IOPT_API int iopt_sim_attach_smmuv2(struct iopt_sim *sim,
 				     struct iopt_smmuv2 *smmu,
 				     double model_ghz);
+
+/*
+ * Take a model off the simulation's timeline (attached with
+ * iopt_sim_attach_smmu*): call before destroying it. The simulation
+ * never calls it again; another model may take its place. 0; -ENOENT: not
+ * attached (nothing changed); -EINVAL: sim or model NULL; -EBUSY from
+ * inside a run, or while a thread started from the host context has not
+ * been joined (it may still call the model). The register port's
+ * occupancy goes with it.
+ */
+IOPT_API int iopt_sim_detach_smmu(struct iopt_sim *sim, struct iopt_smmu *smmu);
+IOPT_API int iopt_sim_detach_smmuv2(struct iopt_sim *sim,
+				     struct iopt_smmuv2 *smmu);
+
+/*
+ * The ambient simulation: the one that plat_thread_start() from the host
+ * context puts its threads in (the most recently created one not yet
+ * destroyed, or one made from the defaults and the IOPT_SIM_* environment
+ * variables, as the header's first comment says), so that a test written
+ * for host threads can attach its model to it. From the host context
+ * only; NULL in the host library (and on an allocation failure there is
+ * none to make: it aborts, as plat_thread_start() would).
+ */
+IOPT_API struct iopt_sim *iopt_sim_ambient(void);
 
 /*
  * A driver's clock for an attached model (cfg.clock, with clock_ctx the

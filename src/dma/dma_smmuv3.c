@@ -58,7 +58,7 @@ static int v3_flush_all(void *dom)
 	struct iopt_smmu_cmd c;
 
 	drv_domain_inv_all_cmd(d, &c);
-	drv_count(&d->drv->st.flush_alls, 1);
+	drv_count(d->drv, flush_alls, 1);
 	return iopt_smmuv3_drv_submit(d->drv, &c, 1, true);
 }
 

@@ -16,6 +16,8 @@
 #include <iopgtable/driver_v2.h>
 
 #include "../platform/platform.h"
+#include "drv_alloc.h"
+#include "drv_stats.h"
 #include "drv_timeline.h"
 
 /* GR0 */
@@ -86,7 +88,7 @@
 struct iopt_smmuv2_drv {
 	struct iopt_smmuv2_drv_cfg cfg;
 	struct iopt_smmuv2 *smmu;
-	/* Every model call under tl.lock at a cycle >= tl.last. */
+	/* The model calls' cycles and order (drv_timeline.h, T1-T4). */
 	struct drv_timeline tl;
 	uint64_t timeout_cycles;	/* 0: the reference loop's bound */
 	uint64_t pgsize;		/* register page */
@@ -94,13 +96,16 @@ struct iopt_smmuv2_drv {
 	unsigned num_cb, num_s2cb, num_smrg, numsidb;
 	bool s1, s2;
 	bool aarch32l, aarch32s;	/* ID0.PTFS: AArch32 LPAE, short-descriptor */
-	struct plat_spinlock global_sync;	/* sync = GLOBAL, and sTLBGSYNC */
+	/* sync = GLOBAL, and sTLBGSYNC: a line of its own (spinners). */
+	_Alignas(64) struct plat_spinlock global_sync;
 	struct plat_mutex cfg_lock;	/* banks, SMR table */
 	uint64_t banks[V2_MAX_CB / 64];	/* allocated banks */
 	uint32_t *smr_sid;		/* per SMR: ID, or UINT32_MAX (free) */
 	uint32_t *smr_mask;		/* per SMR: MASK */
 	void **smr_dom;			/* per SMR: owner domain */
-	struct iopt_smmuv2_drv_stats st;	/* relaxed counters */
+	/* struct iopt_smmuv2_drv_stats, per CPU (drv_stats.h): every TLBI
+	 * and sync adds to them. */
+	struct drv_stats st;
 };
 
 struct iopt_smmuv2_drv_domain {
@@ -120,14 +125,16 @@ struct iopt_smmuv2_drv_domain {
 	 * under cfg_lock; read relaxed by the TLB sync). */
 	struct iopt_smmuv2_drv_domain *parent;
 	uint32_t nr_nested;
-	struct plat_spinlock lock;	/* sync = BANK: TLBSYNC; always ATS1PR */
+	/* sync = BANK: TLBSYNC; always ATS1PR. A line of its own: CPUs
+	 * spinning on it do not pull the line every TLB op reads (pt). */
+	_Alignas(64) struct plat_spinlock lock;
 };
 
-static inline void v2_count(uint64_t *ctr, uint64_t n)
-{
-	/* Pairs with nothing: a statistic. */
-	plat_fetch_add_rlx64(ctr, n);
-}
+/* Add n to statistic field (of struct iopt_smmuv2_drv_stats): relaxed,
+ * on this CPU's copy (drv_stats.h). */
+#define v2_count(drv, field, n)						\
+	drv_stats_add(&(drv)->st,					\
+		      offsetof(struct iopt_smmuv2_drv_stats, field), (n))
 
 /*
  * The stage 1 "whole domain" invalidation: TLBIASID (global entries stay,

@@ -68,10 +68,15 @@ int iopt_smmuv2_drv_probe(const struct iopt_smmuv2_drv_cfg *cfg,
 
 	if (!cfg || !cfg->smmu || !out || cfg->sync > IOPT_SMMUV2_DRV_SYNC_GLOBAL)
 		return -EINVAL;
-	drv = calloc(1, sizeof(*drv));
+	drv = drv_zalloc(sizeof(*drv), _Alignof(struct iopt_smmuv2_drv));
 	if (!drv)
 		return -ENOMEM;
+	if (drv_stats_init(&drv->st, sizeof(struct iopt_smmuv2_drv_stats))) {
+		free(drv);
+		return -ENOMEM;
+	}
 	if (plat_mutex_init(&drv->cfg_lock)) {
+		drv_stats_fini(&drv->st);
 		free(drv);
 		return -ENOMEM;
 	}
@@ -84,7 +89,8 @@ int iopt_smmuv2_drv_probe(const struct iopt_smmuv2_drv_cfg *cfg,
 	if (!drv->cfg.host_timeout_ns)
 		drv->cfg.host_timeout_ns = 10000000000u;
 	drv->timeout_cycles = cfg->sync_timeout_cycles;
-	drv_tl_init(&drv->tl, cfg->clock, cfg->clock_ctx, cfg->start_cycle);
+	drv_tl_init(&drv->tl, cfg->smmu, cfg->clock, cfg->clock_ctx,
+		    cfg->start_cycle);
 	plat_spin_init(&drv->global_sync);
 	ret = v2_read(drv, V2_ID0, 4, &id0);
 	if (!ret)
@@ -127,6 +133,7 @@ fail:
 	free(drv->smr_mask);
 	free(drv->smr_dom);
 	plat_mutex_destroy(&drv->cfg_lock);
+	drv_stats_fini(&drv->st);
 	free(drv);
 	return ret;
 }
@@ -140,6 +147,7 @@ void iopt_smmuv2_drv_remove(struct iopt_smmuv2_drv *drv)
 	free(drv->smr_mask);
 	free(drv->smr_dom);
 	plat_mutex_destroy(&drv->cfg_lock);
+	drv_stats_fini(&drv->st);
 	free(drv);
 }
 
@@ -148,13 +156,8 @@ void iopt_smmuv2_drv_get_stats(const struct iopt_smmuv2_drv *drv,
 {
 	if (!drv || !st)
 		return;
-	/* Relaxed loads pair with the relaxed counter updates: a snapshot. */
-	st->tlbis = plat_load_rlx64(&drv->st.tlbis);
-	st->flush_alls = plat_load_rlx64(&drv->st.flush_alls);
-	st->syncs = plat_load_rlx64(&drv->st.syncs);
-	st->sync_timeouts = plat_load_rlx64(&drv->st.sync_timeouts);
-	st->stalled_timeouts = plat_load_rlx64(&drv->st.stalled_timeouts);
-	st->ats_ops = plat_load_rlx64(&drv->st.ats_ops);
+	/* A snapshot of the per-CPU counters (drv_stats.h). */
+	drv_stats_sum(&drv->st, st, sizeof(*st));
 }
 
 /* A free bank for a domain of this stage, taken. Call with cfg_lock. */
@@ -183,7 +186,7 @@ int iopt_smmuv2_drv_domain_alloc(struct iopt_smmuv2_drv *drv, unsigned stage,
 	if (!drv || !out || (stage != 1 && stage != 2) ||
 	    (stage == 1 && !drv->s1) || (stage == 2 && !drv->s2))
 		return -EINVAL;
-	dom = calloc(1, sizeof(*dom));
+	dom = drv_zalloc(sizeof(*dom), _Alignof(struct iopt_smmuv2_drv_domain));
 	if (!dom)
 		return -ENOMEM;
 	plat_mutex_lock(&drv->cfg_lock);
@@ -216,7 +219,7 @@ int iopt_smmuv2_drv_domain_alloc_nested(struct iopt_smmuv2_drv_domain *s2,
 	drv = s2->drv;
 	if (!drv->s1)
 		return -EINVAL;
-	dom = calloc(1, sizeof(*dom));
+	dom = drv_zalloc(sizeof(*dom), _Alignof(struct iopt_smmuv2_drv_domain));
 	if (!dom)
 		return -ENOMEM;
 	plat_mutex_lock(&drv->cfg_lock);

@@ -22,41 +22,35 @@
 #define V2_LOOP_LIMIT_US	1000000u
 #define V2_ATS_STEP_US		5
 #define V2_ATS_LIMIT_US		50
+/* A udelay at least this long sleeps instead of spinning (v2_udelay). */
+#define V2_SLEEP_MIN_US		64
 
+/* Register access on the timeline (drv_timeline.h, contract T1-T4): no
+ * driver lock with an external clock; the model's lock orders accesses
+ * from different CPUs, as the device does. */
 int v2_read(struct iopt_smmuv2_drv *drv, uint64_t off, unsigned size,
 	    uint64_t *val)
 {
-	int ret;
+	uint64_t c = drv_tl_enter(&drv->tl, drv->cfg.mmio_cycles);
+	int ret = iopt_smmuv2_mmio_read(drv->smmu, off, size, val, c);
 
-	plat_spin_lock(&drv->tl.lock);
-	plat_mmio_cost();
-	ret = iopt_smmuv2_mmio_read(drv->smmu, off, size, val,
-				    drv_tl_cycle(&drv->tl, drv->cfg.mmio_cycles));
-	plat_spin_unlock(&drv->tl.lock);
+	drv_tl_exit(&drv->tl);
 	return ret;
 }
 
 int v2_write(struct iopt_smmuv2_drv *drv, uint64_t off, unsigned size,
 	     uint64_t val)
 {
-	int ret;
+	uint64_t c = drv_tl_enter(&drv->tl, drv->cfg.mmio_cycles);
+	int ret = iopt_smmuv2_mmio_write(drv->smmu, off, size, val, c);
 
-	plat_spin_lock(&drv->tl.lock);
-	plat_mmio_cost();
-	ret = iopt_smmuv2_mmio_write(drv->smmu, off, size, val,
-				     drv_tl_cycle(&drv->tl, drv->cfg.mmio_cycles));
-	plat_spin_unlock(&drv->tl.lock);
+	drv_tl_exit(&drv->tl);
 	return ret;
 }
 
 static uint64_t v2_now(struct iopt_smmuv2_drv *drv)
 {
-	uint64_t c;
-
-	plat_spin_lock(&drv->tl.lock);
-	c = drv_tl_cycle(&drv->tl, 0);
-	plat_spin_unlock(&drv->tl.lock);
-	return c;
+	return drv_tl_now(&drv->tl);
 }
 
 static uint64_t us_cycles(const struct iopt_smmuv2_drv *drv, uint64_t us)
@@ -76,22 +70,32 @@ static void v2_udelay(struct iopt_smmuv2_drv *drv, uint64_t cycles,
 		      uint64_t deadline)
 {
 	if (!drv->tl.clock) {
-		plat_spin_lock(&drv->tl.lock);
-		uint64_t now = drv->tl.last;
+		uint64_t now = drv_tl_enter(&drv->tl, 0);
 		uint64_t adv = deadline > now && deadline - now < cycles ?
 			       deadline - now : cycles;
 
-		iopt_smmuv2_run_until(drv->smmu, drv_tl_cycle(&drv->tl, adv));
-		plat_spin_unlock(&drv->tl.lock);
+		/* Under tl.lock (virtual clock): the relaxed store of T4. */
+		plat_store_rlx64(&drv->tl.last, now + adv);
+		iopt_smmuv2_run_until(drv->smmu, now + adv);
+		drv_tl_exit(&drv->tl);
 		return;
 	}
-	uint64_t to = v2_now(drv) + cycles, start_ns = plat_clock_ns();
+	uint64_t now = v2_now(drv), to = now + cycles;
+	uint64_t start_ns = plat_clock_ns(), per_us = us_cycles(drv, 1);
 
 	if (to > deadline)
 		to = deadline;
-	while (v2_now(drv) < to &&
-	       plat_clock_ns() - start_ns < drv->cfg.host_timeout_ns)
-		plat_cpu_relax();
+	while (now < to && plat_clock_ns() - start_ns < drv->cfg.host_timeout_ns) {
+		/* udelay: a busy wait. What is left of a long one is slept
+		 * (no CPU taken from the runner and the other threads on the
+		 * host; on the simulation one charge instead of a relax
+		 * loop), then the clock is read again. */
+		if (to - now >= V2_SLEEP_MIN_US * per_us)
+			plat_sleep_ns((to - now) * 1000 / per_us);
+		else
+			plat_cpu_relax();
+		now = v2_now(drv);
+	}
 }
 
 /* The reference loop; dom (may be NULL) for the stall diagnosis. */
@@ -103,7 +107,7 @@ static int v2_sync_poll(struct iopt_smmuv2_drv *drv, uint64_t sync_reg,
 
 	if (ret)
 		return ret;
-	v2_count(&drv->st.syncs, 1);
+	v2_count(drv, syncs, 1);
 	start = v2_now(drv);
 	start_ns = plat_clock_ns();
 	deadline = drv->timeout_cycles ? start + drv->timeout_cycles : UINT64_MAX;
@@ -127,10 +131,10 @@ static int v2_sync_poll(struct iopt_smmuv2_drv *drv, uint64_t sync_reg,
 	if (!(v & 1))
 		return 0;
 	/* "TLB sync timed out": a counter and -ETIMEDOUT. */
-	v2_count(&drv->st.sync_timeouts, 1);
+	v2_count(drv, sync_timeouts, 1);
 	if (dom && !v2_read(drv, v2_cb_off(drv, dom->cb, V2_CB_FSR), 4, &v) &&
 	    (v & V2_FSR_SS))
-		v2_count(&drv->st.stalled_timeouts, 1);
+		v2_count(drv, stalled_timeouts, 1);
 	return -ETIMEDOUT;
 }
 
@@ -179,7 +183,7 @@ int iopt_smmuv2_drv_tlb_sync(struct iopt_smmuv2_drv_domain *dom)
 	 * so the whole VMID goes too. Relaxed: nr_nested changes under
 	 * cfg_lock while no table of the nested banks is in use yet. */
 	if (!ret && dom->stage == 2 && plat_load_rlx32(&dom->nr_nested)) {
-		v2_count(&dom->drv->st.tlbis, 1);
+		v2_count(dom->drv, tlbis, 1);
 		ret = v2_write(dom->drv, V2_TLBIVMID, 4, dom->vmid);
 		if (!ret)
 			ret = v2_global_sync(dom->drv);
@@ -204,7 +208,7 @@ static int inv_one(struct iopt_smmuv2_drv_domain *dom, uint64_t reg,
 	struct iopt_smmuv2_drv *drv = dom->drv;
 	uint64_t off = v2_cb_off(drv, dom->cb, reg);
 
-	v2_count(&drv->st.tlbis, 1);
+	v2_count(drv, tlbis, 1);
 	if (dom->stage == 2)
 		return v2_write(drv, off, 8, addr >> 12);
 	if (dom->va64)
@@ -218,8 +222,8 @@ static int inv_all(struct iopt_smmuv2_drv_domain *dom)
 	struct iopt_smmuv2_drv *drv = dom->drv;
 	int ret;
 
-	v2_count(&drv->st.flush_alls, 1);
-	v2_count(&drv->st.tlbis, 1);
+	v2_count(drv, flush_alls, 1);
+	v2_count(drv, tlbis, 1);
 	if (dom->stage == 2) {
 		ret = v2_write(drv, V2_TLBIVMID, 4, dom->vmid);
 		return ret ? ret : v2_global_sync(drv);
@@ -265,8 +269,8 @@ static int inv_range(struct iopt_smmuv2_drv_domain *dom, uint64_t iova,
 	int ret;
 
 	if ((end - start) / step >= V2_INV_MAX_STEPS) {
-		v2_count(&drv->st.flush_alls, 1);
-		v2_count(&drv->st.tlbis, 1);
+		v2_count(drv, flush_alls, 1);
+		v2_count(drv, tlbis, 1);
 		if (dom->stage == 2) {
 			ret = v2_write(drv, V2_TLBIVMID, 4, dom->vmid);
 			return ret ? ret : v2_global_sync(drv);
@@ -355,7 +359,7 @@ int iopt_smmuv2_drv_iova_to_phys(struct iopt_smmuv2_drv_domain *dom,
 	/* The bank's lock, as Linux's cb_lock: one ATS1* at a time per bank
 	 * (a write while ATSR.ACTIVE would be ignored by the model). */
 	plat_spin_lock(&dom->lock);
-	v2_count(&drv->st.ats_ops, 1);
+	v2_count(drv, ats_ops, 1);
 	ret = v2_write(drv, v2_cb_off(drv, dom->cb, V2_CB_ATS1PR), 8,
 		       iova & ~0xfffull);
 	start = v2_now(drv);
@@ -401,10 +405,10 @@ int iopt_smmuv2_drv_translate(struct iopt_smmuv2_drv *drv,
 
 	if (!drv || !txn || !resp)
 		return -EINVAL;
-	plat_spin_lock(&drv->tl.lock);
-	ret = iopt_smmuv2_translate(drv->smmu, txn,
-				    drv_tl_cycle(&drv->tl, drv->cfg.mmio_cycles), resp);
-	plat_spin_unlock(&drv->tl.lock);
+	uint64_t c = drv_tl_enter(&drv->tl, drv->cfg.mmio_cycles);
+
+	ret = iopt_smmuv2_translate(drv->smmu, txn, c, resp);
+	drv_tl_exit(&drv->tl);
 	return ret;
 }
 
@@ -418,5 +422,5 @@ int iopt_smmuv2_drv_read(struct iopt_smmuv2_drv *drv, uint64_t off,
 
 uint64_t iopt_smmuv2_drv_cycle(struct iopt_smmuv2_drv *drv)
 {
-	return drv_tl_last(&drv->tl);
+	return drv_tl_now(&drv->tl);
 }

@@ -1,79 +1,54 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The driver's timeline and register access, and the poll loop every wait
- * uses.
+ * The driver's register access and the poll loop every wait uses.
  *
- * The model takes a cycle with every call and never goes back in time, so
- * each model call the driver makes is made under drv->tl.lock at a cycle no
- * earlier than the one before (drv->tl.last). The cycle comes from
- * cfg.clock when there is one (the free-running runner's clock, say), or
- * from the virtual clock: last_cycle + cfg.mmio_cycles per access, and the
- * poll delays while the driver waits — the model is then run up to the new
- * cycle so that it makes progress although nothing else drives it (only
- * as far as its next internal event: see bus_wait()).
+ * Each model call is made at a cycle from the timeline (drv_timeline.h,
+ * with its ordering contract T1-T4): with cfg.clock, a reading of it and
+ * no driver lock — the model's lock orders the calls, as the device
+ * orders the accesses that reach it; with the virtual clock, under
+ * drv->tl.lock at last_cycle + cfg.mmio_cycles per access, moved on by the
+ * poll delays while the driver waits — the model is then run up to the
+ * new cycle so that it makes progress although nothing else drives it
+ * (only as far as its next internal event: see bus_wait()).
  */
 #include <errno.h>
 
 #include "smmuv3_drv_internal.h"
 #include "smmuv3_regs.h"
 
-/* The cycle of the next model call. Call with the bus (tl.lock) held. */
-static uint64_t bus_cycle(struct iopt_smmuv3_drv *drv, uint64_t advance)
-{
-	return drv_tl_cycle(&drv->tl, advance);
-}
-
 uint64_t drv_now(struct iopt_smmuv3_drv *drv)
 {
-	uint64_t c;
-
-	/* The virtual clock is tl.last: read without the lock (a snapshot,
-	 * drv_tl_last()), so that a waiter's timeout check does not queue
-	 * on the timeline behind the thread running the model. An external
-	 * clock is read under the lock (it need not be thread-safe). */
-	if (!drv->tl.clock)
-		return drv_tl_last(&drv->tl);
-	plat_spin_lock(&drv->tl.lock);
-	c = bus_cycle(drv, 0);
-	plat_spin_unlock(&drv->tl.lock);
-	return c;
+	/* No lock: a waiter's timeout check never queues behind the thread
+	 * calling the model (drv_tl_now()). */
+	return drv_tl_now(&drv->tl);
 }
 
 int drv_read32(struct iopt_smmuv3_drv *drv, uint64_t off, uint32_t *val)
 {
 	uint64_t v = 0;
-	int ret;
+	uint64_t c = drv_tl_enter(&drv->tl, drv->cfg.mmio_cycles);
+	int ret = iopt_smmu_mmio_read(drv->smmu, off, 4, &v, c);
 
-	plat_spin_lock(&drv->tl.lock);
-	plat_mmio_cost();
-	ret = iopt_smmu_mmio_read(drv->smmu, off, 4, &v,
-				  bus_cycle(drv, drv->cfg.mmio_cycles));
-	plat_spin_unlock(&drv->tl.lock);
+	drv_tl_exit(&drv->tl);
 	*val = (uint32_t)v;
 	return ret;
 }
 
 int drv_write32(struct iopt_smmuv3_drv *drv, uint64_t off, uint32_t val)
 {
-	int ret;
+	uint64_t c = drv_tl_enter(&drv->tl, drv->cfg.mmio_cycles);
+	int ret = iopt_smmu_mmio_write(drv->smmu, off, 4, val, c);
 
-	plat_spin_lock(&drv->tl.lock);
-	plat_mmio_cost();
-	ret = iopt_smmu_mmio_write(drv->smmu, off, 4, val,
-				   bus_cycle(drv, drv->cfg.mmio_cycles));
-	plat_spin_unlock(&drv->tl.lock);
+	drv_tl_exit(&drv->tl);
 	return ret;
 }
 
 int drv_write64(struct iopt_smmuv3_drv *drv, uint64_t off, uint64_t val)
 {
-	int ret;
+	uint64_t c = drv_tl_enter(&drv->tl, drv->cfg.mmio_cycles);
+	int ret = iopt_smmu_mmio_write(drv->smmu, off, 8, val, c);
 
-	plat_spin_lock(&drv->tl.lock);
-	plat_mmio_cost();
-	ret = iopt_smmu_mmio_write(drv->smmu, off, 8, val,
-				   bus_cycle(drv, drv->cfg.mmio_cycles));
-	plat_spin_unlock(&drv->tl.lock);
+	drv_tl_exit(&drv->tl);
 	return ret;
 }
 
@@ -92,15 +67,16 @@ static void bus_wait(struct iopt_smmuv3_drv *drv, uint64_t delay)
 			plat_cpu_relax();
 		return;
 	}
-	plat_spin_lock(&drv->tl.lock);
-	uint64_t now = drv->tl.last;
+	uint64_t now = drv_tl_enter(&drv->tl, 0);
 	uint64_t next = iopt_smmu_next_event(drv->smmu);
 	uint64_t to = now;
 
 	if (next != UINT64_MAX && next > now)
 		to = next - now < delay ? next : now + delay;
-	iopt_smmu_run_until(drv->smmu, bus_cycle(drv, to - now));
-	plat_spin_unlock(&drv->tl.lock);
+	/* Under tl.lock (virtual clock): the relaxed store of T4. */
+	plat_store_rlx64(&drv->tl.last, to);
+	iopt_smmu_run_until(drv->smmu, to);
+	drv_tl_exit(&drv->tl);
 	plat_cpu_relax();
 }
 
@@ -108,20 +84,20 @@ int iopt_smmuv3_drv_translate(struct iopt_smmuv3_drv *drv,
 			      const struct iopt_smmu_txn *txn,
 			      struct iopt_smmu_resp *resp)
 {
+	uint64_t c;
 	int ret;
 
 	if (!drv || !txn || !resp)
 		return -EINVAL;
-	plat_spin_lock(&drv->tl.lock);
-	ret = iopt_smmu_translate(drv->smmu, txn,
-				  bus_cycle(drv, drv->cfg.mmio_cycles), resp);
-	plat_spin_unlock(&drv->tl.lock);
+	c = drv_tl_enter(&drv->tl, drv->cfg.mmio_cycles);
+	ret = iopt_smmu_translate(drv->smmu, txn, c, resp);
+	drv_tl_exit(&drv->tl);
 	return ret;
 }
 
 uint64_t iopt_smmuv3_drv_cycle(struct iopt_smmuv3_drv *drv)
 {
-	return drv_tl_last(&drv->tl);
+	return drv_tl_now(&drv->tl);
 }
 
 void drv_poll_init(struct iopt_smmuv3_drv *drv, struct drv_poll *p)

@@ -39,7 +39,8 @@
  *  G2. Slot writes happen before the producer's valid-bit toggle
  *      (release fetch-xor); the owner polls the bits with acquire loads,
  *      so every command of the batch is in memory before the owner's PROD
- *      write (made under the bus lock, which the model's lock follows).
+ *      write, which the owner makes itself: the model reads the slots in
+ *      that call, after the acquire (drv_timeline.h T3).
  *  G3. PROD writes are in queue order: an owner writes PROD only after
  *      loading (acquire) owner_prod == its first slot, which the previous
  *      owner stored (release) after its own PROD write.
@@ -244,7 +245,7 @@ static int reserve(struct iopt_smmuv3_drv *drv, uint32_t need, bool set_owned,
 
 			if (!polling) {
 				drv_poll_init(drv, &p);
-				drv_count(&drv->st.full_waits, 1);
+				drv_count(drv, full_waits, 1);
 				polling = true;
 			}
 			ret = wait_not_full(drv, &p, need, &old);
@@ -261,7 +262,7 @@ static int reserve(struct iopt_smmuv3_drv *drv, uint32_t need, bool set_owned,
 			*owner = !((uint32_t)old & DRV_PROD_OWNED);
 			return 0;
 		}
-		drv_count(&drv->st.cas_retries, 1);
+		drv_count(drv, cas_retries, 1);
 	}
 }
 
@@ -346,7 +347,7 @@ static int wait_sync_wfe(struct iopt_smmuv3_drv *drv, uint32_t pos,
 				if (c != last) {
 					last = c;
 					drv_event_signal(&drv->sev);
-					drv_count(&drv->st.sev_signals, 1);
+					drv_count(drv, sev_signals, 1);
 				}
 				if (q_consumed(&cq->q, c, pos)) {
 					*cons = c;
@@ -358,7 +359,7 @@ static int wait_sync_wfe(struct iopt_smmuv3_drv *drv, uint32_t pos,
 			drv_event_signal(&drv->sev);	/* hand the role on */
 			return ret;
 		}
-		drv_count(&drv->st.wfe_waits, 1);
+		drv_count(drv, wfe_waits, 1);
 		if (drv_event_wait(&drv->sev, tok, DRV_WFE_SLICE_NS) == -ETIMEDOUT &&
 		    (drv_now(drv) - p.start_cycle > drv->timeout_cycles ||
 		     plat_clock_ns() - p.start_ns > drv->cfg.host_timeout_ns))
@@ -462,14 +463,14 @@ static int cmdq_insert(struct iopt_smmuv3_drv *drv, const uint64_t (*cmds)[2],
 			plat_store_rel32(&cq->owner_prod, end);
 		}
 	}
-	drv_count(&drv->st.commands, need);
-	drv_count(&drv->st.batches, 1);
+	drv_count(drv, commands, need);
+	drv_count(drv, batches, 1);
 	if (!sync)
 		return 0;
-	drv_count(&drv->st.syncs, 1);
+	drv_count(drv, syncs, 1);
 	ret = wait_sync(drv, sync_pos, &cons);
 	if (ret) {
-		drv_count(&drv->st.sync_timeouts, 1);
+		drv_count(drv, sync_timeouts, 1);
 		cons_shared_unlock(cq);
 		return ret;
 	}
@@ -558,13 +559,13 @@ void drv_cmdq_recover(struct iopt_smmuv3_drv *drv)
 
 			iopt_smmu_cmd_encode(&c, w);
 			write_slot(cq, cons & (2 * cq->q.n - 1), w);
-			drv_count(&drv->st.cmd_errors, 1);
+			drv_count(drv, cmd_errors, 1);
 			break;
 		}
 		}
 	}
 	if (active & ~GERROR_CMDQ_ERR)
-		drv_count(&drv->st.gerrors, 1);
+		drv_count(drv, gerrors, 1);
 	if (active)
 		drv_write32(drv, SMMU_GERRORN, gerror);	/* 7.5: acknowledge */
 out:

@@ -20,6 +20,8 @@
 #include <iopgtable/smmu.h>
 
 #include "../platform/platform.h"
+#include "drv_alloc.h"
+#include "drv_stats.h"
 #include "drv_timeline.h"
 #include "drv_wait.h"
 
@@ -69,19 +71,29 @@ static inline bool q_consumed(const struct drv_queue *q, uint32_t cons,
 	return ahead != 0 && ahead <= q->n;
 }
 
+/*
+ * Layout: what every producer reads and nobody writes after probe (the
+ * queue's geometry, the bitmap's address, live) shares no cache line with
+ * a word producers write, and the written words each have a line of their
+ * own (as Linux keeps llq alone on its line): a CAS on llq then moves
+ * only llq's line, the owners spinning on owner_prod do not pull llq's
+ * line away from the reservers, and the CONS lock's shared count is apart
+ * from both. The struct is allocated 64-byte aligned (struct
+ * iopt_smmuv3_drv, smmuv3_probe.c).
+ */
 struct drv_cmdq {
 	struct drv_queue q;
+	uint64_t *valid;	/* one bit per slot, polarity = wrap bit */
+	uint32_t live;		/* queue enabled: recovery may run */
 	/*
 	 * Shadow of the queue pointers: [31:0] prod (with DRV_PROD_OWNED),
 	 * [63:32] cons. Written only by CAS (reservations, cons refresh).
 	 */
-	uint64_t llq;
-	uint32_t owner_prod;	/* where the last owner's batch ended */
-	uint64_t *valid;	/* one bit per slot, polarity = wrap bit */
-	uint64_t lock;		/* CONS lock: shared count, or bit 63 exclusive */
-	struct plat_spinlock ins_lock;	/* locked insertion */
+	_Alignas(64) uint64_t llq;
+	_Alignas(64) uint32_t owner_prod;	/* where the last owner's batch ended */
+	_Alignas(64) uint64_t lock;	/* CONS lock: shared count, or bit 63 exclusive */
+	_Alignas(64) struct plat_spinlock ins_lock;	/* locked insertion */
 	uint32_t err_busy;	/* command-error recovery in progress */
-	uint32_t live;		/* queue enabled: recovery may run */
 };
 
 struct iopt_smmuv3_drv {
@@ -90,8 +102,8 @@ struct iopt_smmuv3_drv {
 	struct iopt_smmu *smmu;
 	struct iopt_physmem *pm;
 
-	/* Timeline: every model call is made under tl.lock at a cycle
-	 * >= tl.last (drv_timeline.h, shared with the SMMUv2 driver). */
+	/* Timeline: the model calls' cycles and order (drv_timeline.h,
+	 * contract T1-T4, shared with the SMMUv2 driver). */
 	struct drv_timeline tl;
 	uint64_t timeout_cycles;
 
@@ -117,7 +129,8 @@ struct iopt_smmuv3_drv {
 	uint64_t *asid_map, *vmid_map;	/* allocated identifiers */
 	unsigned asid_bits, vmid_bits;
 
-	struct iopt_smmuv3_drv_stats st;	/* atomic counters */
+	/* struct iopt_smmuv3_drv_stats, per CPU (drv_stats.h). */
+	struct drv_stats st;
 };
 
 struct iopt_smmuv3_drv_domain {
@@ -132,12 +145,11 @@ struct iopt_smmuv3_drv_domain {
 	unsigned nr_sids;	/* under cfg_lock */
 };
 
-/* Counter helpers: relaxed, statistics only. */
-static inline void drv_count(uint64_t *ctr, uint64_t n)
-{
-	/* Pairs with nothing: a statistic. */
-	plat_fetch_add_rlx64(ctr, n);
-}
+/* Add n to statistic field (of struct iopt_smmuv3_drv_stats): relaxed,
+ * on this CPU's copy (drv_stats.h). */
+#define drv_count(drv, field, n)					\
+	drv_stats_add(&(drv)->st,					\
+		      offsetof(struct iopt_smmuv3_drv_stats, field), (n))
 
 /* ---- smmuv3_bus.c ---- */
 int drv_read32(struct iopt_smmuv3_drv *drv, uint64_t off, uint32_t *val);

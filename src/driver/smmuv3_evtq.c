@@ -75,11 +75,11 @@ int iopt_smmuv3_drv_poll(struct iopt_smmuv3_drv *drv)
 	}
 	/* 7.4: acknowledge an overflow by copying OVFLG to OVACKFLG. */
 	if ((prod ^ drv->evtq_cons) & Q_OVF)
-		drv_count(&drv->st.event_overflows, 1);
+		drv_count(drv, event_overflows, 1);
 	cons = (cons & (2 * q->n - 1)) | (prod & Q_OVF);
 	drv_write32(drv, SMMU_EVENTQ_CONS, cons);
 	drv->evtq_cons = cons;
-	drv_count(&drv->st.events, (uint64_t)delivered);
+	drv_count(drv, events, (uint64_t)delivered);
 out:
 	plat_store_rel32(&drv->evtq_busy, 0);
 	return delivered;

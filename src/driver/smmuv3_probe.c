@@ -29,12 +29,8 @@ void iopt_smmuv3_drv_get_info(const struct iopt_smmuv3_drv *drv,
 void iopt_smmuv3_drv_get_stats(const struct iopt_smmuv3_drv *drv,
 			       struct iopt_smmuv3_drv_stats *st)
 {
-	const uint64_t *src = (const uint64_t *)(const void *)&drv->st;
-	uint64_t *dst = (uint64_t *)(void *)st;
-
-	/* Relaxed loads pair with drv_count()'s relaxed adds: statistics. */
-	for (size_t i = 0; i < sizeof(*st) / sizeof(uint64_t); i++)
-		dst[i] = plat_load_rlx64(&src[i]);
+	/* A snapshot of the per-CPU counters (drv_stats.h). */
+	drv_stats_sum(&drv->st, st, sizeof(*st));
 }
 
 /* ---- stream table ------------------------------------------------------- */
@@ -153,6 +149,7 @@ static void drv_free(struct iopt_smmuv3_drv *drv)
 	free(drv->asid_map);
 	free(drv->vmid_map);
 	plat_mutex_destroy(&drv->cfg_lock);
+	drv_stats_fini(&drv->st);
 	free(drv);
 }
 
@@ -284,10 +281,18 @@ int iopt_smmuv3_drv_probe(const struct iopt_smmuv3_drv_cfg *cfg,
 	    (cfg->sync != IOPT_SMMUV3_DRV_SYNC_MSI &&
 	     cfg->sync != IOPT_SMMUV3_DRV_SYNC_CONS))
 		return -EINVAL;
-	drv = calloc(1, sizeof(*drv));
+	/* 64-byte aligned: the command queue's written words each have a
+	 * cache line of their own (struct drv_cmdq). sizeof is a multiple of
+	 * the alignment, as aligned_alloc() wants. */
+	drv = drv_zalloc(sizeof(*drv), _Alignof(struct iopt_smmuv3_drv));
 	if (!drv)
 		return -ENOMEM;
+	if (drv_stats_init(&drv->st, sizeof(struct iopt_smmuv3_drv_stats))) {
+		free(drv);
+		return -ENOMEM;
+	}
 	if (plat_mutex_init(&drv->cfg_lock)) {
+		drv_stats_fini(&drv->st);
 		free(drv);
 		return -ENOMEM;
 	}
@@ -302,7 +307,8 @@ int iopt_smmuv3_drv_probe(const struct iopt_smmuv3_drv_cfg *cfg,
 		drv->cfg.host_timeout_ns = 10000000000u;
 	drv->timeout_cycles = drv->cfg.sync_timeout_cycles ?
 			      drv->cfg.sync_timeout_cycles : drv->cfg.cycles_per_sec;
-	drv_tl_init(&drv->tl, cfg->clock, cfg->clock_ctx, cfg->start_cycle);
+	drv_tl_init(&drv->tl, cfg->smmu, cfg->clock, cfg->clock_ctx,
+		    cfg->start_cycle);
 	ret = probe_features(drv);
 	if (ret)
 		goto fail;

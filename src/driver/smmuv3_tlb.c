@@ -94,7 +94,7 @@ static int inv_range(struct iopt_smmuv3_drv_domain *dom, uint64_t iova,
 			(uint64_t)512 << (ttl ? (unsigned)__builtin_ctzll(granule) : tg_lg2);
 	if (size > limit) {
 		drv_domain_inv_all_cmd(dom, &c);
-		drv_count(&drv->st.flush_alls, 1);
+		drv_count(drv, flush_alls, 1);
 		return iopt_smmuv3_drv_submit(drv, &c, 1, sync);
 	}
 	c.opcode = dom->stage == 1 ? IOPT_CMD_TLBI_NH_VA : IOPT_CMD_TLBI_S2_IPA;
@@ -157,7 +157,7 @@ int iopt_smmuv3_drv_inv_range(struct iopt_smmuv3_drv_domain *dom,
 static void tlb_failed(struct iopt_smmuv3_drv_domain *dom, int ret)
 {
 	if (ret)
-		drv_count(&dom->drv->st.tlb_errors, 1);
+		drv_count(dom->drv, tlb_errors, 1);
 }
 
 static void op_flush_all(void *cookie)
@@ -168,7 +168,7 @@ static void op_flush_all(void *cookie)
 	if (!dom)
 		return;
 	drv_domain_inv_all_cmd(dom, &c);
-	drv_count(&dom->drv->st.flush_alls, 1);
+	drv_count(dom->drv, flush_alls, 1);
 	tlb_failed(dom, iopt_smmuv3_drv_submit(dom->drv, &c, 1, true));
 }
 

@@ -173,9 +173,16 @@ static inline void plat_fence_seq_cst(void)
 #endif
 }
 
-/* A driver's register access to a device model: nothing to do here. */
-static inline void plat_mmio_cost(void)
+/* A driver's call into a device model: nothing to do here (the model's
+ * own lock orders concurrent calls). */
+static inline void plat_mmio_begin(const void *dev)
 {
+	(void)dev;
+}
+
+static inline void plat_mmio_end(const void *dev)
+{
+	(void)dev;
 }
 
 /* ---- per-CPU storage -------------------------------------------------- */

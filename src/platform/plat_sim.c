@@ -68,6 +68,27 @@ static bool mutex_free(void *m)
 	return !((struct plat_mutex *)m)->word;
 }
 
+void plat_mutex_lock(struct plat_mutex *m);
+
+/*
+ * Inside a device call (plat_mmio_begin(), raw mode) the model's mutex is
+ * held by a simulated CPU that called the model directly and was switched
+ * out inside it: the device call's CPU leaves raw mode, waits for the
+ * mutex as any CPU does, and goes on with the call in raw mode.
+ */
+static void mmio_mutex_wait(struct plat_mutex *m)
+{
+	struct sim_cpu *c = sim_mmio_cpu;
+
+	sim_mmio_cpu = NULL;
+	sim_raw--;
+	sim_cur = c;
+	plat_mutex_lock(m);
+	sim_cur = NULL;
+	sim_raw++;
+	sim_mmio_cpu = c;
+}
+
 void plat_mutex_lock(struct plat_mutex *m)
 {
 	struct sim_cpu *c = sim_cur;
@@ -76,6 +97,10 @@ void plat_mutex_lock(struct plat_mutex *m)
 	if (!c) {
 		if (m->word && sim_raw && sim_raw_escape)
 			longjmp(*sim_raw_escape, 1);
+		if (m->word && sim_mmio_cpu) {
+			mmio_mutex_wait(m);
+			return;
+		}
 		if (m->word) {
 			s = sim_raw ? NULL : sim_ambient(false);
 			if (!s) {
@@ -132,8 +157,10 @@ void plat_mutex_unlock(struct plat_mutex *m)
 		m->holder = 0;
 	}
 	if (!c) {
+		/* The host context's time, or a device call's CPU's. */
 		if (w)
-			sim_wake(sim_ambient(false), w, sim_ambient(false)->now);
+			sim_wake(sim_ambient(false), w, sim_mmio_cpu ?
+				 sim_mmio_cpu->now : sim_ambient(false)->now);
 		return;
 	}
 	s = sim_cur_sim;

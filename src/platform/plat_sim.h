@@ -165,9 +165,12 @@ static inline void plat_fence_seq_cst(void)
 	sim_fence();
 }
 
-/* A driver's register access: charges IOPT_SIM_OP_MMIO and runs the
- * attached SMMU models up to the caller's time (src/sim/sim_mem.c). */
-void plat_mmio_cost(void);
+/* A driver's call into a device model (platform.h, "MMIO"): begin waits
+ * for the device's register port and runs the attached models up to the
+ * caller's time, the call runs as one step, end charges IOPT_SIM_OP_MMIO
+ * (src/sim/sim_mem.c). */
+void plat_mmio_begin(const void *dev);
+void plat_mmio_end(const void *dev);
 
 /* ---- per-CPU storage -------------------------------------------------- */
 

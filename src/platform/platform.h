@@ -39,9 +39,19 @@
  * Threads: struct plat_thread, plat_thread_start/join (below).
  * RCU read side: plat_rcu_read_lock/unlock (may nest, may block, no
  *   registration).
- * MMIO: plat_mmio_cost(), called by a driver just before each register
- *   access to a device model (host: nothing; sim: charges the access and
- *   brings attached SMMU models up to the caller's time).
+ * MMIO: plat_mmio_begin(dev) and plat_mmio_end(dev) bracket every call a
+ *   driver makes into a device model dev (a register access, a device
+ *   transaction or a run of the model on the driver's behalf). Host:
+ *   nothing (the model's own lock orders concurrent calls, as a device
+ *   serialises the accesses that reach it). Sim: begin waits for the CPU's
+ *   earlier stores to drain (a device access is ordered after them, as
+ *   writel's barrier orders them) and for the device's register port
+ *   (busy until the previous access has occupied it for params.mmio_port
+ *   cycles), and brings attached models up to the caller's time; the call
+ *   then runs as one step (no other CPU runs inside it, its own platform
+ *   operations cost nothing); end charges the access's latency
+ *   (params.mmio). Between them nothing may wait for another CPU except
+ *   through the model's own mutex.
  *
  * Debug-yield (cmake -DIOPT_DEBUG_YIELD=ON, host): every atomic access and
  * lock may call sched_yield() at random, widening race windows in stress

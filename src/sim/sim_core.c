@@ -206,11 +206,17 @@ static void trace(struct iopt_sim *s, struct sim_cpu *c, enum iopt_sim_op op)
 void sim_charge(struct iopt_sim *s, struct sim_cpu *c, enum iopt_sim_op op,
 		uint64_t cycles)
 {
+	s->ops[op]++;
+	sim_charge_more(s, c, op, cycles);
+}
+
+void sim_charge_more(struct iopt_sim *s, struct sim_cpu *c, enum iopt_sim_op op,
+		     uint64_t cycles)
+{
 	struct sim_cpu *n;
 
 	c->now += cycles;
 	c->cycles += cycles;
-	s->ops[op]++;
 	s->nops++;
 	trace(s, c, op);
 	if (plat_unlikely(c->now > s->limit)) {
@@ -568,6 +574,7 @@ void iopt_sim_params_default(struct iopt_sim_params *p)
 		.clock_read = 40,
 		.relax = 10,
 		.mmio = 500,
+		.mmio_port = 10,
 		.call = 2,
 		.sb_entries = 56,
 		.sb_drain_min = 10,
@@ -725,7 +732,7 @@ static int attach(struct iopt_sim *sim, int kind, void *m, double ghz)
 		return -EBUSY;
 	if (sim->nmodels == sizeof(sim->models) / sizeof(sim->models[0]))
 		return -ENOSPC;
-	sim->models[sim->nmodels++] = (struct sim_model){ kind, m, ghz, 0 };
+	sim->models[sim->nmodels++] = (struct sim_model){ kind, m, ghz, 0, 0 };
 	return 0;
 }
 
@@ -739,6 +746,54 @@ int iopt_sim_attach_smmuv2(struct iopt_sim *sim, struct iopt_smmuv2 *smmu,
 			   double model_ghz)
 {
 	return attach(sim, 2, smmu, model_ghz);
+}
+
+/* A simulated CPU other than the RCU callback CPU that has not finished:
+ * a thread started from the host context and still running. */
+static bool sim_host_threads(const struct iopt_sim *sim)
+{
+	for (unsigned i = 0; i < sim->nslots; i++) {
+		const struct sim_cpu *c = sim->cpu[i];
+
+		if (c && c != sim->rcu_cpu && c->state != SIM_FREE &&
+		    c->state != SIM_DONE)
+			return true;
+	}
+	return false;
+}
+
+static int detach(struct iopt_sim *sim, void *m)
+{
+	if (!sim || !m)
+		return -EINVAL;
+	if (sim_cur || sim->in_host_wait || sim_host_threads(sim))
+		return -EBUSY;
+	for (unsigned i = 0; i < sim->nmodels; i++) {
+		if (sim->models[i].model != m)
+			continue;
+		/* Keep the others in attach order (the engine runs them in
+		 * that order: part of the trace). */
+		memmove(&sim->models[i], &sim->models[i + 1],
+			(sim->nmodels - i - 1) * sizeof(sim->models[0]));
+		sim->nmodels--;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int iopt_sim_detach_smmu(struct iopt_sim *sim, struct iopt_smmu *smmu)
+{
+	return detach(sim, smmu);
+}
+
+int iopt_sim_detach_smmuv2(struct iopt_sim *sim, struct iopt_smmuv2 *smmu)
+{
+	return detach(sim, smmu);
+}
+
+struct iopt_sim *iopt_sim_ambient(void)
+{
+	return sim_cur ? NULL : sim_ambient(true);
 }
 
 uint64_t iopt_sim_cpu_cycles(const struct iopt_sim *sim, unsigned cpu)

@@ -105,6 +105,7 @@ struct sim_model {
 	void *model;
 	double ghz;
 	uint64_t at;			/* model cycle it has been run to */
+	uint64_t port_free;		/* CPU cycle its register port is free from */
 };
 
 struct iopt_sim {
@@ -164,10 +165,17 @@ extern unsigned sim_raw;
 /* While the engine runs a model: where a raw-mode lock of a held mutex
  * escapes to (the model's lock, taken first thing: nothing changed). */
 extern jmp_buf *sim_raw_escape;
+/* The simulated CPU inside a device call (plat_mmio_begin() .. end(), in
+ * raw mode: sim_cur is NULL meanwhile), or NULL. */
+extern struct sim_cpu *sim_mmio_cpu;
 
 /* sim_core.c */
 void sim_charge(struct iopt_sim *s, struct sim_cpu *c, enum iopt_sim_op op,
 		uint64_t cycles);
+/* sim_charge() for a further part of an operation already counted: the
+ * cycles and the trace entry, not another operation in the statistics. */
+void sim_charge_more(struct iopt_sim *s, struct sim_cpu *c, enum iopt_sim_op op,
+		     uint64_t cycles);
 void sim_block(struct iopt_sim *s, struct sim_cpu *c);
 void sim_wake(struct iopt_sim *s, struct sim_cpu *c, uint64_t at);
 uint64_t sim_rand(struct iopt_sim *s);

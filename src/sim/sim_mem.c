@@ -616,41 +616,98 @@ void sim_run_models(struct iopt_sim *s, uint64_t now)
 	sim_cur = c;
 }
 
-void plat_mmio_cost(void)
+struct sim_cpu *sim_mmio_cpu;
+static unsigned mmio_nest;	/* begin calls inside a device call */
+
+static struct sim_model *model_of(struct iopt_sim *s, const void *dev)
+{
+	for (unsigned i = 0; i < s->nmodels; i++)
+		if (s->models[i].model == dev)
+			return &s->models[i];
+	return NULL;
+}
+
+/*
+ * A driver's call into a device model (platform.h, "MMIO"). The device
+ * serialises the accesses that reach it, as hardware does, not a lock on
+ * the CPUs' side: each access occupies the model's register port for
+ * p.mmio_port cycles, so an access waits until the port is free
+ * (port_free: a busy-until time per attached model, taken in the order
+ * the CPUs issue their accesses, which is time order). Then the model call
+ * runs as one step in raw mode, as the engine's own runs of the model do:
+ * sim_cur is NULL (its platform operations are plain host ones, no cost,
+ * no switch) and sim_mmio_cpu names the caller, whose time the model's
+ * clock reads (iopt_sim_model_cycles()). The access reaches the model at
+ * the port's start time; the CPU has its result p.mmio cycles later.
+ */
+void plat_mmio_begin(const void *dev)
 {
 	struct sim_cpu *c = sim_cur;
+	struct sim_model *m;
 	struct iopt_sim *s;
+	uint64_t at;
 
-	if (c) {
-		s = sim_cur_sim;
-		sim_charge(s, c, IOPT_SIM_OP_MMIO, s->p.mmio);
-		if (s->nmodels)
-			sim_run_models(s, sim_safe_time(s, c));
+	if (!c) {
+		if (sim_mmio_cpu) {
+			mmio_nest++;	/* a device call inside one: one step */
+			return;
+		}
+		s = sim_raw ? NULL : sim_ambient(false);
+		if (s && s->nmodels)
+			sim_run_models(s, s->now);
 		return;
 	}
-	s = sim_raw ? NULL : sim_ambient(false);
-	if (s && s->nmodels)
-		sim_run_models(s, s->now);
+	s = sim_cur_sim;
+	pre_op(s, c);
+	/* Ordered after the CPU's earlier stores (writel's barrier). */
+	at = c->now + (tso(s) ? sim_sb_drain_all(s, c) : 0);
+	m = model_of(s, dev);
+	if (m) {
+		if (m->port_free > at)
+			at = m->port_free;
+		m->port_free = at + s->p.mmio_port;
+	}
+	/* A scheduling point: CPUs earlier than the access's start run. */
+	sim_charge(s, c, IOPT_SIM_OP_MMIO, at - c->now);
+	if (s->nmodels)
+		sim_run_models(s, sim_safe_time(s, c));
+	sim_mmio_cpu = c;
+	sim_cur = NULL;
+	sim_raw++;
+}
+
+void plat_mmio_end(const void *dev)
+{
+	struct sim_cpu *c = sim_mmio_cpu;
+
+	(void)dev;
+	if (!c)
+		return;		/* the host context's call */
+	if (mmio_nest) {
+		mmio_nest--;
+		return;
+	}
+	sim_raw--;
+	sim_cur = c;
+	sim_mmio_cpu = NULL;
+	sim_charge_more(sim_cur_sim, c, IOPT_SIM_OP_MMIO, sim_cur_sim->p.mmio);
 }
 
 uint64_t iopt_sim_model_cycles(void *model)
 {
-	struct iopt_sim *s = sim_cur ? sim_cur_sim : sim_ambient(false);
-	uint64_t now;
+	struct sim_cpu *c = sim_cur ? sim_cur : sim_mmio_cpu;
+	struct iopt_sim *s = c ? sim_cur_sim : sim_ambient(false);
+	struct sim_model *m;
+	uint64_t now, t;
 
 	if (!s)
 		return 0;
-	now = sim_cur ? sim_cur->now : s->now;
-	for (unsigned i = 0; i < s->nmodels; i++) {
-		struct sim_model *m = &s->models[i];
-		uint64_t t;
-
-		if (m->model != model)
-			continue;
-		t = (uint64_t)((double)now / s->p.cpu_ghz * m->ghz);
-		return t > m->at ? t : m->at;
-	}
-	return 0;
+	now = c ? c->now : s->now;
+	m = model_of(s, model);
+	if (!m)
+		return 0;
+	t = (uint64_t)((double)now / s->p.cpu_ghz * m->ghz);
+	return t > m->at ? t : m->at;
 }
 
 /* ---- statistics ------------------------------------------------------------- */

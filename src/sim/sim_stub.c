@@ -63,6 +63,21 @@ int iopt_sim_attach_smmuv2(struct iopt_sim *sim, struct iopt_smmuv2 *smmu,
 	return -ENOTSUP;
 }
 
+int iopt_sim_detach_smmu(struct iopt_sim *sim, struct iopt_smmu *smmu)
+{
+	return -ENOTSUP;
+}
+
+int iopt_sim_detach_smmuv2(struct iopt_sim *sim, struct iopt_smmuv2 *smmu)
+{
+	return -ENOTSUP;
+}
+
+struct iopt_sim *iopt_sim_ambient(void)
+{
+	return NULL;
+}
+
 uint64_t iopt_sim_model_cycles(void *model)
 {
 	return 0;

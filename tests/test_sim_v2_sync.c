@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * SMMUv2 TLB sync serialisation on simulated CPUs, with the "mmu-500"
+ * model at its own timing (8-cycle syncs, restart on write) attached to
+ * the simulation and the driver on the simulation's clock, as
+ * `iopt-bench dma --sim N --smmu v2` runs it.
+ *
+ * 32 simulated CPUs each invalidate a page of one context bank and sync
+ * it (flush_walk: TLBIVA + TLBSYNC + the reference poll loop), 40 times.
+ * The expectation comes from the model's documented sync rule (a TLBSYNC
+ * written while the bank's sync is active restarts it, counted in its
+ * sync_restarts) and from what each serialisation allows:
+ *  - none: nothing keeps one CPU's TLBSYNC from reaching the bank while
+ *    another's is active, so with 32 CPUs some do: sync_restarts > 0 —
+ *    the mechanism behind the published timeouts. A driver that
+ *    serialises its register accesses (one lock around every model call)
+ *    spaces the writes further apart than the 8-cycle sync and gets none;
+ *  - bank, global: one TLBSYNC per bank at a time, written only after
+ *    the previous one completed: sync_restarts == 0 exactly, and no
+ *    timeout.
+ * Every sync is counted (32 x 40 by the driver and by the model).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <iopgtable/driver_v2.h>
+#include <iopgtable/physmem.h>
+#include <iopgtable/sim.h>
+#include <iopgtable/smmuv2.h>
+
+#define MEM_BASE	0x80000000ull
+#define MEM_SIZE	(16ull << 20)
+#define CPUS		32
+#define ROUNDS		40
+#define SID		3
+
+struct run {
+	struct iopt_smmuv2_drv_domain *dom;
+};
+
+static void cpu_main(unsigned cpu, void *arg)
+{
+	struct run *r = arg;
+	const struct iopt_tlb_ops *ops = iopt_smmuv2_drv_tlb_ops();
+
+	for (unsigned i = 0; i < ROUNDS; i++)
+		ops->flush_walk(0x100000ull * (cpu + 1), 4096, 4096, r->dom);
+}
+
+static void contend(enum iopt_smmuv2_drv_sync mode,
+		    struct iopt_smmuv2_drv_stats *dst,
+		    struct iopt_smmuv2_stats *mst)
+{
+	struct iopt_sim_params sp;
+	struct iopt_sim *sim;
+	struct iopt_smmuv2_params p;
+	struct iopt_smmu_mem mem;
+	struct iopt_physmem *pm;
+	struct iopt_smmuv2 *s;
+	struct iopt_smmuv2_drv_cfg c;
+	struct iopt_smmuv2_drv *drv;
+	struct iopt_pgtable *pt;
+	struct iopt_smmuv2_stats m0;
+	struct run r;
+
+	iopt_sim_params_default(&sp);
+	sp.cpus = CPUS;
+	sp.seed = 1;
+	assert_int_equal(iopt_sim_create(&sp, &sim), 0);
+	assert_int_equal(iopt_physmem_create(MEM_BASE, MEM_SIZE, &pm), 0);
+	iopt_smmu_physmem(pm, 10, &mem);
+	assert_int_equal(iopt_smmuv2_preset("mmu-500", &p), 0);
+	assert_int_equal(p.sync_mode, IOPT_SMMUV2_SYNC_RESTART);
+	p.shared_clock = true;
+	assert_int_equal(iopt_smmuv2_create(&p, &mem, NULL, NULL, &s), 0);
+	assert_int_equal(iopt_sim_attach_smmuv2(sim, s, 1.0), 0);
+	iopt_smmuv2_drv_default_cfg(&c);
+	c.smmu = s;
+	c.sync = mode;
+	c.clock = iopt_sim_model_cycles;
+	c.clock_ctx = s;
+	assert_int_equal(iopt_smmuv2_drv_probe(&c, &drv), 0);
+	assert_int_equal(iopt_smmuv2_drv_domain_alloc(drv, 1, &r.dom), 0);
+	struct iopt_cfg pc = {
+		.fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096, .ias = 48, .oas = 40,
+		.coherent_walk = true, .tlb = iopt_smmuv2_drv_tlb_ops(),
+		.tlb_cookie = r.dom, .mem = iopt_physmem_mem_ops(), .mem_ctx = pm,
+	};
+
+	assert_int_equal(iopt_alloc(&pc, &pt), 0);
+	assert_int_equal(iopt_smmuv2_drv_attach(r.dom, pt, SID), 0);
+	iopt_smmuv2_get_stats(s, &m0);
+	iopt_smmuv2_drv_get_stats(drv, dst);
+	uint64_t d0 = dst->syncs;
+
+	assert_int_equal(iopt_sim_run(sim, cpu_main, &r), 0);
+	iopt_smmuv2_drv_get_stats(drv, dst);
+	iopt_smmuv2_get_stats(s, mst);
+	dst->syncs -= d0;
+	mst->syncs -= m0.syncs;
+	mst->sync_restarts -= m0.sync_restarts;
+	print_message("sync=%d: %llu syncs, %llu restarts, %llu timeouts\n",
+		      (int)mode, (unsigned long long)dst->syncs,
+		      (unsigned long long)mst->sync_restarts,
+		      (unsigned long long)dst->sync_timeouts);
+	assert_int_equal(iopt_smmuv2_drv_detach(r.dom, SID), 0);
+	iopt_smmuv2_drv_domain_free(r.dom);
+	iopt_free(pt);
+	iopt_smmuv2_drv_remove(drv);
+	iopt_sim_destroy(sim);
+	iopt_smmuv2_destroy(s);
+	iopt_physmem_destroy(pm);
+}
+
+static void test_none_restarts(void **state)
+{
+	struct iopt_smmuv2_drv_stats d;
+	struct iopt_smmuv2_stats m;
+
+	(void)state;
+	contend(IOPT_SMMUV2_DRV_SYNC_NONE, &d, &m);
+	assert_int_equal(d.syncs, CPUS * ROUNDS);
+	assert_int_equal(m.syncs, CPUS * ROUNDS);
+	assert_true(m.sync_restarts > 0);
+}
+
+static void serialised(enum iopt_smmuv2_drv_sync mode)
+{
+	struct iopt_smmuv2_drv_stats d;
+	struct iopt_smmuv2_stats m;
+
+	contend(mode, &d, &m);
+	assert_int_equal(d.syncs, CPUS * ROUNDS);
+	assert_int_equal(m.syncs, CPUS * ROUNDS);
+	assert_int_equal(m.sync_restarts, 0);
+	assert_int_equal(d.sync_timeouts, 0);
+}
+
+static void test_bank_no_restart(void **state)
+{
+	(void)state;
+	serialised(IOPT_SMMUV2_DRV_SYNC_BANK);
+}
+
+static void test_global_no_restart(void **state)
+{
+	(void)state;
+	serialised(IOPT_SMMUV2_DRV_SYNC_GLOBAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_none_restarts),
+		cmocka_unit_test(test_bank_no_restart),
+		cmocka_unit_test(test_global_no_restart),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
