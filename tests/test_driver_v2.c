@@ -30,6 +30,7 @@
 #include <iopgtable/driver_v2.h>
 #include <iopgtable/physmem.h>
 #include <iopgtable/smmuv2.h>
+#include "hold_clock.h"
 
 #define MEM_BASE	0x80000000ull
 #define MEM_SIZE	(64ull << 20)
@@ -423,46 +424,18 @@ static void test_dma_strict(void **state)
  * would keep B out, and A's hold would end at its 5 s limit.
  */
 struct hold_clock {
-	uint64_t cycle;			/* atomic */
-	uint32_t armed, holding, b_done, b_done_in_hold;
+	struct hold_clock_gate g;	/* first: the clock's ctx */
 	struct iopt_smmuv2_drv *drv;
 };
-
-static uint64_t hold_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t hold_clock_read(void *ctx)
-{
-	struct hold_clock *h = ctx;
-
-	if (__atomic_exchange_n(&h->armed, 0, __ATOMIC_ACQ_REL)) {
-		uint64_t t0 = hold_now_ns();
-
-		__atomic_store_n(&h->holding, 1, __ATOMIC_RELEASE);
-		while (!__atomic_load_n(&h->b_done, __ATOMIC_ACQUIRE) &&
-		       hold_now_ns() - t0 < 5000000000ull)
-			sched_yield();
-		__atomic_store_n(&h->b_done_in_hold,
-				 __atomic_load_n(&h->b_done, __ATOMIC_ACQUIRE),
-				 __ATOMIC_RELAXED);
-	}
-	return __atomic_add_fetch(&h->cycle, 10, __ATOMIC_RELAXED);
-}
 
 static void *hold_other(void *arg)
 {
 	struct hold_clock *h = arg;
 	uint64_t v;
 
-	while (!__atomic_load_n(&h->holding, __ATOMIC_ACQUIRE))
-		sched_yield();
+	hold_clock_wait_held(&h->g);
 	if (iopt_smmuv2_drv_read(h->drv, R_SCR0, 4, &v) == 0)
-		__atomic_store_n(&h->b_done, 1, __ATOMIC_RELEASE);
+		hold_clock_b_done(&h->g);
 	return NULL;
 }
 
@@ -488,11 +461,11 @@ static void test_clock_no_driver_lock(void **state)
 	assert_int_equal(iopt_smmuv2_drv_probe(&c, &r.drv), 0);
 	h.drv = r.drv;
 	assert_int_equal(pthread_create(&b, NULL, hold_other, &h), 0);
-	__atomic_store_n(&h.armed, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&h.g.armed, 1, __ATOMIC_RELEASE);
 	assert_int_equal(iopt_smmuv2_drv_read(r.drv, R_SCR0, 4, &v), 0);
 	pthread_join(b, NULL);
-	assert_int_equal(h.b_done, 1);
-	assert_int_equal(h.b_done_in_hold, 1);
+	assert_int_equal(h.g.b_done, 1);
+	assert_int_equal(h.g.b_done_in_hold, 1);
 	rig_down(&r);
 }
 

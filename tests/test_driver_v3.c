@@ -19,6 +19,7 @@
  *    for SIG_SEV and complete from several threads with one poller
  *    signalling the others, without SEV they poll.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -36,6 +37,7 @@
 #include <sched.h>
 
 #include "../src/driver/drv_wait.h"
+#include "hold_clock.h"
 
 #define MEM_BASE	0x80000000ull
 #define MEM_SIZE	(64ull << 20)
@@ -879,31 +881,9 @@ static void test_sync_cons_wfe(void **state)
  * then ends at its 5 s limit with B not through.
  */
 struct hold_clock {
-	uint64_t cycle;			/* atomic */
-	uint32_t armed;			/* the next reading holds */
-	uint32_t holding;		/* A is inside the clock */
-	uint32_t b_done;		/* B's transaction returned */
-	uint32_t b_done_in_hold;	/* seen by A before its hold ended */
+	struct hold_clock_gate g;	/* first: the clock's ctx */
 	struct iopt_smmuv3_drv *drv;
 };
-
-static uint64_t hold_clock_read(void *ctx)
-{
-	struct hold_clock *h = ctx;
-
-	if (__atomic_exchange_n(&h->armed, 0, __ATOMIC_ACQ_REL)) {
-		uint64_t t0 = now_ns();
-
-		__atomic_store_n(&h->holding, 1, __ATOMIC_RELEASE);
-		while (!__atomic_load_n(&h->b_done, __ATOMIC_ACQUIRE) &&
-		       now_ns() - t0 < 5000000000ull)
-			sched_yield();
-		__atomic_store_n(&h->b_done_in_hold,
-				 __atomic_load_n(&h->b_done, __ATOMIC_ACQUIRE),
-				 __ATOMIC_RELAXED);
-	}
-	return __atomic_add_fetch(&h->cycle, 10, __ATOMIC_RELAXED);
-}
 
 static void *hold_other(void *arg)
 {
@@ -911,10 +891,9 @@ static void *hold_other(void *arg)
 	struct iopt_smmu_txn t = { .sid = 7, .addr = IOVA };
 	struct iopt_smmu_resp resp;
 
-	while (!__atomic_load_n(&h->holding, __ATOMIC_ACQUIRE))
-		sched_yield();
+	hold_clock_wait_held(&h->g);
 	if (iopt_smmuv3_drv_translate(h->drv, &t, &resp) == 0)
-		__atomic_store_n(&h->b_done, 1, __ATOMIC_RELEASE);
+		hold_clock_b_done(&h->g);
 	return NULL;
 }
 
@@ -938,11 +917,11 @@ static void test_clock_no_driver_lock(void **state)
 	rig_probe(&r, &c);
 	h.drv = r.drv;
 	assert_int_equal(pthread_create(&b, NULL, hold_other, &h), 0);
-	__atomic_store_n(&h.armed, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&h.g.armed, 1, __ATOMIC_RELEASE);
 	assert_int_equal(iopt_smmuv3_drv_translate(r.drv, &t, &resp), 0);
 	pthread_join(b, NULL);
-	assert_int_equal(h.b_done, 1);
-	assert_int_equal(h.b_done_in_hold, 1);
+	assert_int_equal(h.g.b_done, 1);
+	assert_int_equal(h.g.b_done_in_hold, 1);
 	rig_free(&r);
 }
 

@@ -49,6 +49,19 @@ struct fq_entry {
 	unsigned cls;
 };
 
+/* Fill a ring entry (the ring's lock held). */
+static inline void fq_entry_set(struct fq_entry *e, uint64_t pfn,
+				uint64_t size, uint64_t gen, uint64_t time,
+				unsigned cpu, unsigned cls)
+{
+	e->pfn = pfn;
+	e->size = size;
+	e->gen = gen;
+	e->time = time;
+	e->cpu = cpu;
+	e->cls = cls;
+}
+
 #define FQ_UNCACHED (~0u)
 
 struct fq_ring {
@@ -360,12 +373,7 @@ fq_push(const struct iopt_fq *q, struct fq_ring *r, uint64_t pfn,
 	}
 	if (q->cfg.timeout_ns && !(r->n & (FQ_CLOCK_EVERY - 1)))
 		r->time = fq_now(q);	/* empty, or every 64th */
-	e->pfn = pfn;
-	e->size = size;
-	e->gen = gen;
-	e->time = r->time;
-	e->cpu = cpu;
-	e->cls = cls;
+	fq_entry_set(e, pfn, size, gen, r->time, cpu, cls);
 	r->n++;
 	return true;
 }
@@ -511,12 +519,7 @@ int iopt_fq_free(struct iopt_fq *q, uint64_t pfn, uint64_t size, unsigned cpu)
 		unsigned i = r->head + k;	/* < 2 * cap */
 		struct fq_entry *e = &r->e[i >= r->cap ? i - r->cap : i];
 
-		e->pfn = pfn;
-		e->size = size;
-		e->gen = gen;
-		e->time = r->time;
-		e->cpu = cpu;
-		e->cls = cls;
+		fq_entry_set(e, pfn, size, gen, r->time, cpu, cls);
 		r->n = k + 1;
 		r->n_frees++;	/* under the ring's lock, as stats reads it */
 		plat_spin_unlock(&r->lock);
