@@ -1976,9 +1976,10 @@ static void test_create_alloc_failure(void **state)
 			break;
 		assert_int_equal(rc, -ENOMEM);
 	}
-	/* slot lanes, walk lanes, configuration cache, TLB (entries and
-	 * round-robin state), walk cache (the same) and the model: 8. */
-	assert_int_equal(n, 9);
+	/* slot lanes, walk lanes, configuration cache, TLB (entries,
+	 * round-robin state and occupied-set bitmap), walk cache (the same)
+	 * and the model: 10. */
+	assert_int_equal(n, 11);
 	iopt_smmu_destroy(s);
 	/* Bad geometry is the caller's: -EINVAL, before any allocation. */
 	p.tlb.ways = 3;

@@ -21,7 +21,8 @@ int tlb_init(struct tlb *t, unsigned entries, unsigned ways,
 	t->rng = seed ? seed : 0x853c49e6748fea9bull;
 	t->e = calloc(entries, sizeof(*t->e));
 	t->rr = calloc(t->sets, sizeof(*t->rr));
-	if (!t->e || !t->rr) {
+	t->occ = calloc((t->sets + 63) / 64, sizeof(*t->occ));
+	if (!t->e || !t->rr || !t->occ) {
 		tlb_fini(t);
 		return -ENOMEM;
 	}
@@ -32,8 +33,10 @@ void tlb_fini(struct tlb *t)
 {
 	free(t->e);
 	free(t->rr);
+	free(t->occ);
 	t->e = NULL;
 	t->rr = NULL;
+	t->occ = NULL;
 }
 
 struct tlb_entry *tlb_lookup_level(struct tlb *t, uint16_t vmid, uint16_t asid,
@@ -99,6 +102,7 @@ void tlb_insert(struct tlb *t, const struct tlb_entry *in)
 	victim->valid = true;
 	victim->stamp = ++t->tick;
 	t->sizes |= 1ull << in->size_lg2;
+	t->occ[s / 64] |= 1ull << (s % 64);
 }
 
 static bool matches(const struct tlb_entry *e, const struct tlb_match *m)
@@ -129,12 +133,26 @@ unsigned tlb_invalidate(struct tlb *t, const struct tlb_match *m)
 	unsigned n = 0;
 	uint64_t sizes = 0;
 
-	for (size_t i = 0; i < (size_t)t->sets * t->ways; i++) {
-		if (matches(&t->e[i], m)) {
-			t->e[i].valid = false;
-			n++;
-		} else if (t->e[i].valid) {
-			sizes |= 1ull << t->e[i].size_lg2;
+	/* Only the occupied sets: an empty set has nothing to invalidate and
+	 * nothing for t->sizes. The result is the full scan's, in the same
+	 * order; a full TLB still costs the full scan. */
+	for (unsigned wi = 0; wi < (t->sets + 63) / 64; wi++) {
+		for (uint64_t bits = t->occ[wi]; bits; bits &= bits - 1) {
+			unsigned s = wi * 64 + (unsigned)__builtin_ctzll(bits);
+			struct tlb_entry *set = &t->e[(size_t)s * t->ways];
+			bool left = false;
+
+			for (unsigned w = 0; w < t->ways; w++) {
+				if (matches(&set[w], m)) {
+					set[w].valid = false;
+					n++;
+				} else if (set[w].valid) {
+					sizes |= 1ull << set[w].size_lg2;
+					left = true;
+				}
+			}
+			if (!left)
+				t->occ[wi] &= ~(1ull << (s % 64));
 		}
 	}
 	t->sizes = sizes;

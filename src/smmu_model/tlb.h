@@ -57,6 +57,10 @@ struct tlb {
 	enum tlb_repl repl;
 	struct tlb_entry *e;	/* sets * ways */
 	unsigned *rr;		/* per set */
+	/* Bit s: set s may hold a valid entry (set by tlb_insert(), cleared
+	 * by tlb_invalidate() when it leaves the set empty), so that an
+	 * invalidation visits only the occupied sets. */
+	uint64_t *occ;
 	uint64_t tick, rng;
 	uint64_t sizes;		/* bit n: some entry has size_lg2 n */
 	uint64_t hits, misses, evictions, invalidated;
