@@ -527,7 +527,6 @@ static int limit_of(const struct iopt_dma *d, uint64_t mask, uint64_t *limit_pfn
 	return 0;
 }
 
-
 /* Allocate npages, then make sure no stale translation is left (D2). */
 static inline __attribute__((always_inline)) int
 alloc_iova(struct iopt_dma *d, uint64_t npages, uint64_t limit_pfn,
