@@ -703,6 +703,51 @@ static void test_v2_time_and_slots_across_threads(void **state)
 	run_late(2);
 }
 
+/* ---- the memo before anything was cached ------------------------------- */
+
+/*
+ * A new model has cached nothing, so its first translation cannot be a
+ * TLB hit, whatever its stream and address: StreamID 0 at address 0
+ * with access 0 matches the zeroed hit memo entries' key, address and
+ * mask, and with the memo counted live from the start (generation 0 =
+ * latest store's generation 0) it was replayed as a hit to output
+ * address 0 before any register was written.
+ */
+static void test_memo_empty_at_creation(void **state)
+{
+	struct iopt_physmem *pm;
+	struct iopt_smmu_mem mem;
+	struct iopt_smmu_params p;
+	struct iopt_smmuv2_params q;
+	struct iopt_smmu *s3;
+	struct iopt_smmuv2 *s2;
+	struct iopt_smmu_stats st3;
+	struct iopt_smmuv2_stats st2;
+	struct iopt_smmu_txn t3 = { .sid = 0, .addr = 0 };
+	struct iopt_smmuv2_txn t2 = { .sid = 0, .addr = 0 };
+	struct iopt_smmu_resp r3;
+	struct iopt_smmuv2_resp r2;
+
+	(void)state;
+	assert_int_equal(iopt_physmem_create(MEM_BASE, 16u << 20, &pm), 0);
+	iopt_smmu_physmem(pm, 20, &mem);
+	iopt_smmu_default_params(&p);
+	assert_int_equal(iopt_smmu_create(&p, &mem, NULL, NULL, &s3), 0);
+	assert_int_equal(iopt_smmu_translate(s3, &t3, 100, &r3), 0);
+	iopt_smmu_get_stats(s3, &st3);
+	assert_int_equal(st3.translations, 1);
+	assert_int_equal(st3.tlb_hits, 0);
+	iopt_smmu_destroy(s3);
+	assert_int_equal(iopt_smmuv2_preset("mmu-500", &q), 0);
+	assert_int_equal(iopt_smmuv2_create(&q, &mem, NULL, NULL, &s2), 0);
+	assert_int_equal(iopt_smmuv2_translate(s2, &t2, 100, &r2), 0);
+	iopt_smmuv2_get_stats(s2, &st2);
+	assert_int_equal(st2.translations, 1);
+	assert_int_equal(st2.tlb_hits, 0);
+	iopt_smmuv2_destroy(s2);
+	iopt_physmem_destroy(pm);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -712,6 +757,7 @@ int main(void)
 		cmocka_unit_test(test_v2_time_and_slots_across_threads),
 		cmocka_unit_test(test_v3_hit_threads_own_time_and_share),
 		cmocka_unit_test(test_v2_hit_threads_own_time_and_share),
+		cmocka_unit_test(test_memo_empty_at_creation),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -133,6 +133,9 @@ static int core_init(struct smmu_core *c, const struct iopt_smmu_mem *mem,
 	c->irq = irq;
 	c->irq_ctx = irq_ctx;
 	c->clk.shared = cp->shared_clock;
+	/* No memo live (struct smmu_core gen): the zeroed entries, gen 0,
+	 * would otherwise match key 0 at address 0. */
+	c->gen = 1;
 	/* Relaxed: only distinct numbers matter. */
 	c->id = plat_fetch_add_rlx64(&smmu_core_ids, 1) + 1;
 	c->nslot = cp->translation_slots;
@@ -294,6 +297,9 @@ void smmu_core_tlb_fill(struct smmu_core *c, const struct smmu_stage_cfg *first,
 		.desc = w->desc, .desc2 = w->desc2,
 	};
 
+	/* No generation move here: a fill follows a TLB miss in the same
+	 * locked call, which is never a pure hit, so the call retires the
+	 * memo before it releases the lock (smmu_core_memo_pure: a
+	 * translation; a register access retires it in any case). */
 	tlb_insert(&c->tlb, &e);
-	smmu_core_gen_bump(c);
 }

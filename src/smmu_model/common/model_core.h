@@ -134,7 +134,8 @@ struct smmu_core {
 	/* Hit-memo generation: see hit_memo.h and smmu_core_gen_bump;
 	 * memo_gen: the generation of the latest memo store (relaxed store
 	 * by the lock holder), so that a translation skips the probe when
-	 * no memo can be valid (smmu_core_memo_live). */
+	 * no memo can be valid (smmu_core_memo_live). gen starts at 1,
+	 * memo_gen at 0: the zeroed entries are never valid. */
 	uint64_t gen, memo_gen;
 	/* The hit blocks some thread has used: bit k for hb[k], set (a
 	 * relaxed fetch-or) by the thread's first hit on this model, before
@@ -306,10 +307,16 @@ static inline void smmu_core_slot_done(uint64_t *slot, uint64_t until)
  */
 static inline void smmu_core_gen_bump(struct smmu_core *c)
 {
+	/* With no memo stored under the current generation (memo_gen
+	 * behind it: the memo is not live) every entry is retired already:
+	 * nothing to store, so a stream of misses leaves gen's line alone.
+	 * Only lock holders store gen and memo_gen: the plain reads are no
+	 * race. */
+	if (c->gen != c->memo_gen)
+		return;
 	/* Release: pairs with the relaxed load in smmu_memo_find() (a
 	 * reader that reads the new value must not use an older entry;
-	 * hit_memo.h). Only lock holders store gen: the plain read is no
-	 * race. */
+	 * hit_memo.h). */
 	plat_store_rel64(&c->gen, c->gen + 1);
 }
 
@@ -326,19 +333,16 @@ static inline bool smmu_core_memo_live(const struct smmu_core *c)
 }
 
 /*
- * After a locked translation: was it a pure TLB hit (hit_pure) whose
- * caller's own part changed nothing either (ok: no configuration fill,
- * no fault, nothing outstanding that a later translation must act on
- * first)? If not, the memo is retired (smmu_core_gen_bump) and false
- * returned; if so, the caller records it with smmu_core_memo_keep().
- * Model lock held.
+ * After a locked translation: was it a pure TLB hit (the core's part;
+ * the caller adds its own: no configuration fill, no fault, nothing
+ * outstanding that a later translation must act on first)? If so, the
+ * caller records it with smmu_core_memo_keep(); if not, it retires the
+ * memo (smmu_core_gen_bump). Callers test this first: a miss then skips
+ * their own conditions. Model lock held.
  */
-static inline bool smmu_core_memo_pure(struct smmu_core *c, bool ok)
+static inline bool smmu_core_memo_pure(const struct smmu_core *c)
 {
-	if (ok && c->hit_pure)
-		return true;
-	smmu_core_gen_bump(c);
-	return false;
+	return c->hit_pure;
 }
 
 /* Record the pure hit of smmu_core_memo_pure() for (key, addr), ready at
@@ -554,7 +558,9 @@ static inline bool smmu_core_tlb_conflict(const struct smmu_core *c, uint16_t vm
 	return smmu_core_tlb_conflict_scan(c, vmid, asid, stage, ia, size_lg2);
 }
 
-/* Cache a successful walk's leaf (global: stage 1 nG = 0). */
+/* Cache a successful walk's leaf (global: stage 1 nG = 0). The caller
+ * retires the hit memo before releasing the lock (a fill follows a
+ * miss: the call is not a pure hit; smmu_core_gen_bump). */
 void smmu_core_tlb_fill(struct smmu_core *c, const struct smmu_stage_cfg *first,
 			uint8_t stage, uint16_t vmid, uint16_t asid, bool global,
 			uint64_t ia, const struct smmu_walk_res *w);

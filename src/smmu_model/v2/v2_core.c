@@ -266,10 +266,12 @@ translate_locked_entry(struct iopt_smmuv2 *s, const struct iopt_smmuv2_txn *txn,
 	if (!ret) {
 		smmu_core_time_set(&s->core, cycle);
 		v2_translate(s, txn, cycle, resp);
-		if (smmu_core_memo_pure(&s->core, resp->result == IOPT_SMMUV2_OK))
+		if (smmu_core_memo_pure(&s->core) && resp->result == IOPT_SMMUV2_OK)
 			smmu_core_memo_keep(&s->core, memo_key(txn), txn->addr,
 					    resp->oa, resp->attr, resp->cb,
 					    resp->ready);
+		else
+			smmu_core_gen_bump(&s->core);
 	}
 	plat_mutex_unlock(&s->core.lock);
 	return ret;
