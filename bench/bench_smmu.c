@@ -654,7 +654,11 @@ static double case_hit_threads(int version, unsigned nthreads, double one,
 	if (!*cpu_one)
 		*cpu_one = cmed;
 
-	if (json)
+	/* Simulated CPUs are host threads of the simulation: their CPU
+	 * time says nothing of the simulated machine's, so no CPU figure. */
+	bool cpu = !bench_sim_cpus() && cmed > 0;
+
+	if (json && cpu)
 		printf("{\"suite\":\"smmu\",%s\"case\":\"translate_hit_threads\","
 		       "\"threads\":%u,\"translations_per_sec\":%.0f,"
 		       "\"vs_one_thread\":%.2f,\"per_thread_cpu_sec\":%.0f,"
@@ -662,10 +666,20 @@ static double case_hit_threads(int version, unsigned nthreads, double one,
 		       version == 2 ? "\"version\":2," : "", nthreads, med,
 		       one ? med / one : 1.0, cmed, cmed / *cpu_one,
 		       (unsigned long long)faults);
-	else
+	else if (json)
+		printf("{\"suite\":\"smmu\",%s\"case\":\"translate_hit_threads\","
+		       "\"threads\":%u,\"translations_per_sec\":%.0f,"
+		       "\"vs_one_thread\":%.2f,\"faults\":%llu}\n",
+		       version == 2 ? "\"version\":2," : "", nthreads, med,
+		       one ? med / one : 1.0, (unsigned long long)faults);
+	else if (cpu)
 		printf("translate_hit %3u threads %11.0f translations/s  %.2fx one "
 		       "thread; %11.0f per thread CPU-s  %.2fx one thread's%s\n",
 		       nthreads, med, one ? med / one : 1.0, cmed, cmed / *cpu_one,
+		       faults ? "  FAULTS" : "");
+	else
+		printf("translate_hit %3u threads %11.0f translations/s  %.2fx one "
+		       "thread%s\n", nthreads, med, one ? med / one : 1.0,
 		       faults ? "  FAULTS" : "");
 	return med;
 }
