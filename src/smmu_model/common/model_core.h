@@ -146,6 +146,10 @@ struct smmu_core {
 	uint64_t id;			/* unique to this core (hit_tls) */
 	struct smmu_memo memo[1u << SMMU_MEMO_LG2];
 	struct smmu_hit_block hb[SMMU_HIT_OWNED + 1];
+	/* Admission to the memo (smmu_core_memo_keep): per memo entry, a
+	 * hash of the (key, page) of the latest pure locked hit there that
+	 * was not recorded. Model lock; hits never read it. */
+	uint64_t memo_cand[1u << SMMU_MEMO_LG2];
 };
 
 /* What a model's parameters give its core. */
@@ -345,12 +349,29 @@ static inline bool smmu_core_memo_pure(const struct smmu_core *c)
 	return c->hit_pure;
 }
 
-/* Record the pure hit of smmu_core_memo_pure() for (key, addr), ready at
- * ready, as a hit memo. Model lock held. */
+/*
+ * Record the pure hit of smmu_core_memo_pure() for (key, addr), ready at
+ * ready, as a hit memo -- on its second sighting: the first pure locked
+ * hit on a (key, page) only notes it in memo_cand, the next one there
+ * records it. A stream of hits on a page goes lock-free after one more
+ * locked hit; a random stream, whose pages seldom repeat before their
+ * entry is taken by another, stores no memo and so makes the following
+ * translations neither probe the memo nor save registers for it. What
+ * a translation returns is the same either way (a replay is exactly the
+ * locked hit). Model lock held.
+ */
 static inline void smmu_core_memo_keep(struct smmu_core *c, uint64_t key,
 				       uint64_t addr, uint64_t oa, unsigned attr,
 				       unsigned cb, uint64_t ready)
 {
+	uint64_t h = (key ^ (addr >> 12)) * 0x9e3779b97f4a7c15ull;
+	uint64_t *cand = &c->memo_cand[h >> (64 - SMMU_MEMO_LG2)];
+
+	/* The index is smmu_memo_index()'s: the hash's top bits. */
+	if (*cand != h) {
+		*cand = h;
+		return;
+	}
 	smmu_memo_store(c->memo, c->gen, key, addr, c->hit_mask, oa,
 			ready - c->slot_start, attr, cb);
 	/* Relaxed: read by smmu_core_memo_live() as a hint only; only lock
