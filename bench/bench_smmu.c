@@ -535,9 +535,11 @@ static void case_tlbsync(unsigned nthreads, bool locked, double seconds)
  * threads' translations over the wall time from the start barrier to the
  * last join; the median of REPS runs, each on a fresh model. Beside it,
  * translations per thread CPU-second (CLOCK_THREAD_CPUTIME_ID, summed
- * over the threads): a figure other load on the host does not move, so
- * what one thread's hits cost another's shows even when the cores are
- * busy.
+ * over the threads): what one thread's hits cost another's (lines moved
+ * between cores) lowers it, time spent waiting for a core does not.
+ * Other load still moves it: when the threads only take turns on one
+ * core they do not contend at all (docs/smmu_model.md, "Hit scaling:
+ * measured").
  */
 struct hit_thread {
 	void *m;
