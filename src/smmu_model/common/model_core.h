@@ -141,7 +141,8 @@ struct smmu_core {
 	 * relaxed fetch-or) by the thread's first hit on this model, before
 	 * it stores to the block; never cleared. Relaxed loads: a thread
 	 * that reads the bit and not yet the block's values reads zeros,
-	 * which the maximum and the sum ignore. */
+	 * which the maximum and the sum ignore. The hits' slot shares are
+	 * worked out from it (smmu_core_share). */
 	uint64_t hb_used;
 	uint64_t id;			/* unique to this core (hit_tls) */
 	struct smmu_memo memo[1u << SMMU_MEMO_LG2];
