@@ -533,7 +533,13 @@ static void case_tlbsync(unsigned nthreads, bool locked, double seconds)
  * translation's ready cycle, on one model with a shared clock (a cycle
  * behind the model's time is taken as its time). The rate is all
  * threads' translations over the wall time from the start barrier to the
- * last join; the median of REPS runs, each on a fresh model.
+ * last join; the median of REPS runs, each on a fresh model. Beside it,
+ * translations per thread CPU-second (CLOCK_THREAD_CPUTIME_ID, summed
+ * over the threads): what one thread's hits cost another's (lines moved
+ * between cores) lowers it, time spent waiting for a core does not.
+ * Other load still moves it: when the threads only take turns on one
+ * core they do not contend at all (docs/smmu_model.md, "Hit scaling:
+ * measured").
  */
 struct hit_thread {
 	void *m;
@@ -542,7 +548,16 @@ struct hit_thread {
 	struct bench_barrier *go;
 	struct plat_thread th;
 	uint64_t faults;
+	uint64_t cpu_ns;		/* the thread's CPU time in its loop */
 };
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static void *hit_thread_main(void *arg)
 {
@@ -550,6 +565,8 @@ static void *hit_thread_main(void *arg)
 	uint64_t cycle = 0;
 
 	bench_barrier_wait(h->go);
+	uint64_t c0 = thread_cpu_ns();
+
 	if (h->version == 2) {
 		struct iopt_smmuv2_txn t = { .sid = 0, .addr = 0x40000234, .priv = true };
 		struct iopt_smmuv2_resp r;
@@ -571,15 +588,17 @@ static void *hit_thread_main(void *arg)
 			cycle = r.ready;
 		}
 	}
+	h->cpu_ns = thread_cpu_ns() - c0;
 	return NULL;
 }
 
-static double case_hit_threads(int version, unsigned nthreads, double one)
+static double case_hit_threads(int version, unsigned nthreads, double one,
+			       double *cpu_one)
 {
 	/* Device threads are platform threads: on iopt-bench-sim (--sim N)
 	 * each is a simulated CPU. */
 	const long n = bench_iters(1000000, 100);
-	double rate[REPS];
+	double rate[REPS], cpu_rate[REPS];
 	uint64_t faults = 0;
 
 	for (int k = 0; k < REPS; k++) {
@@ -616,11 +635,15 @@ static double case_hit_threads(int version, unsigned nthreads, double one)
 		bench_barrier_wait(&go);
 		uint64_t t0 = bench_now_ns();
 
+		uint64_t cpu = 0;
+
 		for (unsigned i = 0; i < nthreads; i++) {
 			plat_thread_join(&h[i].th);
 			faults += h[i].faults;
+			cpu += h[i].cpu_ns;
 		}
 		rate[k] = (double)n * nthreads * 1e9 / (double)(bench_now_ns() - t0);
+		cpu_rate[k] = cpu ? (double)n * nthreads * 1e9 / (double)cpu : 0;
 		bench_barrier_destroy(&go);
 		free(h);
 		if (version == 2)
@@ -628,14 +651,34 @@ static double case_hit_threads(int version, unsigned nthreads, double one)
 		else
 			rig_fini(&r);
 	}
-	double med = bench_median(rate, REPS);
+	double med = bench_median(rate, REPS), cmed = bench_median(cpu_rate, REPS);
 
-	if (json)
+	if (!*cpu_one)
+		*cpu_one = cmed;
+
+	/* Simulated CPUs are host threads of the simulation: their CPU
+	 * time says nothing of the simulated machine's, so no CPU figure. */
+	bool cpu = !bench_sim_cpus() && cmed > 0;
+
+	if (json && cpu)
+		printf("{\"suite\":\"smmu\",%s\"case\":\"translate_hit_threads\","
+		       "\"threads\":%u,\"translations_per_sec\":%.0f,"
+		       "\"vs_one_thread\":%.2f,\"per_thread_cpu_sec\":%.0f,"
+		       "\"cpu_vs_one_thread\":%.2f,\"faults\":%llu}\n",
+		       version == 2 ? "\"version\":2," : "", nthreads, med,
+		       one ? med / one : 1.0, cmed, cmed / *cpu_one,
+		       (unsigned long long)faults);
+	else if (json)
 		printf("{\"suite\":\"smmu\",%s\"case\":\"translate_hit_threads\","
 		       "\"threads\":%u,\"translations_per_sec\":%.0f,"
 		       "\"vs_one_thread\":%.2f,\"faults\":%llu}\n",
 		       version == 2 ? "\"version\":2," : "", nthreads, med,
 		       one ? med / one : 1.0, (unsigned long long)faults);
+	else if (cpu)
+		printf("translate_hit %3u threads %11.0f translations/s  %.2fx one "
+		       "thread; %11.0f per thread CPU-s  %.2fx one thread's%s\n",
+		       nthreads, med, one ? med / one : 1.0, cmed, cmed / *cpu_one,
+		       faults ? "  FAULTS" : "");
 	else
 		printf("translate_hit %3u threads %11.0f translations/s  %.2fx one "
 		       "thread%s\n", nthreads, med, one ? med / one : 1.0,
@@ -646,12 +689,12 @@ static double case_hit_threads(int version, unsigned nthreads, double one)
 /* translate_hit_threads for 1, 2 and the --threads list. */
 static void hit_threads(int version, const unsigned *threads, unsigned nthreads)
 {
-	double one = 0;
+	double one = 0, cpu_one = 0;
 
 	if (!want("translate_hit_threads"))
 		return;
 	for (unsigned i = 0; i < nthreads; i++) {
-		double v = case_hit_threads(version, threads[i], one);
+		double v = case_hit_threads(version, threads[i], one, &cpu_one);
 
 		if (threads[i] == 1 && !one)
 			one = v;

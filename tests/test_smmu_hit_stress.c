@@ -22,22 +22,27 @@
  *    map, the new generation.
  * IOPT_STRESS_OPS scales the mapper's work.
  *
- * Time and slots seen across threads (docs/smmu_model.md, "What a
- * replayed hit changes"): lock-free hits keep the model's time and their
- * translation slots' busy times in their own thread's hit block, and
- * every translation must still see those of every translation that
- * happened before it:
+ * Time and slots seen across threads (docs/smmu_model.md, "Lock-free
+ * TLB hits"): lock-free hits keep their time and their translation
+ * slots' busy times in their own thread's hit block, and read nothing
+ * another hitting thread writes:
  *  - one translation slot, shared clock, more threads than the model has
- *    owned hit blocks: each thread reads the latest ready cycle any
- *    thread has published (acquire), translates at cycle 0 (behind the
- *    model's time, so taken as its time) and must be ready strictly
- *    later: the one slot is busy until at least then. Afterwards the
- *    model counts exactly the translations made;
- *  - no shared clock: one thread translates at rising cycles and
- *    publishes each cycle after its call returned (release); others read
- *    it (acquire) and translate one cycle earlier, which the time rule
- *    must refuse (-EINVAL).
+ *    owned hit blocks (all threads then share the one slot): each thread
+ *    reads the latest ready cycle any thread has published (acquire),
+ *    translates at cycle 0 (behind the model's time, so taken as its
+ *    time) and must be ready strictly later: the one slot is busy until
+ *    at least then. Afterwards the model counts exactly the translations
+ *    made;
+ *  - no shared clock: one thread moves the locked path's time with
+ *    run_until at rising cycles and publishes each cycle after its call
+ *    returned (release); others read it (acquire) and translate one
+ *    cycle earlier with the hit memo live, which the time rule must
+ *    refuse (-EINVAL);
+ *  - two device threads hitting against the test's shadow of the rule:
+ *    each ordered after its own hits only, each with its half of four
+ *    slots; the model's time afterwards the later thread's last hit.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -71,7 +76,7 @@
 #define ASID		1
 #define VA0		0x40000000ull
 #define NPAGES		16
-#define DEVICES		2
+#define DEVICES		3
 #define PAGE		4096ull
 
 /* SMMUv3 register offsets and fields (IHI0070 6.3). */
@@ -495,7 +500,28 @@ static void run_slots(int version)
 	free(r);
 }
 
-/* No shared clock: a cycle behind one published is refused. */
+/* Run the model up to cycle (a locked call that moves the locked path's
+ * time and, with no command waiting, retires no hit memo). */
+static int run_until(struct rig *r, uint64_t cycle)
+{
+	if (r->version == 2)
+		return iopt_smmuv2_run_until(r->s2, cycle);
+	return iopt_smmu_run_until(r->s3, cycle);
+}
+
+/* A register read at cycle (a locked call: the time rule of the model's
+ * whole time). */
+static int reg_read(struct rig *r, uint64_t cycle)
+{
+	uint64_t v;
+
+	if (r->version == 2)
+		return iopt_smmuv2_mmio_read(r->s2, V2_SCR0, 4, &v, cycle);
+	return iopt_smmu_mmio_read(r->s3, V3_CR0, 4, &v, cycle);
+}
+
+/* No shared clock: a cycle behind the locked path's published time is
+ * refused, by the hit path as by the locked path. */
 static void *late_main(void *arg)
 {
 	struct seen *x = arg;
@@ -519,21 +545,25 @@ static void run_late(int version)
 	struct rig *r = calloc(1, sizeof(*r));
 	struct seen x = { .r = r, .n = tu_stress_ops(OPS_DEFAULT) * 5 };
 	pthread_t th[DEVICES];
-	uint64_t cycle = 1;
+	uint64_t cycle = 1000;
 	struct res o;
 
 	assert_non_null(r);
 	rig_init_at(r, version, 0, false);
 	assert_int_equal(iopt_map_pages(r->pt, VA0, pa_of(0, 1), PAGE, 1, IOPT_READ,
 					NULL), 0);
+	/* A walk, then two locked TLB hits (the second records the hit
+	 * memo): the late calls below are tried as lock-free hits first. */
+	for (int k = 0; k < 3; k++) {
+		assert_int_equal(xlate(r, VA0 + 8, k, &o), 0);
+		assert_true(o.ok);
+	}
 	for (unsigned i = 0; i < DEVICES; i++)
 		assert_int_equal(pthread_create(&th[i], NULL, late_main, &x), 0);
-	for (long i = 0; i < x.n; i++) {
-		assert_int_equal(xlate(r, VA0 + 8, cycle, &o), 0);
-		assert_true(o.ok);
-		/* Release: the translation at cycle happened before. */
+	for (long i = 0; i < x.n; i++, cycle += 7) {
+		assert_int_equal(run_until(r, cycle), 0);
+		/* Release: the call at cycle happened before. */
 		__atomic_store_n(&x.pub, cycle, __ATOMIC_RELEASE);
-		cycle = o.ready;
 	}
 	for (unsigned i = 0; i < DEVICES; i++)
 		pthread_join(th[i], NULL);
@@ -542,6 +572,127 @@ static void run_late(int version)
 	assert_int_equal(x.early, 0);
 	rig_fini(r);
 	free(r);
+}
+
+/* ---- each device thread's own time and share of the slots --------------- */
+
+/*
+ * The rule for hits of several device threads (docs/smmu_model.md,
+ * "Lock-free TLB hits"): a hit is ordered after the locked path's time
+ * and its own thread's earlier hits only, and with p threads hitting on
+ * a model of n slots each has the slots i with i % p == its rank, taken
+ * in turn. The test's shadow: with OWN_SLOTS = 4 slots and two threads,
+ * each has 2 slots, so HITS hits at one cycle C, all slots idle before,
+ * are ready at C + L, C + L, C + 2L, C + 2L, ... (L: one hit's latency,
+ * read from a locked hit on an idle slot); a thread translating at its
+ * own previous ready cycle is ready L later every time, whatever the
+ * other thread's time. Afterwards the model's time (a register read, on
+ * the locked path) is the later thread's last hit cycle.
+ */
+#define OWN_SLOTS	4
+#define OWN_HITS	64
+#define OWN_C		1000000ull
+#define OWN_FAR		1000000000ull
+
+struct own {
+	struct rig *r;
+	pthread_barrier_t *bar;
+	unsigned id;
+	uint64_t lat;
+	uint64_t last;			/* its last hit's cycle */
+	unsigned long bad;		/* hits off the shadow's rule */
+};
+
+/* A hit at cycle, ready at expect (0: at cycle + L or later). */
+static void own_hit(struct own *w, uint64_t cycle, uint64_t expect)
+{
+	struct res o;
+
+	if (xlate(w->r, VA0 + 8, cycle, &o) || !o.ok ||
+	    (expect ? o.ready != expect : o.ready < cycle + w->lat))
+		w->bad++;
+	w->last = cycle;
+}
+
+static void *own_main(void *arg)
+{
+	struct own *w = arg;
+	uint64_t cyc;
+
+	/* Each thread's first hit claims its hit block; both are claimed
+	 * before the hits measured. (While one is claimed and the other not
+	 * yet, the first has every slot: the two may meet in one.) */
+	own_hit(w, 20000, 0);
+	pthread_barrier_wait(w->bar);
+	/* Both threads at once, at the same cycle: its two slots. */
+	for (unsigned i = 0; i < OWN_HITS; i++)
+		own_hit(w, OWN_C, OWN_C + w->lat * (1 + i / 2));
+	pthread_barrier_wait(w->bar);
+	/* Thread 0 far ahead first, then thread 1 behind it, each at its
+	 * own previous ready cycle. */
+	cyc = w->id ? OWN_C + w->lat * (OWN_HITS / 2) : OWN_FAR;
+	if (w->id)
+		pthread_barrier_wait(w->bar);
+	for (unsigned i = 0; i < OWN_HITS; i++, cyc += w->lat)
+		own_hit(w, cyc, cyc + w->lat);
+	if (!w->id)
+		pthread_barrier_wait(w->bar);
+	return NULL;
+}
+
+static void run_own(int version)
+{
+	struct rig *r = calloc(1, sizeof(*r));
+	pthread_barrier_t bar;
+	pthread_t th[2];
+	struct own w[2];
+	struct res o;
+
+	assert_non_null(r);
+	rig_init_at(r, version, OWN_SLOTS, false);
+	assert_int_equal(iopt_map_pages(r->pt, VA0, pa_of(0, 1), PAGE, 1, IOPT_READ,
+					NULL), 0);
+	/* A walk, then two locked TLB hits on idle slots (the latency of
+	 * the second is L), the second recording the hit memo. No
+	 * lock-free hit on this thread. */
+	assert_int_equal(xlate(r, VA0 + 8, 0, &o), 0);
+	assert_true(o.ok);
+	assert_int_equal(xlate(r, VA0 + 8, 10000, &o), 0);
+	assert_true(o.ok);
+	assert_int_equal(xlate(r, VA0 + 8, 15000, &o), 0);
+	assert_true(o.ok);
+	assert_true(o.ready > 15000);
+	assert_int_equal(pthread_barrier_init(&bar, NULL, 2), 0);
+	for (unsigned i = 0; i < 2; i++) {
+		w[i] = (struct own){ .r = r, .bar = &bar, .id = i, .lat = o.ready - 15000 };
+		assert_int_equal(pthread_create(&th[i], NULL, own_main, &w[i]), 0);
+	}
+	for (unsigned i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	pthread_barrier_destroy(&bar);
+	print_message("v%d own: L %llu, %lu + %lu hits off the rule\n", version,
+		      (unsigned long long)w[0].lat, w[0].bad, w[1].bad);
+	assert_int_equal(w[0].bad, 0);
+	assert_int_equal(w[1].bad, 0);
+	/* The model's time: the larger of the threads' last hit cycles. */
+	assert_true(w[0].last > w[1].last);
+	assert_int_equal(reg_read(r, w[0].last - 1), -EINVAL);
+	assert_int_equal(reg_read(r, w[0].last), 0);
+	assert_int_equal(translations(r), 3 + 2 * (1 + 2 * OWN_HITS));
+	rig_fini(r);
+	free(r);
+}
+
+static void test_v3_hit_threads_own_time_and_share(void **state)
+{
+	(void)state;
+	run_own(3);
+}
+
+static void test_v2_hit_threads_own_time_and_share(void **state)
+{
+	(void)state;
+	run_own(2);
 }
 
 static void test_v3_time_and_slots_across_threads(void **state)
@@ -558,6 +709,51 @@ static void test_v2_time_and_slots_across_threads(void **state)
 	run_late(2);
 }
 
+/* ---- the memo before anything was cached ------------------------------- */
+
+/*
+ * A new model has cached nothing, so its first translation cannot be a
+ * TLB hit, whatever its stream and address: StreamID 0 at address 0
+ * with access 0 matches the zeroed hit memo entries' key, address and
+ * mask, and with the memo counted live from the start (generation 0 =
+ * latest store's generation 0) it was replayed as a hit to output
+ * address 0 before any register was written.
+ */
+static void test_memo_empty_at_creation(void **state)
+{
+	struct iopt_physmem *pm;
+	struct iopt_smmu_mem mem;
+	struct iopt_smmu_params p;
+	struct iopt_smmuv2_params q;
+	struct iopt_smmu *s3;
+	struct iopt_smmuv2 *s2;
+	struct iopt_smmu_stats st3;
+	struct iopt_smmuv2_stats st2;
+	struct iopt_smmu_txn t3 = { .sid = 0, .addr = 0 };
+	struct iopt_smmuv2_txn t2 = { .sid = 0, .addr = 0 };
+	struct iopt_smmu_resp r3;
+	struct iopt_smmuv2_resp r2;
+
+	(void)state;
+	assert_int_equal(iopt_physmem_create(MEM_BASE, 16u << 20, &pm), 0);
+	iopt_smmu_physmem(pm, 20, &mem);
+	iopt_smmu_default_params(&p);
+	assert_int_equal(iopt_smmu_create(&p, &mem, NULL, NULL, &s3), 0);
+	assert_int_equal(iopt_smmu_translate(s3, &t3, 100, &r3), 0);
+	iopt_smmu_get_stats(s3, &st3);
+	assert_int_equal(st3.translations, 1);
+	assert_int_equal(st3.tlb_hits, 0);
+	iopt_smmu_destroy(s3);
+	assert_int_equal(iopt_smmuv2_preset("mmu-500", &q), 0);
+	assert_int_equal(iopt_smmuv2_create(&q, &mem, NULL, NULL, &s2), 0);
+	assert_int_equal(iopt_smmuv2_translate(s2, &t2, 100, &r2), 0);
+	iopt_smmuv2_get_stats(s2, &st2);
+	assert_int_equal(st2.translations, 1);
+	assert_int_equal(st2.tlb_hits, 0);
+	iopt_smmuv2_destroy(s2);
+	iopt_physmem_destroy(pm);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -565,6 +761,9 @@ int main(void)
 		cmocka_unit_test(test_v2_hits_vs_invalidation),
 		cmocka_unit_test(test_v3_time_and_slots_across_threads),
 		cmocka_unit_test(test_v2_time_and_slots_across_threads),
+		cmocka_unit_test(test_v3_hit_threads_own_time_and_share),
+		cmocka_unit_test(test_v2_hit_threads_own_time_and_share),
+		cmocka_unit_test(test_memo_empty_at_creation),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -693,8 +693,11 @@ static unsigned build_cfg(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 	return 0;
 }
 
-static int translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
-			    uint64_t cycle, struct iopt_smmu_resp *r)
+/* Inlined into its one caller, translate_serialised(): one call level,
+ * one register save, per locked translation. */
+static inline __attribute__((always_inline)) int
+translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
+		 uint64_t cycle, struct iopt_smmu_resp *r)
 {
 	uint64_t tcur;
 	uint64_t *ts = smmu_core_slot(&s->core, cycle, &tcur);
@@ -928,10 +931,12 @@ translate_locked_entry(struct iopt_smmu *s, const struct iopt_smmu_txn *txn,
 	ret = translate_locked(s, txn, cycle, resp);
 	/* A hit that changed nothing, with no command waiting, can be
 	 * replayed without the lock; anything else retires the memo. */
-	if (smmu_core_memo_pure(&s->core, !resp->fault && s->cfg_pure &&
-				cmdq_idle(s) && !txn->translated))
+	if (smmu_core_memo_pure(&s->core) && !resp->fault && s->cfg_pure &&
+	    cmdq_idle(s) && !txn->translated)
 		smmu_core_memo_keep(&s->core, memo_key(txn), txn->addr, resp->oa,
 				    resp->attr, 0, resp->ready);
+	else
+		smmu_core_gen_bump(&s->core);
 	plat_mutex_unlock(&s->core.lock);
 	return ret;
 }

@@ -62,6 +62,15 @@ struct tlb_entry *tlb_lookup_level(struct tlb *t, uint16_t vmid, uint16_t asid,
 	return NULL;
 }
 
+void tlb_touch_scan(struct tlb *t, const struct tlb_entry *set, struct tlb_entry *e)
+{
+	for (unsigned w = 0; w < t->ways; w++)
+		if (set[w].valid && set[w].stamp > e->stamp) {
+			e->stamp = ++t->tick;
+			return;
+		}
+}
+
 void tlb_insert(struct tlb *t, const struct tlb_entry *in)
 {
 	unsigned s = tlb_set_of(t, in->ia, in->size_lg2);
@@ -98,11 +107,14 @@ void tlb_insert(struct tlb *t, const struct tlb_entry *in)
 		}
 		t->evictions++;
 	}
+	/* A valid victim's set is marked occupied already (every valid
+	 * entry's set is): only filling an empty way may mark it. */
+	if (!victim->valid)
+		t->occ[s / 64] |= 1ull << (s % 64);
 	*victim = *in;
 	victim->valid = true;
 	victim->stamp = ++t->tick;
 	t->sizes |= 1ull << in->size_lg2;
-	t->occ[s / 64] |= 1ull << (s % 64);
 }
 
 static bool matches(const struct tlb_entry *e, const struct tlb_match *m)

@@ -88,6 +88,10 @@ static inline bool tlb_tags_match(const struct tlb_entry *e, uint16_t vmid,
 	       (e->global || e->asid == asid);
 }
 
+/* tlb_touch() when e's stamp is not the newest of all: out of line, so
+ * that the lookup loop keeps its registers. */
+void tlb_touch_scan(struct tlb *t, const struct tlb_entry *set, struct tlb_entry *e);
+
 /* A hit on e in set: e becomes the most recently used of the set. The
  * tick (and e's stamp) move only if some other valid entry of the set is
  * more recent; otherwise the set's order already says so. */
@@ -96,11 +100,7 @@ static inline void tlb_touch(struct tlb *t, const struct tlb_entry *set,
 {
 	if (t->repl != TLB_LRU || e->stamp == t->tick)
 		return;			/* LRU only; the newest stamp of all */
-	for (unsigned w = 0; w < t->ways; w++)
-		if (set[w].valid && set[w].stamp > e->stamp) {
-			e->stamp = ++t->tick;
-			return;
-		}
+	tlb_touch_scan(t, set, e);
 }
 
 /* The entry holding ia for (vmid, asid, stage), or NULL (inline: the

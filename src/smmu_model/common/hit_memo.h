@@ -15,8 +15,9 @@
  * after a translation that was exactly such a hit; every locked
  * operation that may change what a translation returns or what it
  * changes -- register writes, commands, TLB and configuration fills and
- * invalidations, replacement-state updates, faults -- moves the model's
- * generation first (smmu_core_gen_bump), which retires every entry.
+ * invalidations, replacement-state updates, faults -- retires every
+ * entry before it releases the lock (smmu_core_gen_bump: the model's
+ * generation moves, unless no entry was stored under the current one).
  *
  * Ordering (each entry is a sequence-count-protected record with one
  * writer, the model's lock holder):

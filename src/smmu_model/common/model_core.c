@@ -52,29 +52,73 @@ void smmu_core_hit_flush(struct smmu_hit_block *b, uint64_t lat)
 	plat_store_rlx64(&b->run_n, 1);
 }
 
-void smmu_core_hit_shared(struct smmu_core *c, uint64_t si, uint64_t cycle,
-			  uint64_t done)
+void smmu_core_share(const struct smmu_core *c, uint64_t used, unsigned k,
+		     uint64_t *off, uint64_t *step, uint64_t *cnt)
+{
+	uint64_t u = (uint64_t)__builtin_popcountll(used);
+	uint64_t r = (uint64_t)__builtin_popcountll(used & ((1ull << k) - 1));
+	uint64_t p = u < c->nslot ? u : c->nslot;
+
+	*off = r % p;
+	*step = p;
+	*cnt = (c->nslot - *off + p - 1) / p;
+}
+
+void smmu_core_hit_share(struct smmu_core *c, unsigned k, uint64_t used)
+{
+	struct smmu_hit_block *b = &c->hb[k];
+
+	/* The owner's own words (struct smmu_hit_block): plain. */
+	smmu_core_share(c, used, k, &b->off, &b->step, &b->cnt);
+	b->mask = b->cnt & (b->cnt - 1) ? UINT64_MAX : b->cnt - 1;
+	b->used = used;
+}
+
+bool smmu_core_hit_shared(struct smmu_core *c, uint64_t cycle, uint64_t lat,
+			  uint64_t *ready)
 {
 	struct smmu_hit_block *b = &c->hb[SMMU_HIT_OWNED];
-	uint64_t *slot = smmu_core_slot_word(c, si, 1 + SMMU_HIT_OWNED);
-	uint64_t *bnow = smmu_core_hb_now(c, SMMU_HIT_OWNED);
-	uint64_t now = plat_load_rlx64(bnow), free = plat_load_rlx64(slot);
-	uint64_t max = plat_load_rlx64(&b->lat_max), lat = done - cycle;
+	uint64_t off, step, cnt;
+	/* Relaxed loads throughout: each pairs by value with the store or
+	 * read-modify-write of that word's writers (the lock holder for
+	 * clk.now, turn and hb_used; the sharing threads for the block's
+	 * words and its slot words). */
+	uint64_t used = plat_load_rlx64(&c->hb_used);
+	uint64_t now = plat_load_rlx64(&c->clk.now), bnow = plat_load_rlx64(&b->now);
 
+	/* Time: after the locked path's and the shared block's latest. */
+	now = bnow > now ? bnow : now;
+	if (cycle < now) {
+		if (!smmu_clock_lenient(&c->clk))
+			return false;		/* the locked path refuses it */
+		cycle = now;
+	}
+	smmu_core_share(c, used, SMMU_HIT_OWNED, &off, &step, &cnt);
+	uint64_t si = off + step * ((plat_load_rlx64(&c->turn) +
+				     plat_load_rlx64(&b->n)) % cnt);
+	uint64_t *slot = smmu_core_slot_word(c, si, 1 + SMMU_HIT_OWNED);
+	uint64_t free = smmu_core_slot_free(c, si);
+	uint64_t done = (cycle > free ? cycle : free) + lat;
+	uint64_t max = plat_load_rlx64(&b->lat_max), f = plat_load_rlx64(slot);
+
+	*ready = done;
+	lat = done - cycle;
 	/* Compare-and-swaps and relaxed adds: several threads store here;
-	 * they pair by value with the relaxed loads of the readers
-	 * (smmu_core_fast_hit, smmu_core_now, smmu_core_slot_take,
+	 * they pair by value with the relaxed loads of the readers (the
+	 * sharing threads above, smmu_core_now, smmu_core_slot_take,
 	 * smmu_core_slot_free, smmu_core_hit_stats). now and the slot keep
-	 * the maximum. No runs here: run_n stays 0. */
-	while (done > free && !plat_cas_rel64(slot, &free, done))
+	 * the maximum; two sharers may take one slot in one turn, and it
+	 * stays busy until the later. No runs here: run_n stays 0. */
+	while (done > f && !plat_cas_rel64(slot, &f, done))
 		;
-	while (cycle > now && !plat_cas_rel64(bnow, &now, cycle))
+	while (cycle > bnow && !plat_cas_rel64(&b->now, &bnow, cycle))
 		;
-	plat_fetch_add_rlx64(smmu_core_hb_n(c, SMMU_HIT_OWNED), 1);
+	plat_fetch_add_rlx64(&b->n, 1);
 	plat_fetch_add_rlx64(&b->lat_sum, lat);
 	plat_fetch_add_rlx64(&b->hist[smmu_lat_bucket(lat)], 1);
 	while (lat > max && !plat_cas_rel64(&b->lat_max, &max, lat))
 		;
+	return true;
 }
 
 /* Set up c (zeroed): 0, -ENOMEM or the mutex's errno; core_fini()
@@ -89,6 +133,9 @@ static int core_init(struct smmu_core *c, const struct iopt_smmu_mem *mem,
 	c->irq = irq;
 	c->irq_ctx = irq_ctx;
 	c->clk.shared = cp->shared_clock;
+	/* No memo live (struct smmu_core gen): the zeroed entries, gen 0,
+	 * would otherwise match key 0 at address 0. */
+	c->gen = 1;
 	/* Relaxed: only distinct numbers matter. */
 	c->id = plat_fetch_add_rlx64(&smmu_core_ids, 1) + 1;
 	c->nslot = cp->translation_slots;
@@ -101,19 +148,16 @@ static int core_init(struct smmu_core *c, const struct iopt_smmu_mem *mem,
 	if (err)
 		return err;
 	c->locked = true;
-	/* Rows of whole cache lines, one per writer (struct smmu_core). */
-	/* Three lines of hit block words, then SMMU_SLOT_WRITERS words per
-	 * slot (struct smmu_core). */
-	size_t tn = 3 * 64, rows = (size_t)cp->translation_slots *
-				    SMMU_SLOT_WRITERS * sizeof(uint64_t) + tn;
+	/* SMMU_SLOT_WRITERS words per slot, whole lines (struct
+	 * smmu_core). */
+	size_t rows = (size_t)cp->translation_slots * SMMU_SLOT_WRITERS *
+		      sizeof(uint64_t);
 
 	/* calloc (one more line, aligned by hand): zeroed, and the
 	 * allocation-failure tests count callocs. */
 	c->slot_mem = calloc(1, rows + 64);
-	if (c->slot_mem) {
-		c->hb_tn = (uint64_t *)(((uintptr_t)c->slot_mem + 63) & ~(uintptr_t)63);
-		c->slot_free = c->hb_tn + tn / sizeof(uint64_t);
-	}
+	if (c->slot_mem)
+		c->slot_free = (uint64_t *)(((uintptr_t)c->slot_mem + 63) & ~(uintptr_t)63);
 	c->walk_free = calloc(cp->walk_slots, sizeof(uint64_t));
 	if (!c->slot_free || !c->walk_free)
 		return -ENOMEM;
@@ -135,7 +179,7 @@ static void core_fini(struct smmu_core *c)
 	smmu_wcache_fini(&c->wc);
 	free(c->slot_mem);
 	free(c->walk_free);
-	c->slot_free = c->walk_free = c->hb_tn = NULL;
+	c->slot_free = c->walk_free = NULL;
 	c->slot_mem = NULL;
 	if (c->locked)
 		plat_mutex_destroy(&c->lock);
@@ -253,6 +297,9 @@ void smmu_core_tlb_fill(struct smmu_core *c, const struct smmu_stage_cfg *first,
 		.desc = w->desc, .desc2 = w->desc2,
 	};
 
+	/* No generation move here: a fill follows a TLB miss in the same
+	 * locked call, which is never a pure hit, so the call retires the
+	 * memo before it releases the lock (smmu_core_memo_pure: a
+	 * translation; a register access retires it in any case). */
 	tlb_insert(&c->tlb, &e);
-	smmu_core_gen_bump(c);
 }

@@ -9,9 +9,10 @@
  * fetches, and the TLB fill from the walk. Callers hold core.lock (taken
  * by every public entry point of a model), except for the lock-free TLB
  * hit (smmu_core_fast_hit), which replays a hit memo (hit_memo.h), takes
- * a translation slot with one compare-and-swap, and keeps its time, its
- * slot turns and its statistics in its thread's hit block (plain stores:
- * one writer).
+ * a translation slot of its thread's share of the slots, and keeps its
+ * time, its slot turns and its statistics in its thread's hit block
+ * (plain stores: one writer). A hit reads no word another hitting thread
+ * writes (docs/smmu_model.md, "Lock-free TLB hits").
  */
 #ifndef IOPT_SMMU_MODEL_CORE_H
 #define IOPT_SMMU_MODEL_CORE_H
@@ -37,29 +38,39 @@
 #define SMMU_SLOT_WRITERS	16
 
 /*
- * A device thread's hit block in one model: its hit statistics; and,
- * outside the block, its other words (see struct smmu_core): the cycle
- * of its latest hit (its part of the model's time), its hit count (its
- * part of the slot round robin) and one word per translation slot (when
- * its hits make that slot free). The first SMMU_HIT_OWNED threads that
- * hit on a model each own a block (claimed by a compare-and-swap of
- * owner, never given back): the owner alone stores to it and to its
- * words, with relaxed stores (no locked instruction); others read the
- * words with relaxed loads on every hit and locked translation, and the
- * statistics in get_stats. Later threads share the last block and its
- * words and update them with atomic read-modify-writes. The written
- * fields sit 64 bytes inside the 256-byte block, so that two blocks
- * never share a cache line however the model is aligned.
+ * A device thread's hit block in one model: the cycle its latest hit
+ * started at (now: its part of the model's time), its hit count (n: its
+ * part of the slot round robin), its share of the translation slots and
+ * its hit statistics; and, outside the block, one word per translation
+ * slot (when its hits make that slot free; struct smmu_core). The first
+ * SMMU_HIT_OWNED threads that hit on a model each own a block (claimed
+ * by a compare-and-swap of owner, never given back): the owner alone
+ * stores to it and to its slot words, with relaxed stores (no locked
+ * instruction). Other hitting threads never read a block (so a hit
+ * moves no line another hit writes); the locked path reads now and n
+ * under the model's lock (smmu_core_now, smmu_core_slot_take) and
+ * get_stats the statistics, with relaxed loads. Later threads share the
+ * last block and its words and update them with atomic
+ * read-modify-writes (smmu_core_hit_shared). What a hit writes sits 64
+ * bytes inside the 320-byte block, so that two blocks never share a
+ * cache line however the model is aligned.
  */
 struct smmu_hit_block {
 	uint64_t pad0[8];
-	uint64_t owner;		/* the owning thread's token; 0: free */
+	/* The line every hit writes (now, n, run_n) and reads. */
+	uint64_t now, n;
 	/* Latency statistics: its latest hits' run of equal latencies
 	 * (run_n hits of run_lat cycles), and the earlier runs' sum, maximum
 	 * and log2 histogram (smmu_core_hit_flush). */
 	uint64_t run_lat, run_n;
+	/* Its share of the slots (smmu_core_hit_share), worked out for the
+	 * set of used blocks used: slots off, off + step, ... (cnt of them);
+	 * mask is cnt - 1 when cnt is a power of two, else UINT64_MAX.
+	 * The owner's alone: plain. */
+	uint64_t used, off, step, cnt, mask;
+	uint64_t owner;		/* the owning thread's token; 0: free */
 	uint64_t lat_sum, lat_max, hist[16];
-	uint64_t pad1[3];
+	uint64_t pad1[4];
 };
 
 /* The calling thread's (simulation: CPU's) note of its hit block: each
@@ -83,25 +94,25 @@ struct smmu_core {
 	struct plat_mutex lock;
 	struct smmu_clock clk;
 	/*
-	 * The words the lock-free hits and the locked path write for each
-	 * other, in one allocation aligned to 64 bytes (slot_mem), grouped
-	 * so that what a translation reads of the others sits in the lines
-	 * it writes itself (one line transfer, not two, when another thread
-	 * wrote last):
-	 *  - hb_tn[2k], hb_tn[2k + 1]: hit block k's latest hit cycle and
-	 *    hit count (relaxed stores by its owner; the shared block's by
-	 *    compare-and-swap and fetch-and-add), three lines;
-	 *  - slot_free[i * SMMU_SLOT_WRITERS + w]: when slot i is free as
-	 *    far as writer w knows: w = 0 the locked path (relaxed stores by
-	 *    the lock holder), w = 1 + k hit block k. Slot i is free from
-	 *    the maximum over its writers (smmu_core_slot_free).
-	 * Relaxed loads anywhere. The next slot in turn is number (turn +
-	 * every used block's hit count) % nslot: turn counts the locked
-	 * translations that took a slot (relaxed stores by the lock holder,
-	 * relaxed loads by hits); nslot_mask is nslot - 1 when nslot is a
-	 * power of two (no division), else 0.
+	 * The slots' words, in one allocation aligned to 64 bytes
+	 * (slot_mem): slot_free[i * SMMU_SLOT_WRITERS + w] is when slot i is
+	 * free as far as writer w knows: w = 0 the locked path (relaxed
+	 * stores by the lock holder), w = 1 + k hit block k (relaxed stores
+	 * by its owner; the shared block's by compare-and-swap). Slot i is
+	 * free from the maximum over its writers (smmu_core_slot_free), all
+	 * of them in the slot's own two lines. Relaxed loads anywhere: each
+	 * pairs by value with its writer's store. Since hitting threads use
+	 * disjoint shares of the slots (smmu_core_hit_share), the words a
+	 * hit reads beside its own are written only by the locked path, or
+	 * by a thread that used the slot before the shares changed.
+	 *
+	 * The locked path's slot in turn is number (turn + every used
+	 * block's hit count) % nslot; a hit's is the turn-th of its share,
+	 * with turn = (turn + its own count) (smmu_core_fast_hit). turn
+	 * counts the locked translations that took a slot (relaxed stores
+	 * by the lock holder, relaxed loads by hits); nslot_mask is nslot -
+	 * 1 when nslot is a power of two (no division), else 0.
 	 */
-	uint64_t *hb_tn;
 	uint64_t *slot_free;
 	void *slot_mem;			/* the allocation both are in */
 	uint64_t turn;
@@ -123,17 +134,23 @@ struct smmu_core {
 	/* Hit-memo generation: see hit_memo.h and smmu_core_gen_bump;
 	 * memo_gen: the generation of the latest memo store (relaxed store
 	 * by the lock holder), so that a translation skips the probe when
-	 * no memo can be valid (smmu_core_memo_live). */
+	 * no memo can be valid (smmu_core_memo_live). gen starts at 1,
+	 * memo_gen at 0: the zeroed entries are never valid. */
 	uint64_t gen, memo_gen;
 	/* The hit blocks some thread has used: bit k for hb[k], set (a
 	 * relaxed fetch-or) by the thread's first hit on this model, before
 	 * it stores to the block; never cleared. Relaxed loads: a thread
 	 * that reads the bit and not yet the block's values reads zeros,
-	 * which the maximum and the sum ignore. */
+	 * which the maximum and the sum ignore. The hits' slot shares are
+	 * worked out from it (smmu_core_share). */
 	uint64_t hb_used;
 	uint64_t id;			/* unique to this core (hit_tls) */
 	struct smmu_memo memo[1u << SMMU_MEMO_LG2];
 	struct smmu_hit_block hb[SMMU_HIT_OWNED + 1];
+	/* Admission to the memo (smmu_core_memo_keep): per memo entry, a
+	 * hash of the (key, page) of the latest pure locked hit there that
+	 * was not recorded. Model lock; hits never read it. */
+	uint64_t memo_cand[1u << SMMU_MEMO_LG2];
 };
 
 /* What a model's parameters give its core. */
@@ -166,15 +183,15 @@ void *smmu_model_new(size_t size, size_t core_off, const struct iopt_smmu_mem *m
  * set up) and the model's memory. NULL: nothing. */
 void smmu_model_free(void *model, size_t core_off);
 
-/* Hit block k's latest hit cycle and hit count (struct smmu_core). */
-static inline uint64_t *smmu_core_hb_now(const struct smmu_core *c, unsigned k)
+/* Hit block k's latest hit cycle and hit count (struct smmu_hit_block). */
+static inline const uint64_t *smmu_core_hb_now(const struct smmu_core *c, unsigned k)
 {
-	return &c->hb_tn[2 * k];
+	return &c->hb[k].now;
 }
 
-static inline uint64_t *smmu_core_hb_n(const struct smmu_core *c, unsigned k)
+static inline const uint64_t *smmu_core_hb_n(const struct smmu_core *c, unsigned k)
 {
-	return &c->hb_tn[2 * k + 1];
+	return &c->hb[k].n;
 }
 
 /* Slot i's word of writer w (0: the locked path, 1 + k: hit block k). */
@@ -184,10 +201,11 @@ static inline uint64_t *smmu_core_slot_word(const struct smmu_core *c, uint64_t 
 	return &c->slot_free[i * SMMU_SLOT_WRITERS + w];
 }
 
-/* The model's time (model_time.h): now, or a later hit's cycle. Relaxed
- * loads: they pair by value with the relaxed stores of
- * smmu_core_time_set() and of the hits (smmu_core_fast_hit). Any
- * context; exact under the model's lock with no hit running. */
+/* The model's time (model_time.h): now, or a later hit's cycle: the
+ * largest over the locked path and every hit block. Relaxed loads: they
+ * pair by value with the relaxed stores of smmu_core_time_set() and of
+ * the hits (smmu_core_fast_hit). Any context; exact under the model's
+ * lock with no hit running. */
 static inline uint64_t smmu_core_now(const struct smmu_core *c)
 {
 	uint64_t now = plat_load_rlx64(&c->clk.now);
@@ -294,10 +312,16 @@ static inline void smmu_core_slot_done(uint64_t *slot, uint64_t until)
  */
 static inline void smmu_core_gen_bump(struct smmu_core *c)
 {
+	/* With no memo stored under the current generation (memo_gen
+	 * behind it: the memo is not live) every entry is retired already:
+	 * nothing to store, so a stream of misses leaves gen's line alone.
+	 * Only lock holders store gen and memo_gen: the plain reads are no
+	 * race. */
+	if (c->gen != c->memo_gen)
+		return;
 	/* Release: pairs with the relaxed load in smmu_memo_find() (a
 	 * reader that reads the new value must not use an older entry;
-	 * hit_memo.h). Only lock holders store gen: the plain read is no
-	 * race. */
+	 * hit_memo.h). */
 	plat_store_rel64(&c->gen, c->gen + 1);
 }
 
@@ -314,27 +338,41 @@ static inline bool smmu_core_memo_live(const struct smmu_core *c)
 }
 
 /*
- * After a locked translation: was it a pure TLB hit (hit_pure) whose
- * caller's own part changed nothing either (ok: no configuration fill,
- * no fault, nothing outstanding that a later translation must act on
- * first)? If not, the memo is retired (smmu_core_gen_bump) and false
- * returned; if so, the caller records it with smmu_core_memo_keep().
- * Model lock held.
+ * After a locked translation: was it a pure TLB hit (the core's part;
+ * the caller adds its own: no configuration fill, no fault, nothing
+ * outstanding that a later translation must act on first)? If so, the
+ * caller records it with smmu_core_memo_keep(); if not, it retires the
+ * memo (smmu_core_gen_bump). Callers test this first: a miss then skips
+ * their own conditions. Model lock held.
  */
-static inline bool smmu_core_memo_pure(struct smmu_core *c, bool ok)
+static inline bool smmu_core_memo_pure(const struct smmu_core *c)
 {
-	if (ok && c->hit_pure)
-		return true;
-	smmu_core_gen_bump(c);
-	return false;
+	return c->hit_pure;
 }
 
-/* Record the pure hit of smmu_core_memo_pure() for (key, addr), ready at
- * ready, as a hit memo. Model lock held. */
+/*
+ * Record the pure hit of smmu_core_memo_pure() for (key, addr), ready at
+ * ready, as a hit memo -- on its second sighting: the first pure locked
+ * hit on a (key, page) only notes it in memo_cand, the next one there
+ * records it. A stream of hits on a page goes lock-free after one more
+ * locked hit; a random stream, whose pages seldom repeat before their
+ * entry is taken by another, stores no memo and so makes the following
+ * translations neither probe the memo nor save registers for it. What
+ * a translation returns is the same either way (a replay is exactly the
+ * locked hit). Model lock held.
+ */
 static inline void smmu_core_memo_keep(struct smmu_core *c, uint64_t key,
 				       uint64_t addr, uint64_t oa, unsigned attr,
 				       unsigned cb, uint64_t ready)
 {
+	uint64_t h = (key ^ (addr >> 12)) * 0x9e3779b97f4a7c15ull;
+	uint64_t *cand = &c->memo_cand[h >> (64 - SMMU_MEMO_LG2)];
+
+	/* The index is smmu_memo_index()'s: the hash's top bits. */
+	if (*cand != h) {
+		*cand = h;
+		return;
+	}
 	smmu_memo_store(c->memo, c->gen, key, addr, c->hit_mask, oa,
 			ready - c->slot_start, attr, cb);
 	/* Relaxed: read by smmu_core_memo_live() as a hint only; only lock
@@ -347,11 +385,25 @@ static inline void smmu_core_memo_keep(struct smmu_core *c, uint64_t key,
  * thread, no lock held. */
 unsigned smmu_core_hit_block(struct smmu_core *c, struct smmu_hit_tls *tls);
 
-/* A hit in slot si that started at cycle and is done at done, in the
- * shared block (threads beyond SMMU_HIT_OWNED) and its slot row: atomic
- * read-modify-writes. */
-void smmu_core_hit_shared(struct smmu_core *c, uint64_t si, uint64_t cycle,
-			  uint64_t done);
+/*
+ * The share of the translation slots of hit block k when the blocks in
+ * used hit (k among them): with u used blocks, k the r-th of them
+ * (counting from bit 0) and p = min(u, nslot), the slots i with
+ * i % p == r % p: *off = r % p, *step = p, *cnt of them. One block alone
+ * has every slot (off 0, step 1, cnt nslot). Any context.
+ */
+void smmu_core_share(const struct smmu_core *c, uint64_t used, unsigned k,
+		     uint64_t *off, uint64_t *step, uint64_t *cnt);
+
+/* Work out owned block k's share for used into the block (by its owner;
+ * out of line: the used set changes a few times in a model's life). */
+void smmu_core_hit_share(struct smmu_core *c, unsigned k, uint64_t used);
+
+/* A lock-free hit, as smmu_core_fast_hit(), by a thread beyond the
+ * SMMU_HIT_OWNED owners, in the shared block: atomic read-modify-writes
+ * on its words. */
+bool smmu_core_hit_shared(struct smmu_core *c, uint64_t cycle, uint64_t lat,
+			  uint64_t *ready);
 
 /* In an owned block (by its owner): end the run of equal latencies with
  * one hit of lat cycles, the run's hits moving to the sum, maximum and
@@ -361,22 +413,34 @@ void smmu_core_hit_flush(struct smmu_hit_block *b, uint64_t lat);
 /*
  * A TLB hit without the model's lock: true when the memo holds one for
  * (key, addr) and the time rule accepts cycle, with *h and *ready filled
- * and the time, a translation slot and the hit statistics taken as the
- * locked path takes them; false (nothing changed but, on a thread's
- * first hit, its block claimed) when the locked path must decide. tls:
- * the calling thread's note (struct smmu_hit_tls). Call only when
- * smmu_core_memo_live() (else no memo can hold it). Any thread, no lock
- * held; linearised at the memo lookup.
+ * and the time, a translation slot and the hit statistics taken; false
+ * (nothing changed but, on a thread's first hit, its block claimed) when
+ * the locked path must decide. tls: the calling thread's note (struct
+ * smmu_hit_tls). Call only when smmu_core_memo_live() (else no memo can
+ * hold it). Any thread, no lock held; linearised at the memo lookup.
  *
- * One thread alone gets exactly what the locked path gives: the time
- * (the maximum of now and every block's latest hit) and the slot turn
- * (the sum of the counts) it reads are those of every translation before
- * it. Hits and locked translations that overlap may read each other's
- * time or turn before it is stored: each still takes a time no earlier
- * than every one it read (so time never moves back for a caller that
- * learnt of an earlier translation), and two of them may take the same
- * slot in one turn; the slot's compare-and-swap keeps it busy until the
- * later of their completions.
+ * What a hit reads and writes (docs/smmu_model.md, "Lock-free TLB
+ * hits"): its own block's line and its slot words, and words only the
+ * locked path writes (the memo, gen, clk.now, turn, hb_used, the locked
+ * path's slot words); never a word another hitting thread writes, so
+ * device threads hitting at once move no cache line between them.
+ *  - Time: a hit is ordered after the locked path's time (clk.now) and
+ *    after its own thread's previous hits (its block's now), not after
+ *    other threads' hits: a cycle behind the larger of the two fails
+ *    here and the locked path refuses it (-EINVAL) or, with a shared
+ *    clock, the hit takes that larger time. The model's time stays the
+ *    maximum over everything (smmu_core_now), which the locked path
+ *    takes under the lock, so a locked translation, command or register
+ *    access still never goes back behind any hit.
+ *  - Slot: the (turn + its own count)-th slot, in turn, of the block's
+ *    share (smmu_core_share): hitting threads never take the same slot,
+ *    and a thread sharing the pipeline with p - 1 others has 1/p of its
+ *    slots, a pessimistic model of their contention. The slot is free
+ *    from the maximum over its words (the locked path's, its own, and
+ *    those of threads whose share held it before the used set changed).
+ * One thread alone (the discrete-event API) has every slot and gets
+ * exactly what the locked path gives: the time and slot turn it reads
+ * are those of every translation before it.
  */
 static inline bool smmu_core_fast_hit(struct smmu_core *c, struct smmu_hit_tls *tls,
 				      uint64_t key, uint64_t addr, uint64_t cycle,
@@ -387,63 +451,57 @@ static inline bool smmu_core_fast_hit(struct smmu_core *c, struct smmu_hit_tls *
 	/* The thread's block in this core (ids are never reused). */
 	unsigned k = plat_likely(tls->id == c->id) ? tls->blk :
 		     smmu_core_hit_block(c, tls);
-	/* The model's time and the next slot in turn: as smmu_core_now()
-	 * and smmu_core_slot_take(), in one pass; with this thread's block
-	 * the only one used (one device thread), without the loop. */
+
+	if (plat_unlikely(k == SMMU_HIT_OWNED))
+		return smmu_core_hit_shared(c, cycle, h->lat, ready);
+	struct smmu_hit_block *b = &c->hb[k];
+	/* Relaxed: pairs by value with the fetch-or of smmu_core_hit_block
+	 * (only the set of blocks matters, not what they hold). */
 	uint64_t used = plat_load_rlx64(&c->hb_used);
-	uint64_t now = plat_load_rlx64(&c->clk.now), i = plat_load_rlx64(&c->turn);
-	uint64_t *tn = c->hb_tn, *sw = c->slot_free;
-	bool alone = used == 1ull << k;
-	uint64_t mine = plat_load_rlx64(&tn[2 * k + 1]);	/* its hit count */
 
-	if (plat_likely(alone)) {
-		uint64_t t = plat_load_rlx64(&tn[2 * k]);
+	if (plat_unlikely(used != b->used))
+		smmu_core_hit_share(c, k, used);
+	/* The time: the locked path's (relaxed: pairs by value with the
+	 * store of smmu_core_time_set) and this thread's latest hit (the
+	 * owner's own word: a plain read). */
+	uint64_t now = plat_load_rlx64(&c->clk.now), mine = b->now;
 
-		now = t > now ? t : now;
-		i += mine;
-	} else {
-		for (uint64_t m = used; m; m &= m - 1) {
-			unsigned j = (unsigned)__builtin_ctzll(m);
-			uint64_t t = plat_load_rlx64(&tn[2 * j]);
-
-			now = t > now ? t : now;
-			i += plat_load_rlx64(&tn[2 * j + 1]);
-		}
-	}
+	now = mine > now ? mine : now;
 	if (cycle < now) {
 		if (plat_unlikely(!smmu_clock_lenient(&c->clk)))
 			return false;		/* the locked path refuses it */
 		cycle = now;
 	}
-	/* The slot: start when it is free, busy until done. */
-	uint64_t *slot = &sw[smmu_core_slot_mod(c, i) * SMMU_SLOT_WRITERS];
+	/* The slot: the (turn + n)-th of the share (turn: relaxed, pairs
+	 * by value with the lock holder's store in smmu_core_slot_take). */
+	uint64_t x = plat_load_rlx64(&c->turn) + b->n;
+	uint64_t j = plat_likely(b->mask != UINT64_MAX) ? x & b->mask : x % b->cnt;
+	uint64_t si = b->off + b->step * j;
+	uint64_t *slot = &c->slot_free[si * SMMU_SLOT_WRITERS];
 	uint64_t free;
 
-	if (plat_likely(alone)) {
+	if (plat_likely(used == 1ull << k)) {
+		/* Alone: the locked path's word and its own (relaxed: pair by
+		 * value with smmu_core_slot_done and with its own store). */
 		uint64_t t = plat_load_rlx64(&slot[1 + k]);
 
 		free = plat_load_rlx64(&slot[0]);
 		free = t > free ? t : free;
 	} else {
-		free = smmu_core_slot_free(c, smmu_core_slot_mod(c, i));
+		free = smmu_core_slot_free(c, si);
 	}
 	uint64_t done = (cycle > free ? cycle : free) + h->lat;
 	uint64_t lat = done - cycle;
 
 	*ready = done;
-	if (plat_unlikely(k == SMMU_HIT_OWNED)) {
-		smmu_core_hit_shared(c, smmu_core_slot_mod(c, i), cycle, done);
-		return true;
-	}
 	/* This thread's words and block: it alone stores to them, so
-	 * relaxed stores (pairing by value with the relaxed loads above,
-	 * of smmu_core_now(), smmu_core_slot_take(), smmu_core_slot_free()
-	 * and smmu_core_hit_stats()). cycle is at least its latest. */
-	struct smmu_hit_block *b = &c->hb[k];
-
+	 * relaxed stores (pairing by value with the relaxed loads of
+	 * smmu_core_now(), smmu_core_slot_take(), smmu_core_slot_free() and
+	 * smmu_core_hit_stats(), by the locked path and get_stats). cycle
+	 * is at least its latest. */
 	plat_store_rlx64(&slot[1 + k], done);
-	plat_store_rlx64(&tn[2 * k], cycle);
-	plat_store_rlx64(&tn[2 * k + 1], mine + 1);
+	plat_store_rlx64(&b->now, cycle);
+	plat_store_rlx64(&b->n, b->n + 1);
 	if (plat_likely(lat == b->run_lat))
 		plat_store_rlx64(&b->run_n, b->run_n + 1);
 	else
@@ -522,7 +580,9 @@ static inline bool smmu_core_tlb_conflict(const struct smmu_core *c, uint16_t vm
 	return smmu_core_tlb_conflict_scan(c, vmid, asid, stage, ia, size_lg2);
 }
 
-/* Cache a successful walk's leaf (global: stage 1 nG = 0). */
+/* Cache a successful walk's leaf (global: stage 1 nG = 0). The caller
+ * retires the hit memo before releasing the lock (a fill follows a
+ * miss: the call is not a pure hit; smmu_core_gen_bump). */
 void smmu_core_tlb_fill(struct smmu_core *c, const struct smmu_stage_cfg *first,
 			uint8_t stage, uint16_t vmid, uint16_t asid, bool global,
 			uint64_t ia, const struct smmu_walk_res *w);

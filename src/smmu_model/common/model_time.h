@@ -14,7 +14,11 @@
  * now here, which only the lock holder stores, and the cycle each hit
  * block (one per device thread, model_core.h) last started a hit at,
  * which only that block's thread stores; smmu_core_now() and
- * smmu_core_time_at() take the maximum. runners is read by lock-free hits.
+ * smmu_core_time_at() (the locked path) take the maximum. A lock-free
+ * hit applies the rule to the larger of now and its own thread's latest
+ * hit only, so hits of different device threads are not ordered by
+ * time among themselves (docs/smmu_model.md, "Lock-free TLB hits").
+ * runners is read by lock-free hits.
  */
 #ifndef IOPT_SMMU_MODEL_TIME_H
 #define IOPT_SMMU_MODEL_TIME_H

@@ -494,8 +494,12 @@ static int bank_translate(struct iopt_smmuv2 *s, unsigned n,
 	return 0;
 }
 
-void v2_translate(struct iopt_smmuv2 *s, const struct iopt_smmuv2_txn *t,
-		  uint64_t cycle, struct iopt_smmuv2_resp *r)
+/* One translation, the model's lock held (v2_translate_locked: inlined
+ * there, its one caller, so that a locked translation is one call level
+ * and one register save). */
+static inline __attribute__((always_inline)) void
+v2_translate(struct iopt_smmuv2 *s, const struct iopt_smmuv2_txn *t,
+	     uint64_t cycle, struct iopt_smmuv2_resp *r)
 {
 	uint64_t tcur;
 	uint64_t *ts = smmu_core_slot(&s->core, cycle, &tcur);
@@ -569,6 +573,28 @@ done:
 	r->ready = tcur;
 	smmu_core_slot_done(ts, tcur);
 	smmu_lat_account(tcur - cycle, &s->st.lat_sum, &s->st.lat_max, NULL);
+}
+
+int v2_translate_locked(struct iopt_smmuv2 *s, const struct iopt_smmuv2_txn *t,
+			uint64_t cycle, struct iopt_smmuv2_resp *r)
+{
+	int ret;
+
+	plat_mutex_lock(&s->core.lock);
+	ret = smmu_core_time_at(&s->core, &cycle);
+	if (!ret) {
+		smmu_core_time_set(&s->core, cycle);
+		v2_translate(s, t, cycle, r);
+		/* A pure TLB hit that did not fault can be replayed without
+		 * the lock; anything else retires the memo. */
+		if (smmu_core_memo_pure(&s->core) && r->result == IOPT_SMMUV2_OK)
+			smmu_core_memo_keep(&s->core, v2_memo_key(t), t->addr, r->oa,
+					    r->attr, r->cb, r->ready);
+		else
+			smmu_core_gen_bump(&s->core);
+	}
+	plat_mutex_unlock(&s->core.lock);
+	return ret;
 }
 
 /* Pass an outcome to iopt_smmuv2_stalled() (the oldest is dropped when

@@ -245,45 +245,6 @@ int iopt_smmuv2_mmio_write(struct iopt_smmuv2 *s, uint64_t off, unsigned size,
 /* This thread's (simulation: CPU's) hit block note (model_core.h). */
 PLAT_CPU_LOCAL(struct smmu_hit_tls, smmu_v2_hit_tls);
 
-/* The hit memo's key of a transaction (common/hit_memo.h): StreamID and
- * the access (write 32, exec 33, privileged 34). */
-static uint64_t memo_key(const struct iopt_smmuv2_txn *t)
-{
-	return (uint64_t)t->sid | (uint64_t)t->write << 32 |
-	       (uint64_t)t->exec << 33 | (uint64_t)t->priv << 34;
-}
-
-/* A translation under the model's lock (iopt_smmuv2_translate without a
- * replayed hit). */
-static inline int
-translate_locked_entry(struct iopt_smmuv2 *s, const struct iopt_smmuv2_txn *txn,
-		     uint64_t cycle, struct iopt_smmuv2_resp *resp)
-{
-	int ret;
-
-	plat_mutex_lock(&s->core.lock);
-	ret = smmu_core_time_at(&s->core, &cycle);
-	if (!ret) {
-		smmu_core_time_set(&s->core, cycle);
-		v2_translate(s, txn, cycle, resp);
-		if (smmu_core_memo_pure(&s->core, resp->result == IOPT_SMMUV2_OK))
-			smmu_core_memo_keep(&s->core, memo_key(txn), txn->addr,
-					    resp->oa, resp->attr, resp->cb,
-					    resp->ready);
-	}
-	plat_mutex_unlock(&s->core.lock);
-	return ret;
-}
-
-/* Out of line, so that the entry point and the replay's path save no
- * registers for it. */
-static __attribute__((noinline)) int
-translate_serialised(struct iopt_smmuv2 *s, const struct iopt_smmuv2_txn *txn,
-		     uint64_t cycle, struct iopt_smmuv2_resp *resp)
-{
-	return translate_locked_entry(s, txn, cycle, resp);
-}
-
 /* A translation that the hit memo may serve (common/hit_memo.h): a
  * replayed hit, or else the locked path. Out of line, so that a
  * translation when no memo is live saves no registers for it. */
@@ -294,8 +255,8 @@ translate_memo(struct iopt_smmuv2 *s, const struct iopt_smmuv2_txn *txn,
 	struct smmu_memo_hit h;
 
 	if (!smmu_core_fast_hit(&s->core, plat_cpu_local(smmu_v2_hit_tls),
-				memo_key(txn), txn->addr, cycle, &h, &resp->ready))
-		return translate_serialised(s, txn, cycle, resp);
+				v2_memo_key(txn), txn->addr, cycle, &h, &resp->ready))
+		return v2_translate_locked(s, txn, cycle, resp);
 	resp->result = IOPT_SMMUV2_OK;
 	resp->oa = h.oa;
 	resp->attr = h.attr;
@@ -314,7 +275,7 @@ int iopt_smmuv2_translate(struct iopt_smmuv2 *s, const struct iopt_smmuv2_txn *t
 	 * register access, fill, fault or stall since retires it. */
 	if (smmu_core_memo_live(&s->core))
 		return translate_memo(s, txn, cycle, resp);
-	return translate_serialised(s, txn, cycle, resp);
+	return v2_translate_locked(s, txn, cycle, resp);
 }
 
 void iopt_smmuv2_get_stats(struct iopt_smmuv2 *s, struct iopt_smmuv2_stats *st)

@@ -319,8 +319,21 @@ uint64_t v2_cb_read(struct iopt_smmuv2 *s, unsigned n, uint32_t off,
 		    unsigned size, uint64_t cycle);
 void v2_cb_write(struct iopt_smmuv2 *s, unsigned n, uint32_t off, unsigned size,
 		 uint64_t val, uint64_t cycle);
-void v2_translate(struct iopt_smmuv2 *s, const struct iopt_smmuv2_txn *t,
-		  uint64_t cycle, struct iopt_smmuv2_resp *r);
+/* A translation under the model's lock (iopt_smmuv2_translate without a
+ * replayed hit): takes the lock, applies the time rule (0 or -EINVAL,
+ * nothing changed), translates, records a pure TLB hit in the hit memo
+ * or retires the memo (common/hit_memo.h), releases the lock. Out of
+ * line (the entry point and the replayed hit save no registers for it). */
+int v2_translate_locked(struct iopt_smmuv2 *s, const struct iopt_smmuv2_txn *t,
+			uint64_t cycle, struct iopt_smmuv2_resp *r);
+
+/* The hit memo's key of a transaction (common/hit_memo.h): StreamID and
+ * the access (write 32, exec 33, privileged 34). */
+static inline uint64_t v2_memo_key(const struct iopt_smmuv2_txn *t)
+{
+	return (uint64_t)t->sid | (uint64_t)t->write << 32 |
+	       (uint64_t)t->exec << 33 | (uint64_t)t->priv << 34;
+}
 /* FSR.FORMAT of bank cb (V2_FMT_*). */
 uint32_t v2_cb_format(const struct v2_cb *cb);
 /* Translate through bank n without faulting: 0 with *r, or the FSR fault
