@@ -486,7 +486,7 @@ static void test_concurrent_cpus(void **state)
  * into the depot, and the CPU that runs dry next takes one from it. A
  * range must go back to the CPU that freed it: handed to the other CPU,
  * the two CPUs' ranges end up side by side, and their page-table entries
- * in the cache lines both CPUs then write (docs/dma.md, "Scaling"). The
+ * in the cache lines both CPUs then write (docs/dma.md, "Two threads"). The
  * expectation: the first CPU each page was handed to, recorded here.
  */
 static void test_lazy_ranges_stay_with_cpu(void **state)

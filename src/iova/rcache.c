@@ -67,7 +67,7 @@ static bool mag_pop(struct iova_mag *m, uint64_t highest, uint64_t *pfn)
  * preference does when a CPU runs dry just after another spilled, two
  * CPUs' ranges end up side by side, and their mappings in the same cache
  * lines of a last-level table, which then move between the CPUs on every
- * map and unmap (docs/dma.md, "Scaling"). A CPU that only allocates still
+ * map and unmap (docs/dma.md, "Two threads"). A CPU that only allocates still
  * gets the others' magazines, once they pile up. The scan is bounded by
  * depot_max, once a magazine.
  */
