@@ -39,7 +39,7 @@
 #define MEM_SIZE	(256ull << 20)
 #define SID		1
 #define PAGE		4096ull
-#define REPS		3
+#define REPS		5
 
 struct opts {
 	unsigned threads;
@@ -72,7 +72,13 @@ struct result {
 	/* Pairs per second of the threads' own CPU time: what the code
 	 * costs whether or not the machine gave the threads its CPUs. */
 	double ops_per_cpu_sec;
+	/* The same with the device's sampled translations taken out of the
+	 * threads' CPU time (--no-lat only; else ops_per_cpu_sec): on
+	 * hardware a device's translation is the SMMU's work, not the
+	 * mapping CPU's; here the model runs on the thread. */
+	double ops_per_cpu_sec_excl_dev;
 	uint64_t cpu_ns;
+	uint64_t dev_ns;	/* in the sampled translations (--no-lat) */
 	uint64_t ops, commands, syncs, flush_alls, sync_timeouts, cas_retries;
 	uint64_t dev_faults, errors;
 	uint64_t sync_restarts;	/* v2 model: syncs written while one was active */
@@ -252,6 +258,7 @@ struct worker {
 	double map_sum, map_sq, unmap_sum, unmap_sq, map_max, unmap_max;
 	uint64_t dev_faults, errors;
 	uint64_t cpu_ns;	/* the thread's CPU time */
+	uint64_t dev_ns;	/* of it, in device_sample() (--no-lat) */
 } __attribute__((aligned(128)));	/* written every call: one line each */
 
 static uint64_t thread_cpu_ns(void)
@@ -321,8 +328,16 @@ static void worker_loop_untimed(struct worker *w, uint64_t pa, uint64_t size,
 			continue;
 		}
 		if (i == next_sample) {
+			/* Two clock reads a sample (1 in 64 pairs by
+			 * default): the time the thread spent as the device,
+			 * taken out of its CPU time for the map+unmap cost
+			 * (a sample preempted inside would take out more:
+			 * rare in ~1 us). */
+			uint64_t t0 = bench_now_ns();
+
 			next_sample += o->sample;
 			device_sample(w, iova, pa);
+			w->dev_ns += bench_now_ns() - t0;
 		}
 		if (o->trans_ns)
 			spin_ns(o->trans_ns);
@@ -436,6 +451,7 @@ static int run_variant(const struct opts *o, struct result *res)
 		res->dev_faults += w[i].dev_faults;
 		res->errors += w[i].errors;
 		res->cpu_ns += w[i].cpu_ns;
+		res->dev_ns += w[i].dev_ns;
 		res->map_max = fmax(res->map_max, w[i].map_max);
 		res->unmap_max = fmax(res->unmap_max, w[i].unmap_max);
 	}
@@ -455,8 +471,13 @@ static int run_variant(const struct opts *o, struct result *res)
 	res->ops_per_sec = (double)res->ops * 1e9 / (double)(t1 - t0);
 	/* On the simulation every CPU runs on this one host thread: no
 	 * per-thread CPU time. */
-	if (res->cpu_ns && !bench_sim())
+	if (res->cpu_ns && !bench_sim()) {
 		res->ops_per_cpu_sec = (double)res->ops * 1e9 / (double)res->cpu_ns;
+		res->ops_per_cpu_sec_excl_dev = res->ops_per_cpu_sec;
+		if (res->dev_ns < res->cpu_ns)
+			res->ops_per_cpu_sec_excl_dev = (double)res->ops * 1e9 /
+				(double)(res->cpu_ns - res->dev_ns);
+	}
 	res->commands = s1.commands - s0.commands;
 	res->syncs = s1.syncs - s0.syncs;
 	res->flush_alls = s1.flush_alls - s0.flush_alls;
@@ -489,7 +510,7 @@ static void print_result(const struct opts *o, const struct result *r)
 		       "\"dir\":\"%s\",\"clock\":\"%s\",\"map_ns\":%.1f,\"unmap_ns\":%.1f,"
 		       "\"map_sd_ns\":%.1f,\"unmap_sd_ns\":%.1f,\"map_max_ns\":%.1f,"
 		       "\"unmap_max_ns\":%.1f,\"sync_timeout_us\":%llu,\"ops_per_sec\":%.0f,"
-		       "\"ops_per_cpu_sec\":%.0f,\"sample\":%u,\"sev\":%s,"
+		       "\"ops_per_cpu_sec\":%.0f,\"ops_per_cpu_sec_excl_dev\":%.0f,\"sample\":%u,\"sev\":%s,"
 		       "\"ops\":%llu,\"commands\":%llu,\"syncs\":%llu,\"flush_alls\":%llu,"
 		       "\"sync_timeouts\":%llu,\"sync_restarts\":%llu,\"cas_retries\":%llu,\"device_faults\":%llu,"
 		       "\"errors\":%llu,\"timed\":%s,\"load1\":%.2f}\n",
@@ -501,7 +522,8 @@ static void print_result(const struct opts *o, const struct result *r)
 		       bench_sim() ? "sim" : o->runner ? "runner" : "virtual",
 		       r->map_ns, r->unmap_ns, r->map_sd, r->unmap_sd, r->map_max,
 		       r->unmap_max, (unsigned long long)o->sync_timeout_us,
-		       r->ops_per_sec, r->ops_per_cpu_sec, o->sample, o->no_sev || o->v2 ? "false" : "true",
+		       r->ops_per_sec, r->ops_per_cpu_sec,
+		       r->ops_per_cpu_sec_excl_dev, o->sample, o->no_sev || o->v2 ? "false" : "true",
 		       (unsigned long long)r->ops, (unsigned long long)r->commands,
 		       (unsigned long long)r->syncs, (unsigned long long)r->flush_alls,
 		       (unsigned long long)r->sync_timeouts,
@@ -703,6 +725,88 @@ static void measure_parts(const struct opts *o, struct parts *p)
 	iopt_physmem_destroy(pm);
 }
 
+/*
+ * The lazy pair and its parts in alternating slices on one thread, each
+ * slice's CPU time summed per side: whatever state the machine is in
+ * (another session's build on the other CPU, a cache the host shares)
+ * lands on both sides alike, where two one-second runs seconds apart
+ * can differ by tens of percent. The pair is the untimed loop's
+ * (worker_loop_untimed(): 1 in o->sample pairs translated by the device),
+ * on a lazy one-CPU domain; the parts are parts_one(). *lazy_ns: the
+ * pair's CPU time, and *lazy_excl_ns the same with the device's
+ * translations taken out; *parts_ns: an iteration of the parts.
+ */
+#define PAIRED_SLICE 4096
+
+static int measure_paired(const struct opts *base, double *lazy_ns,
+			  double *lazy_excl_ns, double *parts_ns)
+{
+	struct opts o = *base;
+	struct iopt_iova *iova;
+	struct iopt_pgtable *pt;
+	struct iopt_physmem *pm;
+	struct worker w;
+	struct rig r;
+	uint64_t lazy_cpu = 0, dev = 0, parts_cpu = 0, n = 0, k = 0;
+	uint64_t end, mask = ~0ull, pa = 1ull << 32, iova_out;
+	long next_sample = 0, i = 0;
+	int ret;
+
+	o.threads = 1;
+	o.policy = IOPT_INVAL_LAZY;
+	ret = rig_up(&r, &o);
+	if (ret) {
+		rig_down(&r);
+		return ret;
+	}
+	memset(&w, 0, sizeof(w));
+	w.o = &o;
+	w.r = &r;
+	parts_up(&pm, &iova, &pt);
+	if (o.pin)
+		bench_pin(0);
+	end = bench_now_ns() + (uint64_t)(o.seconds * 1e9);
+	while (bench_now_ns() < end) {
+		uint64_t c0 = thread_cpu_ns(), c1, c2;
+
+		for (int j = 0; j < PAIRED_SLICE; j++, i++) {
+			if (iopt_dma_map(r.d, pa, PAGE, o.prot, mask, 0, &iova_out)) {
+				w.errors++;
+				continue;
+			}
+			if (o.sample && i == next_sample) {
+				uint64_t t0 = bench_now_ns();
+
+				next_sample += o.sample;
+				device_sample(&w, iova_out, pa);
+				dev += bench_now_ns() - t0;
+			}
+			if (iopt_dma_unmap(r.d, iova_out, PAGE, 0))
+				w.errors++;
+		}
+		c1 = thread_cpu_ns();
+		for (int j = 0; j < PAIRED_SLICE; j++, k++)
+			parts_one(iova, pt, k, o.prot);
+		c2 = thread_cpu_ns();
+		lazy_cpu += c1 - c0;
+		parts_cpu += c2 - c1;
+		n += PAIRED_SLICE;
+	}
+	*lazy_ns = (double)lazy_cpu / (double)n;
+	*lazy_excl_ns = (double)(lazy_cpu - (dev < lazy_cpu ? dev : 0)) / (double)n;
+	*parts_ns = (double)parts_cpu / (double)n;
+	iopt_free(pt);
+	iopt_iova_destroy(iova);
+	iopt_physmem_destroy(pm);
+	rig_down(&r);
+	if (w.errors || w.dev_faults) {
+		fprintf(stderr, "iopt-bench dma: paired run: %llu errors, %llu device faults\n",
+			(unsigned long long)w.errors, (unsigned long long)w.dev_faults);
+		return -EIO;
+	}
+	return 0;
+}
+
 /* ---- --report ------------------------------------------------------------ */
 
 #define NVAR 10
@@ -718,6 +822,7 @@ static int report(const struct opts *base)
 				    "strict_cons_2t" };
 	struct result r[NVAR][REPS];
 	struct parts pr[REPS];
+	double pl[REPS], ple[REPS], pp[REPS], prat[REPS], prat_in[REPS];
 	double l0 = load1();
 
 	for (int i = 0; i < NVAR; i++) {
@@ -741,11 +846,16 @@ static int report(const struct opts *base)
 	v[9].threads = 2;
 	for (int k = 0; k < REPS; k++) {
 		measure_parts(base, &pr[k]);
+		if (measure_paired(base, &pl[k], &ple[k], &pp[k]))
+			return 1;
+		prat[k] = ple[k] / pp[k];
+		prat_in[k] = pl[k] / pp[k];
 		for (int i = 0; i < NVAR; i++)
 			if (run_variant(&v[i], &r[i][k]))
 				return 1;
 	}
-	double med[NVAR][5], a[REPS], b[REPS], c[REPS], d[REPS], e[REPS];
+	double med[NVAR][6], a[REPS], b[REPS], c[REPS], d[REPS], e[REPS];
+	double x[REPS];
 
 	for (int i = 0; i < NVAR; i++) {
 		for (int k = 0; k < REPS; k++) {
@@ -754,12 +864,14 @@ static int report(const struct opts *base)
 			c[k] = r[i][k].ops_per_sec;
 			d[k] = r[i][k].map_ns + r[i][k].unmap_ns;
 			e[k] = r[i][k].ops_per_cpu_sec;
+			x[k] = r[i][k].ops_per_cpu_sec_excl_dev;
 		}
 		med[i][0] = bench_median(a, REPS);
 		med[i][1] = bench_median(b, REPS);
 		med[i][2] = bench_median(c, REPS);
 		med[i][3] = bench_median(d, REPS);
 		med[i][4] = bench_median(e, REPS);
+		med[i][5] = bench_median(x, REPS);
 		/* The median run (by ops/s) as the variant's line. */
 		for (int k = 0; k < REPS; k++)
 			if (r[i][k].ops_per_sec == med[i][2]) {
@@ -786,6 +898,21 @@ static int report(const struct opts *base)
 	/* CPU time of one untimed lazy pair (1 thread) against the parts'
 	 * loop in CPU time: what the machine's other load cannot inflate. */
 	double pair_cpu = 1e9 / med[5][4], ratio_cpu = pair_cpu / ploop_cpu;
+	/* The same with the device's sampled translations taken out of the
+	 * thread's CPU time (the SMMU's work on hardware); each round's ratio
+	 * against that round's parts, and their median. */
+	double rr[REPS];
+
+	for (int k = 0; k < REPS; k++)
+		rr[k] = 1e9 / r[5][k].ops_per_cpu_sec_excl_dev / pr[k].loop_cpu_ns;
+	double pair_cpu_excl = 1e9 / med[5][5];
+	double ratio_cpu_excl = bench_median(rr, REPS);
+	/* The target's figure: paired slices (measure_paired()). */
+	double paired_ratio = bench_median(prat, REPS);
+	double paired_ratio_in = bench_median(prat_in, REPS);
+	double paired_lazy = bench_median(ple, REPS);
+	double paired_lazy_in = bench_median(pl, REPS);
+	double paired_parts = bench_median(pp, REPS);
 	/* The same without device sampling (the device's translations run
 	 * on the mapping thread here, as the model is driven by it). */
 	double pair_cpu_nodev = 1e9 / med[7][4];
@@ -814,14 +941,19 @@ static int report(const struct opts *base)
 		       "\"lazy_vs_parts_loop\":%.2f,\"lazy_pair_cpu_ns\":%.1f,"
 		       "\"parts_loop_cpu_ns\":%.1f,\"lazy_vs_parts_cpu\":%.2f,"
 		       "\"lazy_pair_cpu_nodev_ns\":%.1f,\"lazy_vs_parts_cpu_nodev\":%.2f,"
+		       "\"lazy_pair_cpu_excl_dev_ns\":%.1f,\"lazy_vs_parts_cpu_excl_dev\":%.2f,"
+		       "\"paired_lazy_cpu_ns\":%.1f,\"paired_lazy_cpu_excl_dev_ns\":%.1f,"
+		       "\"paired_parts_cpu_ns\":%.1f,\"paired_lazy_vs_parts\":%.2f,"
+		       "\"paired_lazy_vs_parts_dev_in\":%.2f,"
 		       "\"lazy_2t_vs_1t_untimed\":%.2f,\"lazy_2t_vs_1t_nodev\":%.2f,"
 		       "\"lazy_2t_cpu_efficiency\":%.2f,\"lazy_2t_cpu_efficiency_nodev\":%.2f,"
 		       "\"strict_timeouts\":%llu,"
 		       "\"load1_before\":%.2f,\"load1_after\":%.2f,\"cpus\":%u}\n",
 		       REPS, pa, pm, pu, ps, med[0][3], ratio, scale, pbulk, ploop,
 		       pair_untimed, ratio_bulk, ratio_loop, pair_cpu, ploop_cpu, ratio_cpu,
-		       pair_cpu_nodev, ratio_cpu_nodev,
-		       scale_bulk, scale_nodev,
+		       pair_cpu_nodev, ratio_cpu_nodev, pair_cpu_excl, ratio_cpu_excl,
+		       paired_lazy_in, paired_lazy, paired_parts, paired_ratio,
+		       paired_ratio_in, scale_bulk, scale_nodev,
 		       eff, eff_nodev,
 		       (unsigned long long)timeouts, l0, load1(), bench_ncpus());
 	} else {
@@ -837,9 +969,22 @@ static int report(const struct opts *base)
 		printf("  untimed: lazy pair %.1f ns; parts in one loop %.1f ns (%.2fx), "
 		       "parts in loops of 256 each %.1f ns (%.2fx)\n", pair_untimed,
 		       ploop, ratio_loop, pbulk, ratio_bulk);
-		printf("  in the thread's CPU time (untimed): lazy pair %.1f ns, parts in one "
-		       "loop %.1f ns: %.2fx (target <= 1.5x)\n", pair_cpu, ploop_cpu,
-		       ratio_cpu);
+		printf("  paired slices of %d, thread CPU time, the device's sampled "
+		       "translations taken out: lazy pair %.1f ns / parts %.1f ns = %.2fx "
+		       "(target <= 1.5x; rounds:", PAIRED_SLICE, paired_lazy, paired_parts,
+		       paired_ratio);
+		for (int k = 0; k < REPS; k++)
+			printf(" %.2f", prat[k]);
+		printf(")\n");
+		printf("  the same with the translations in: lazy pair %.1f ns: %.2fx\n",
+		       paired_lazy_in, paired_ratio_in);
+		printf("  separate runs, thread CPU time (untimed): lazy pair %.1f ns "
+		       "(%.1f without the translations), parts in one loop %.1f ns: %.2fx "
+		       "(%.2fx; rounds:", pair_cpu, pair_cpu_excl, ploop_cpu, ratio_cpu,
+		       ratio_cpu_excl);
+		for (int k = 0; k < REPS; k++)
+			printf(" %.2f", rr[k]);
+		printf(")\n");
 		printf("  the same without device sampling: lazy pair %.1f ns: %.2fx\n",
 		       pair_cpu_nodev, ratio_cpu_nodev);
 		printf("  lazy 2 threads / 1 thread = %.2fx timed, %.2fx untimed, %.2fx "

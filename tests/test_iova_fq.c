@@ -480,6 +480,100 @@ static void test_concurrent_cpus(void **state)
 	}
 }
 
+/*
+ * Two CPUs, each allocating a page and freeing it lazily in turn, as the
+ * DMA benchmark's threads do: every ring release spills a full magazine
+ * into the depot, and the CPU that runs dry next takes one from it. A
+ * range must go back to the CPU that freed it: handed to the other CPU,
+ * the two CPUs' ranges end up side by side, and their page-table entries
+ * in the cache lines both CPUs then write (docs/dma.md, "Two threads"). The
+ * expectation: the first CPU each page was handed to, recorded here.
+ */
+static void test_lazy_ranges_stay_with_cpu(void **state)
+{
+	uint8_t *first = calloc(SPACE, 1);	/* 0: never handed out */
+
+	(void)state;
+	assert_non_null(first);
+	setup_tlb();
+	struct iopt_iova *d = make_domain(2);
+	struct iopt_fq *q = make_fq(d, IOPT_INVAL_LAZY, 256, 0);
+	unsigned crossed = 0;
+
+	for (unsigned k = 0; k < 4000; k++) {
+		for (unsigned c = 0; c < 2; c++) {
+			uint64_t pfn;
+
+			assert_int_equal(iopt_iova_alloc_cached(d, 1, SPACE - 1, c,
+								true, &pfn), 0);
+			assert_true(pfn < SPACE);
+			if (!first[pfn])
+				first[pfn] = (uint8_t)(c + 1);
+			else if (first[pfn] != c + 1)
+				crossed++;
+			assert_int_equal(iopt_fq_free(q, pfn, 1, c), 0);
+		}
+	}
+	assert_int_equal(crossed, 0);
+	assert_true(tlb.flush_alls > 0);	/* the depot was used */
+	iopt_fq_destroy(q);
+	iopt_iova_destroy(d);
+	free(first);
+}
+
+/*
+ * The depot's other side: a CPU with none of its own magazines there
+ * takes another CPU's only once the depot is at least half full (32 by
+ * default: 16 magazines); before that it allocates from its own stripe.
+ * 127 ranges a magazine (the default); CPU 0 frees 2 magazines' worth
+ * beyond its own two, then 20 more.
+ */
+static void test_depot_shared_when_half_full(void **state)
+{
+	enum { MAG = 127 };
+	static uint64_t pfns[MAG * 24];
+	uint8_t *mine = calloc(SPACE, 1);	/* freed by CPU 0 */
+	uint64_t pfn;
+
+	(void)state;
+	assert_non_null(mine);
+	struct iopt_iova *d = make_domain(2);
+
+	for (unsigned i = 0; i < MAG * 24; i++)
+		assert_int_equal(iopt_iova_alloc_cached(d, 1, SPACE - 1, 0, true,
+							&pfns[i]), 0);
+	/* Two magazines fill CPU 0's loaded and spare; the third spills
+	 * one into the depot (and starts a new loaded one). */
+	for (unsigned i = 0; i < MAG * 3; i++) {
+		assert_int_equal(iopt_iova_free_cached(d, pfns[i], 1, 0), 0);
+		mine[pfns[i]] = 1;
+	}
+	/* One magazine of CPU 0's in the depot: CPU 1 does not take it. */
+	for (unsigned i = 0; i < MAG; i++) {
+		assert_int_equal(iopt_iova_alloc_cached(d, 1, SPACE - 1, 1, true,
+							&pfn), 0);
+		assert_false(mine[pfn]);
+		assert_int_equal(iopt_iova_free_cached(d, pfn, 1, 1), 0);
+	}
+	/* 15 more: 16 of CPU 0's in the depot, half of depot_max. CPU 1
+	 * holds one range of its own (the one it kept reusing above); once
+	 * that is gone it takes CPU 0's. */
+	for (unsigned i = MAG * 3; i < MAG * 18; i++) {
+		assert_int_equal(iopt_iova_free_cached(d, pfns[i], 1, 0), 0);
+		mine[pfns[i]] = 1;
+	}
+	unsigned got_mine = 0;
+
+	for (unsigned i = 0; i < MAG * 3; i++) {
+		assert_int_equal(iopt_iova_alloc_cached(d, 1, SPACE - 1, 1, true,
+							&pfn), 0);
+		got_mine += mine[pfn];
+	}
+	assert_true(got_mine > 0);
+	iopt_iova_destroy(d);
+	free(mine);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -490,6 +584,8 @@ int main(void)
 		cmocka_unit_test(test_exhaustion),
 		cmocka_unit_test(test_bad_input_and_timer),
 		cmocka_unit_test(test_concurrent_cpus),
+		cmocka_unit_test(test_lazy_ranges_stay_with_cpu),
+		cmocka_unit_test(test_depot_shared_when_half_full),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -27,6 +27,7 @@ struct iova_stripe {
 
 struct iova_mag {
 	unsigned n;
+	unsigned owner;		/* the CPU that spilled it to the depot */
 	uint64_t pfn[];
 };
 

@@ -21,8 +21,10 @@ static struct iova_mag *mag_new(const struct iopt_iova *d)
 {
 	struct iova_mag *m = malloc(sizeof(*m) + d->cfg.mag_size * sizeof(uint64_t));
 
-	if (m)
+	if (m) {
 		m->n = 0;
+		m->owner = 0;
+	}
 	return m;
 }
 
@@ -52,6 +54,44 @@ static bool mag_pop(struct iova_mag *m, uint64_t highest, uint64_t *pfn)
 		}
 	}
 	return false;
+}
+
+/*
+ * Take a full magazine from the depot (its lock held) for cpu: the one
+ * cpu spilled last if it has one there; else, once the depot is at least
+ * half full, the one spilled last by anyone; else NULL (the caller
+ * allocates from its own stripe). Ranges go back to the CPU that freed
+ * them: each CPU's ranges then stay in the part of the space its stripe
+ * allocated them from, and so do the page-table entries that map them.
+ * Handed from CPU to CPU at every turn, as a depot shared without
+ * preference does when a CPU runs dry just after another spilled, two
+ * CPUs' ranges end up side by side, and their mappings in the same cache
+ * lines of a last-level table, which then move between the CPUs on every
+ * map and unmap (docs/dma.md, "Two threads"). A CPU that only allocates still
+ * gets the others' magazines, once they pile up. The scan is bounded by
+ * depot_max, once a magazine.
+ */
+static struct iova_mag *depot_take(const struct iopt_iova *d,
+				   struct iova_depot *dp, unsigned cpu)
+{
+	struct iova_mag *m;
+	unsigned i = dp->n;
+
+	if (!i)
+		return NULL;
+	while (i-- > 0 && dp->mags[i]->owner != cpu)
+		;
+	if (i == ~0u) {		/* none of cpu's */
+		if (2ull * dp->n < d->cfg.depot_max)
+			return NULL;
+		i = dp->n - 1;	/* the last spilled */
+	}
+	m = dp->mags[i];
+	/* Keep the others' order (last spilled on top). */
+	memmove(&dp->mags[i], &dp->mags[i + 1],
+		(dp->n - 1 - i) * sizeof(dp->mags[0]));
+	dp->n--;
+	return m;
 }
 
 int iova_rcache_init(struct iopt_iova *d)
@@ -136,8 +176,7 @@ bool iova_rcache_get(struct iopt_iova *d, unsigned cls, uint64_t limit_pfn,
 		struct iova_mag *full = NULL;
 
 		plat_spin_lock(&dp->lock);
-		if (dp->n)
-			full = dp->mags[--dp->n];
+		full = depot_take(d, dp, cpu);
 		plat_spin_unlock(&dp->lock);
 		if (full) {
 			free(cc->loaded);
@@ -176,6 +215,7 @@ bool iova_rcache_put(struct iopt_iova *d, unsigned cls, uint64_t pfn,
 			if (fresh) {
 				plat_spin_lock(&dp->lock);
 				if (dp->n < d->cfg.depot_max) {
+					cc->loaded->owner = cpu;
 					dp->mags[dp->n++] = cc->loaded;
 					stored = true;
 				}
