@@ -100,6 +100,7 @@ int fmap_pool_fill(struct fmap *f, unsigned want)
 
 		if (!n)
 			return -ENOMEM;
+		f->pool_allocs++;
 		n->u.child[0] = f->pool;
 		f->pool = n;
 		f->pool_n++;
@@ -379,6 +380,7 @@ static void ascend(struct fmap *f, int h, uint64_t lo, int a, int b)
 		uint64_t bit = 1ull << ((lo >> c) & 63), full = n->full;
 		int m = n->mo, nm, k, top;
 
+		f->climbs++;
 		if (a > b) {
 			if (a == c)
 				full &= ~bit;

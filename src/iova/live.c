@@ -215,3 +215,17 @@ bool live_find(struct iova_live *l, uint64_t x, unsigned max_order,
 		s &= s - 1;
 	}
 }
+
+long live_probe_dist(const struct iova_live *l, uint64_t key)
+{
+	const struct live_tab *t = &l->cur;
+	uint64_t i = tab_find(t, key);
+
+	if (i == UINT64_MAX) {
+		t = &l->old;
+		i = tab_find(t, key);
+	}
+	if (i == UINT64_MAX)
+		return -1;
+	return (long)((i - hash(key, t->cap)) & (t->cap - 1));
+}

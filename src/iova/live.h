@@ -60,5 +60,8 @@ bool live_del_if(struct iova_live *l, uint64_t key, uint64_t want);
  * set bit of x below 2^max_order, plus one). */
 bool live_find(struct iova_live *l, uint64_t x, unsigned max_order,
 	       uint64_t *key, uint64_t *val);
+/* How many slots past its hash position key lies (the probes a lookup of
+ * it makes, less one), or -1 if absent. For tests and iopt-bench. */
+long live_probe_dist(const struct iova_live *l, uint64_t key);
 
 #endif
