@@ -9,7 +9,7 @@
 
 static uint64_t hash(uint64_t key, uint64_t cap)
 {
-	return (key * 0x9e3779b97f4a7c15ull >> 17) & (cap - 1);
+	return live_hash(key, cap);
 }
 
 static int tab_init(struct live_tab *t, uint64_t cap)
@@ -131,7 +131,7 @@ int live_reserve_slow(struct iova_live *l)
 	return 0;
 }
 
-void live_add(struct iova_live *l, uint64_t key, uint64_t val)
+void live_add_slow(struct iova_live *l, uint64_t key, uint64_t val)
 {
 	tab_put(&l->cur, key, val);
 	l->pages += val & l->value_mask;
@@ -179,7 +179,7 @@ void live_del(struct iova_live *l, uint64_t key)
 	live_step(l);
 }
 
-bool live_del_if(struct iova_live *l, uint64_t key, uint64_t want)
+bool live_del_if_slow(struct iova_live *l, uint64_t key, uint64_t want)
 {
 	uint64_t i = tab_find(&l->cur, key);
 
