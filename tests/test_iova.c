@@ -6,7 +6,9 @@
  * stress; bad input; the per-CPU caches, depot and trimming; the cache-
  * flush policies; striping; allocations larger than a chunk.
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,7 +20,35 @@
 #include <iopgtable/iova.h>
 
 #include "../src/iova/live.h"
+#include "../src/platform/platform.h"
 #include "tutil.h"
+
+/* ---- the CPU a stripe is chosen by -------------------------------------- */
+
+/* plat_cpu_id() (the rseq area's cpu_id where glibc registered one) names
+ * the CPU the kernel runs the thread on: pinned to each CPU it may use in
+ * turn, it must answer that CPU, as sched_getcpu() (the kernel's own
+ * answer) does. */
+static void test_cpu_id_is_the_pinned_cpu(void **state)
+{
+	cpu_set_t all, one;
+	unsigned tried = 0;
+
+	(void)state;
+	assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
+	for (int c = 0; c < CPU_SETSIZE; c++) {
+		if (!CPU_ISSET(c, &all))
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(c, &one);
+		assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+		assert_int_equal(sched_getcpu(), c);
+		assert_int_equal(plat_cpu_id(), (unsigned)c);
+		tried++;
+	}
+	assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+	assert_true(tried > 0);
+}
 
 /* ---- the live record ------------------------------------------------- */
 
@@ -432,6 +462,7 @@ int main(void)
 		cmocka_unit_test(test_stripes_below_32bit),
 		cmocka_unit_test(test_magazines_depot_trim),
 		cmocka_unit_test(test_flush_policies),
+		cmocka_unit_test(test_cpu_id_is_the_pinned_cpu),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
