@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stddef.h>
 
 /* A key and its value side by side: a lookup touches one cache line, not
  * one in each of two arrays (at 10^6 records, each a cache and TLB miss). */
@@ -29,7 +30,8 @@ struct live_tab {
 
 struct iova_live {
 	struct live_tab cur, old;	/* old.slot != NULL while moving */
-	uint64_t move_pos;
+	uint64_t move_pos;		/* old slots below it are moved */
+	uintptr_t page, released;	/* old's pages below released: given back */
 	uint64_t pages;			/* sum of values (flag bits masked) */
 	uint64_t value_mask;
 };
