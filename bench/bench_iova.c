@@ -9,11 +9,12 @@
  * tree_pair     the same through the range allocator alone.
  * fragmented    ns per 2-page allocation (mean, median, p99.9, worst; the
  *               worst of those during which the thread was not switched
- *               out; the mean over this run's cached pair) after random
- *               fragmentation, at live = 10^4 and 10^6 ranges (--live N:
- *               only that one, e.g. for callgrind); timed one by one, and
- *               again timed in blocks as the pairs are (see
- *               case_fragmented()).
+ *               out; the worst of each call's smaller time over two
+ *               passes, and the work the slowest calls did; the mean over
+ *               this run's cached pair) after random fragmentation, at
+ *               live = 10^4 and 10^6 ranges (--live N: only that one, e.g.
+ *               for callgrind); timed one by one, and again timed in
+ *               blocks as the pairs are (see case_fragmented()).
  * exhaust32     brief 5.2: a PCI device, 32-bit space full, 128 CPUs (one
  *               thread acting as each in turn): ns per allocation for each
  *               cache-flush policy.
