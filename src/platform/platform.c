@@ -10,10 +10,13 @@
 #include <time.h>
 #include <unistd.h>
 
-/* glibc 2.35 and later register an rseq area for every thread. */
-#if defined(__GLIBC__) && __has_include(<sys/rseq.h>)
+/* glibc 2.35 and later register an rseq area for every thread; it lies
+ * at __rseq_offset from the thread pointer. */
+#if defined(__GLIBC__) && defined(__has_include) && defined(__has_builtin)
+#if __has_include(<sys/rseq.h>) && __has_builtin(__builtin_thread_pointer)
 #include <sys/rseq.h>
 #define PLAT_HAVE_RSEQ 1
+#endif
 #endif
 
 #if defined(__x86_64__) || defined(__i386__)
