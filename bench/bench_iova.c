@@ -6,14 +6,18 @@
  *               2 threads (--threads: other counts), each its own CPU: ns
  *               per pair, pairs/s, and scaling: pairs/s over the first
  *               count's per-thread pairs/s.
- * tree_pair     the same through the range allocator alone.
+ * tree_pair     the same through the range allocator alone. Both also in
+ *               the threads' CPU time (cpu_ns_per_pair; cached_vs_tree's
+ *               cpu_speedup): the shared machine's other processes left
+ *               out.
  * fragmented    ns per 2-page allocation (mean, median, p99.9, worst; the
  *               worst of those during which the thread was not switched
- *               out; the mean over this run's cached pair) after random
- *               fragmentation, at live = 10^4 and 10^6 ranges (--live N:
- *               only that one, e.g. for callgrind); timed one by one, and
- *               again timed in blocks as the pairs are (see
- *               case_fragmented()).
+ *               out; the worst of each call's smaller time over two
+ *               passes, and the work the slowest calls did; the mean over
+ *               this run's cached pair) after random fragmentation, at
+ *               live = 10^4 and 10^6 ranges (--live N: only that one, e.g.
+ *               for callgrind); timed one by one, and again timed in
+ *               blocks as the pairs are (see case_fragmented()).
  * exhaust32     brief 5.2: a PCI device, 32-bit space full, 128 CPUs (one
  *               thread acting as each in turn): ns per allocation for each
  *               cache-flush policy.
@@ -33,10 +37,11 @@
 #include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <iopgtable/iova.h>
 
-#include "../src/iova/live.h"
+#include "../src/iova/iova_internal.h"
 #include "bench.h"
 
 #ifdef IOPT_BENCH_LFHT
@@ -71,7 +76,18 @@ struct pair_ctx {
 	long n;
 	struct bench_barrier *bar;
 	uint64_t t0, t1;
+	uint64_t cpu_time;	/* the thread's CPU time over the timed loop */
 };
+
+/* The calling thread's CPU time: it leaves out the time the guest's
+ * scheduler gave the CPU to another process (the machine is shared). */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 static void *pair_worker(void *arg)
 {
@@ -87,6 +103,8 @@ static void *pair_worker(void *arg)
 		}
 	}
 	bench_barrier_wait(c->bar);
+	uint64_t cpu0 = thread_cpu_ns();
+
 	c->t0 = bench_now_ns();
 	if (c->cached) {
 		for (long i = 0; i < c->n; i++) {
@@ -100,12 +118,14 @@ static void *pair_worker(void *arg)
 		}
 	}
 	c->t1 = bench_now_ns();
+	c->cpu_time = thread_cpu_ns() - cpu0;
 	return NULL;
 }
 
-/* ns per pair (mean over threads) and pairs/s (all threads). */
+/* ns per pair (mean over threads), the same in CPU time, and pairs/s
+ * (all threads). */
 static void pair_run(bool cached, unsigned threads, long n, double *ns,
-		     double *pps)
+		     double *cpu_ns, double *pps)
 {
 	struct iopt_iova_cfg cfg = { .end_pfn = 1ull << 36, .nr_cpus = threads };
 	struct iopt_iova *d;
@@ -116,22 +136,24 @@ static void pair_run(bool cached, unsigned threads, long n, double *ns,
 	iopt_iova_create(&cfg, &d);
 	bench_barrier_init(&bar, threads);
 	for (unsigned i = 0; i < threads; i++) {
-		c[i] = (struct pair_ctx){ d, i, cached, n, &bar, 0, 0 };
+		c[i] = (struct pair_ctx){ d, i, cached, n, &bar, 0, 0, 0 };
 		if (plat_thread_start(&th[i], pair_worker, &c[i])) {
 			fprintf(stderr, "iova: cannot start thread %u\n", i);
 			exit(1);
 		}
 	}
 	uint64_t lo = UINT64_MAX, hi = 0;
-	double sum = 0;
+	double sum = 0, csum = 0;
 
 	for (unsigned i = 0; i < threads; i++) {
 		plat_thread_join(&th[i]);
 		sum += (double)(c[i].t1 - c[i].t0) / (double)n;
+		csum += (double)c[i].cpu_time / (double)n;
 		lo = c[i].t0 < lo ? c[i].t0 : lo;
 		hi = c[i].t1 > hi ? c[i].t1 : hi;
 	}
 	*ns = sum / threads;
+	*cpu_ns = csum / threads;
 	*pps = (double)n * threads / ((double)(hi - lo) * 1e-9);
 	bench_barrier_destroy(&bar);
 	iopt_iova_destroy(d);
@@ -142,7 +164,7 @@ static void pair_run(bool cached, unsigned threads, long n, double *ns,
 static void case_pairs(void)
 {
 	const char *names[2] = { "tree_pair", "cached_pair" };
-	static double ns[2][8][64], pps[2][8][64];
+	static double ns[2][8][64], cns[2][8][64], pps[2][8][64];
 
 	/* Interleave variants run by run (shared, noisy machine). */
 	for (unsigned r = 0; r < runs; r++)
@@ -150,41 +172,50 @@ static void case_pairs(void)
 			for (unsigned k = 0; k < pair_nthreads; k++)
 				pair_run(cached, pair_threads[k],
 					 bench_iters(cached ? 2000000 : 500000, 100),
-					 &ns[cached][k][r], &pps[cached][k][r]);
+					 &ns[cached][k][r], &cns[cached][k][r],
+					 &pps[cached][k][r]);
 	double base[2] = { 0, 0 };
 
 	for (int cached = 0; cached < 2; cached++)
 		for (unsigned k = 0; k < pair_nthreads; k++) {
 			unsigned t = pair_threads[k];
 			double m = bench_median(ns[cached][k], runs);
+			double cm = bench_median(cns[cached][k], runs);
 			double p = bench_median(pps[cached][k], runs);
 
 			if (k == 0)
 				base[cached] = p / pair_threads[0];
 			if (json)
 				printf("{\"suite\":\"iova\",\"case\":\"%s\",\"threads\":%u,"
-				       "\"ns_per_pair\":%.2f,\"pairs_per_sec\":%.0f,"
+				       "\"ns_per_pair\":%.2f,\"cpu_ns_per_pair\":%.2f,"
+				       "\"pairs_per_sec\":%.0f,"
 				       "\"scaling\":%.3f,\"runs\":%u}\n",
-				       names[cached], t, m, p, p / base[cached], runs);
+				       names[cached], t, m, cm, p, p / base[cached], runs);
 			else
-				printf("%-12s threads %u  %8.2f ns/pair  %12.0f pairs/s  %.2fx\n",
-				       names[cached], t, m, p, p / base[cached]);
+				printf("%-12s threads %u  %8.2f ns/pair (%.2f in CPU time)  "
+				       "%12.0f pairs/s  %.2fx\n",
+				       names[cached], t, m, cm, p, p / base[cached]);
 		}
 	/* The ratio at the first and (when there is one) the second count. */
 	unsigned k2 = pair_nthreads > 1 ? 1 : 0;
 	double tree1 = bench_median(ns[0][0], runs), cache1 = bench_median(ns[1][0], runs);
 	double tree2 = bench_median(ns[0][k2], runs), cache2 = bench_median(ns[1][k2], runs);
+	double ctree1 = bench_median(cns[0][0], runs), ccache1 = bench_median(cns[1][0], runs);
+	double ctree2 = bench_median(cns[0][k2], runs), ccache2 = bench_median(cns[1][k2], runs);
 
 	cached1_ns = cache1;
 	if (json)
 		printf("{\"suite\":\"iova\",\"case\":\"cached_vs_tree\","
 		       "\"threads\":%u,\"speedup\":%.2f,\"threads_2\":%u,"
-		       "\"speedup_2\":%.2f}\n", pair_threads[0], tree1 / cache1,
-		       pair_threads[k2], tree2 / cache2);
+		       "\"speedup_2\":%.2f,\"cpu_speedup\":%.2f,"
+		       "\"cpu_speedup_2\":%.2f}\n", pair_threads[0], tree1 / cache1,
+		       pair_threads[k2], tree2 / cache2, ctree1 / ccache1,
+		       ctree2 / ccache2);
 	else
 		printf("cached pair is %.1fx faster than the tree pair at %u threads "
-		       "(%.1fx at %u)\n", tree1 / cache1, pair_threads[0],
-		       tree2 / cache2, pair_threads[k2]);
+		       "(%.1fx at %u); in CPU time %.1fx (%.1fx)\n", tree1 / cache1,
+		       pair_threads[0], tree2 / cache2, pair_threads[k2],
+		       ctree1 / ccache1, ctree2 / ccache2);
 }
 
 /* ---- fragmentation ------------------------------------------------------ */
@@ -237,18 +268,110 @@ static long ctx_switches(void)
 	return u.ru_nvcsw + u.ru_nivcsw;
 }
 
+/* What one allocation did, counted by the free map and the record (the
+ * domain has one stripe): nodes a search visited, ancestors an ascent
+ * rewrote, slots past its hash position the record's insert probed, page
+ * faults and host allocations of nodes inside the call. */
+struct frag_work {
+	uint64_t visits, climbs, pool_allocs;
+	long probe, faults;
+};
+
+/* The longest interval between two consecutive clock reads of a thread
+ * that does nothing else for ns nanoseconds, in slices of 1 ms of which
+ * those with a context switch are left out: what the VM (interrupts, the
+ * host preempting the vCPU, which the guest does not see as a context
+ * switch) can take from any timed call, whatever the call does. */
+static uint64_t clock_gap_max(uint64_t ns)
+{
+	uint64_t t0 = bench_now_ns(), gap = 0;
+
+	for (;;) {
+		long cs = ctx_switches();
+		uint64_t s0 = bench_now_ns(), last = s0, g = 0, t;
+
+		do {
+			t = bench_now_ns();
+			g = t - last > g ? t - last : g;
+			last = t;
+		} while (t - s0 < 1000000);
+		if (ctx_switches() == cs && g > gap)
+			gap = g;
+		if (t - t0 >= ns)
+			return gap;
+	}
+}
+
 /*
- * Two passes over the same 2-page allocations, each on a fresh copy of the
- * same fragmented domain:
- *  - timed one by one (the median, p99.9 and worst, and the mean of that
- *    timing): each figure includes one clock read (clock_ns, the median
- *    of an empty timed interval), and the getrusage() calls that detect a
- *    context switch run between allocations;
- *  - timed in blocks of FRAG_BLOCK (mean_batch_ns): the clock is read once
- *    per block, as the pair cases read it once per run, so this mean and
- *    the cached pair's are taken the same way (mean_batch_vs_cached_pair).
- *    Blocks during which the thread was switched out are counted apart
- *    (mean_batch_not_switched_ns leaves them out).
+ * One pass of the m 2-page allocations on a fresh copy of the fragmented
+ * domain, each timed on its own (t[i]); with w, also each one's work. The
+ * getrusage() calls around each allocation flag the ones during which the
+ * thread was switched out (sw[i]) and count page faults.
+ */
+static void frag_pass(long live, long m, double *t, bool *sw,
+		      struct frag_work *w, uint64_t *got, long *failed)
+{
+	uint64_t end;
+	struct iopt_iova *d = frag_build(live, &end);
+	struct fmap *f = &d->stripes[0].fmap;
+
+	*failed = 0;
+	for (long i = 0; i < m; i++) {
+		struct rusage u0, u1;
+		uint64_t v = f->visits, c = f->climbs, pa = f->pool_allocs;
+
+		getrusage(RUSAGE_THREAD, &u0);
+		uint64_t t0 = bench_now_ns();
+		int r = iopt_iova_alloc(d, 2, end - 1, &got[i]);
+		uint64_t dt = bench_now_ns() - t0;
+
+		getrusage(RUSAGE_THREAD, &u1);
+		t[i] = (double)dt;
+		sw[i] = u1.ru_nvcsw + u1.ru_nivcsw != u0.ru_nvcsw + u0.ru_nivcsw;
+		if (r) {
+			got[i] = 0;
+			(*failed)++;
+		}
+		if (w)
+			w[i] = (struct frag_work){
+				f->visits - v, f->climbs - c, f->pool_allocs - pa,
+				r ? -1 : live_probe_dist(&d->stripes[0].live, got[i]),
+				(u1.ru_minflt + u1.ru_majflt) - (u0.ru_minflt + u0.ru_majflt)
+			};
+	}
+	iopt_iova_destroy(d);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Three passes over the same 2-page allocations, each on a fresh copy of
+ * the same fragmented domain (the same seed: the same allocations, with
+ * the same work, in each):
+ *  - two timed one by one (the mean, median, p99.9 and worst of the first;
+ *    each figure includes one clock read, clock_ns, the median of an empty
+ *    timed interval, and the getrusage() calls that detect a context
+ *    switch run between allocations). The first also counts each
+ *    allocation's work (struct frag_work). The worst single allocation is
+ *    reported three ways: of all calls (worst_ns); of the calls not
+ *    switched out (worst_not_switched_ns); and the largest, over the
+ *    calls, of the smaller of a call's two times (worst_repeat_ns): an
+ *    allocation slow because of its work is slow in both passes, one that
+ *    lost the processor to the VM (which the guest does not see as a
+ *    context switch: clock_gap_max_ns shows how long that takes here) is
+ *    not, twice, at the same call. The work of the slowest calls and the
+ *    most any call did are printed beside them;
+ *  - one timed in blocks of FRAG_BLOCK (mean_batch_ns): the clock is read
+ *    once per block, as the pair cases read it once per run, so this mean
+ *    and the cached pair's are taken the same way
+ *    (mean_batch_vs_cached_pair). Blocks during which the thread was
+ *    switched out are counted apart (mean_batch_not_switched_ns leaves
+ *    them out).
  */
 #define FRAG_BLOCK 100
 
@@ -269,54 +392,61 @@ static void case_fragmented(void)
 
 		if (only_live && live != only_live)
 			continue;
-		uint64_t end;
-		struct iopt_iova *d = frag_build(live, &end);
-		/* Measure 2-page allocations one by one, then free them. */
 		const long m = 20000;
-		uint64_t *got = malloc(sizeof(uint64_t) * m), worst = 0, worst_run = 0;
-		long failed = 0, switched = 0;
-		double total_run = 0;
-		double total = 0, *each = malloc(sizeof(double) * m);
+		uint64_t *got = calloc((size_t)m, sizeof(uint64_t)), end;
+		double *t1 = calloc((size_t)m, sizeof(double));
+		double *t2 = calloc((size_t)m, sizeof(double));
+		double *srt = calloc((size_t)m, sizeof(double));
+		bool *sw1 = calloc((size_t)m, sizeof(bool)), *sw2 = calloc((size_t)m, sizeof(bool));
+		struct frag_work *w = calloc((size_t)m, sizeof(*w)), wmax = { 0 };
+		long failed, failed2, switched = 0, iw = 0, irun = -1, irep = 0;
+		double total = 0, total_run = 0;
 
-		/* The bench's own arrays touched before: their first-touch page
-		 * faults (about 40, of several us each) are not the allocator's. */
-		memset(got, 0, sizeof(uint64_t) * m);
-		memset(each, 0, sizeof(double) * m);
+		/* The bench's own arrays are touched (calloc) before: their
+		 * first-touch page faults are not the allocator's. */
+		memset(got, 0, sizeof(uint64_t) * (size_t)m);
+		memset(t1, 0, sizeof(double) * (size_t)m);
+		memset(t2, 0, sizeof(double) * (size_t)m);
+		memset(srt, 0, sizeof(double) * (size_t)m);
+		uint64_t p0 = bench_now_ns();
+
+		frag_pass(live, m, t1, sw1, w, got, &failed);
+		uint64_t pass_ns = bench_now_ns() - p0;
+
+		frag_pass(live, m, t2, sw2, NULL, got, &failed2);
+		uint64_t gap = clock_gap_max(pass_ns);
+		long faulted = 0;
+		uint64_t pool_allocs = 0;
+
 		for (long i = 0; i < m; i++) {
-			struct rusage u0, u1;
+			double rep = t1[i] < t2[i] ? t1[i] : t2[i];
 
-			/* Context switches around it: a preempted allocation's
-			 * time is the scheduler's, counted apart. */
-			getrusage(RUSAGE_THREAD, &u0);
-			uint64_t t0 = bench_now_ns();
-			int r = iopt_iova_alloc(d, 2, end - 1, &got[i]);
-			uint64_t t = bench_now_ns() - t0;
-
-			getrusage(RUSAGE_THREAD, &u1);
-			if (u1.ru_nvcsw + u1.ru_nivcsw != u0.ru_nvcsw + u0.ru_nivcsw) {
+			total += t1[i];
+			srt[i] = t1[i];
+			if (t1[i] > t1[iw])
+				iw = i;
+			if (sw1[i]) {
 				switched++;
 			} else {
-				total_run += (double)t;
-				if (t > worst_run)
-					worst_run = t;
+				total_run += t1[i];
+				if (irun < 0 || t1[i] > t1[irun])
+					irun = i;
 			}
-
-			if (r) {
-				got[i] = 0;
-				failed++;
-			}
-			total += (double)t;
-			each[i] = (double)t;
-			worst = t > worst ? t : worst;
+			if (rep > (t1[irep] < t2[irep] ? t1[irep] : t2[irep]))
+				irep = i;
+			wmax.visits = w[i].visits > wmax.visits ? w[i].visits : wmax.visits;
+			wmax.climbs = w[i].climbs > wmax.climbs ? w[i].climbs : wmax.climbs;
+			wmax.probe = w[i].probe > wmax.probe ? w[i].probe : wmax.probe;
+			faulted += w[i].faults > 0;
+			pool_allocs += w[i].pool_allocs;
 		}
-		double median = bench_median(each, (size_t)m);	/* sorts */
-		double p999 = each[m - 1 - m / 1000];
-
-		free(each);
-		iopt_iova_destroy(d);
+		qsort(srt, (size_t)m, sizeof(double), cmp_double);
+		double median = srt[m / 2], p999 = srt[m - 1 - m / 1000];
+		double worst = t1[iw], worst_run = irun >= 0 ? t1[irun] : 0;
+		double worst_rep = t1[irep] < t2[irep] ? t1[irep] : t2[irep];
 
 		/* The same allocations again, timed in blocks. */
-		d = frag_build(live, &end);
+		struct iopt_iova *d = frag_build(live, &end);
 		double btotal = 0, btotal_run = 0;
 		long bswitched = 0, brun = 0;
 
@@ -336,40 +466,76 @@ static void case_fragmented(void)
 				brun += n;
 			}
 		}
+		unsigned height = d->stripes[0].fmap.height;
+
 		iopt_iova_destroy(d);
 		/* Against the cached pair of this run (0: not measured). */
 		double vs = cached1_ns > 0 ? total / m / cached1_ns : 0;
 		double bvs = cached1_ns > 0 ? btotal / m / cached1_ns : 0;
 		double mean_run = m > switched ? total_run / (double)(m - switched) : 0;
 		double bmean_run = brun ? btotal_run / (double)brun : 0;
+		const struct frag_work *ww = &w[iw], *wr = &w[irep];
 
 		if (json)
 			printf("{\"suite\":\"iova\",\"case\":\"fragmented\",\"live\":%ld,"
 			       "\"space_pages\":%llu,\"allocs\":%ld,\"failed\":%ld,"
 			       "\"mean_ns\":%.1f,\"median_ns\":%.0f,\"p999_ns\":%.0f,"
-			       "\"worst_ns\":%llu,\"switched\":%ld,"
+			       "\"worst_ns\":%.0f,\"switched\":%ld,"
 			       "\"mean_not_switched_ns\":%.1f,"
-			       "\"worst_not_switched_ns\":%llu,\"mean_vs_cached_pair\":%.2f,"
+			       "\"worst_not_switched_ns\":%.0f,"
+			       "\"worst_repeat_ns\":%.0f,\"clock_gap_max_ns\":%llu,"
+			       "\"worst_call\":{\"visits\":%llu,\"climbs\":%llu,"
+			       "\"probe\":%ld,\"faults\":%ld,\"pool_allocs\":%llu},"
+			       "\"worst_repeat_call\":{\"visits\":%llu,\"climbs\":%llu,"
+			       "\"probe\":%ld,\"faults\":%ld,\"pool_allocs\":%llu},"
+			       "\"height\":%u,\"max_visits\":%llu,\"max_climbs\":%llu,"
+			       "\"max_probe\":%ld,\"calls_faulted\":%ld,\"pool_allocs\":%llu,"
+			       "\"mean_vs_cached_pair\":%.2f,"
 			       "\"clock_ns\":%.0f,\"mean_batch_ns\":%.1f,"
 			       "\"batch_blocks_switched\":%ld,"
 			       "\"mean_batch_not_switched_ns\":%.1f,"
 			       "\"mean_batch_vs_cached_pair\":%.2f}\n",
 			       live, (unsigned long long)end, m, failed, total / m, median,
-			       p999, (unsigned long long)worst, switched, mean_run,
-			       (unsigned long long)worst_run, vs, clock_ns, btotal / m,
+			       p999, worst, switched, mean_run, worst_run, worst_rep,
+			       (unsigned long long)gap,
+			       (unsigned long long)ww->visits, (unsigned long long)ww->climbs,
+			       ww->probe, ww->faults, (unsigned long long)ww->pool_allocs,
+			       (unsigned long long)wr->visits, (unsigned long long)wr->climbs,
+			       wr->probe, wr->faults, (unsigned long long)wr->pool_allocs,
+			       height, (unsigned long long)wmax.visits,
+			       (unsigned long long)wmax.climbs, wmax.probe, faulted,
+			       (unsigned long long)pool_allocs, vs, clock_ns, btotal / m,
 			       bswitched, bmean_run, bvs);
 		else
 			printf("fragmented   live %-8ld mean %7.1f ns  median %6.0f ns  "
-			       "p99.9 %7.0f ns  worst %8llu ns  failed %ld  mean/cached "
+			       "p99.9 %7.0f ns  worst %8.0f ns  failed %ld  mean/cached "
 			       "%.1fx\n             %ld switched out; the others: mean "
-			       "%.1f ns, worst %llu ns (each includes a clock read, %.0f ns)\n"
+			       "%.1f ns, worst %.0f ns (each includes a clock read, %.0f ns)\n"
+			       "             worst of a call's two passes %.0f ns; the VM's "
+			       "longest gap between two clock reads %llu ns\n"
+			       "             work: worst call %llu visits %llu climbs "
+			       "probe %ld faults %ld; worst of two passes %llu visits "
+			       "%llu climbs probe %ld faults %ld; most of any call (height %u) "
+			       "%llu visits %llu climbs probe %ld; %ld calls faulted\n"
 			       "             timed in blocks of %d: mean %.1f ns "
 			       "(%ld blocks switched out; the others %.1f ns)  "
 			       "mean/cached %.1fx\n",
-			       live, total / m, median, p999, (unsigned long long)worst,
-			       failed, vs, switched, mean_run, (unsigned long long)worst_run,
-			       clock_ns, FRAG_BLOCK, btotal / m, bswitched, bmean_run, bvs);
+			       live, total / m, median, p999, worst,
+			       failed, vs, switched, mean_run, worst_run, clock_ns,
+			       worst_rep, (unsigned long long)gap,
+			       (unsigned long long)ww->visits, (unsigned long long)ww->climbs,
+			       ww->probe, ww->faults, (unsigned long long)wr->visits,
+			       (unsigned long long)wr->climbs, wr->probe, wr->faults, height,
+			       (unsigned long long)wmax.visits,
+			       (unsigned long long)wmax.climbs, wmax.probe, faulted,
+			       FRAG_BLOCK, btotal / m, bswitched, bmean_run, bvs);
 		free(got);
+		free(t1);
+		free(t2);
+		free(srt);
+		free(sw1);
+		free(sw2);
+		free(w);
 	}
 }
 

@@ -6,7 +6,9 @@
  * stress; bad input; the per-CPU caches, depot and trimming; the cache-
  * flush policies; striping; allocations larger than a chunk.
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,9 +20,75 @@
 #include <iopgtable/iova.h>
 
 #include "../src/iova/live.h"
+#include "../src/platform/platform.h"
 #include "tutil.h"
 
+/* ---- the CPU a stripe is chosen by -------------------------------------- */
+
+/* plat_cpu_id() (the rseq area's cpu_id where glibc registered one) names
+ * the CPU the kernel runs the thread on: pinned to each CPU it may use in
+ * turn, it must answer that CPU, as sched_getcpu() (the kernel's own
+ * answer) does. */
+static void test_cpu_id_is_the_pinned_cpu(void **state)
+{
+	cpu_set_t all, one;
+	unsigned tried = 0;
+
+	(void)state;
+	assert_int_equal(sched_getaffinity(0, sizeof(all), &all), 0);
+	for (int c = 0; c < CPU_SETSIZE; c++) {
+		if (!CPU_ISSET(c, &all))
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(c, &one);
+		assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+		assert_int_equal(sched_getcpu(), c);
+		assert_int_equal(plat_cpu_id(), (unsigned)c);
+		tried++;
+	}
+	assert_int_equal(sched_setaffinity(0, sizeof(all), &all), 0);
+	assert_true(tried > 0);
+}
+
 /* ---- the live record ------------------------------------------------- */
+
+/*
+ * A move gives the old table's pages behind it back to the kernel (they
+ * read as empty afterwards), so a lookup in the old table must pass over
+ * every slot below the move's position, not stop at one: keys j << 40 all
+ * hash to slot 0 (the multiplicative hash keeps bits 17 and up of the
+ * product, all zero for them), so they form one probe chain from slot 0,
+ * longer than the part of the old table given back. Through the growth
+ * from 16384 to 32768 slots, every key still waiting in the old table
+ * (those beyond the move's position) must be found with its value.
+ */
+static void test_live_lookup_behind_move(void **state)
+{
+	const uint64_t n = 8192 + 3000;
+	struct iova_live l;
+	uint64_t checked = 0;
+
+	(void)state;
+	assert_int_equal(live_init(&l, ~0ull), 0);
+	for (uint64_t j = 1; j <= n; j++) {
+		assert_int_equal(live_reserve(&l), 0);
+		live_add(&l, j << 40, j);
+		if (l.old.slot && l.old.cap == 16384) {
+			/* Key j' sits at slot j' - 1 of the old chain; those
+			 * from the move's position on are still there. */
+			uint64_t k = l.move_pos + 1 + j % 512;
+
+			if (k < 8192) {
+				assert_int_equal(live_get(&l, k << 40), k);
+				checked++;
+			}
+		}
+	}
+	assert_true(checked > 100);
+	for (uint64_t j = 1; j <= n; j += 97)
+		assert_int_equal(live_get(&l, j << 40), j);
+	live_fini(&l);
+}
 
 /* The live record resizes incrementally: check it against a plain array
  * through many growths, with deletions from the old and new tables; and
@@ -426,12 +494,14 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_live_record_against_reference),
+		cmocka_unit_test(test_live_lookup_behind_move),
 		cmocka_unit_test(test_basic_and_bad_input),
 		cmocka_unit_test(test_random_against_shadow),
 		cmocka_unit_test(test_larger_than_chunk),
 		cmocka_unit_test(test_stripes_below_32bit),
 		cmocka_unit_test(test_magazines_depot_trim),
 		cmocka_unit_test(test_flush_policies),
+		cmocka_unit_test(test_cpu_id_is_the_pinned_cpu),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

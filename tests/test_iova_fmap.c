@@ -202,12 +202,15 @@ static void run_geometry(unsigned bits, unsigned max_order, uint64_t off,
 			/* Take a run of size in (2^(k-1), 2^k] at the block. */
 			uint64_t size = k ? (1ull << (k - 1)) + 1 +
 					    tu_rand(&rng) % (1ull << (k - 1)) : 1;
-			uint64_t v = f.visits;
+			uint64_t v = f.visits, c = f.climbs;
 
 			assert_int_equal(fmap_prepare(&f, 0), 0);
 			want = ref_find(&r, k, cap, &q);
 			got = fmap_take(&f, k, cap, size, &p);
 			check_search_bound(&f, v);
+			/* At most one ascent (the finger's ancestors): the
+			 * take's own change waits in the finger leaf. */
+			assert_true(f.climbs - c <= f.height);
 			assert_int_equal(got, want);
 			if (got) {
 				assert_int_equal(p, q);

@@ -75,6 +75,11 @@ struct fmap {
 	unsigned pool_n;
 	uint64_t free_pages;
 	uint64_t visits;	/* nodes visited by searches (for tests) */
+	/* Work counters read by tests and iopt-bench (fragmented), outside
+	 * the hot path: ancestors whose summary an ascent rewrote, and nodes
+	 * taken from the host allocator (fmap_pool_fill()). */
+	uint64_t climbs;
+	uint64_t pool_allocs;
 	/*
 	 * Finger: the path (by height) to the leaf of the last word change,
 	 * which holds pages fkey << 12 ..; UINT64_MAX: none. An allocation

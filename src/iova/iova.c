@@ -297,7 +297,8 @@ find_run(struct fmap *f, uint64_t size, unsigned order, uint64_t cap,
  * Within stripe s: size pages at a start aligned to 2^order, at or below
  * cap; with run set, also a run whose rounded-up block is not all free
  * (find_run(), not O(log)). 0; -ENOSPC (no room); -ENOMEM (no host
- * memory; nothing changed). Adds the stripe's frees32 to *seen.
+ * memory; nothing changed). Adds the stripe's frees32 to *seen (if not
+ * NULL).
  */
 static inline __attribute__((always_inline)) int
 stripe_alloc(struct iopt_iova *d, unsigned s, uint64_t size, unsigned order,
@@ -309,7 +310,8 @@ stripe_alloc(struct iopt_iova *d, unsigned s, uint64_t size, unsigned order,
 	int ret = -ENOMEM;
 
 	plat_spin_lock(&st->lock);
-	*seen += plat_load_rlx64(&st->frees32);
+	if (seen)	/* only a search below the 32-bit limit needs it */
+		*seen += plat_load_rlx64(&st->frees32);
 	if (live_reserve(&st->live) || fmap_prepare(&st->fmap, 0))
 		goto out;
 	ret = -ENOSPC;
@@ -416,14 +418,14 @@ static int iova_alloc(struct iopt_iova *d, uint64_t size, uint64_t limit,
 		return -ENOMEM;
 	/* The highest start aligned to 2^order whose size pages end at or
 	 * below the limit: only size pages need to fit, not 2^order. */
-	uint64_t cap = (limit + 1 - size) & ~((1ull << order) - 1), seen = 0;
+	uint64_t cap = (limit + 1 - size) & ~((1ull << order) - 1);
 	unsigned first = cpu & (nr_stripes(d) - 1);
 	bool is32 = limit == d->limit32;
 
 	if (is32 && size >= plat_load_rlx64(&d->fail32_size))
 		return -ENOMEM;
 	/* The common case: a whole block in the CPU's own stripe. */
-	if (!stripe_alloc(d, first, size, order, cap, false, pfn, &seen))
+	if (!stripe_alloc(d, first, size, order, cap, false, pfn, NULL))
 		return 0;
 	return iova_alloc_rest(d, size, order, cap, is32, first, pfn);
 }

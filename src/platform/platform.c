@@ -10,6 +10,15 @@
 #include <time.h>
 #include <unistd.h>
 
+/* glibc 2.35 and later register an rseq area for every thread; it lies
+ * at __rseq_offset from the thread pointer. */
+#if defined(__GLIBC__) && defined(__has_include) && defined(__has_builtin)
+#if __has_include(<sys/rseq.h>) && __has_builtin(__builtin_thread_pointer)
+#include <sys/rseq.h>
+#define PLAT_HAVE_RSEQ 1
+#endif
+#endif
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
@@ -66,8 +75,28 @@ uint64_t plat_clock_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * The CPU the calling thread runs on. Where glibc registered the thread's
+ * rseq area, the kernel keeps the current CPU in its cpu_id field (written
+ * by the kernel on the thread's return to user space, read here with a
+ * relaxed load: any value it holds was the thread's CPU at some point,
+ * which is all sched_getcpu() promises too). glibc 2.36's sched_getcpu()
+ * asks the vDSO instead: 4-5 ns on this VM against under 1 ns, and the
+ * IOVA allocator asks on every allocation (issue 13: the 2-thread tree
+ * pair).
+ */
 unsigned plat_cpu_id(void)
 {
+#ifdef PLAT_HAVE_RSEQ
+	if (__rseq_size >= 8) {
+		const struct rseq *r = (const struct rseq *)
+			((char *)__builtin_thread_pointer() + __rseq_offset);
+		uint32_t c = __atomic_load_n(&r->cpu_id, __ATOMIC_RELAXED);
+
+		if ((int32_t)c >= 0)	/* RSEQ_CPU_ID_UNINITIALIZED: -1 */
+			return c;
+	}
+#endif
 	int cpu = sched_getcpu();
 
 	return cpu < 0 ? 0u : (unsigned)cpu;
