@@ -27,9 +27,10 @@
  *  T1. Model calls of one CPU reach the model in program order (each is a
  *      synchronous call; the model's lock is released before it returns).
  *  T2. Model calls of different CPUs are ordered by the model's lock (its
- *      plat_mutex; a lock-free TLB hit takes the largest of the locked
- *      time and every hit block's latest cycle, each word with one
- *      writer: src/smmu_model/common/model_time.h); a call that a CPU starts after
+ *      plat_mutex; a lock-free TLB hit is ordered after the locked
+ *      path's time and its own CPU's earlier hits, not other CPUs' hits,
+ *      and every locked call after all hits:
+ *      src/smmu_model/common/model_core.h); a call that a CPU starts after
  *      another CPU's call returned is ordered after it (the unlock's
  *      release pairs with the next lock's acquire). The driver adds no
  *      order of its own with an external clock: whatever must reach the
