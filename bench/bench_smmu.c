@@ -144,10 +144,22 @@ static void v3_stats(void *m, struct xstats *x)
 			      st.walk_cache_misses, st.walks, st.fetches };
 }
 
+/* Host ns per uncontended mutex lock+unlock pair, over iters pairs. */
+static double mutex_chunk_ns(long iters)
+{
+	static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	uint64_t t0 = bench_now_ns();
+
+	for (long i = 0; i < iters; i++) {
+		pthread_mutex_lock(&m);
+		pthread_mutex_unlock(&m);
+	}
+	return (double)(bench_now_ns() - t0) / (double)iters;
+}
+
 /* Translate n addresses from va_of(i); report host ns and cycles. */
 static void run_xlate(const char *name, struct xmodel *r, long n,
-		      uint64_t (*va_of)(long i, void *arg), void *arg,
-		      double mutex_ns)
+		      uint64_t (*va_of)(long i, void *arg), void *arg)
 {
 	uint64_t *lat = malloc(sizeof(uint64_t) * (size_t)n);
 
@@ -157,13 +169,17 @@ static void run_xlate(const char *name, struct xmodel *r, long n,
 	double sum = 0;
 
 	/* Host time per translation: the median of REPS equal chunks, the
-	 * same statistic as the mutex yardstick. */
-	double chunk_ns[REPS];
+	 * same statistic as the mutex yardstick. Before each chunk, as many
+	 * mutex pairs: the ratio to the mutex pair is the median of the
+	 * chunks' own ratios, each taken in one machine state (this VM
+	 * switches speed for seconds at a time). */
+	double chunk_ns[REPS], ratio[REPS];
 	long i = 0;
 
 	r->stats(r->m, &st0);
 	for (int k = 0; k < REPS; k++) {
 		long end = n * (k + 1) / REPS, start = i;
+		double m_ns = mutex_chunk_ns(end - start);
 		uint64_t t0 = bench_now_ns();
 
 		for (; i < end; i++) {
@@ -174,8 +190,9 @@ static void run_xlate(const char *name, struct xmodel *r, long n,
 			*r->cycle = ready;
 		}
 		chunk_ns[k] = (double)(bench_now_ns() - t0) / (double)(end - start);
+		ratio[k] = chunk_ns[k] / m_ns;
 	}
-	double host = bench_median(chunk_ns, REPS);
+	double host = bench_median(chunk_ns, REPS), vs_mutex = bench_median(ratio, REPS);
 
 	r->stats(r->m, &st1);
 	qsort(lat, (size_t)n, sizeof(uint64_t), cmp_u64);
@@ -196,14 +213,14 @@ static void run_xlate(const char *name, struct xmodel *r, long n,
 		       name, n, host, sum / (double)n,
 		       (unsigned long long)lat[n / 2],
 		       (unsigned long long)lat[n - 1 - n / 100], hit_rate, wc_rate,
-		       (unsigned long long)walks, fetches, host / mutex_ns);
+		       (unsigned long long)walks, fetches, vs_mutex);
 	else
 		printf("%-23s %6.1f host ns  %6.1f cycles mean  p50 %4llu  p99 %4llu  "
 		       "TLB hits %5.1f%%  walk cache hits %5.1f%%  %.2f fetches/walk  "
 		       "%.1fx mutex pair\n", name, host,
 		       sum / (double)n, (unsigned long long)lat[n / 2],
 		       (unsigned long long)lat[n - 1 - n / 100], 100 * hit_rate,
-		       100 * wc_rate, fetches, host / mutex_ns);
+		       100 * wc_rate, fetches, vs_mutex);
 	free(lat);
 }
 
@@ -592,69 +609,86 @@ static void *hit_thread_main(void *arg)
 	return NULL;
 }
 
-static double case_hit_threads(int version, unsigned nthreads, double one,
-			       double *cpu_one)
+/* One run: nthreads device threads of n hits each on a fresh model; the
+ * translations per wall second, *cpu_rate per thread CPU-second. */
+static double hit_run(int version, unsigned nthreads, long n, uint64_t *faults,
+		      double *cpu_rate)
+{
+	struct rig r;
+	struct rig2 r2;
+	void *m;
+	struct bench_barrier go;
+	struct hit_thread *h = calloc(nthreads, sizeof(*h));
+
+	if (!h) {
+		fprintf(stderr, "translate_hit_threads: out of memory\n");
+		exit(1);
+	}
+	if (version == 2) {
+		rig2_init(&r2, true, true, true);
+		iopt_map_pages(r2.pt, 0x40000000, 0x7000000000ull, 4096, 1,
+			       IOPT_READ, NULL);
+		m = r2.s;
+	} else {
+		rig_init_clk(&r, true, true, true);
+		iopt_map_pages(r.pt, 0x40000000, 0x7000000000ull, 4096, 1,
+			       IOPT_READ, NULL);
+		m = r.s;
+	}
+	bench_barrier_init(&go, nthreads + 1);
+	for (unsigned i = 0; i < nthreads; i++) {
+		h[i] = (struct hit_thread){ .m = m, .version = version, .n = n,
+					    .go = &go };
+		if (plat_thread_start(&h[i].th, hit_thread_main, &h[i])) {
+			fprintf(stderr, "translate_hit_threads: no thread\n");
+			exit(1);
+		}
+	}
+	bench_barrier_wait(&go);
+	uint64_t t0 = bench_now_ns(), cpu = 0;
+
+	for (unsigned i = 0; i < nthreads; i++) {
+		plat_thread_join(&h[i].th);
+		*faults += h[i].faults;
+		cpu += h[i].cpu_ns;
+	}
+	double rate = (double)n * nthreads * 1e9 / (double)(bench_now_ns() - t0);
+
+	*cpu_rate = cpu ? (double)n * nthreads * 1e9 / (double)cpu : 0;
+	bench_barrier_destroy(&go);
+	free(h);
+	if (version == 2)
+		rig2_fini(&r2);
+	else
+		rig_fini(&r);
+	return rate;
+}
+
+/*
+ * translate_hit_threads with nthreads threads: REPS runs, each (when
+ * nthreads > 1) right after a one-thread run, so that both see the same
+ * machine state (this VM switches speed for seconds at a time); the
+ * ratios to one thread are the medians of the runs' own ratios.
+ */
+static void case_hit_threads(int version, unsigned nthreads)
 {
 	/* Device threads are platform threads: on iopt-bench-sim (--sim N)
 	 * each is a simulated CPU. */
 	const long n = bench_iters(1000000, 100);
-	double rate[REPS], cpu_rate[REPS];
+	double rate[REPS], cpu_rate[REPS], ratio[REPS], cpu_ratio[REPS];
 	uint64_t faults = 0;
 
 	for (int k = 0; k < REPS; k++) {
-		struct rig r;
-		struct rig2 r2;
-		void *m;
-		struct bench_barrier go;
-		struct hit_thread *h = calloc(nthreads, sizeof(*h));
+		double one = 0, cpu_one = 0;
 
-		if (!h) {
-			fprintf(stderr, "translate_hit_threads: out of memory\n");
-			exit(1);
-		}
-		if (version == 2) {
-			rig2_init(&r2, true, true, true);
-			iopt_map_pages(r2.pt, 0x40000000, 0x7000000000ull, 4096, 1,
-				       IOPT_READ, NULL);
-			m = r2.s;
-		} else {
-			rig_init_clk(&r, true, true, true);
-			iopt_map_pages(r.pt, 0x40000000, 0x7000000000ull, 4096, 1,
-				       IOPT_READ, NULL);
-			m = r.s;
-		}
-		bench_barrier_init(&go, nthreads + 1);
-		for (unsigned i = 0; i < nthreads; i++) {
-			h[i] = (struct hit_thread){ .m = m, .version = version, .n = n,
-						    .go = &go };
-			if (plat_thread_start(&h[i].th, hit_thread_main, &h[i])) {
-				fprintf(stderr, "translate_hit_threads: no thread\n");
-				exit(1);
-			}
-		}
-		bench_barrier_wait(&go);
-		uint64_t t0 = bench_now_ns();
-
-		uint64_t cpu = 0;
-
-		for (unsigned i = 0; i < nthreads; i++) {
-			plat_thread_join(&h[i].th);
-			faults += h[i].faults;
-			cpu += h[i].cpu_ns;
-		}
-		rate[k] = (double)n * nthreads * 1e9 / (double)(bench_now_ns() - t0);
-		cpu_rate[k] = cpu ? (double)n * nthreads * 1e9 / (double)cpu : 0;
-		bench_barrier_destroy(&go);
-		free(h);
-		if (version == 2)
-			rig2_fini(&r2);
-		else
-			rig_fini(&r);
+		if (nthreads > 1)
+			one = hit_run(version, 1, n, &faults, &cpu_one);
+		rate[k] = hit_run(version, nthreads, n, &faults, &cpu_rate[k]);
+		ratio[k] = one ? rate[k] / one : 1.0;
+		cpu_ratio[k] = cpu_one ? cpu_rate[k] / cpu_one : 1.0;
 	}
 	double med = bench_median(rate, REPS), cmed = bench_median(cpu_rate, REPS);
-
-	if (!*cpu_one)
-		*cpu_one = cmed;
+	double vs = bench_median(ratio, REPS), cvs = bench_median(cpu_ratio, REPS);
 
 	/* Simulated CPUs are host threads of the simulation: their CPU
 	 * time says nothing of the simulated machine's, so no CPU figure. */
@@ -665,43 +699,33 @@ static double case_hit_threads(int version, unsigned nthreads, double one,
 		       "\"threads\":%u,\"translations_per_sec\":%.0f,"
 		       "\"vs_one_thread\":%.2f,\"per_thread_cpu_sec\":%.0f,"
 		       "\"cpu_vs_one_thread\":%.2f,\"faults\":%llu}\n",
-		       version == 2 ? "\"version\":2," : "", nthreads, med,
-		       one ? med / one : 1.0, cmed, cmed / *cpu_one,
-		       (unsigned long long)faults);
+		       version == 2 ? "\"version\":2," : "", nthreads, med, vs,
+		       cmed, cvs, (unsigned long long)faults);
 	else if (json)
 		printf("{\"suite\":\"smmu\",%s\"case\":\"translate_hit_threads\","
 		       "\"threads\":%u,\"translations_per_sec\":%.0f,"
 		       "\"vs_one_thread\":%.2f,\"faults\":%llu}\n",
-		       version == 2 ? "\"version\":2," : "", nthreads, med,
-		       one ? med / one : 1.0, (unsigned long long)faults);
+		       version == 2 ? "\"version\":2," : "", nthreads, med, vs,
+		       (unsigned long long)faults);
 	else if (cpu)
 		printf("translate_hit %3u threads %11.0f translations/s  %.2fx one "
 		       "thread; %11.0f per thread CPU-s  %.2fx one thread's%s\n",
-		       nthreads, med, one ? med / one : 1.0, cmed, cmed / *cpu_one,
-		       faults ? "  FAULTS" : "");
+		       nthreads, med, vs, cmed, cvs, faults ? "  FAULTS" : "");
 	else
 		printf("translate_hit %3u threads %11.0f translations/s  %.2fx one "
-		       "thread%s\n", nthreads, med, one ? med / one : 1.0,
-		       faults ? "  FAULTS" : "");
-	return med;
+		       "thread%s\n", nthreads, med, vs, faults ? "  FAULTS" : "");
 }
 
 /* translate_hit_threads for 1, 2 and the --threads list. */
 static void hit_threads(int version, const unsigned *threads, unsigned nthreads)
 {
-	double one = 0, cpu_one = 0;
-
 	if (!want("translate_hit_threads"))
 		return;
-	for (unsigned i = 0; i < nthreads; i++) {
-		double v = case_hit_threads(version, threads[i], one, &cpu_one);
-
-		if (threads[i] == 1 && !one)
-			one = v;
-	}
+	for (unsigned i = 0; i < nthreads; i++)
+		case_hit_threads(version, threads[i]);
 }
 
-static void bench_v2(double mutex_ns, uint64_t footprint, const unsigned *threads,
+static void bench_v2(uint64_t footprint, const unsigned *threads,
 		     unsigned nthreads)
 {
 	static const struct {
@@ -723,7 +747,7 @@ static void bench_v2(double mutex_ns, uint64_t footprint, const unsigned *thread
 			       NULL);
 		struct xmodel x = { r.s, v2_xlate, v2_stats, &r.cycle };
 
-		run_xlate(one[i].name, &x, one[i].n, same_va, NULL, mutex_ns);
+		run_xlate(one[i].name, &x, one[i].n, same_va, NULL);
 		rig2_fini(&r);
 	}
 	struct rnd x = { 0x9e3779b97f4a7c15ull, footprint / 4096 };
@@ -734,7 +758,7 @@ static void bench_v2(double mutex_ns, uint64_t footprint, const unsigned *thread
 			       IOPT_READ, NULL);
 		struct xmodel xm = { r.s, v2_xlate, v2_stats, &r.cycle };
 
-		run_xlate("translate_random", &xm, 500000, rnd_va, &x, mutex_ns);
+		run_xlate("translate_random", &xm, 500000, rnd_va, &x);
 		rig2_fini(&r);
 	}
 	hit_threads(2, threads, nthreads);
@@ -787,11 +811,11 @@ int bench_smmu_main(int argc, char **argv)
 			goto bad;
 		}
 	}
-	double mutex_ns = case_mutex();
+	case_mutex();
 	struct rig r;
 
 	if (version == 2) {
-		bench_v2(mutex_ns, footprint, threads, nthreads);
+		bench_v2(footprint, threads, nthreads);
 		return 0;
 	}
 
@@ -814,7 +838,7 @@ int bench_smmu_main(int argc, char **argv)
 			       NULL);
 		struct xmodel x = { r.s, v3_xlate, v3_stats, &r.cycle };
 
-		run_xlate(one[i].name, &x, one[i].n, same_va, NULL, mutex_ns);
+		run_xlate(one[i].name, &x, one[i].n, same_va, NULL);
 		rig_fini(&r);
 	}
 	/* Random pages over the footprint, with and without walk caches. */
@@ -829,7 +853,7 @@ int bench_smmu_main(int argc, char **argv)
 		struct xmodel xm = { r.s, v3_xlate, v3_stats, &r.cycle };
 
 		run_xlate(wc ? "translate_random" : "translate_random_nowc", &xm,
-			  500000, rnd_va, &x, mutex_ns);
+			  500000, rnd_va, &x);
 		rig_fini(&r);
 	}
 	hit_threads(3, threads, nthreads);
