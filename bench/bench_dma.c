@@ -812,6 +812,14 @@ static int measure_paired(const struct opts *base, double *lazy_ns,
 #define NVAR 10
 
 /* v3: the targets of docs/dma.md side by side. */
+/* Each round's ratio, then the closing parenthesis of the line. */
+static void print_rounds(const double *r)
+{
+	for (int k = 0; k < REPS; k++)
+		printf(" %.2f", r[k]);
+	printf(")\n");
+}
+
 static int report(const struct opts *base)
 {
 	struct opts v[NVAR];
@@ -973,18 +981,14 @@ static int report(const struct opts *base)
 		       "translations taken out: lazy pair %.1f ns / parts %.1f ns = %.2fx "
 		       "(target <= 1.5x; rounds:", PAIRED_SLICE, paired_lazy, paired_parts,
 		       paired_ratio);
-		for (int k = 0; k < REPS; k++)
-			printf(" %.2f", prat[k]);
-		printf(")\n");
+		print_rounds(prat);
 		printf("  the same with the translations in: lazy pair %.1f ns: %.2fx\n",
 		       paired_lazy_in, paired_ratio_in);
 		printf("  separate runs, thread CPU time (untimed): lazy pair %.1f ns "
 		       "(%.1f without the translations), parts in one loop %.1f ns: %.2fx "
 		       "(%.2fx; rounds:", pair_cpu, pair_cpu_excl, ploop_cpu, ratio_cpu,
 		       ratio_cpu_excl);
-		for (int k = 0; k < REPS; k++)
-			printf(" %.2f", rr[k]);
-		printf(")\n");
+		print_rounds(rr);
 		printf("  the same without device sampling: lazy pair %.1f ns: %.2fx\n",
 		       pair_cpu_nodev, ratio_cpu_nodev);
 		printf("  lazy 2 threads / 1 thread = %.2fx timed, %.2fx untimed, %.2fx "
