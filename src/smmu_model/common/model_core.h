@@ -127,9 +127,6 @@ struct smmu_core {
 	bool tlb_on;
 	bool locked;			/* lock initialised */
 	struct smmu_wcache wc;
-	/* The walker's view of mem, with wc attached when enabled: built
-	 * once by smmu_model_new (smmu_core_walk_mem). */
-	struct smmu_mem walk_mem;
 	/* The last TLB lookup (smmu_core_tlb_hit) was a hit that changed no
 	 * replacement state; the block mask of the entry. Model lock. */
 	bool hit_pure;
@@ -154,6 +151,10 @@ struct smmu_core {
 	 * hash of the (key, page) of the latest pure locked hit there that
 	 * was not recorded. Model lock; hits never read it. */
 	uint64_t memo_cand[1u << SMMU_MEMO_LG2];
+	/* The walker's view of mem, with wc attached when enabled: built
+	 * once by smmu_model_new (smmu_core_walk_mem). Last, so that the
+	 * words the lock-free hits read keep their offsets. Model lock. */
+	struct smmu_mem walk_mem;
 };
 
 /* What a model's parameters give its core. */
