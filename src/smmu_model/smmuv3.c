@@ -567,10 +567,9 @@ static struct smmu_caps caps_of(const struct iopt_smmu *s)
 static bool ipa_to_pa(struct iopt_smmu *s, const struct cfg_entry *c,
 		      uint64_t *addr, int64_t *lat, struct smmu_walk_res *w)
 {
-	struct smmu_mem m = smmu_wcache_mem(&s->core.wc, &s->core.mem, c->vmid,
-					    s->core.wc.asid);
-
-	smmu_walk(&c->s2c, NULL, &m, *addr, 0, w);
+	smmu_walk(&c->s2c, NULL,
+		  smmu_core_walk_mem(&s->core, c->vmid, s->core.wc.asid), *addr,
+		  0, w);
 	*lat += (int64_t)w->fetches * s->core.mem.desc_latency;
 	/* S2PTW: a CD fetch from a stage 2 page of any Device type is a
 	 * stage 2 Permission fault (5.2 S2PTW), as a table walk's is. */

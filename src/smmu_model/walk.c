@@ -544,11 +544,13 @@ static bool v7s_full_allows(const struct smmu_stage_cfg *c, unsigned ap, bool xn
  * both with B 2, C 3, AP[1:0] 5:4, AP[2] 9, S 10, nG 11. With SCTLR.AFE =
  * 1, AP[0] is the access flag, AP[1] allows unprivileged access and AP[2]
  * makes it read-only (G5.6.1.1); with AFE = 0 AP[2:0] are the permissions
- * (G5.6.1.2) and there is no Access flag fault.
+ * (G5.6.1.2) and there is no Access flag fault. Out of line: inlined,
+ * it would make smmu_walk save registers for every long-descriptor walk.
  */
-static void walk_v7s(const struct smmu_stage_cfg *c, const struct smmu_stage_cfg *s2,
-		     const struct smmu_mem *m, uint64_t ia, unsigned acc,
-		     struct smmu_walk_res *r)
+static __attribute__((noinline)) void
+walk_v7s(const struct smmu_stage_cfg *c, const struct smmu_stage_cfg *s2,
+	 const struct smmu_mem *m, uint64_t ia, unsigned acc,
+	 struct smmu_walk_res *r)
 {
 	const unsigned l1_bits = c->ias - 20;
 	uint64_t pa = 0, oa;

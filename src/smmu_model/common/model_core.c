@@ -168,7 +168,12 @@ static int core_init(struct smmu_core *c, const struct iopt_smmu_mem *mem,
 			return err;
 		c->tlb_on = true;
 	}
-	return smmu_wcache_init(&c->wc, cp->walk, cp->seed + 1);
+	err = smmu_wcache_init(&c->wc, cp->walk, cp->seed + 1);
+	/* The walker's memory, built once (smmu_core_walk_mem): neither the
+	 * callbacks nor the walk cache's being on change after this. */
+	c->walk_mem = (struct smmu_mem){ mem->load64, mem->cas64, mem->ctx,
+					 c->wc.enabled ? &c->wc.ops : NULL };
+	return err;
 }
 
 static void core_fini(struct smmu_core *c)
@@ -217,49 +222,6 @@ void smmu_model_free(void *model, size_t core_off)
 	free(model);
 }
 
-struct tlb_entry *smmu_core_tlb_hit(struct smmu_core *c,
-				    const struct smmu_stage_cfg *first,
-				    const struct smmu_stage_cfg *s2, uint16_t vmid,
-				    uint16_t asid, uint8_t stage, uint64_t ia,
-				    unsigned acc, uint64_t *tcur, bool *looked)
-{
-	struct tlb_entry *e;
-
-	*tcur += c->tlb_latency;
-	*looked = c->tlb_on;
-	c->hit_pure = false;
-	if (!c->tlb_on)
-		return NULL;
-	/* The tick moves only when a lookup changes an LRU stamp (tlb.h). */
-	uint64_t tick = c->tlb.tick;
-
-	e = tlb_lookup(&c->tlb, vmid, asid, stage, ia);
-	if (e && smmu_leaf_allows(first, e->desc, acc) &&
-	    (!s2 || smmu_leaf_allows(s2, e->desc2, acc))) {
-		c->hit_pure = c->tlb.tick == tick;
-		c->hit_mask = (1ull << e->size_lg2) - 1;
-		return e;
-	}
-	return NULL;
-}
-
-void smmu_core_walk(struct smmu_core *c, const struct smmu_stage_cfg *first,
-		    const struct smmu_stage_cfg *s2, uint16_t vmid, uint16_t asid,
-		    uint64_t ia, unsigned acc, uint64_t *tcur,
-		    struct smmu_walk_res *w)
-{
-	uint64_t *ws = smmu_slot_next(c->walk_free, c->nwalk, &c->next_walk);
-	uint64_t start = *tcur > *ws ? *tcur : *ws;
-	struct smmu_mem m = smmu_wcache_mem(&c->wc, &c->mem, vmid, asid);
-	uint64_t probes = smmu_wcache_probes(&c->wc);
-
-	smmu_walk(first, s2, &m, ia, acc, w);
-	probes = smmu_wcache_probes(&c->wc) - probes;
-	*tcur = start + probes * c->walk_latency +
-		(uint64_t)w->fetches * c->mem.desc_latency;
-	*ws = *tcur;
-}
-
 bool smmu_core_tlb_conflict_scan(const struct smmu_core *c, uint16_t vmid,
 				 uint16_t asid, uint8_t stage, uint64_t ia,
 				 unsigned size_lg2)
@@ -280,26 +242,4 @@ bool smmu_core_tlb_conflict_scan(const struct smmu_core *c, uint16_t vmid,
 				return true;
 	}
 	return false;
-}
-
-void smmu_core_tlb_fill(struct smmu_core *c, const struct smmu_stage_cfg *first,
-			uint8_t stage, uint16_t vmid, uint16_t asid, bool global,
-			uint64_t ia, const struct smmu_walk_res *w)
-{
-	if (!c->tlb_on)
-		return;
-	struct tlb_entry e = {
-		.global = global, .stage = stage, .g = (uint8_t)first->g,
-		.level = (uint8_t)w->level, .size_lg2 = (uint8_t)w->size_lg2,
-		.vmid = vmid, .asid = asid,
-		.ia = ia & ~((1ull << w->size_lg2) - 1),
-		.oa = w->oa & ~((1ull << w->size_lg2) - 1), .attr = w->attr,
-		.desc = w->desc, .desc2 = w->desc2,
-	};
-
-	/* No generation move here: a fill follows a TLB miss in the same
-	 * locked call, which is never a pure hit, so the call retires the
-	 * memo before it releases the lock (smmu_core_memo_pure: a
-	 * translation; a register access retires it in any case). */
-	tlb_insert(&c->tlb, &e);
 }

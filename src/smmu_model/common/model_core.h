@@ -151,6 +151,10 @@ struct smmu_core {
 	 * hash of the (key, page) of the latest pure locked hit there that
 	 * was not recorded. Model lock; hits never read it. */
 	uint64_t memo_cand[1u << SMMU_MEMO_LG2];
+	/* The walker's view of mem, with wc attached when enabled: built
+	 * once by smmu_model_new (smmu_core_walk_mem). Last, so that the
+	 * words the lock-free hits read keep their offsets. Model lock. */
+	struct smmu_mem walk_mem;
 };
 
 /* What a model's parameters give its core. */
@@ -541,11 +545,41 @@ static inline void smmu_core_hit_stats(struct smmu_core *c, struct smmu_hit_stat
  * count). hit_pure: an entry was returned and the lookup changed no
  * replacement state.
  */
-struct tlb_entry *smmu_core_tlb_hit(struct smmu_core *c,
-				    const struct smmu_stage_cfg *first,
-				    const struct smmu_stage_cfg *s2, uint16_t vmid,
-				    uint16_t asid, uint8_t stage, uint64_t ia,
-				    unsigned acc, uint64_t *tcur, bool *looked);
+static inline struct tlb_entry *
+smmu_core_tlb_hit(struct smmu_core *c, const struct smmu_stage_cfg *first,
+		  const struct smmu_stage_cfg *s2, uint16_t vmid, uint16_t asid,
+		  uint8_t stage, uint64_t ia, unsigned acc, uint64_t *tcur,
+		  bool *looked)
+{
+	/* Inline, as the walk and the fill below: each miss takes all
+	 * three, and out of line they cost their calls' argument moves. */
+	*tcur += c->tlb_latency;
+	*looked = c->tlb_on;
+	c->hit_pure = false;
+	if (!c->tlb_on)
+		return NULL;
+	/* The tick moves only when a lookup changes an LRU stamp (tlb.h). */
+	uint64_t tick = c->tlb.tick;
+	struct tlb_entry *e = tlb_lookup(&c->tlb, vmid, asid, stage, ia);
+
+	if (e && smmu_leaf_allows(first, e->desc, acc) &&
+	    (!s2 || smmu_leaf_allows(s2, e->desc2, acc))) {
+		c->hit_pure = c->tlb.tick == tick;
+		c->hit_mask = (1ull << e->size_lg2) - 1;
+		return e;
+	}
+	return NULL;
+}
+
+/* The walker's memory for walks tagged (vmid, asid) in the walk cache:
+ * the core's walk_mem, with the tags set. Model lock held. */
+static inline const struct smmu_mem *smmu_core_walk_mem(struct smmu_core *c,
+							 uint16_t vmid,
+							 uint16_t asid)
+{
+	smmu_wcache_tag(&c->wc, vmid, asid);
+	return &c->walk_mem;
+}
 
 /*
  * Walk ia through first (then s2 when nested) in the next walk slot,
@@ -553,10 +587,21 @@ struct tlb_entry *smmu_core_tlb_hit(struct smmu_core *c,
  * walk_latency per walk-cache probe plus the memory's desc_latency per
  * descriptor fetched.
  */
-void smmu_core_walk(struct smmu_core *c, const struct smmu_stage_cfg *first,
-		    const struct smmu_stage_cfg *s2, uint16_t vmid, uint16_t asid,
-		    uint64_t ia, unsigned acc, uint64_t *tcur,
-		    struct smmu_walk_res *w);
+static inline void smmu_core_walk(struct smmu_core *c, const struct smmu_stage_cfg *first,
+				  const struct smmu_stage_cfg *s2, uint16_t vmid,
+				  uint16_t asid, uint64_t ia, unsigned acc,
+				  uint64_t *tcur, struct smmu_walk_res *w)
+{
+	uint64_t *ws = smmu_slot_next(c->walk_free, c->nwalk, &c->next_walk);
+	uint64_t start = *tcur > *ws ? *tcur : *ws;
+	uint64_t probes = smmu_wcache_probes(&c->wc);
+
+	smmu_walk(first, s2, smmu_core_walk_mem(c, vmid, asid), ia, acc, w);
+	probes = smmu_wcache_probes(&c->wc) - probes;
+	*tcur = start + probes * c->walk_latency +
+		(uint64_t)w->fetches * c->mem.desc_latency;
+	*ws = *tcur;
+}
 
 /*
  * Would caching a walk's leaf of 2^size_lg2 bytes for ia under (vmid,
@@ -583,8 +628,28 @@ static inline bool smmu_core_tlb_conflict(const struct smmu_core *c, uint16_t vm
 /* Cache a successful walk's leaf (global: stage 1 nG = 0). The caller
  * retires the hit memo before releasing the lock (a fill follows a
  * miss: the call is not a pure hit; smmu_core_gen_bump). */
-void smmu_core_tlb_fill(struct smmu_core *c, const struct smmu_stage_cfg *first,
-			uint8_t stage, uint16_t vmid, uint16_t asid, bool global,
-			uint64_t ia, const struct smmu_walk_res *w);
+static inline void smmu_core_tlb_fill(struct smmu_core *c,
+				      const struct smmu_stage_cfg *first,
+				      uint8_t stage, uint16_t vmid, uint16_t asid,
+				      bool global, uint64_t ia,
+				      const struct smmu_walk_res *w)
+{
+	if (!c->tlb_on)
+		return;
+	struct tlb_entry e = {
+		.global = global, .stage = stage, .g = (uint8_t)first->g,
+		.level = (uint8_t)w->level, .size_lg2 = (uint8_t)w->size_lg2,
+		.vmid = vmid, .asid = asid,
+		.ia = ia & ~((1ull << w->size_lg2) - 1),
+		.oa = w->oa & ~((1ull << w->size_lg2) - 1), .attr = w->attr,
+		.desc = w->desc, .desc2 = w->desc2,
+	};
+
+	/* No generation move here: a fill follows a TLB miss in the same
+	 * locked call, which is never a pure hit, so the call retires the
+	 * memo before it releases the lock (smmu_core_memo_pure: a
+	 * translation; a register access retires it in any case). */
+	tlb_insert(&c->tlb, &e);
+}
 
 #endif

@@ -72,13 +72,3 @@ void smmu_wcache_fini(struct smmu_wcache *wc)
 		tlb_fini(&wc->t);
 	wc->enabled = false;
 }
-
-struct smmu_mem smmu_wcache_mem(struct smmu_wcache *wc,
-				const struct iopt_smmu_mem *mem, uint16_t vmid,
-				uint16_t asid)
-{
-	wc->vmid = vmid;
-	wc->asid = asid;
-	return (struct smmu_mem){ mem->load64, mem->cas64, mem->ctx,
-				  wc->enabled ? &wc->ops : NULL };
-}

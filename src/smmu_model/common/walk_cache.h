@@ -36,11 +36,14 @@ int smmu_wcache_init(struct smmu_wcache *wc, const struct iopt_smmu_cache_params
 		     uint64_t seed);
 void smmu_wcache_fini(struct smmu_wcache *wc);
 
-/* Memory for a walk tagged (vmid, asid): the walker's view of mem with
- * this cache attached when enabled. */
-struct smmu_mem smmu_wcache_mem(struct smmu_wcache *wc,
-				const struct iopt_smmu_mem *mem, uint16_t vmid,
-				uint16_t asid);
+/* The tags of the walks that follow (the walker's callbacks carry none:
+ * wc_lookup and wc_insert take them from here). */
+static inline void smmu_wcache_tag(struct smmu_wcache *wc, uint16_t vmid,
+				   uint16_t asid)
+{
+	wc->vmid = vmid;
+	wc->asid = asid;
+}
 
 /* Probes so far (hits + misses). */
 static inline uint64_t smmu_wcache_probes(const struct smmu_wcache *wc)
