@@ -12,8 +12,9 @@
  *               out.
  * fragmented    ns per 2-page allocation (mean, median, p99.9, worst; the
  *               worst of those during which the thread was not switched
- *               out; the worst of each call's smaller time over two
- *               passes, and the work the slowest calls did; the mean over
+ *               out; the worst of each call's least time over three
+ *               passes, against a control that times a spin instead;
+ *               the work the slowest calls did; the mean over
  *               this run's cached pair) after random fragmentation, at
  *               live = 10^4 and 10^6 ranges (--live N: only that one, e.g.
  *               for callgrind); timed one by one, and again timed in
@@ -342,6 +343,23 @@ static void frag_pass(long live, long m, double *t, bool *sw,
 	iopt_iova_destroy(d);
 }
 
+/*
+ * The control for frag_pass(): the same loop, timing a spin of spin_ns
+ * instead of an allocation (t[i]); calls switched out are left at 0.
+ */
+static void frag_control_pass(long m, uint64_t spin_ns, double *t)
+{
+	for (long i = 0; i < m; i++) {
+		long cs = ctx_switches();
+		uint64_t t0 = bench_now_ns(), dt;
+
+		do
+			dt = bench_now_ns() - t0;
+		while (dt < spin_ns);
+		t[i] = ctx_switches() == cs ? (double)dt : 0;
+	}
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -350,29 +368,37 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /*
- * Three passes over the same 2-page allocations, each on a fresh copy of
- * the same fragmented domain (the same seed: the same allocations, with
- * the same work, in each):
- *  - two timed one by one (the mean, median, p99.9 and worst of the first;
- *    each figure includes one clock read, clock_ns, the median of an empty
- *    timed interval, and the getrusage() calls that detect a context
- *    switch run between allocations). The first also counts each
- *    allocation's work (struct frag_work). The worst single allocation is
- *    reported three ways: of all calls (worst_ns); of the calls not
- *    switched out (worst_not_switched_ns); and the largest, over the
- *    calls, of the smaller of a call's two times (worst_repeat_ns): an
- *    allocation slow because of its work is slow in both passes, one that
- *    lost the processor to the VM (which the guest does not see as a
- *    context switch: clock_gap_max_ns shows how long that takes here) is
- *    not, twice, at the same call. The work of the slowest calls and the
- *    most any call did are printed beside them;
- *  - one timed in blocks of FRAG_BLOCK (mean_batch_ns): the clock is read
- *    once per block, as the pair cases read it once per run, so this mean
- *    and the cached pair's are taken the same way
+ * FRAG_PASSES passes over the same 2-page allocations, each on a fresh
+ * copy of the same fragmented domain (the same seed: the same allocations,
+ * with the same work, in each), timed one by one; then a control pass and
+ * a pass timed in blocks:
+ *  - the mean, median, p99.9 and worst are of the first pass; each figure
+ *    includes one clock read, clock_ns, the median of an empty timed
+ *    interval, and the getrusage() calls that detect a context switch run
+ *    between allocations. The first also counts each allocation's work
+ *    (struct frag_work). The worst single allocation is reported three
+ *    ways: of all calls (worst_ns); of the calls not switched out
+ *    (worst_not_switched_ns); and the largest, over the calls, of a call's
+ *    smallest time over the passes (worst_repeat_ns). An allocation slow
+ *    because of its work is slow in every pass; one that lost the
+ *    processor to the VM (an interrupt or the host preempting the vCPU,
+ *    which the guest does not see as a context switch) is not, in every
+ *    pass, at the same call. over_50us counts the calls over 50 us in the
+ *    first pass, over_50us_every_pass those over 50 us in all passes;
+ *  - the control pass times, in the same loop, a spin of the first pass's
+ *    median length instead of the allocation: its worst (control_worst_ns)
+ *    and its calls over 50 us (control_over_50us) are what the VM adds to
+ *    any call of that length over as many calls, whatever the call does;
+ *    clock_gap_max_ns is the longest gap between two clock reads of a
+ *    thread doing nothing else;
+ *  - the pass timed in blocks of FRAG_BLOCK (mean_batch_ns): the clock is
+ *    read once per block, as the pair cases read it once per run, so this
+ *    mean and the cached pair's are taken the same way
  *    (mean_batch_vs_cached_pair). Blocks during which the thread was
  *    switched out are counted apart (mean_batch_not_switched_ns leaves
  *    them out).
  */
+#define FRAG_PASSES 3
 #define FRAG_BLOCK 100
 
 static void case_fragmented(void)
@@ -394,45 +420,62 @@ static void case_fragmented(void)
 			continue;
 		const long m = 20000;
 		uint64_t *got = calloc((size_t)m, sizeof(uint64_t)), end;
-		double *t1 = calloc((size_t)m, sizeof(double));
-		double *t2 = calloc((size_t)m, sizeof(double));
+		double *t[FRAG_PASSES], *rep = calloc((size_t)m, sizeof(double));
 		double *srt = calloc((size_t)m, sizeof(double));
-		bool *sw1 = calloc((size_t)m, sizeof(bool)), *sw2 = calloc((size_t)m, sizeof(bool));
+		bool *sw[FRAG_PASSES];
 		struct frag_work *w = calloc((size_t)m, sizeof(*w)), wmax = { 0 };
-		long failed, failed2, switched = 0, iw = 0, irun = -1, irep = 0;
-		double total = 0, total_run = 0;
+		long failed = 0, switched = 0, iw = 0, irun = -1, irep = 0;
+		long over = 0, over_all = 0, ctl_over = 0;
+		double total = 0, total_run = 0, ctl_worst = 0;
 
-		/* The bench's own arrays are touched (calloc) before: their
-		 * first-touch page faults are not the allocator's. */
+		for (int p = 0; p < FRAG_PASSES; p++) {
+			t[p] = calloc((size_t)m, sizeof(double));
+			sw[p] = calloc((size_t)m, sizeof(bool));
+			/* Touched before: their first-touch page faults are
+			 * not the allocator's. */
+			memset(t[p], 0, sizeof(double) * (size_t)m);
+		}
 		memset(got, 0, sizeof(uint64_t) * (size_t)m);
-		memset(t1, 0, sizeof(double) * (size_t)m);
-		memset(t2, 0, sizeof(double) * (size_t)m);
+		memset(rep, 0, sizeof(double) * (size_t)m);
 		memset(srt, 0, sizeof(double) * (size_t)m);
 		uint64_t p0 = bench_now_ns();
 
-		frag_pass(live, m, t1, sw1, w, got, &failed);
-		uint64_t pass_ns = bench_now_ns() - p0;
+		for (int p = 0; p < FRAG_PASSES; p++) {
+			long f;
 
-		frag_pass(live, m, t2, sw2, NULL, got, &failed2);
+			frag_pass(live, m, t[p], sw[p], p ? NULL : w, got, &f);
+			if (!p)
+				failed = f;
+		}
+		uint64_t pass_ns = (bench_now_ns() - p0) / FRAG_PASSES;
 		uint64_t gap = clock_gap_max(pass_ns);
 		long faulted = 0;
 		uint64_t pool_allocs = 0;
+		const double limit = 50000;
+		const double *t1 = t[0];
 
 		for (long i = 0; i < m; i++) {
-			double rep = t1[i] < t2[i] ? t1[i] : t2[i];
+			bool all = true;
 
+			rep[i] = t1[i];
+			for (int p = 0; p < FRAG_PASSES; p++) {
+				rep[i] = t[p][i] < rep[i] ? t[p][i] : rep[i];
+				all = all && t[p][i] > limit;
+			}
+			over += t1[i] > limit;
+			over_all += all;
 			total += t1[i];
 			srt[i] = t1[i];
 			if (t1[i] > t1[iw])
 				iw = i;
-			if (sw1[i]) {
+			if (sw[0][i]) {
 				switched++;
 			} else {
 				total_run += t1[i];
 				if (irun < 0 || t1[i] > t1[irun])
 					irun = i;
 			}
-			if (rep > (t1[irep] < t2[irep] ? t1[irep] : t2[irep]))
+			if (rep[i] > rep[irep])
 				irep = i;
 			wmax.visits = w[i].visits > wmax.visits ? w[i].visits : wmax.visits;
 			wmax.climbs = w[i].climbs > wmax.climbs ? w[i].climbs : wmax.climbs;
@@ -443,7 +486,14 @@ static void case_fragmented(void)
 		qsort(srt, (size_t)m, sizeof(double), cmp_double);
 		double median = srt[m / 2], p999 = srt[m - 1 - m / 1000];
 		double worst = t1[iw], worst_run = irun >= 0 ? t1[irun] : 0;
-		double worst_rep = t1[irep] < t2[irep] ? t1[irep] : t2[irep];
+		double worst_rep = rep[irep];
+
+		/* The control: the same number of calls of the median's length. */
+		frag_control_pass(m, (uint64_t)median, srt);
+		for (long i = 0; i < m; i++) {
+			ctl_over += srt[i] > limit;
+			ctl_worst = srt[i] > ctl_worst ? srt[i] : ctl_worst;
+		}
 
 		/* The same allocations again, timed in blocks. */
 		struct iopt_iova *d = frag_build(live, &end);
@@ -456,13 +506,13 @@ static void case_fragmented(void)
 
 			for (long j = i; j < i + n; j++)
 				iopt_iova_alloc(d, 2, end - 1, &got[j]);
-			double t = (double)(bench_now_ns() - t0);
+			double bt = (double)(bench_now_ns() - t0);
 
-			btotal += t;
+			btotal += bt;
 			if (ctx_switches() != cs) {
 				bswitched++;
 			} else {
-				btotal_run += t;
+				btotal_run += bt;
 				brun += n;
 			}
 		}
@@ -483,7 +533,10 @@ static void case_fragmented(void)
 			       "\"worst_ns\":%.0f,\"switched\":%ld,"
 			       "\"mean_not_switched_ns\":%.1f,"
 			       "\"worst_not_switched_ns\":%.0f,"
-			       "\"worst_repeat_ns\":%.0f,\"clock_gap_max_ns\":%llu,"
+			       "\"worst_repeat_ns\":%.0f,\"passes\":%d,"
+			       "\"over_50us\":%ld,\"over_50us_every_pass\":%ld,"
+			       "\"control_worst_ns\":%.0f,\"control_over_50us\":%ld,"
+			       "\"clock_gap_max_ns\":%llu,"
 			       "\"worst_call\":{\"visits\":%llu,\"climbs\":%llu,"
 			       "\"probe\":%ld,\"faults\":%ld,\"pool_allocs\":%llu},"
 			       "\"worst_repeat_call\":{\"visits\":%llu,\"climbs\":%llu,"
@@ -497,6 +550,7 @@ static void case_fragmented(void)
 			       "\"mean_batch_vs_cached_pair\":%.2f}\n",
 			       live, (unsigned long long)end, m, failed, total / m, median,
 			       p999, worst, switched, mean_run, worst_run, worst_rep,
+			       FRAG_PASSES, over, over_all, ctl_worst, ctl_over,
 			       (unsigned long long)gap,
 			       (unsigned long long)ww->visits, (unsigned long long)ww->climbs,
 			       ww->probe, ww->faults, (unsigned long long)ww->pool_allocs,
@@ -511,10 +565,13 @@ static void case_fragmented(void)
 			       "p99.9 %7.0f ns  worst %8.0f ns  failed %ld  mean/cached "
 			       "%.1fx\n             %ld switched out; the others: mean "
 			       "%.1f ns, worst %.0f ns (each includes a clock read, %.0f ns)\n"
-			       "             worst of a call's two passes %.0f ns; the VM's "
+			       "             worst of a call's least time over %d passes "
+			       "%.0f ns; calls over 50 us %ld, in every pass %ld\n"
+			       "             control (a spin of the median's length, "
+			       "as many calls): worst %.0f ns, %ld over 50 us; the VM's "
 			       "longest gap between two clock reads %llu ns\n"
 			       "             work: worst call %llu visits %llu climbs "
-			       "probe %ld faults %ld; worst of two passes %llu visits "
+			       "probe %ld faults %ld; worst over the passes %llu visits "
 			       "%llu climbs probe %ld faults %ld; most of any call (height %u) "
 			       "%llu visits %llu climbs probe %ld; %ld calls faulted\n"
 			       "             timed in blocks of %d: mean %.1f ns "
@@ -522,7 +579,8 @@ static void case_fragmented(void)
 			       "mean/cached %.1fx\n",
 			       live, total / m, median, p999, worst,
 			       failed, vs, switched, mean_run, worst_run, clock_ns,
-			       worst_rep, (unsigned long long)gap,
+			       FRAG_PASSES, worst_rep, over, over_all, ctl_worst, ctl_over,
+			       (unsigned long long)gap,
 			       (unsigned long long)ww->visits, (unsigned long long)ww->climbs,
 			       ww->probe, ww->faults, (unsigned long long)wr->visits,
 			       (unsigned long long)wr->climbs, wr->probe, wr->faults, height,
@@ -530,11 +588,12 @@ static void case_fragmented(void)
 			       (unsigned long long)wmax.climbs, wmax.probe, faulted,
 			       FRAG_BLOCK, btotal / m, bswitched, bmean_run, bvs);
 		free(got);
-		free(t1);
-		free(t2);
+		for (int p = 0; p < FRAG_PASSES; p++) {
+			free(t[p]);
+			free(sw[p]);
+		}
+		free(rep);
 		free(srt);
-		free(sw1);
-		free(sw2);
 		free(w);
 	}
 }
