@@ -563,9 +563,12 @@ struct hit_thread {
 	int version;
 	long n;
 	struct bench_barrier *go;
+	uint64_t *ready;		/* threads spinning to start */
+	unsigned nthreads;
 	struct plat_thread th;
 	uint64_t faults;
 	uint64_t cpu_ns;		/* the thread's CPU time in its loop */
+	uint64_t t0, t1;		/* its loop's start and end, wall */
 };
 
 static uint64_t thread_cpu_ns(void)
@@ -582,6 +585,13 @@ static void *hit_thread_main(void *arg)
 	uint64_t cycle = 0;
 
 	bench_barrier_wait(h->go);
+	/* The barrier wakes threads one by one (a halted vCPU takes long to
+	 * wake): each spins until all run, so that the loops overlap from
+	 * their start. The acq_rel add pairs with the others' acquire loads. */
+	plat_fetch_add_acq_rel64(h->ready, 1);
+	while (plat_load_acq64(h->ready) < h->nthreads)
+		plat_cpu_relax();
+	h->t0 = bench_now_ns();
 	uint64_t c0 = thread_cpu_ns();
 
 	if (h->version == 2) {
@@ -606,11 +616,14 @@ static void *hit_thread_main(void *arg)
 		}
 	}
 	h->cpu_ns = thread_cpu_ns() - c0;
+	h->t1 = bench_now_ns();
 	return NULL;
 }
 
 /* One run: nthreads device threads of n hits each on a fresh model; the
- * translations per wall second, *cpu_rate per thread CPU-second. */
+ * translations per wall second from the first loop's start to the last
+ * one's end (thread creation and wake-up left out), *cpu_rate per thread
+ * CPU-second. */
 static double hit_run(int version, unsigned nthreads, long n, uint64_t *faults,
 		      double *cpu_rate)
 {
@@ -635,24 +648,29 @@ static double hit_run(int version, unsigned nthreads, long n, uint64_t *faults,
 			       IOPT_READ, NULL);
 		m = r.s;
 	}
+	uint64_t ready = 0;
+
 	bench_barrier_init(&go, nthreads + 1);
 	for (unsigned i = 0; i < nthreads; i++) {
 		h[i] = (struct hit_thread){ .m = m, .version = version, .n = n,
-					    .go = &go };
+					    .go = &go, .ready = &ready,
+					    .nthreads = nthreads };
 		if (plat_thread_start(&h[i].th, hit_thread_main, &h[i])) {
 			fprintf(stderr, "translate_hit_threads: no thread\n");
 			exit(1);
 		}
 	}
 	bench_barrier_wait(&go);
-	uint64_t t0 = bench_now_ns(), cpu = 0;
+	uint64_t t0 = UINT64_MAX, t1 = 0, cpu = 0;
 
 	for (unsigned i = 0; i < nthreads; i++) {
 		plat_thread_join(&h[i].th);
 		*faults += h[i].faults;
 		cpu += h[i].cpu_ns;
+		t0 = h[i].t0 < t0 ? h[i].t0 : t0;
+		t1 = h[i].t1 > t1 ? h[i].t1 : t1;
 	}
-	double rate = (double)n * nthreads * 1e9 / (double)(bench_now_ns() - t0);
+	double rate = (double)n * nthreads * 1e9 / (double)(t1 - t0);
 
 	*cpu_rate = cpu ? (double)n * nthreads * 1e9 / (double)cpu : 0;
 	bench_barrier_destroy(&go);
@@ -665,20 +683,26 @@ static double hit_run(int version, unsigned nthreads, long n, uint64_t *faults,
 }
 
 /*
- * translate_hit_threads with nthreads threads: REPS runs, each (when
- * nthreads > 1) right after a one-thread run, so that both see the same
- * machine state (this VM switches speed for seconds at a time); the
- * ratios to one thread are the medians of the runs' own ratios.
+ * translate_hit_threads with nthreads threads: HIT_PAIRS short runs, each
+ * (when nthreads > 1) right after a one-thread run, so that both see the
+ * same machine state; the ratios to one thread are the medians of the
+ * runs' own ratios. This VM switches speed, and the host takes a vCPU
+ * away, for tens of milliseconds to seconds at a time: many short pairs
+ * let the median stand for the machine's usual state where a few long ones
+ * could all fall into one bad stretch.
  */
+#define HIT_PAIRS 11
+
 static void case_hit_threads(int version, unsigned nthreads)
 {
 	/* Device threads are platform threads: on iopt-bench-sim (--sim N)
 	 * each is a simulated CPU. */
-	const long n = bench_iters(1000000, 100);
-	double rate[REPS], cpu_rate[REPS], ratio[REPS], cpu_ratio[REPS];
+	const long n = bench_iters(250000, 25);
+	double rate[HIT_PAIRS], cpu_rate[HIT_PAIRS], ratio[HIT_PAIRS];
+	double cpu_ratio[HIT_PAIRS];
 	uint64_t faults = 0;
 
-	for (int k = 0; k < REPS; k++) {
+	for (int k = 0; k < HIT_PAIRS; k++) {
 		double one = 0, cpu_one = 0;
 
 		if (nthreads > 1)
@@ -687,8 +711,8 @@ static void case_hit_threads(int version, unsigned nthreads)
 		ratio[k] = one ? rate[k] / one : 1.0;
 		cpu_ratio[k] = cpu_one ? cpu_rate[k] / cpu_one : 1.0;
 	}
-	double med = bench_median(rate, REPS), cmed = bench_median(cpu_rate, REPS);
-	double vs = bench_median(ratio, REPS), cvs = bench_median(cpu_ratio, REPS);
+	double med = bench_median(rate, HIT_PAIRS), cmed = bench_median(cpu_rate, HIT_PAIRS);
+	double vs = bench_median(ratio, HIT_PAIRS), cvs = bench_median(cpu_ratio, HIT_PAIRS);
 
 	/* Simulated CPUs are host threads of the simulation: their CPU
 	 * time says nothing of the simulated machine's, so no CPU figure. */
