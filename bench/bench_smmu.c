@@ -713,6 +713,9 @@ static void case_hit_threads(int version, unsigned nthreads)
 	}
 	double med = bench_median(rate, HIT_PAIRS), cmed = bench_median(cpu_rate, HIT_PAIRS);
 	double vs = bench_median(ratio, HIT_PAIRS), cvs = bench_median(cpu_ratio, HIT_PAIRS);
+	/* bench_median() sorted the ratios: their quartiles, to show how far
+	 * the machine moved between pairs. */
+	double q1 = ratio[HIT_PAIRS / 4], q3 = ratio[3 * HIT_PAIRS / 4];
 
 	/* Simulated CPUs are host threads of the simulation: their CPU
 	 * time says nothing of the simulated machine's, so no CPU figure. */
@@ -721,23 +724,27 @@ static void case_hit_threads(int version, unsigned nthreads)
 	if (json && cpu)
 		printf("{\"suite\":\"smmu\",%s\"case\":\"translate_hit_threads\","
 		       "\"threads\":%u,\"translations_per_sec\":%.0f,"
-		       "\"vs_one_thread\":%.2f,\"per_thread_cpu_sec\":%.0f,"
+		       "\"vs_one_thread\":%.2f,\"vs_one_thread_q1\":%.2f,"
+		       "\"vs_one_thread_q3\":%.2f,\"per_thread_cpu_sec\":%.0f,"
 		       "\"cpu_vs_one_thread\":%.2f,\"faults\":%llu}\n",
 		       version == 2 ? "\"version\":2," : "", nthreads, med, vs,
-		       cmed, cvs, (unsigned long long)faults);
+		       q1, q3, cmed, cvs, (unsigned long long)faults);
 	else if (json)
 		printf("{\"suite\":\"smmu\",%s\"case\":\"translate_hit_threads\","
 		       "\"threads\":%u,\"translations_per_sec\":%.0f,"
-		       "\"vs_one_thread\":%.2f,\"faults\":%llu}\n",
+		       "\"vs_one_thread\":%.2f,\"vs_one_thread_q1\":%.2f,"
+		       "\"vs_one_thread_q3\":%.2f,\"faults\":%llu}\n",
 		       version == 2 ? "\"version\":2," : "", nthreads, med, vs,
-		       (unsigned long long)faults);
+		       q1, q3, (unsigned long long)faults);
 	else if (cpu)
 		printf("translate_hit %3u threads %11.0f translations/s  %.2fx one "
-		       "thread; %11.0f per thread CPU-s  %.2fx one thread's%s\n",
-		       nthreads, med, vs, cmed, cvs, faults ? "  FAULTS" : "");
+		       "thread (quartiles %.2f-%.2f); %11.0f per thread CPU-s  "
+		       "%.2fx one thread's%s\n", nthreads, med, vs, q1, q3, cmed,
+		       cvs, faults ? "  FAULTS" : "");
 	else
 		printf("translate_hit %3u threads %11.0f translations/s  %.2fx one "
-		       "thread%s\n", nthreads, med, vs, faults ? "  FAULTS" : "");
+		       "thread (quartiles %.2f-%.2f)%s\n", nthreads, med, vs, q1, q3,
+		       faults ? "  FAULTS" : "");
 }
 
 /* translate_hit_threads for 1, 2 and the --threads list. */
