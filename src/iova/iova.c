@@ -402,11 +402,15 @@ iova_alloc_rest(struct iopt_iova *d, uint64_t size, unsigned order,
 	return -ENOMEM;
 }
 
-/* iova_alloc() for a size of at most a chunk that may fit below limit. */
+/* iova_alloc() for a size of at most a chunk that may fit below limit;
+ * cpu IOPT_IOVA_CPU_SELF: the calling CPU's stripe first. */
 static __attribute__((noinline)) int
 iova_alloc_stripes(struct iopt_iova *d, uint64_t size, uint64_t limit,
 		   unsigned cpu, uint64_t *pfn)
 {
+	if (cpu == IOPT_IOVA_CPU_SELF)	/* only the first stripe: ask
+					 * only when there is a choice */
+		cpu = d->stripe_shift ? plat_cpu_id() : 0;
 	unsigned order = ceil_log2(size);
 	/* The highest start aligned to 2^order whose size pages end at or
 	 * below the limit: only size pages need to fit, not 2^order. */
@@ -420,9 +424,9 @@ iova_alloc_stripes(struct iopt_iova *d, uint64_t size, uint64_t limit,
 	return iova_alloc_rest(d, size, order, cap, is32, first, pfn);
 }
 
-/* Allocate, trying cpu's stripe first. Inline, so that a try below a
- * 32-bit limit already known to be full (a PCI device's first try)
- * fails without a call. */
+/* Allocate, trying cpu's stripe first (IOPT_IOVA_CPU_SELF: the caller's).
+ * Inline, so that a try below a 32-bit limit already known to be full (a
+ * PCI device's first try) fails without a call. */
 static inline __attribute__((always_inline)) int
 iova_alloc(struct iopt_iova *d, uint64_t size, uint64_t limit, unsigned cpu,
 	   uint64_t *pfn)
@@ -443,9 +447,7 @@ iova_alloc(struct iopt_iova *d, uint64_t size, uint64_t limit, unsigned cpu,
 int iopt_iova_alloc(struct iopt_iova *d, uint64_t size, uint64_t limit_pfn,
 		    uint64_t *pfn)
 {
-	/* The CPU only picks the first stripe: skip asking for one. */
-	return iova_alloc(d, size, limit_pfn, d->stripe_shift ? plat_cpu_id() : 0,
-			  pfn);
+	return iova_alloc(d, size, limit_pfn, IOPT_IOVA_CPU_SELF, pfn);
 }
 
 /* Free [pfn, pfn + size) whose record holds want (size, maybe flagged).
@@ -575,6 +577,16 @@ int iopt_iova_reserve(struct iopt_iova *d, uint64_t pfn, uint64_t size)
 
 /* ---- cached and DMA allocation ------------------------------------------ */
 
+/* The retry of a cached allocation that found no room: flush the caches
+ * (cfg.flush allowing) and allocate again. */
+static __attribute__((noinline, cold)) int
+alloc_after_flush(struct iopt_iova *d, uint64_t size, uint64_t limit_pfn,
+		  unsigned cpu, uint64_t *pfn)
+{
+	iopt_iova_flush_caches(d);
+	return iova_alloc(d, size, limit_pfn, cpu, pfn);
+}
+
 int iopt_iova_alloc_cached(struct iopt_iova *d, uint64_t size,
 			   uint64_t limit_pfn, unsigned cpu, bool flush_ok,
 			   uint64_t *pfn)
@@ -597,8 +609,7 @@ int iopt_iova_alloc_cached(struct iopt_iova *d, uint64_t size,
 
 	if (ret != -ENOMEM || !flush_ok)
 		return ret;
-	iopt_iova_flush_caches(d);
-	return iova_alloc(d, size, limit_pfn, c, pfn);
+	return alloc_after_flush(d, size, limit_pfn, c, pfn);
 }
 
 /* The size a free of 'size' pages returns: cached sizes were rounded up. */

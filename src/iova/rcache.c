@@ -156,9 +156,11 @@ void iova_rcache_fini(struct iopt_iova *d)
  * Out of line, so that the common case saves no registers.
  */
 static __attribute__((noinline)) bool
-rcache_get_slow(struct iopt_iova *d, struct iova_cpu_cache *cc, unsigned cls,
-		uint64_t highest, unsigned cpu, uint64_t *pfn, bool locked)
+rcache_get_slow(struct iopt_iova *d, unsigned cls, uint64_t highest,
+		unsigned cpu, uint64_t *pfn, bool locked)
 {
+	/* Six arguments, all in registers: the caller's call is a jump. */
+	struct iova_cpu_cache *cc = &d->cpu[cls * d->cfg.nr_cpus + cpu];
 	bool hit = false;
 
 	if (!locked)
@@ -220,7 +222,7 @@ bool iova_rcache_get(struct iopt_iova *d, unsigned cls, uint64_t limit_pfn,
 			return true;
 		}
 	}
-	return rcache_get_slow(d, cc, cls, limit_pfn, cpu, pfn, locked);
+	return rcache_get_slow(d, cls, limit_pfn, cpu, pfn, locked);
 }
 
 /* iova_rcache_put() past its common case: the lock was contended (locked
