@@ -21,6 +21,7 @@
 
 #include "../src/iova/live.h"
 #include "../src/platform/platform.h"
+#include "tthread.h"
 #include "tutil.h"
 
 /* ---- the CPU a stripe is chosen by -------------------------------------- */
@@ -422,6 +423,102 @@ static void test_magazines_depot_trim(void **state)
 	iopt_iova_destroy(d);
 }
 
+/*
+ * Threads sharing one CPU number (unchecked cached frees): every cache
+ * operation contends for the same CPU-cache lock, so the hit and the free
+ * that take it with one exchange (iova_trylock()) fail that try and go on
+ * to the slow paths, which take it themselves; small magazines and depot
+ * make them spill, refill from the depot and drain to the allocator too.
+ * No page may be handed out twice (an owner byte per page, set by
+ * exchange), every range lies below its limit and is aligned to its
+ * rounded size, and everything is back in the allocator at the end.
+ */
+#define SHARED_SPACE (1u << 14)
+#define SHARED_MAXT 8
+
+struct shared_ctx {
+	struct iopt_iova *d;
+	uint8_t *owner;
+	long ops, errors;
+	int id;
+};
+
+static void *shared_worker(void *arg)
+{
+	struct shared_ctx *c = arg;
+	uint64_t rng = 0x5eed + (uint64_t)c->id, mine[64], sizes[64];
+	int n = 0;
+
+	for (long i = 0; i < c->ops; i++) {
+		if (n && (tu_rand(&rng) % 2 || n == 64)) {
+			int k = (int)(tu_rand(&rng) % (uint64_t)n);
+
+			for (uint64_t j = 0; j < sizes[k]; j++)
+				__atomic_store_n(&c->owner[mine[k] + j], 0, __ATOMIC_RELEASE);
+			if (iopt_iova_free_cached(c->d, mine[k], sizes[k], 0))
+				c->errors++;
+			mine[k] = mine[--n];
+			sizes[k] = sizes[n];
+			continue;
+		}
+		/* 1, 2 or 3 pages (3 is rounded up to 4), below a limit that
+		 * is sometimes low enough to miss what the cache holds. */
+		uint64_t size = 1 + tu_rand(&rng) % 3, p;
+		uint64_t round = size == 3 ? 4 : size;
+		uint64_t limit = tu_rand(&rng) % 4 ? SHARED_SPACE - 1 : SHARED_SPACE / 2 - 1;
+
+		if (iopt_iova_alloc_cached(c->d, size, limit, 0, false, &p))
+			continue;
+		if (p + round - 1 > limit || (p & (round - 1)))
+			c->errors++;
+		for (uint64_t j = 0; j < round; j++)
+			if (__atomic_exchange_n(&c->owner[p + j], 1, __ATOMIC_ACQ_REL))
+				c->errors++;
+		mine[n] = p;
+		sizes[n++] = round;
+	}
+	while (n--) {
+		for (uint64_t j = 0; j < sizes[n]; j++)
+			__atomic_store_n(&c->owner[mine[n] + j], 0, __ATOMIC_RELEASE);
+		if (iopt_iova_free_cached(c->d, mine[n], sizes[n], 0))
+			c->errors++;
+	}
+	return NULL;
+}
+
+static void test_cache_shared_cpu(void **state)
+{
+	struct iopt_iova_cfg cfg = { .end_pfn = SHARED_SPACE, .nr_cpus = 1,
+				     .mag_size = 4, .depot_max = 2 };
+	const char *e = getenv("IOPT_STRESS_OPS");
+	long ops = e ? atol(e) / 4 : 20000;
+	unsigned n = tu_threads(4, SHARED_MAXT);
+	struct shared_ctx c[SHARED_MAXT];
+	struct plat_thread th[SHARED_MAXT];
+	struct iopt_iova_stats st;
+	struct iopt_iova *d;
+	uint8_t *owner = calloc(SHARED_SPACE, 1);
+
+	(void)state;
+	assert_non_null(owner);
+	assert_int_equal(iopt_iova_create(&cfg, &d), 0);
+	for (unsigned i = 0; i < n; i++) {
+		c[i] = (struct shared_ctx){ d, owner, ops, 0, (int)i };
+		TU_THREAD_START(&th[i], shared_worker, &c[i]);
+	}
+	for (unsigned i = 0; i < n; i++)
+		plat_thread_join(&th[i]);
+	for (unsigned i = 0; i < n; i++)
+		assert_int_equal(c[i].errors, 0);
+	iopt_iova_flush_caches(d);
+	iopt_iova_get_stats(d, &st);
+	assert_int_equal(st.cached_ranges, 0);
+	assert_int_equal(st.allocated_pages, 0);
+	assert_int_equal(st.free_pages, SHARED_SPACE - 1);	/* pfn 0 unused */
+	iopt_iova_destroy(d);
+	free(owner);
+}
+
 /* Fill everything below limit with single pages; *last: one of them. */
 static void fill(struct iopt_iova *d, uint64_t limit, uint64_t *last)
 {
@@ -500,6 +597,7 @@ int main(void)
 		cmocka_unit_test(test_larger_than_chunk),
 		cmocka_unit_test(test_stripes_below_32bit),
 		cmocka_unit_test(test_magazines_depot_trim),
+		cmocka_unit_test(test_cache_shared_cpu),
 		cmocka_unit_test(test_flush_policies),
 		cmocka_unit_test(test_cpu_id_is_the_pinned_cpu),
 	};

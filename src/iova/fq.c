@@ -78,10 +78,10 @@ struct fq_ring {
 struct iopt_fq {
 	struct iopt_iova *d;
 	/* The fast paths of fq_check() and iopt_fq_free(), from d's
-	 * configuration: the largest size they take (0 with
-	 * check_cached_frees, and under STRICT: none), the pfn bounds, the
-	 * CPUs. */
-	uint64_t fast_max, start_pfn, end_pfn;
+	 * configuration: the largest size they take (check_max: fq_check(),
+	 * 0 with check_cached_frees; fast_max: iopt_fq_free()'s inline
+	 * path, also 0 under STRICT), the pfn bounds, the CPUs. */
+	uint64_t check_max, fast_max, start_pfn, end_pfn;
 	unsigned nr_cpus;
 	struct iopt_fq_cfg cfg;
 	unsigned nrings;
@@ -133,7 +133,7 @@ fq_check(const struct iopt_fq *q, uint64_t pfn, uint64_t size, unsigned *cls)
 	bool marked;
 	int ret;
 
-	if (plat_likely(size - 1 < q->fast_max)) {	/* 1 <= size <= max */
+	if (plat_likely(size - 1 < q->check_max)) {	/* 1 <= size <= max */
 		unsigned c = fq_cls(size);
 		uint64_t n = 1ull << c;
 
@@ -249,9 +249,9 @@ int iopt_fq_create(struct iopt_iova *d, const struct iopt_fq_cfg *cfg,
 		return -ENOMEM;
 	q->d = d;
 	q->cfg = *cfg;
-	q->fast_max = d->cfg.check_cached_frees ||
-		      cfg->policy == IOPT_INVAL_STRICT ? 0 :
-		      1ull << d->cfg.max_cached_order;
+	q->check_max = d->cfg.check_cached_frees ? 0 :
+		       1ull << d->cfg.max_cached_order;
+	q->fast_max = cfg->policy == IOPT_INVAL_STRICT ? 0 : q->check_max;
 	q->nr_cpus = d->cfg.nr_cpus;
 	q->start_pfn = d->cfg.start_pfn;
 	q->end_pfn = d->cfg.end_pfn;
@@ -429,14 +429,6 @@ fq_lock_queue(struct iopt_fq *q, struct fq_ring *r, uint64_t pfn,
 	return fq_queue(q, r, pfn, size, gen, c, cls);
 }
 
-/* One try at r's lock, plat_spin_lock()'s first step, so that the
- * uncontended fast path of iopt_fq_free() makes no call. Acquire: pairs
- * with the release store in plat_spin_unlock(). */
-static inline bool fq_trylock(struct fq_ring *r)
-{
-	return plat_xchg_acq32(&r->lock.v, 1) == 0;
-}
-
 /* iopt_fq_free() whatever the case: CPU IOPT_IOVA_CPU_SELF or out of
  * range, sizes above the caches, checked frees, STRICT. */
 static __attribute__((noinline)) int
@@ -457,7 +449,13 @@ fq_free_slow(struct iopt_fq *q, uint64_t pfn, uint64_t size, unsigned cpu)
 		q->cfg.flush_range(pfn * d->cfg.granule, size * d->cfg.granule,
 				   q->cfg.ctx);
 		plat_fetch_add_acq_rel64(&q->n_flush_range, 1);
-		ret = iova_free_checked(d, pfn, size, c, cls == FQ_UNCACHED);
+		/* A cached size fq_check() did not mark (so not checked
+		 * mode): straight to the CPU's cache, or the allocator, as
+		 * iova_free_checked() would, without its checks again. */
+		if (cls != FQ_UNCACHED)
+			ret = iova_rcache_free(d, cls, pfn, c);
+		else
+			ret = iova_free_checked(d, pfn, size, c, cls == FQ_UNCACHED);
 		if (!ret)	/* A statistic: pairs with the acquire load
 				 * in iopt_fq_get_stats(). */
 			plat_fetch_add_acq_rel64(&q->n_frees, 1);
@@ -507,7 +505,7 @@ int iopt_fq_free(struct iopt_fq *q, uint64_t pfn, uint64_t size, unsigned cpu)
 	plat_fence_seq_cst();
 #endif
 	gen = plat_load_acq64(&q->flush_start);
-	if (plat_unlikely(!fq_trylock(r)))
+	if (plat_unlikely(!iova_trylock(&r->lock)))
 		return fq_lock_queue(q, r, pfn, size, gen, cpu, cls);
 	k = r->n;
 	/* k % 64 != 0: not empty, no clock reading due; k < cap: room (and

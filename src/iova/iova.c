@@ -402,40 +402,52 @@ iova_alloc_rest(struct iopt_iova *d, uint64_t size, unsigned order,
 	return -ENOMEM;
 }
 
-/* Allocate, trying cpu's stripe first. */
-static int iova_alloc(struct iopt_iova *d, uint64_t size, uint64_t limit,
-		      unsigned cpu, uint64_t *pfn)
+/* iova_alloc() for a size of at most a chunk that may fit below limit;
+ * cpu IOPT_IOVA_CPU_SELF: the calling CPU's stripe first. */
+static __attribute__((noinline)) int
+iova_alloc_stripes(struct iopt_iova *d, uint64_t size, uint64_t limit,
+		   unsigned cpu, uint64_t *pfn)
 {
-	if (!size || limit < d->cfg.start_pfn)
-		return -EINVAL;
-	if (limit > d->cfg.end_pfn - 1)
-		limit = d->cfg.end_pfn - 1;
+	if (cpu == IOPT_IOVA_CPU_SELF)	/* only the first stripe: ask
+					 * only when there is a choice */
+		cpu = d->stripe_shift ? plat_cpu_id() : 0;
 	unsigned order = ceil_log2(size);
-
-	if (order > d->chunk_order)
-		return global_alloc(d, size, order, limit, pfn);
-	if (limit + 1 < size)
-		return -ENOMEM;
 	/* The highest start aligned to 2^order whose size pages end at or
 	 * below the limit: only size pages need to fit, not 2^order. */
 	uint64_t cap = (limit + 1 - size) & ~((1ull << order) - 1);
 	unsigned first = cpu & (nr_stripes(d) - 1);
 	bool is32 = limit == d->limit32;
 
-	if (is32 && size >= plat_load_rlx64(&d->fail32_size))
-		return -ENOMEM;
 	/* The common case: a whole block in the CPU's own stripe. */
 	if (!stripe_alloc(d, first, size, order, cap, false, pfn, NULL))
 		return 0;
 	return iova_alloc_rest(d, size, order, cap, is32, first, pfn);
 }
 
+/* Allocate, trying cpu's stripe first (IOPT_IOVA_CPU_SELF: the caller's).
+ * Inline, so that a try below a 32-bit limit already known to be full (a
+ * PCI device's first try) fails without a call. */
+static inline __attribute__((always_inline)) int
+iova_alloc(struct iopt_iova *d, uint64_t size, uint64_t limit, unsigned cpu,
+	   uint64_t *pfn)
+{
+	if (!size || limit < d->cfg.start_pfn)
+		return -EINVAL;
+	if (limit > d->cfg.end_pfn - 1)
+		limit = d->cfg.end_pfn - 1;
+	if (size > chunk_pages(d))
+		return global_alloc(d, size, ceil_log2(size), limit, pfn);
+	if (limit + 1 < size)
+		return -ENOMEM;
+	if (limit == d->limit32 && size >= plat_load_rlx64(&d->fail32_size))
+		return -ENOMEM;
+	return iova_alloc_stripes(d, size, limit, cpu, pfn);
+}
+
 int iopt_iova_alloc(struct iopt_iova *d, uint64_t size, uint64_t limit_pfn,
 		    uint64_t *pfn)
 {
-	/* The CPU only picks the first stripe: skip asking for one. */
-	return iova_alloc(d, size, limit_pfn, d->stripe_shift ? plat_cpu_id() : 0,
-			  pfn);
+	return iova_alloc(d, size, limit_pfn, IOPT_IOVA_CPU_SELF, pfn);
 }
 
 /* Free [pfn, pfn + size) whose record holds want (size, maybe flagged).
@@ -565,6 +577,16 @@ int iopt_iova_reserve(struct iopt_iova *d, uint64_t pfn, uint64_t size)
 
 /* ---- cached and DMA allocation ------------------------------------------ */
 
+/* The retry of a cached allocation that found no room: flush the caches
+ * (cfg.flush allowing) and allocate again. */
+static __attribute__((noinline, cold)) int
+alloc_after_flush(struct iopt_iova *d, uint64_t size, uint64_t limit_pfn,
+		  unsigned cpu, uint64_t *pfn)
+{
+	iopt_iova_flush_caches(d);
+	return iova_alloc(d, size, limit_pfn, cpu, pfn);
+}
+
 int iopt_iova_alloc_cached(struct iopt_iova *d, uint64_t size,
 			   uint64_t limit_pfn, unsigned cpu, bool flush_ok,
 			   uint64_t *pfn)
@@ -587,8 +609,7 @@ int iopt_iova_alloc_cached(struct iopt_iova *d, uint64_t size,
 
 	if (ret != -ENOMEM || !flush_ok)
 		return ret;
-	iopt_iova_flush_caches(d);
-	return iova_alloc(d, size, limit_pfn, c, pfn);
+	return alloc_after_flush(d, size, limit_pfn, c, pfn);
 }
 
 /* The size a free of 'size' pages returns: cached sizes were rounded up. */
@@ -635,28 +656,14 @@ int iova_free_checked(struct iopt_iova *d, uint64_t pfn, uint64_t size,
 	return iova_free_rec(d, pfn, size, marked ? size | IOVA_IN_CACHE : size);
 }
 
-int iopt_iova_free_cached(struct iopt_iova *d, uint64_t pfn, uint64_t size,
-			  unsigned cpu)
+/* iopt_iova_free_cached() but for its common case: checked frees, sizes
+ * above the caches, a CPU not given by number. */
+static __attribute__((noinline)) int
+free_cached_slow(struct iopt_iova *d, uint64_t pfn, uint64_t size,
+		 unsigned cpu)
 {
 	bool marked;
-	int ret;
-
-	/* The common case, unchecked and cached (iova_free_check() and
-	 * iova_free_checked() in one): bounds and alignment, then the CPU's
-	 * magazine. */
-	if (size && size <= (1ull << d->cfg.max_cached_order) &&
-	    !d->cfg.check_cached_frees) {
-		unsigned cls = ceil_log2(size);
-
-		size = 1ull << cls;
-		if (pfn < d->cfg.start_pfn || pfn >= d->cfg.end_pfn ||
-		    size > d->cfg.end_pfn - pfn || (pfn & (size - 1)))
-			return -EINVAL;
-		if (iova_rcache_put(d, cls, pfn, iova_cpu(d, cpu)))
-			return 0;
-		return iova_free_rec(d, pfn, size, size);
-	}
-	ret = iova_free_check(d, pfn, size, &marked);
+	int ret = iova_free_check(d, pfn, size, &marked);
 
 	if (ret)
 		return ret;
@@ -664,6 +671,26 @@ int iopt_iova_free_cached(struct iopt_iova *d, uint64_t pfn, uint64_t size,
 	if (ret && marked)	/* -ENOMEM: still allocated, unmark it */
 		iova_free_check_undo(d, pfn, size);
 	return ret;
+}
+
+int iopt_iova_free_cached(struct iopt_iova *d, uint64_t pfn, uint64_t size,
+			  unsigned cpu)
+{
+	/* The common case, unchecked, cached and a CPU given by number
+	 * (iova_free_check() and iova_free_checked() in one), without a
+	 * call but the last: bounds and alignment, then the CPU's magazine
+	 * (or the allocator). */
+	if (size && size <= (1ull << d->cfg.max_cached_order) &&
+	    !d->cfg.check_cached_frees && cpu < d->cfg.nr_cpus) {
+		unsigned cls = ceil_log2(size);
+
+		size = 1ull << cls;
+		if (pfn < d->cfg.start_pfn || pfn >= d->cfg.end_pfn ||
+		    size > d->cfg.end_pfn - pfn || (pfn & (size - 1)))
+			return -EINVAL;
+		return iova_rcache_free(d, cls, pfn, cpu);
+	}
+	return free_cached_slow(d, pfn, size, cpu);
 }
 
 void iova_free_check_undo(struct iopt_iova *d, uint64_t pfn, uint64_t size)

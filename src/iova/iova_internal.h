@@ -111,6 +111,14 @@ static inline uint64_t iova_now(const struct iopt_iova *d)
 	return d->cfg.clock ? d->cfg.clock(d->cfg.clock_ctx) : plat_clock_ns();
 }
 
+/* One try at a spinlock, plat_spin_lock()'s first step, so that an
+ * uncontended fast path makes no call: true if now held. Acquire: pairs
+ * with the release store in plat_spin_unlock(). */
+static inline bool iova_trylock(struct plat_spinlock *l)
+{
+	return plat_xchg_acq32(&l->v, 1) == 0;
+}
+
 static inline unsigned iova_cpu(const struct iopt_iova *d, unsigned cpu)
 {
 	if (cpu == IOPT_IOVA_CPU_SELF)
@@ -126,6 +134,12 @@ bool iova_rcache_get(struct iopt_iova *d, unsigned cls, uint64_t limit_pfn,
 		     unsigned cpu, uint64_t *pfn);
 /* false: not cached (the caller frees to the allocator). */
 bool iova_rcache_put(struct iopt_iova *d, unsigned cls, uint64_t pfn,
+		     unsigned cpu);
+/* iova_rcache_put(), and when the range is not cached,
+ * iova_free_from_cache(): 0 or -ENOMEM (nothing changed). Only for a
+ * range of class cls whose live record carries no IOVA_IN_CACHE mark
+ * (cfg.check_cached_frees false). */
+int iova_rcache_free(struct iopt_iova *d, unsigned cls, uint64_t pfn,
 		     unsigned cpu);
 /* Put pfns[0, n) (class cls) in cpu's cache under one lock hold, while
  * its magazines have room: how many it took, from the front. */

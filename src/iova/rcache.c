@@ -150,22 +150,24 @@ void iova_rcache_fini(struct iopt_iova *d)
 	}
 }
 
-bool iova_rcache_get(struct iopt_iova *d, unsigned cls, uint64_t limit_pfn,
-		     unsigned cpu, uint64_t *pfn)
+/*
+ * iova_rcache_get() past its common case: the lock was contended (locked
+ * false: taken here), or the top of the loaded magazine did not fit.
+ * Out of line, so that the common case saves no registers.
+ */
+static __attribute__((noinline)) bool
+rcache_get_slow(struct iopt_iova *d, unsigned cls, uint64_t highest,
+		unsigned cpu, uint64_t *pfn, bool locked)
 {
+	/* Six arguments, all in registers: the caller's call is a jump. */
 	struct iova_cpu_cache *cc = &d->cpu[cls * d->cfg.nr_cpus + cpu];
-	uint64_t last = (1ull << cls) - 1;
 	bool hit = false;
 
-	/* The limit is inclusive and bounds the range's last page, not only
-	 * its first: a cached range fits if it starts at or below this. */
-	if (limit_pfn < last)
-		return false;
-	limit_pfn -= last;
-	plat_spin_lock(&cc->lock);
-	if (mag_pop(cc->loaded, limit_pfn, pfn)) {
+	if (!locked)
+		plat_spin_lock(&cc->lock);
+	if (mag_pop(cc->loaded, highest, pfn)) {
 		hit = true;
-	} else if (mag_pop(cc->prev, limit_pfn, pfn)) {
+	} else if (mag_pop(cc->prev, highest, pfn)) {
 		struct iova_mag *t = cc->loaded;
 
 		cc->loaded = cc->prev;
@@ -181,7 +183,7 @@ bool iova_rcache_get(struct iopt_iova *d, unsigned cls, uint64_t limit_pfn,
 		if (full) {
 			free(cc->loaded);
 			cc->loaded = full;
-			hit = mag_pop(cc->loaded, limit_pfn, pfn);
+			hit = mag_pop(cc->loaded, highest, pfn);
 		}
 	}
 	if (hit)
@@ -192,13 +194,48 @@ bool iova_rcache_get(struct iopt_iova *d, unsigned cls, uint64_t limit_pfn,
 	return hit;
 }
 
-bool iova_rcache_put(struct iopt_iova *d, unsigned cls, uint64_t pfn,
-		     unsigned cpu)
+bool iova_rcache_get(struct iopt_iova *d, unsigned cls, uint64_t limit_pfn,
+		     unsigned cpu, uint64_t *pfn)
 {
 	struct iova_cpu_cache *cc = &d->cpu[cls * d->cfg.nr_cpus + cpu];
+	uint64_t last = (1ull << cls) - 1;
+	bool locked;
+
+	/* The limit is inclusive and bounds the range's last page, not only
+	 * its first: a cached range fits if it starts at or below this. */
+	if (limit_pfn < last)
+		return false;
+	limit_pfn -= last;
+	/* The common case, without a call: the lock free at the first try
+	 * and the last range of the loaded magazine below the limit (what
+	 * mag_pop() tries first). */
+	locked = iova_trylock(&cc->lock);
+	if (plat_likely(locked)) {
+		struct iova_mag *m = cc->loaded;
+		unsigned n = m->n;
+
+		if (plat_likely(n && m->pfn[n - 1] <= limit_pfn)) {
+			*pfn = m->pfn[n - 1];
+			m->n = n - 1;
+			cc->hits++;
+			plat_spin_unlock(&cc->lock);
+			return true;
+		}
+	}
+	return rcache_get_slow(d, cls, limit_pfn, cpu, pfn, locked);
+}
+
+/* iova_rcache_put() past its common case: the lock was contended (locked
+ * false: taken here), or the loaded magazine was full. Out of line, as
+ * rcache_get_slow(). */
+static __attribute__((noinline)) bool
+rcache_put_slow(struct iopt_iova *d, struct iova_cpu_cache *cc, unsigned cls,
+		uint64_t pfn, unsigned cpu, bool locked)
+{
 	bool cached = true, spilled = false;
 
-	plat_spin_lock(&cc->lock);
+	if (!locked)
+		plat_spin_lock(&cc->lock);
 	if (cc->loaded->n == d->cfg.mag_size) {
 		if (cc->prev->n < d->cfg.mag_size) {
 			struct iova_mag *t = cc->loaded;
@@ -243,6 +280,60 @@ bool iova_rcache_put(struct iopt_iova *d, unsigned cls, uint64_t pfn,
 	if (spilled)
 		iopt_iova_trim(d);
 	return cached;
+}
+
+/* The common case of a put, without a call: the lock free at the first
+ * try and room in the loaded magazine. false: not done, *locked says
+ * whether the lock is held. */
+static inline __attribute__((always_inline)) bool
+rcache_put_fast(struct iopt_iova *d, struct iova_cpu_cache *cc, uint64_t pfn,
+		bool *locked)
+{
+	*locked = iova_trylock(&cc->lock);
+	if (plat_likely(*locked)) {
+		struct iova_mag *m = cc->loaded;
+		unsigned n = m->n;
+
+		if (plat_likely(n < d->cfg.mag_size)) {
+			m->pfn[n] = pfn;
+			m->n = n + 1;
+			plat_spin_unlock(&cc->lock);
+			return true;
+		}
+	}
+	return false;
+}
+
+bool iova_rcache_put(struct iopt_iova *d, unsigned cls, uint64_t pfn,
+		     unsigned cpu)
+{
+	struct iova_cpu_cache *cc = &d->cpu[cls * d->cfg.nr_cpus + cpu];
+	bool locked;
+
+	if (rcache_put_fast(d, cc, pfn, &locked))
+		return true;
+	return rcache_put_slow(d, cc, cls, pfn, cpu, locked);
+}
+
+/* iova_rcache_free() past the common case: the put, else the allocator. */
+static __attribute__((noinline)) int
+rcache_free_slow(struct iopt_iova *d, struct iova_cpu_cache *cc, unsigned cls,
+		 uint64_t pfn, unsigned cpu, bool locked)
+{
+	if (rcache_put_slow(d, cc, cls, pfn, cpu, locked))
+		return 0;
+	return iova_free_from_cache(d, pfn, 1ull << cls);
+}
+
+int iova_rcache_free(struct iopt_iova *d, unsigned cls, uint64_t pfn,
+		     unsigned cpu)
+{
+	struct iova_cpu_cache *cc = &d->cpu[cls * d->cfg.nr_cpus + cpu];
+	bool locked;
+
+	if (rcache_put_fast(d, cc, pfn, &locked))
+		return 0;
+	return rcache_free_slow(d, cc, cls, pfn, cpu, locked);
 }
 
 void iopt_iova_trim(struct iopt_iova *d)
