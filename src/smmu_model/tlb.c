@@ -39,29 +39,6 @@ void tlb_fini(struct tlb *t)
 	t->occ = NULL;
 }
 
-struct tlb_entry *tlb_lookup_level(struct tlb *t, uint16_t vmid, uint16_t asid,
-				   uint8_t stage, uint64_t ia, unsigned size_lg2,
-				   unsigned level)
-{
-	if (t->sizes >> size_lg2 & 1) {
-		struct tlb_entry *set = &t->e[(size_t)tlb_set_of(t, ia, size_lg2) * t->ways];
-		uint64_t base = ia & ~((1ull << size_lg2) - 1);
-
-		for (unsigned w = 0; w < t->ways; w++) {
-			struct tlb_entry *e = &set[w];
-
-			if (e->size_lg2 == size_lg2 && e->ia == base &&
-			    e->level == level && tlb_tags_match(e, vmid, asid, stage)) {
-				e->stamp = ++t->tick;
-				t->hits++;
-				return e;
-			}
-		}
-	}
-	t->misses++;
-	return NULL;
-}
-
 void tlb_touch_scan(struct tlb *t, const struct tlb_entry *set, struct tlb_entry *e)
 {
 	for (unsigned w = 0; w < t->ways; w++)
