@@ -51,25 +51,35 @@ void tlb_touch_scan(struct tlb *t, const struct tlb_entry *set, struct tlb_entry
 void tlb_insert(struct tlb *t, const struct tlb_entry *in)
 {
 	unsigned s = tlb_set_of(t, in->ia, in->size_lg2);
-	struct tlb_entry *set = &t->e[(size_t)s * t->ways], *victim = NULL;
+	struct tlb_entry *set = &t->e[(size_t)s * t->ways];
+	struct tlb_entry *same = NULL, *empty = NULL, *oldest = &set[0];
 
-	for (unsigned w = 0; w < t->ways && !victim; w++)
-		if (set[w].valid && set[w].size_lg2 == in->size_lg2 &&
-		    set[w].ia == in->ia && set[w].stage == in->stage &&
-		    set[w].level == in->level &&
-		    set[w].vmid == in->vmid && set[w].global == in->global &&
-		    set[w].asid == in->asid)
-			victim = &set[w];		/* refresh */
-	for (unsigned w = 0; w < t->ways && !victim; w++)
-		if (!set[w].valid)
-			victim = &set[w];
+	/* One pass over the set for what each choice below needs: the
+	 * entry for the same block and tags (refreshed in place), else the
+	 * first invalid way, else the policy's victim -- under LRU the
+	 * first way with the smallest stamp (every way is valid then). */
+	for (unsigned w = 0; w < t->ways; w++) {
+		struct tlb_entry *x = &set[w];
+
+		if (!x->valid) {
+			if (!empty)
+				empty = x;
+		} else if (x->size_lg2 == in->size_lg2 && x->ia == in->ia &&
+			   x->stage == in->stage && x->level == in->level &&
+			   x->vmid == in->vmid && x->global == in->global &&
+			   x->asid == in->asid) {
+			same = x;
+			break;
+		} else if (x->stamp < oldest->stamp) {
+			oldest = x;
+		}
+	}
+	struct tlb_entry *victim = same ? same : empty;
+
 	if (!victim) {
 		switch (t->repl) {
 		case TLB_LRU:
-			victim = &set[0];
-			for (unsigned w = 1; w < t->ways; w++)
-				if (set[w].stamp < victim->stamp)
-					victim = &set[w];
+			victim = oldest;
 			break;
 		case TLB_RR:
 			victim = &set[t->rr[s]];
