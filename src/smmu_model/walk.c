@@ -93,6 +93,7 @@ int smmu_cfg_from_cd(const struct iopt_cd *cd, bool upper,
 	c->ha = cd->ha;
 	c->hd = cd->hd && cd->ha;
 	c->mair = cd->mair;
+	smmu_cfg_set_region(c);
 	return 0;
 }
 
@@ -142,7 +143,29 @@ int smmu_cfg_from_ste_s2(const struct iopt_ste *ste,
 	/* {S2HA, S2HD} = {0, 1} is Reserved and behaves as {0, 0}. */
 	c->ha = ste->s2_ha;
 	c->hd = ste->s2_hd && ste->s2_ha;
+	smmu_cfg_set_region(c);
 	return 0;
+}
+
+void smmu_cfg_set_region(struct smmu_stage_cfg *c)
+{
+	/* TTB0: va >> ias == 0. TTB1: va >> ias is the top of the space
+	 * (64 or, AArch32, 32 bits) >> ias -- as masks: the bits from ias
+	 * up, all clear, or set up to the top of the space. */
+	uint64_t mask = c->ias >= 64 ? 0 : ~0ull << c->ias;
+	uint64_t val = c->upper ? (c->va32 ? 0xffffffffull : ~0ull) & mask : 0;
+
+	/* TBI (Arm ARM D8.8): the check is of the untagged address, whose
+	 * bits [63:56] are copies of bit 55 (smmu_untag). val is the same
+	 * in all its bits from ias up to 63 whenever the tag byte is
+	 * in the mask (a 32-bit space has ias <= 32), so those bits
+	 * compare as bit 55 against val's bit 63. */
+	if (c->tbi && (mask >> 56)) {
+		mask = (mask & ~(0xffull << 56)) | 1ull << 55;
+		val = (val & ~(0x1ffull << 55)) | (val >> 63) << 55;
+	}
+	c->region_mask = mask;
+	c->region_val = val;
 }
 
 static uint64_t desc_addr(const struct smmu_stage_cfg *c, uint64_t d)
