@@ -237,7 +237,7 @@ static bool fetch_addr(const struct smmu_stage_cfg *s2, const struct smmu_mem *m
 	}
 	memset(&t, 0, sizeof(t));
 	walk_stage(s2, NULL, m, ipa, 0, &t);
-	unsigned fetches = r->fetches + t.fetches;
+	unsigned fetches = r->fetches + t.fetches, probes = r->probes + t.probes;
 
 	/* S2PTW: a stage 1 walk may not read Device memory (stage 2
 	 * MemAttr[3:2] = 0b00): a stage 2 permission fault. */
@@ -251,6 +251,7 @@ static bool fetch_addr(const struct smmu_stage_cfg *s2, const struct smmu_mem *m
 		*pa = t.oa;
 	}
 	r->fetches = fetches;
+	r->probes = probes;
 	return !t.fault;
 }
 
@@ -270,7 +271,7 @@ static bool tt_write_ok(const struct smmu_stage_cfg *s2, const struct smmu_mem *
 		return true;
 	memset(&t, 0, sizeof(t));
 	walk_stage(s2, NULL, m, ipa, SMMU_ACC_WRITE, &t);
-	unsigned fetches = r->fetches + t.fetches;
+	unsigned fetches = r->fetches + t.fetches, probes = r->probes + t.probes;
 
 	if (t.fault) {
 		*r = t;
@@ -279,6 +280,7 @@ static bool tt_write_ok(const struct smmu_stage_cfg *s2, const struct smmu_mem *
 		r->tt_write = true;
 	}
 	r->fetches = fetches;
+	r->probes = probes;
 	return !t.fault;
 }
 
@@ -300,6 +302,7 @@ static void walk_stage(const struct smmu_stage_cfg *c,
 		for (unsigned l = 3; l > c->start; l--) {
 			uint64_t tbl;
 
+			r->probes++;
 			if (m->wc->lookup(m->wc->ctx, c->stage, l, ia,
 					  shift_of(c->g, l - 1), &tbl, &hier)) {
 				level = l;
@@ -706,18 +709,21 @@ void smmu_walk(const struct smmu_stage_cfg *c, const struct smmu_stage_cfg *s2,
 		walk_stage(c, s2, m, ia, acc, r);
 	if (!r->fault && s2 && c->stage == 1) {
 		struct smmu_walk_res t;
-		unsigned fetches = r->fetches, attr = r->attr, lvl = r->level;
+		unsigned fetches = r->fetches, probes = r->probes;
+		unsigned attr = r->attr, lvl = r->level;
 		uint64_t desc = r->desc;
 
 		memset(&t, 0, sizeof(t));
 		walk_stage(s2, NULL, m, r->oa, acc, &t);
 		t.fetches += fetches;
+		t.probes += probes;
 		if (t.fault) {
 			t.ipa = r->oa;
 			*r = t;
 		} else {
 			r->oa = t.oa;
 			r->fetches = t.fetches;
+			r->probes = t.probes;
 			/* The smaller of the two leaves bounds what a TLB may
 			 * cache as one entry. */
 			if (t.size_lg2 < r->size_lg2)

@@ -107,10 +107,11 @@ struct smmu_walk_res {
 				 * the event's TTRnW = 0 (7.3.16) */
 	uint64_t oa;
 	unsigned size_lg2;	/* leaf size; a contiguous run's when hinted */
+	unsigned attr;		/* stage 1: MAIR byte; stage 2: MemAttr */
 	uint64_t desc;		/* the leaf descriptor (stage 1 when nested) */
 	uint64_t desc2;		/* nested: the stage 2 leaf of the output */
-	unsigned attr;		/* stage 1: MAIR byte; stage 2: MemAttr */
 	unsigned fetches;	/* descriptors read, all stages */
+	unsigned probes;	/* walk cache lookups, all stages */
 	uint64_t fetch_pa;	/* F_WALK_EABT: the descriptor's address */
 };
 

@@ -594,11 +594,9 @@ static inline void smmu_core_walk(struct smmu_core *c, const struct smmu_stage_c
 {
 	uint64_t *ws = smmu_slot_next(c->walk_free, c->nwalk, &c->next_walk);
 	uint64_t start = *tcur > *ws ? *tcur : *ws;
-	uint64_t probes = smmu_wcache_probes(&c->wc);
 
 	smmu_walk(first, s2, smmu_core_walk_mem(c, vmid, asid), ia, acc, w);
-	probes = smmu_wcache_probes(&c->wc) - probes;
-	*tcur = start + probes * c->walk_latency +
+	*tcur = start + (uint64_t)w->probes * c->walk_latency +
 		(uint64_t)w->fetches * c->mem.desc_latency;
 	*ws = *tcur;
 }
