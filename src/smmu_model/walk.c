@@ -156,10 +156,11 @@ void smmu_cfg_set_region(struct smmu_stage_cfg *c)
 	uint64_t val = c->upper ? (c->va32 ? 0xffffffffull : ~0ull) & mask : 0;
 
 	/* TBI (Arm ARM D8.8): the check is of the untagged address, whose
-	 * bits [63:56] are copies of bit 55 (smmu_untag). val is the same
-	 * in all its bits from ias up to 63 whenever the tag byte is
-	 * in the mask (a 32-bit space has ias <= 32), so those bits
-	 * compare as bit 55 against val's bit 63. */
+	 * bits [63:56] are copies of bit 55 (smmu_untag). val's bits from
+	 * 55 (or from ias, when above) up to 63 are all equal: all clear,
+	 * or all set for a 64-bit TTB1 region (a 32-bit space has ias <=
+	 * 32). So when the mask holds tag bits, they become a check of bit
+	 * 55 against val's bit 63, and va's own bits [63:56] go unread. */
 	if (c->tbi && (mask >> 56)) {
 		mask = (mask & ~(0xffull << 56)) | 1ull << 55;
 		val = (val & ~(0x1ffull << 55)) | (val >> 63) << 55;
