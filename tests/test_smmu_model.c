@@ -1538,49 +1538,74 @@ static void test_time_never_goes_back(void **state)
 
 /* Walk-cache latency (params.walk.latency, cycles per probe) is part of a
  * walk's cycles: the same walk in two models that differ only in it is
- * later by latency x probes. */
+ * later by latency x probes (the probes the statistics count), stage 1
+ * alone and nested (the stage 2 walks of the stage 1 table addresses and
+ * of the output probe the cache too). */
 static void test_walk_cache_latency(void **state)
 {
-	uint64_t ready[2], probes[2];
-
 	(void)state;
-	for (int k = 0; k < 2; k++) {
-		struct rig r;
-		struct iopt_smmu_params p;
-		struct iopt_pgtable *pt;
-		struct iopt_cd cd;
-		struct iopt_ste ste = { .valid = true, .config = IOPT_STE_S1,
-					.s1_context_ptr = CDTAB };
-		struct iopt_smmu_stats a, b;
+	for (int nested = 0; nested < 2; nested++) {
+		uint64_t ready[2], probes[2];
 
-		iopt_smmu_default_params(&p);
-		p.walk.latency = k ? 7 : 0;
-		setup_rig(&r, &p);
-		pt = s1_table(&r, 3, &cd);
-		put_cd(&r, CDTAB, &cd);
-		put_ste(&r, 9, &ste, STRTAB);
-		assert_int_equal(iopt_map_pages(pt, 0x40000000, 0x9000000, 0x1000, 2,
-						IOPT_READ, NULL), 0);
-		/* Warm the configuration cache and the walk cache, then
-		 * walk the neighbour: same cycle in both models. */
-		assert_int_equal(xlate(&r, 9, 0x40000000, false).fault, 0);
-		r.cycle = 100000;
-		iopt_smmu_get_stats(r.s, &a);
-		struct iopt_smmu_resp resp = xlate(&r, 9, 0x40001000, false);
+		for (int k = 0; k < 2; k++) {
+			struct rig r;
+			struct iopt_smmu_params p;
+			struct iopt_pgtable *pt, *s2 = NULL;
+			struct iopt_cd cd;
+			struct iopt_ste ste = { .valid = true, .config = IOPT_STE_S1,
+						.s1_context_ptr = CDTAB };
+			struct iopt_smmu_stats a, b;
 
-		iopt_smmu_get_stats(r.s, &b);
-		assert_int_equal(resp.fault, 0);
-		assert_int_equal(resp.oa, 0x9001000);
-		assert_int_equal(b.walks - a.walks, 1);
-		ready[k] = resp.ready;
-		probes[k] = (b.walk_cache_hits + b.walk_cache_misses) -
-			    (a.walk_cache_hits + a.walk_cache_misses);
-		iopt_free(pt);
-		teardown_rig(&r);
+			iopt_smmu_default_params(&p);
+			p.walk.latency = k ? 7 : 0;
+			setup_rig(&r, &p);
+			pt = s1_table(&r, 3, &cd);
+			put_cd(&r, CDTAB, &cd);
+			if (nested) {
+				struct iopt_cfg sc = {
+					.fmt = IOPT_ARM_64_LPAE_S2, .granule = 4096,
+					.ias = 40, .oas = 40, .coherent_walk = true,
+					.mem = iopt_physmem_mem_ops(), .mem_ctx = r.pm };
+
+				assert_int_equal(iopt_alloc(&sc, &s2), 0);
+				assert_int_equal(iopt_map_pages(s2, MEM_BASE, MEM_BASE,
+								0x200000, 32,
+								IOPT_READ | IOPT_WRITE,
+								NULL), 0);
+				assert_int_equal(iopt_map_pages(s2, 0x9000000, 0x9000000,
+								0x200000, 1,
+								IOPT_READ | IOPT_CACHE,
+								NULL), 0);
+				assert_int_equal(iopt_ste_s2_from_pgtable(s2, 5, &ste), 0);
+				ste.config = IOPT_STE_NESTED;
+				ste.s1_context_ptr = CDTAB;
+			}
+			put_ste(&r, 9, &ste, STRTAB);
+			assert_int_equal(iopt_map_pages(pt, 0x40000000, 0x9000000, 0x1000,
+							2, IOPT_READ, NULL), 0);
+			/* Warm the configuration cache and the walk cache, then
+			 * walk the neighbour: same cycle in both models. */
+			assert_int_equal(xlate(&r, 9, 0x40000000, false).fault, 0);
+			r.cycle = 100000;
+			iopt_smmu_get_stats(r.s, &a);
+			struct iopt_smmu_resp resp = xlate(&r, 9, 0x40001000, false);
+
+			iopt_smmu_get_stats(r.s, &b);
+			assert_int_equal(resp.fault, 0);
+			assert_int_equal(resp.oa, 0x9001000);
+			assert_int_equal(b.walks - a.walks, 1);
+			ready[k] = resp.ready;
+			probes[k] = (b.walk_cache_hits + b.walk_cache_misses) -
+				    (a.walk_cache_hits + a.walk_cache_misses);
+			iopt_free(pt);
+			if (s2)
+				iopt_free(s2);
+			teardown_rig(&r);
+		}
+		assert_int_equal(probes[0], probes[1]);
+		assert_true(probes[1] > (nested ? 2u : 0u));
+		assert_int_equal(ready[1] - ready[0], 7 * probes[1]);
 	}
-	assert_int_equal(probes[0], probes[1]);
-	assert_true(probes[1] > 0);
-	assert_int_equal(ready[1] - ready[0], 7 * probes[1]);
 }
 
 /* A 32-bit StreamID space with LOG2SIZE 32 (a two-level table, SPLIT 10:

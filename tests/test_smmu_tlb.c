@@ -2,7 +2,8 @@
 /*
  * SMMU building blocks: command encoding at the bit positions of IHI0070
  * chapter 4; the TLB's hits, misses, eviction order under each replacement
- * policy and invalidation scopes; and range invalidation arithmetic
+ * policy, the way each insertion takes against a reference of the rule,
+ * invalidation scopes; and range invalidation arithmetic
  * against a brute-force reference.
  */
 #include <errno.h>
@@ -217,6 +218,88 @@ static void test_eviction_order(void **state)
 	tlb_fini(&t);
 }
 
+/*
+ * Which way each insertion takes, against a reference of the rule: the
+ * way already holding the same block and tags (refreshed), else the first
+ * invalid way, else the policy's victim (LRU: the least recently inserted
+ * or hit; RR: ways in turn, counting evictions only; random: the
+ * reference xorshift64 sequence). One set of 4 ways, 12 keys (6 pages,
+ * 2 ASIDs), random inserts, hits and invalidations so that refreshes,
+ * holes at any way and evictions mix.
+ */
+static void test_insert_ways_against_reference(void **state)
+{
+	(void)state;
+	for (int pol = TLB_LRU; pol <= TLB_RANDOM; pol++) {
+		struct { bool valid; unsigned key; uint64_t stamp; } ref[4] = { 0 };
+		uint64_t rng = 99 + (uint64_t)pol, x = 321, clk = 0;
+		unsigned rr = 0;
+		struct tlb t;
+
+		assert_int_equal(tlb_init(&t, 4, 4, (enum tlb_repl)pol, 321), 0);
+		for (int op = 0; op < 4000; op++) {
+			unsigned key = (unsigned)(tu_rand(&rng) % 12), kind = (unsigned)(tu_rand(&rng) % 4);
+			uint64_t ia = (uint64_t)(key % 6) << 12;
+			uint16_t asid = (uint16_t)(1 + key / 6);
+			int at = -1;
+
+			for (int w = 0; w < 4; w++)
+				if (ref[w].valid && ref[w].key == key)
+					at = w;
+			if (kind < 2) {			/* insert */
+				struct tlb_entry e = ent(ia, 12, 0, asid, false, 1);
+
+				e.oa += (uint64_t)op << 24;	/* a refresh shows */
+				if (at < 0)
+					for (int w = 3; w >= 0; w--)
+						if (!ref[w].valid)
+							at = w;
+				if (at < 0) {
+					if (pol == TLB_LRU) {
+						at = 0;
+						for (int w = 1; w < 4; w++)
+							if (ref[w].stamp < ref[at].stamp)
+								at = w;
+					} else if (pol == TLB_RR) {
+						at = (int)rr;
+						rr = (rr + 1) % 4;
+					} else {
+						x ^= x << 13;
+						x ^= x >> 7;
+						x ^= x << 17;
+						at = (int)(x % 4);
+					}
+				}
+				tlb_insert(&t, &e);
+				ref[at].valid = true;
+				ref[at].key = key;
+				ref[at].stamp = ++clk;
+				assert_int_equal(t.e[at].oa, e.oa);
+			} else if (kind == 2) {		/* lookup */
+				assert_int_equal(tlb_lookup(&t, 0, asid, 1, ia) != NULL, at >= 0);
+				if (at >= 0)
+					ref[at].stamp = ++clk;
+			} else {			/* invalidate */
+				struct tlb_match m = { .by_asid = true, .asid = asid,
+						       .by_range = true, .lo = ia, .hi = ia };
+
+				assert_int_equal(tlb_invalidate(&t, &m), at >= 0);
+				if (at >= 0)
+					ref[at].valid = false;
+			}
+			for (int w = 0; w < 4; w++) {
+				assert_int_equal(t.e[w].valid, ref[w].valid);
+				if (ref[w].valid) {
+					assert_int_equal(t.e[w].ia, (uint64_t)(ref[w].key % 6) << 12);
+					assert_int_equal(t.e[w].asid, 1 + ref[w].key / 6);
+				}
+			}
+		}
+		assert_true(t.evictions > 100);
+		tlb_fini(&t);
+	}
+}
+
 static unsigned count_valid(const struct tlb *t)
 {
 	unsigned n = 0;
@@ -408,6 +491,7 @@ int main(void)
 		cmocka_unit_test(test_command_fields),
 		cmocka_unit_test(test_hits_and_sizes),
 		cmocka_unit_test(test_eviction_order),
+		cmocka_unit_test(test_insert_ways_against_reference),
 		cmocka_unit_test(test_invalidation_scopes),
 		cmocka_unit_test(test_range_against_bruteforce),
 		cmocka_unit_test(test_asid_invalidation_against_shadow),

@@ -10,7 +10,8 @@
  *    test mapped (and iopt_iova_to_phys() with it) and with the
  *    permissions asked for; stage 2; nested stage 1 + 2 with the
  *    stage 1 tables in IPA space; hardware dirty-state and access-flag
- *    updates; faults and their levels; ILLEGAL structures refused.
+ *    updates; faults and their levels; ILLEGAL structures refused;
+ *  - the input region check against the regions as address ranges.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -546,6 +547,63 @@ static void test_illegal_structures(void **state)
 	assert_int_equal(smmu_cfg_from_ste_s2(&ste, CAPS(48, 0), &c), -EINVAL);
 }
 
+/*
+ * The input region check (smmu_in_region after smmu_cfg_set_region)
+ * against the regions written as address ranges: TTB0 [0, 2^ias), TTB1
+ * the top 2^ias bytes of the 64-bit space or (AArch32, Arm ARM G5.5) of
+ * the 32-bit one; with TBI the address with bits [63:56] replaced by
+ * copies of bit 55 (D8.8). Every IAS, region and TBI, at the boundaries
+ * and at random addresses.
+ */
+static bool region_ref(unsigned ias, bool upper, bool va32, bool tbi, uint64_t va)
+{
+	if (tbi)
+		va = (va << 8 >> 8) | (va & 0x0080000000000000ull ?
+				       0xff00000000000000ull : 0);
+	if (ias >= 64)
+		return true;
+	uint64_t size = 1ull << ias, top = va32 ? 0xffffffffull : UINT64_MAX;
+
+	return upper ? va <= top && va >= top - (size - 1) : va < size;
+}
+
+static void test_region_check(void **state)
+{
+	uint64_t rng = 5150;
+
+	(void)state;
+	for (unsigned ias = 1; ias <= 64; ias++) {
+		for (unsigned k = 0; k < 8; k++) {
+			bool upper = k & 1, va32 = k & 2, tbi = k & 4;
+
+			if (va32 && ias > 32)
+				continue;
+			struct smmu_stage_cfg c = { .stage = 1, .ias = ias, .upper = upper,
+						    .va32 = va32, .tbi = tbi };
+			uint64_t size = ias >= 64 ? 0 : 1ull << ias;
+			uint64_t top = va32 ? 0xffffffffull : UINT64_MAX;
+			const uint64_t edge[] = { 0, size - 1, size, top - size,
+						  top - size + 1, top, top + 1,
+						  0x0080000000000000ull, 0x007fffffffffffffull };
+
+			smmu_cfg_set_region(&c);
+			for (unsigned i = 0; i < 300; i++) {
+				uint64_t va = i < 9 ? edge[i] : tu_rand(&rng);
+
+				if (i >= 9 && i % 3 == 0)	/* near the boundaries */
+					va = edge[i % 9] + (va % 5) - 2;
+				for (unsigned tag = 0; tag < 3; tag++) {
+					uint64_t v = tag ? (va << 8 >> 8) |
+						 (uint64_t)(tag == 1 ? 0xab : 0xff) << 56 : va;
+
+					assert_int_equal(smmu_in_region(&c, v),
+							 region_ref(ias, upper, va32, tbi, v));
+				}
+			}
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -557,6 +615,7 @@ int main(void)
 		cmocka_unit_test(test_walk_nested),
 		cmocka_unit_test(test_httu),
 		cmocka_unit_test(test_illegal_structures),
+		cmocka_unit_test(test_region_check),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

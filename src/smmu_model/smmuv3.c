@@ -908,9 +908,10 @@ static bool cmdq_idle(const struct iopt_smmu *s)
 }
 
 /* A translation under the model's lock (iopt_smmu_translate without a
- * replayed hit). */
-static inline int
-translate_locked_entry(struct iopt_smmu *s, const struct iopt_smmu_txn *txn,
+ * replayed hit). Out of line, so that the entry point and the replay's
+ * path save no registers for it. */
+static __attribute__((noinline)) int
+translate_serialised(struct iopt_smmu *s, const struct iopt_smmu_txn *txn,
 		     uint64_t cycle, struct iopt_smmu_resp *resp)
 {
 	/* No read-side section here: the walker takes one around its reads
@@ -938,15 +939,6 @@ translate_locked_entry(struct iopt_smmu *s, const struct iopt_smmu_txn *txn,
 		smmu_core_gen_bump(&s->core);
 	plat_mutex_unlock(&s->core.lock);
 	return ret;
-}
-
-/* Out of line, so that the entry point and the replay's path save no
- * registers for it. */
-static __attribute__((noinline)) int
-translate_serialised(struct iopt_smmu *s, const struct iopt_smmu_txn *txn,
-		     uint64_t cycle, struct iopt_smmu_resp *resp)
-{
-	return translate_locked_entry(s, txn, cycle, resp);
 }
 
 /* A translation that the hit memo may serve (common/hit_memo.h): a

@@ -39,29 +39,6 @@ void tlb_fini(struct tlb *t)
 	t->occ = NULL;
 }
 
-struct tlb_entry *tlb_lookup_level(struct tlb *t, uint16_t vmid, uint16_t asid,
-				   uint8_t stage, uint64_t ia, unsigned size_lg2,
-				   unsigned level)
-{
-	if (t->sizes >> size_lg2 & 1) {
-		struct tlb_entry *set = &t->e[(size_t)tlb_set_of(t, ia, size_lg2) * t->ways];
-		uint64_t base = ia & ~((1ull << size_lg2) - 1);
-
-		for (unsigned w = 0; w < t->ways; w++) {
-			struct tlb_entry *e = &set[w];
-
-			if (e->size_lg2 == size_lg2 && e->ia == base &&
-			    e->level == level && tlb_tags_match(e, vmid, asid, stage)) {
-				e->stamp = ++t->tick;
-				t->hits++;
-				return e;
-			}
-		}
-	}
-	t->misses++;
-	return NULL;
-}
-
 void tlb_touch_scan(struct tlb *t, const struct tlb_entry *set, struct tlb_entry *e)
 {
 	for (unsigned w = 0; w < t->ways; w++)
@@ -74,25 +51,35 @@ void tlb_touch_scan(struct tlb *t, const struct tlb_entry *set, struct tlb_entry
 void tlb_insert(struct tlb *t, const struct tlb_entry *in)
 {
 	unsigned s = tlb_set_of(t, in->ia, in->size_lg2);
-	struct tlb_entry *set = &t->e[(size_t)s * t->ways], *victim = NULL;
+	struct tlb_entry *set = &t->e[(size_t)s * t->ways];
+	struct tlb_entry *same = NULL, *empty = NULL, *oldest = &set[0];
 
-	for (unsigned w = 0; w < t->ways && !victim; w++)
-		if (set[w].valid && set[w].size_lg2 == in->size_lg2 &&
-		    set[w].ia == in->ia && set[w].stage == in->stage &&
-		    set[w].level == in->level &&
-		    set[w].vmid == in->vmid && set[w].global == in->global &&
-		    set[w].asid == in->asid)
-			victim = &set[w];		/* refresh */
-	for (unsigned w = 0; w < t->ways && !victim; w++)
-		if (!set[w].valid)
-			victim = &set[w];
+	/* One pass over the set for what each choice below needs: the
+	 * entry for the same block and tags (refreshed in place), else the
+	 * first invalid way, else the policy's victim -- under LRU the
+	 * first way with the smallest stamp (every way is valid then). */
+	for (unsigned w = 0; w < t->ways; w++) {
+		struct tlb_entry *x = &set[w];
+
+		if (!x->valid) {
+			if (!empty)
+				empty = x;
+		} else if (x->size_lg2 == in->size_lg2 && x->ia == in->ia &&
+			   x->stage == in->stage && x->level == in->level &&
+			   x->vmid == in->vmid && x->global == in->global &&
+			   x->asid == in->asid) {
+			same = x;
+			break;
+		} else if (x->stamp < oldest->stamp) {
+			oldest = x;
+		}
+	}
+	struct tlb_entry *victim = same ? same : empty;
+
 	if (!victim) {
 		switch (t->repl) {
 		case TLB_LRU:
-			victim = &set[0];
-			for (unsigned w = 1; w < t->ways; w++)
-				if (set[w].stamp < victim->stamp)
-					victim = &set[w];
+			victim = oldest;
 			break;
 		case TLB_RR:
 			victim = &set[t->rr[s]];

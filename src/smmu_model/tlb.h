@@ -130,10 +130,33 @@ static inline struct tlb_entry *tlb_lookup(struct tlb *t, uint16_t vmid,
 	return NULL;
 }
 
-/* As tlb_lookup(), for blocks of exactly 2^size_lg2 bytes at level. */
-struct tlb_entry *tlb_lookup_level(struct tlb *t, uint16_t vmid, uint16_t asid,
-				   uint8_t stage, uint64_t ia, unsigned size_lg2,
-				   unsigned level);
+/* As tlb_lookup(), for blocks of exactly 2^size_lg2 bytes at level (the
+ * walk cache's probe; inline: every walk probes it, and out of line it
+ * costs the walk cache's lookup a second call level). A hit always
+ * renews the entry's LRU stamp: walk-cache hits are never replayed. */
+static inline struct tlb_entry *tlb_lookup_level(struct tlb *t, uint16_t vmid,
+						 uint16_t asid, uint8_t stage,
+						 uint64_t ia, unsigned size_lg2,
+						 unsigned level)
+{
+	if (t->sizes >> size_lg2 & 1) {
+		struct tlb_entry *set = &t->e[(size_t)tlb_set_of(t, ia, size_lg2) * t->ways];
+		uint64_t base = ia & ~((1ull << size_lg2) - 1);
+
+		for (unsigned w = 0; w < t->ways; w++) {
+			struct tlb_entry *e = &set[w];
+
+			if (e->size_lg2 == size_lg2 && e->ia == base &&
+			    e->level == level && tlb_tags_match(e, vmid, asid, stage)) {
+				e->stamp = ++t->tick;
+				t->hits++;
+				return e;
+			}
+		}
+	}
+	t->misses++;
+	return NULL;
+}
 /* Insert (replacing any entry for the same block and tags). */
 void tlb_insert(struct tlb *t, const struct tlb_entry *e);
 /* Invalidate what m matches; returns how many entries went. */

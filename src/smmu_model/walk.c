@@ -93,6 +93,7 @@ int smmu_cfg_from_cd(const struct iopt_cd *cd, bool upper,
 	c->ha = cd->ha;
 	c->hd = cd->hd && cd->ha;
 	c->mair = cd->mair;
+	smmu_cfg_set_region(c);
 	return 0;
 }
 
@@ -142,7 +143,30 @@ int smmu_cfg_from_ste_s2(const struct iopt_ste *ste,
 	/* {S2HA, S2HD} = {0, 1} is Reserved and behaves as {0, 0}. */
 	c->ha = ste->s2_ha;
 	c->hd = ste->s2_hd && ste->s2_ha;
+	smmu_cfg_set_region(c);
 	return 0;
+}
+
+void smmu_cfg_set_region(struct smmu_stage_cfg *c)
+{
+	/* TTB0: va >> ias == 0. TTB1: va >> ias is the top of the space
+	 * (64 or, AArch32, 32 bits) >> ias -- as masks: the bits from ias
+	 * up, all clear, or set up to the top of the space. */
+	uint64_t mask = c->ias >= 64 ? 0 : ~0ull << c->ias;
+	uint64_t val = c->upper ? (c->va32 ? 0xffffffffull : ~0ull) & mask : 0;
+
+	/* TBI (Arm ARM D8.8): the check is of the untagged address, whose
+	 * bits [63:56] are copies of bit 55 (smmu_untag). val's bits from
+	 * 55 (or from ias, when above) up to 63 are all equal: all clear,
+	 * or all set for a 64-bit TTB1 region (a 32-bit space has ias <=
+	 * 32). So when the mask holds tag bits, they become a check of bit
+	 * 55 against val's bit 63, and va's own bits [63:56] go unread. */
+	if (c->tbi && (mask >> 56)) {
+		mask = (mask & ~(0xffull << 56)) | 1ull << 55;
+		val = (val & ~(0x1ffull << 55)) | (val >> 63) << 55;
+	}
+	c->region_mask = mask;
+	c->region_val = val;
 }
 
 static uint64_t desc_addr(const struct smmu_stage_cfg *c, uint64_t d)
@@ -214,7 +238,7 @@ static bool fetch_addr(const struct smmu_stage_cfg *s2, const struct smmu_mem *m
 	}
 	memset(&t, 0, sizeof(t));
 	walk_stage(s2, NULL, m, ipa, 0, &t);
-	unsigned fetches = r->fetches + t.fetches;
+	unsigned fetches = r->fetches + t.fetches, probes = r->probes + t.probes;
 
 	/* S2PTW: a stage 1 walk may not read Device memory (stage 2
 	 * MemAttr[3:2] = 0b00): a stage 2 permission fault. */
@@ -228,6 +252,7 @@ static bool fetch_addr(const struct smmu_stage_cfg *s2, const struct smmu_mem *m
 		*pa = t.oa;
 	}
 	r->fetches = fetches;
+	r->probes = probes;
 	return !t.fault;
 }
 
@@ -247,7 +272,7 @@ static bool tt_write_ok(const struct smmu_stage_cfg *s2, const struct smmu_mem *
 		return true;
 	memset(&t, 0, sizeof(t));
 	walk_stage(s2, NULL, m, ipa, SMMU_ACC_WRITE, &t);
-	unsigned fetches = r->fetches + t.fetches;
+	unsigned fetches = r->fetches + t.fetches, probes = r->probes + t.probes;
 
 	if (t.fault) {
 		*r = t;
@@ -256,6 +281,7 @@ static bool tt_write_ok(const struct smmu_stage_cfg *s2, const struct smmu_mem *
 		r->tt_write = true;
 	}
 	r->fetches = fetches;
+	r->probes = probes;
 	return !t.fault;
 }
 
@@ -277,6 +303,7 @@ static void walk_stage(const struct smmu_stage_cfg *c,
 		for (unsigned l = 3; l > c->start; l--) {
 			uint64_t tbl;
 
+			r->probes++;
 			if (m->wc->lookup(m->wc->ctx, c->stage, l, ia,
 					  shift_of(c->g, l - 1), &tbl, &hier)) {
 				level = l;
@@ -683,18 +710,21 @@ void smmu_walk(const struct smmu_stage_cfg *c, const struct smmu_stage_cfg *s2,
 		walk_stage(c, s2, m, ia, acc, r);
 	if (!r->fault && s2 && c->stage == 1) {
 		struct smmu_walk_res t;
-		unsigned fetches = r->fetches, attr = r->attr, lvl = r->level;
+		unsigned fetches = r->fetches, probes = r->probes;
+		unsigned attr = r->attr, lvl = r->level;
 		uint64_t desc = r->desc;
 
 		memset(&t, 0, sizeof(t));
 		walk_stage(s2, NULL, m, r->oa, acc, &t);
 		t.fetches += fetches;
+		t.probes += probes;
 		if (t.fault) {
 			t.ipa = r->oa;
 			*r = t;
 		} else {
 			r->oa = t.oa;
 			r->fetches = t.fetches;
+			r->probes = t.probes;
 			/* The smaller of the two leaves bounds what a TLB may
 			 * cache as one entry. */
 			if (t.size_lg2 < r->size_lg2)

@@ -76,6 +76,11 @@ struct smmu_stage_cfg {
 	 * LPAE positions) so that TLB checks are format-independent, and
 	 * attr as a MAIR attribute byte. No walk cache. */
 	bool v7s, afe, tre;
+	/* The input region of ias, upper, va32 and tbi as a mask and a
+	 * value: va is in it when (va & region_mask) == region_val
+	 * (smmu_in_region). Derived by smmu_cfg_set_region(), which
+	 * whoever sets those four fields calls last. */
+	uint64_t region_mask, region_val;
 };
 
 /* Access kinds. */
@@ -102,10 +107,11 @@ struct smmu_walk_res {
 				 * the event's TTRnW = 0 (7.3.16) */
 	uint64_t oa;
 	unsigned size_lg2;	/* leaf size; a contiguous run's when hinted */
+	unsigned attr;		/* stage 1: MAIR byte; stage 2: MemAttr */
 	uint64_t desc;		/* the leaf descriptor (stage 1 when nested) */
 	uint64_t desc2;		/* nested: the stage 2 leaf of the output */
-	unsigned attr;		/* stage 1: MAIR byte; stage 2: MemAttr */
 	unsigned fetches;	/* descriptors read, all stages */
+	unsigned probes;	/* walk cache lookups, all stages */
 	uint64_t fetch_pa;	/* F_WALK_EABT: the descriptor's address */
 };
 
@@ -125,6 +131,10 @@ int smmu_cfg_from_cd(const struct iopt_cd *cd, bool upper,
 		     const struct smmu_caps *caps, struct smmu_stage_cfg *c);
 int smmu_cfg_from_ste_s2(const struct iopt_ste *ste,
 			 const struct smmu_caps *caps, struct smmu_stage_cfg *c);
+/* Derive c's region_mask and region_val from its ias, upper, va32 and
+ * tbi (the two decoders above call it; a regime they do not build calls
+ * it after setting those fields). */
+void smmu_cfg_set_region(struct smmu_stage_cfg *c);
 
 /* Descriptor bits the walker and the TLB-hit checks read (Arm ARM D8.3). */
 #define D_VALID		1ull
@@ -165,16 +175,14 @@ static inline uint64_t smmu_untag(uint64_t va)
 	return (va & ((1ull << 56) - 1)) | ((va >> 55 & 1) ? 0xffull << 56 : 0);
 }
 
-/* Does va belong to the region of c (TTB0: below 2^ias; TTB1: top)? */
+/* Does va belong to the region of c (TTB0: below 2^ias; TTB1: the top
+ * 2^ias bytes of the 64-bit, or with va32 the 32-bit, space; under TBI
+ * of the address untagged)? One mask and compare, worked out once per
+ * configuration by smmu_cfg_set_region(): every walk and every
+ * translation of a stage 1 checks it. */
 static inline bool smmu_in_region(const struct smmu_stage_cfg *c, uint64_t va)
 {
-	if (c->tbi)		/* bits [63:56] are a tag (D8.8) */
-		va = smmu_untag(va);
-	if (c->ias >= 64)
-		return true;
-	if (c->upper)
-		return (va >> c->ias) == ((c->va32 ? 0xffffffffull : ~0ull) >> c->ias);
-	return (va >> c->ias) == 0;
+	return (va & c->region_mask) == c->region_val;
 }
 
 /*

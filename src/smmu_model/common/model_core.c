@@ -97,7 +97,7 @@ bool smmu_core_hit_shared(struct smmu_core *c, uint64_t cycle, uint64_t lat,
 	uint64_t si = off + step * ((plat_load_rlx64(&c->turn) +
 				     plat_load_rlx64(&b->n)) % cnt);
 	uint64_t *slot = smmu_core_slot_word(c, si, 1 + SMMU_HIT_OWNED);
-	uint64_t free = smmu_core_slot_free(c, si);
+	uint64_t free = smmu_core_slot_free(c, used, si);
 	uint64_t done = (cycle > free ? cycle : free) + lat;
 	uint64_t max = plat_load_rlx64(&b->lat_max), f = plat_load_rlx64(slot);
 

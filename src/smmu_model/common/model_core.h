@@ -253,14 +253,16 @@ static inline uint64_t smmu_core_slot_mod(const struct smmu_core *c, uint64_t i)
 	return plat_likely(c->nslot_mask) ? i & c->nslot_mask : i % c->nslot;
 }
 
-/* The cycle slot i is free from: the maximum over the rows (relaxed
- * loads; they pair by value with the rows' owners' stores). Any
- * context. */
-static inline uint64_t smmu_core_slot_free(const struct smmu_core *c, uint64_t i)
+/* The cycle slot i is free from: the maximum over the rows of the locked
+ * path and of the hit blocks in used, the caller's relaxed load of
+ * hb_used (relaxed loads; they pair by value with the rows' owners'
+ * stores). Any context. */
+static inline uint64_t smmu_core_slot_free(const struct smmu_core *c, uint64_t used,
+					   uint64_t i)
 {
 	uint64_t f = plat_load_rlx64(smmu_core_slot_word(c, i, 0));
 
-	for (uint64_t m = plat_load_rlx64(&c->hb_used); m; m &= m - 1) {
+	for (uint64_t m = used; m; m &= m - 1) {
 		unsigned w = 1 + (unsigned)__builtin_ctzll(m);
 		uint64_t t = plat_load_rlx64(smmu_core_slot_word(c, i, w));
 
@@ -270,12 +272,13 @@ static inline uint64_t smmu_core_slot_free(const struct smmu_core *c, uint64_t i
 }
 
 /* The number of the next translation slot in turn (see struct
- * smmu_core), taken as the locked path's. Model lock held. */
-static inline unsigned smmu_core_slot_take(struct smmu_core *c)
+ * smmu_core), taken as the locked path's; used: the caller's relaxed
+ * load of hb_used. Model lock held. */
+static inline unsigned smmu_core_slot_take(struct smmu_core *c, uint64_t used)
 {
 	uint64_t i = c->turn;
 
-	for (uint64_t m = plat_load_rlx64(&c->hb_used); m; m &= m - 1)
+	for (uint64_t m = used; m; m &= m - 1)
 		/* Relaxed: pairs by value with the hits' stores of n. */
 		i += plat_load_rlx64(smmu_core_hb_n(c, (unsigned)__builtin_ctzll(m)));
 	/* Relaxed: the hits pair with it by value; only the lock holder
@@ -290,8 +293,12 @@ static inline unsigned smmu_core_slot_take(struct smmu_core *c)
 static inline uint64_t *smmu_core_slot(struct smmu_core *c, uint64_t cycle,
 				       uint64_t *start)
 {
-	unsigned i = smmu_core_slot_take(c);
-	uint64_t free = smmu_core_slot_free(c, i);
+	/* One load of hb_used for both, so that both count the same
+	 * blocks (relaxed: pairs by value with the fetch-or of
+	 * smmu_core_hit_block, as a load in each did). */
+	uint64_t used = plat_load_rlx64(&c->hb_used);
+	unsigned i = smmu_core_slot_take(c, used);
+	uint64_t free = smmu_core_slot_free(c, used, i);
 
 	*start = cycle > free ? cycle : free;
 	c->slot_start = *start;
@@ -492,7 +499,7 @@ static inline bool smmu_core_fast_hit(struct smmu_core *c, struct smmu_hit_tls *
 		free = plat_load_rlx64(&slot[0]);
 		free = t > free ? t : free;
 	} else {
-		free = smmu_core_slot_free(c, si);
+		free = smmu_core_slot_free(c, used, si);
 	}
 	uint64_t done = (cycle > free ? cycle : free) + h->lat;
 	uint64_t lat = done - cycle;
@@ -542,7 +549,8 @@ static inline void smmu_core_hit_stats(struct smmu_core *c, struct smmu_hit_stat
  * (vmid, asid, stage) when its leaf (and, nested, its stage 2 leaf)
  * allows acc; NULL otherwise (a miss, or a hit the walk must redo).
  * *looked: the TLB was consulted (hit or miss is then the caller's to
- * count). hit_pure: an entry was returned and the lookup changed no
+ * count). hit_pure (false since smmu_core_slot, which a translation
+ * takes first): an entry was returned and the lookup changed no
  * replacement state.
  */
 static inline struct tlb_entry *
@@ -555,7 +563,6 @@ smmu_core_tlb_hit(struct smmu_core *c, const struct smmu_stage_cfg *first,
 	 * three, and out of line they cost their calls' argument moves. */
 	*tcur += c->tlb_latency;
 	*looked = c->tlb_on;
-	c->hit_pure = false;
 	if (!c->tlb_on)
 		return NULL;
 	/* The tick moves only when a lookup changes an LRU stamp (tlb.h). */
@@ -594,11 +601,9 @@ static inline void smmu_core_walk(struct smmu_core *c, const struct smmu_stage_c
 {
 	uint64_t *ws = smmu_slot_next(c->walk_free, c->nwalk, &c->next_walk);
 	uint64_t start = *tcur > *ws ? *tcur : *ws;
-	uint64_t probes = smmu_wcache_probes(&c->wc);
 
 	smmu_walk(first, s2, smmu_core_walk_mem(c, vmid, asid), ia, acc, w);
-	probes = smmu_wcache_probes(&c->wc) - probes;
-	*tcur = start + probes * c->walk_latency +
+	*tcur = start + (uint64_t)w->probes * c->walk_latency +
 		(uint64_t)w->fetches * c->mem.desc_latency;
 	*ws = *tcur;
 }

@@ -4,8 +4,9 @@
  * start from, held in a set-associative cache (tlb.c) tagged by the VMID
  * and ASID of the walk in progress, which the model sets before each walk
  * (the walker's callbacks carry no tags of their own, walk.h). Counts its
- * probes, which the models charge walk.latency each. Not thread-safe: the
- * model's lock covers it.
+ * hits and misses for the statistics; the walker reports each walk's
+ * probes (struct smmu_walk_res), which the models charge walk.latency
+ * each. Not thread-safe: the model's lock covers it.
  */
 #ifndef IOPT_SMMU_WALK_CACHE_H
 #define IOPT_SMMU_WALK_CACHE_H
@@ -43,12 +44,6 @@ static inline void smmu_wcache_tag(struct smmu_wcache *wc, uint16_t vmid,
 {
 	wc->vmid = vmid;
 	wc->asid = asid;
-}
-
-/* Probes so far (hits + misses). */
-static inline uint64_t smmu_wcache_probes(const struct smmu_wcache *wc)
-{
-	return wc->hits + wc->misses;
 }
 
 #endif

@@ -96,6 +96,8 @@ static bool s1_cfg(const struct iopt_smmuv2 *s, const struct v2_cb *cb,
 		x->s1c[1].ias = 32;
 		x->s1c[1].upper = true;
 		x->s1c[1].ttb = cb->ttbr[1] & 0xffffc000u;
+		smmu_cfg_set_region(&x->s1c[0]);
+		smmu_cfg_set_region(&x->s1c[1]);
 		x->ttb_ok[0] = !(cb->tcr >> 4 & 1);
 		x->ttb_ok[1] = nn && !(cb->tcr >> 5 & 1);
 		x->va32 = true;
@@ -127,6 +129,8 @@ static bool s1_cfg(const struct iopt_smmuv2 *s, const struct v2_cb *cb,
 	x->ttb_ok[0] = !cd.epd0 && !smmu_cfg_from_cd(&cd, false, &caps, &x->s1c[0]);
 	x->ttb_ok[1] = !cd.epd1 && !smmu_cfg_from_cd(&cd, true, &caps, &x->s1c[1]);
 	x->s1c[0].va32 = x->s1c[1].va32 = x->va32;
+	smmu_cfg_set_region(&x->s1c[0]);
+	smmu_cfg_set_region(&x->s1c[1]);
 	return true;
 }
 
