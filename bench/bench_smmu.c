@@ -684,12 +684,14 @@ static double hit_run(int version, unsigned nthreads, long n, uint64_t *faults,
 
 /*
  * translate_hit_threads with nthreads threads: HIT_PAIRS short runs, each
- * (when nthreads > 1) right after a one-thread run, so that both see the
- * same machine state; the ratios to one thread are the medians of the
- * runs' own ratios. This VM switches speed, and the host takes a vCPU
- * away, for tens of milliseconds to seconds at a time: many short pairs
- * let the median stand for the machine's usual state where a few long ones
- * could all fall into one bad stretch.
+ * (when nthreads > 1) between two one-thread runs (one before, one after,
+ * each shared with the next run), and its ratio to one thread taken
+ * against their mean, so that a drift of the machine's speed across the
+ * three cancels; the ratios reported are the medians of the runs' own.
+ * This VM switches speed, and the host takes a vCPU away, for
+ * milliseconds to seconds at a time: many short runs let the median stand
+ * for the machine's usual state where a few long ones could all fall into
+ * one bad stretch.
  */
 #define HIT_PAIRS 11
 
@@ -699,17 +701,19 @@ static void case_hit_threads(int version, unsigned nthreads)
 	 * each is a simulated CPU. */
 	const long n = bench_iters(250000, 25);
 	double rate[HIT_PAIRS], cpu_rate[HIT_PAIRS], ratio[HIT_PAIRS];
-	double cpu_ratio[HIT_PAIRS];
+	double cpu_ratio[HIT_PAIRS], one[HIT_PAIRS + 1], cpu_one[HIT_PAIRS + 1];
 	uint64_t faults = 0;
 
+	if (nthreads > 1)
+		one[0] = hit_run(version, 1, n, &faults, &cpu_one[0]);
 	for (int k = 0; k < HIT_PAIRS; k++) {
-		double one = 0, cpu_one = 0;
-
-		if (nthreads > 1)
-			one = hit_run(version, 1, n, &faults, &cpu_one);
 		rate[k] = hit_run(version, nthreads, n, &faults, &cpu_rate[k]);
-		ratio[k] = one ? rate[k] / one : 1.0;
-		cpu_ratio[k] = cpu_one ? cpu_rate[k] / cpu_one : 1.0;
+		ratio[k] = cpu_ratio[k] = 1.0;
+		if (nthreads > 1) {
+			one[k + 1] = hit_run(version, 1, n, &faults, &cpu_one[k + 1]);
+			ratio[k] = 2 * rate[k] / (one[k] + one[k + 1]);
+			cpu_ratio[k] = 2 * cpu_rate[k] / (cpu_one[k] + cpu_one[k + 1]);
+		}
 	}
 	double med = bench_median(rate, HIT_PAIRS), cmed = bench_median(cpu_rate, HIT_PAIRS);
 	double vs = bench_median(ratio, HIT_PAIRS), cvs = bench_median(cpu_ratio, HIT_PAIRS);
