@@ -52,6 +52,11 @@ struct iopt_iova {
 	unsigned space_bits;		/* pfns are below 2^space_bits */
 	unsigned chunk_order;		/* stripe interleave unit */
 	unsigned stripe_shift;		/* log2(nr_stripes) */
+	/* Derived, for the stripe arithmetic (iova.c): 2^chunk_order - 1,
+	 * chunk_order + stripe_shift, nr_stripes - 1. */
+	uint64_t chunk_mask;
+	unsigned cs_order;
+	unsigned stripe_mask;
 	struct iova_stripe *stripes;
 	/* Allocations larger than a chunk (global path). */
 	struct plat_spinlock big_lock;
@@ -103,7 +108,7 @@ void iova_free_check_undo(struct iopt_iova *d, uint64_t pfn, uint64_t size);
 /* The stripe owning pfn's chunk. */
 static inline unsigned iova_stripe_of(const struct iopt_iova *d, uint64_t pfn)
 {
-	return (unsigned)(pfn >> d->chunk_order) & ((1u << d->stripe_shift) - 1);
+	return (unsigned)(pfn >> d->chunk_order) & d->stripe_mask;
 }
 
 static inline uint64_t iova_now(const struct iopt_iova *d)
