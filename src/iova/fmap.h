@@ -264,11 +264,21 @@ fmap_leaf_set(struct fmap *f, struct fmap_node *n, uint64_t lo,
 {
 	uint64_t *wp = &n->u.w[(lo >> 6) & 63], w = *wp;
 	uint64_t nw = free ? w | mask : w & ~mask;
-	int a = fmap_word_mo(f->max_order, w), b = fmap_word_mo(f->max_order, nw);
+	/* The summaries uncapped: a word's order is at most 6, and a map
+	 * searched for blocks of 2^6 pages or more (every domain but tiny
+	 * test ones) would cap nothing. */
+	int a = w ? fmap_group_order(w) : -1, b = nw ? fmap_group_order(nw) : -1;
 
 	*wp = nw;
-	if (a != b)
-		fmap_ascend_leaf(f, n, lo, a, b);
+	if (a == b)
+		return;
+	if (__builtin_expect(f->max_order < 6, 0)) {
+		a = fmap_cap_mo(f->max_order, a);
+		b = fmap_cap_mo(f->max_order, b);
+		if (a == b)
+			return;
+	}
+	fmap_ascend_leaf(f, n, lo, a, b);
 }
 
 /* The search of fmap_take() when cap lies in the finger's leaf (k < 6):

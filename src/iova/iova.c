@@ -414,10 +414,12 @@ iova_alloc_rest(struct iopt_iova *d, uint64_t size, unsigned order,
 }
 
 /* iova_alloc() for a size of at most a chunk that may fit below limit;
- * cpu IOPT_IOVA_CPU_SELF: the calling CPU's stripe first. */
-static __attribute__((noinline)) int
-iova_alloc_stripes(struct iopt_iova *d, uint64_t size, uint64_t limit,
-		   unsigned cpu, uint64_t *pfn)
+ * cpu IOPT_IOVA_CPU_SELF: the calling CPU's stripe first. In line in
+ * iopt_iova_alloc() (a cache miss calls iova_alloc_stripes()): one call
+ * and its saved registers less per allocation. */
+static inline __attribute__((always_inline)) int
+iova_alloc_stripes_in(struct iopt_iova *d, uint64_t size, uint64_t limit,
+		      unsigned cpu, uint64_t *pfn)
 {
 	if (cpu == IOPT_IOVA_CPU_SELF)	/* only the first stripe: ask
 					 * only when there is a choice */
@@ -435,12 +437,22 @@ iova_alloc_stripes(struct iopt_iova *d, uint64_t size, uint64_t limit,
 	return iova_alloc_rest(d, size, order, cap, is32, first, pfn);
 }
 
+/* iova_alloc_stripes_in() out of line, for the cached paths: their fast
+ * paths then save no registers for it. */
+static __attribute__((noinline)) int
+iova_alloc_stripes(struct iopt_iova *d, uint64_t size, uint64_t limit,
+		   unsigned cpu, uint64_t *pfn)
+{
+	return iova_alloc_stripes_in(d, size, limit, cpu, pfn);
+}
+
 /* Allocate, trying cpu's stripe first (IOPT_IOVA_CPU_SELF: the caller's).
  * Inline, so that a try below a 32-bit limit already known to be full (a
- * PCI device's first try) fails without a call. */
+ * PCI device's first try) fails without a call; in_line: the stripes'
+ * search in line too (iopt_iova_alloc()). */
 static inline __attribute__((always_inline)) int
 iova_alloc(struct iopt_iova *d, uint64_t size, uint64_t limit, unsigned cpu,
-	   uint64_t *pfn)
+	   uint64_t *pfn, bool in_line)
 {
 	if (!size || limit < d->cfg.start_pfn)
 		return -EINVAL;
@@ -452,19 +464,22 @@ iova_alloc(struct iopt_iova *d, uint64_t size, uint64_t limit, unsigned cpu,
 		return -ENOMEM;
 	if (limit == d->limit32 && size >= plat_load_rlx64(&d->fail32_size))
 		return -ENOMEM;
+	if (in_line)
+		return iova_alloc_stripes_in(d, size, limit, cpu, pfn);
 	return iova_alloc_stripes(d, size, limit, cpu, pfn);
 }
 
 int iopt_iova_alloc(struct iopt_iova *d, uint64_t size, uint64_t limit_pfn,
 		    uint64_t *pfn)
 {
-	return iova_alloc(d, size, limit_pfn, IOPT_IOVA_CPU_SELF, pfn);
+	return iova_alloc(d, size, limit_pfn, IOPT_IOVA_CPU_SELF, pfn, true);
 }
 
 /* Free [pfn, pfn + size) whose record holds want (size, maybe flagged).
- * 0; -EINVAL (no such record); -ENOMEM (no host memory: no change). */
-static int iova_free_rec(struct iopt_iova *d, uint64_t pfn, uint64_t size,
-			 uint64_t want)
+ * 0; -EINVAL (no such record); -ENOMEM (no host memory: no change). In
+ * line in iopt_iova_free(); the cached paths call iova_free_rec(). */
+static inline __attribute__((always_inline)) int
+iova_free_in(struct iopt_iova *d, uint64_t pfn, uint64_t size, uint64_t want)
 {
 	int ret = -EINVAL;
 	bool low = pfn <= d->limit32;
@@ -510,9 +525,15 @@ static int iova_free_rec(struct iopt_iova *d, uint64_t pfn, uint64_t size,
 	return ret;
 }
 
+static __attribute__((noinline)) int
+iova_free_rec(struct iopt_iova *d, uint64_t pfn, uint64_t size, uint64_t want)
+{
+	return iova_free_in(d, pfn, size, want);
+}
+
 int iopt_iova_free(struct iopt_iova *d, uint64_t pfn, uint64_t size)
 {
-	return iova_free_rec(d, pfn, size, size);
+	return iova_free_in(d, pfn, size, size);
 }
 
 int iova_free_from_cache(struct iopt_iova *d, uint64_t pfn, uint64_t size)
@@ -595,7 +616,7 @@ alloc_after_flush(struct iopt_iova *d, uint64_t size, uint64_t limit_pfn,
 		  unsigned cpu, uint64_t *pfn)
 {
 	iopt_iova_flush_caches(d);
-	return iova_alloc(d, size, limit_pfn, cpu, pfn);
+	return iova_alloc(d, size, limit_pfn, cpu, pfn, false);
 }
 
 int iopt_iova_alloc_cached(struct iopt_iova *d, uint64_t size,
@@ -616,7 +637,7 @@ int iopt_iova_alloc_cached(struct iopt_iova *d, uint64_t size,
 			return 0;
 		}
 	}
-	int ret = iova_alloc(d, size, limit_pfn, c, pfn);
+	int ret = iova_alloc(d, size, limit_pfn, c, pfn, false);
 
 	if (ret != -ENOMEM || !flush_ok)
 		return ret;
