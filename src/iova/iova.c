@@ -177,6 +177,7 @@ int iopt_iova_create(const struct iopt_iova_cfg *cfg, struct iopt_iova **out)
 		uint64_t n = local_ceil(d, s, c.end_pfn);
 
 		plat_spin_init(&st->lock);
+		st->top_cap = UINT64_MAX;	/* no cap: a limit is below it */
 		if (fmap_init(&st->fmap, n > 1 ? 64 - (unsigned)__builtin_clzll(n - 1) : 1,
 			      d->chunk_order) ||
 		    live_init(&st->live, ~IOVA_IN_CACHE))
@@ -316,11 +317,22 @@ stripe_alloc(struct iopt_iova *d, unsigned s, uint64_t size, unsigned order,
 	     uint64_t cap, bool run, uint64_t *pfn, uint64_t *seen)
 {
 	struct iova_stripe *st = &d->stripes[s];
-	/* Its pages at or below cap are the indices below top. */
-	uint64_t l, top = local_ceil(d, s, cap + 1);
+	uint64_t l, top;
 	int ret = -ENOMEM;
 
 	plat_spin_lock(&st->lock);
+	/* Its pages at or below cap are the indices below top: with more
+	 * than one stripe, kept from the last allocation, whose cap a
+	 * device's next one mostly shares. */
+	if (!d->stripe_shift) {
+		top = cap + 1;
+	} else if (cap == st->top_cap) {
+		top = st->top;
+	} else {
+		top = local_ceil(d, s, cap + 1);
+		st->top_cap = cap;
+		st->top = top;
+	}
 	if (seen)	/* only a search below the 32-bit limit needs it */
 		*seen += plat_load_rlx64(&st->frees32);
 	if (live_reserve(&st->live) || fmap_prepare(&st->fmap, 0))

@@ -21,6 +21,10 @@ struct iova_stripe {
 	 * (relaxed store), read without it by a failed 32-bit search after
 	 * its hint store and a full fence (see iova_alloc()). */
 	uint64_t frees32;
+	/* Under the lock: the last allocation's cap and its local_ceil(cap
+	 * + 1) in this stripe (iova.c stripe_alloc()); top_cap UINT64_MAX:
+	 * none. */
+	uint64_t top_cap, top;
 	/* Pad to its own cache lines: stripes are taken by different CPUs. */
 	char pad[64];
 } __attribute__((aligned(64)));
