@@ -45,7 +45,7 @@ static unsigned nr_stripes(const struct iopt_iova *d)
  * rebuilt their masks from the orders each time): the masks are kept in
  * the domain. One stripe keeps its early return: the identity, cheaper
  * than the general formula (to which it reduces: stripe_shift 0,
- * cs_order chunk_order, s 0).
+ * stripe_mask 0, s 0).
  */
 
 /* Page pfn of the space as an index in its stripe's free map. */
@@ -53,7 +53,7 @@ static uint64_t to_local(const struct iopt_iova *d, uint64_t pfn)
 {
 	if (!d->stripe_shift)
 		return pfn;
-	return (pfn >> d->cs_order << d->chunk_order) | (pfn & d->chunk_mask);
+	return ((pfn >> d->stripe_shift) & ~d->chunk_mask) | (pfn & d->chunk_mask);
 }
 
 /* Index l of stripe s's free map as a page of the space. */
@@ -61,8 +61,10 @@ static uint64_t to_global(const struct iopt_iova *d, unsigned s, uint64_t l)
 {
 	if (!d->stripe_shift)
 		return l;
-	return (l >> d->chunk_order << d->cs_order) |
-	       ((uint64_t)s << d->chunk_order) | (l & d->chunk_mask);
+	/* l's chunk number times the stripe count, plus s, in chunks: one
+	 * multiplication instead of three shifts by variable counts. */
+	return l + (l & ~d->chunk_mask) * d->stripe_mask +
+	       ((uint64_t)s << d->chunk_order);
 }
 
 /* How many of stripe s's pages lie below page x: the index of its first
@@ -164,7 +166,6 @@ int iopt_iova_create(const struct iopt_iova_cfg *cfg, struct iopt_iova **out)
 		co = (int)c.max_cached_order;
 	d->chunk_order = (unsigned)co;
 	d->chunk_mask = (1ull << co) - 1;
-	d->cs_order = d->chunk_order + d->stripe_shift;
 	d->stripe_mask = c.nr_stripes - 1;
 
 	d->stripes = aligned_alloc(64, sizeof(*d->stripes) * c.nr_stripes);

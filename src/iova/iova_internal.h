@@ -57,9 +57,8 @@ struct iopt_iova {
 	unsigned chunk_order;		/* stripe interleave unit */
 	unsigned stripe_shift;		/* log2(nr_stripes) */
 	/* Derived, for the stripe arithmetic (iova.c): 2^chunk_order - 1,
-	 * chunk_order + stripe_shift, nr_stripes - 1. */
+	 * nr_stripes - 1. */
 	uint64_t chunk_mask;
-	unsigned cs_order;
 	unsigned stripe_mask;
 	struct iova_stripe *stripes;
 	/* Allocations larger than a chunk (global path). */
