@@ -6,52 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* pat[j]: one bit at every multiple of 2^j. */
-static const uint64_t pat[7] = {
-	~0ull, 0x5555555555555555ull, 0x1111111111111111ull,
-	0x0101010101010101ull, 0x0001000100010001ull, 0x0000000100000001ull,
-	1ull,
-};
 
-/* Bits at the multiples i of 2^j where m[i .. i + 2^j) are all set. */
-static uint64_t groups(uint64_t m, unsigned j)
-{
-	for (unsigned s = 0; s < j && m; s++)
-		m &= (m >> (1u << s)) & pat[s + 1];
-	return m;
-}
-
-/* The largest j with groups(m, j) non-zero, for m != 0. */
-static int group_order(uint64_t m)
-{
-	int j = 0;
-
-	/* Mostly free words and nodes first: one or two compares. */
-	if (m == ~0ull)
-		return 6;
-	if ((uint32_t)m == UINT32_MAX || (m >> 32) == UINT32_MAX)
-		return 5;
-	while (j < 4) {
-		m &= (m >> (1u << j)) & pat[j + 1];
-		if (!m)
-			break;
-		j++;
-	}
-	return j;
-}
-
-/* A summary as kept: orders above the largest searched one are all the
- * same to a search. */
-static int cap_mo(unsigned M, int v)
-{
-	return v < (int)M ? v : (int)M;
-}
-
-/* A word's summary: the largest free aligned block order in it, -1. */
-static int word_mo(unsigned M, uint64_t w)
-{
-	return w ? cap_mo(M, group_order(w)) : -1;
-}
 
 /* Children of a node at height h are 2^child_order(h) pages. */
 static unsigned child_order(unsigned h)
@@ -65,11 +20,6 @@ static unsigned has_lim(unsigned M, unsigned c)
 	return c < M + 1 ? c : M + 1;
 }
 
-/* Bits 0 .. i, for i <= 63. */
-static uint64_t upto(uint64_t i)
-{
-	return (2ull << i) - 1;
-}
 
 static void node_fill(const struct fmap *f, struct fmap_node *n, unsigned h,
 		      bool free)
@@ -82,7 +32,7 @@ static void node_fill(const struct fmap *f, struct fmap_node *n, unsigned h,
 	n->full = h == 0 && c > f->max_order ? 0 : v;
 	for (unsigned k = 0; k < FMAP_ORDERS; k++)
 		n->has[k] = k < lim ? v : 0;
-	n->mo = free ? cap_mo(M, (int)c + 6) : -1;
+	n->mo = free ? fmap_cap_mo(M, (int)c + 6) : -1;
 	if (h == 0)
 		memset(n->u.w, free ? 0xff : 0, sizeof(n->u.w));
 	else
@@ -202,7 +152,7 @@ static int node_mo_scan(unsigned M, const struct fmap_node *n,
 			unsigned h, int from)
 {
 	if (n->full)
-		return cap_mo(M, (int)child_order(h) + group_order(n->full));
+		return fmap_cap_mo(M, (int)child_order(h) + fmap_group_order(n->full));
 	while (from >= 0 && !n->has[from])
 		from--;
 	return from;
@@ -232,7 +182,7 @@ static bool search(struct fmap *f, unsigned k, uint64_t cap,
 		path[h] = n;
 		visits++;
 		if (k >= c) {	/* aligned groups of full children */
-			m = groups(n->full, k - c) & upto((cap - base) >> c);
+			m = fmap_groups(n->full, k - c) & fmap_upto((cap - base) >> c);
 			if (!m) {
 				j = h + 1;
 				goto back;
@@ -241,7 +191,7 @@ static bool search(struct fmap *f, unsigned k, uint64_t cap,
 			*hp = h;
 			break;
 		}
-		m = n->has[k] & upto((cap - base) >> c);
+		m = n->has[k] & fmap_upto((cap - base) >> c);
 		if (!m) {
 			j = h + 1;
 			goto back;
@@ -254,7 +204,7 @@ pick:
 		if (cap - base >= (1ull << c) - 1)
 			cap = base + (1ull << c) - 1;
 		if (h == 0) {
-			uint64_t g = groups(n->u.w[i], k) & upto(cap - base);
+			uint64_t g = fmap_groups(n->u.w[i], k) & fmap_upto(cap - base);
 
 			if (g) {
 				*p = base + 63 - (uint64_t)__builtin_clzll(g);
@@ -307,11 +257,6 @@ bool fmap_find(struct fmap *f, unsigned k, uint64_t cap, uint64_t *p)
 	return search(f, k, cap, path, &hp, p);
 }
 
-/* Bits lo .. hi - 1, for lo < hi <= 64. */
-static uint64_t bits_mask(uint64_t lo, uint64_t hi)
-{
-	return ~0ull >> (64 - (hi - lo)) << lo;
-}
 
 /* [lo, hi) relative to n, not empty. */
 static bool free_in(const struct fmap *f, const struct fmap_node *n,
@@ -327,7 +272,7 @@ static bool free_in(const struct fmap *f, const struct fmap_node *n,
 		const struct fmap_node *cn;
 
 		if (h == 0) {
-			uint64_t mask = bits_mask(cl, ch);
+			uint64_t mask = fmap_bits_mask(cl, ch);
 
 			if ((n->u.w[i] & mask) != mask)
 				return false;
@@ -400,7 +345,7 @@ static void ascend(struct fmap *f, int h, uint64_t lo, int a, int b)
 		for (; k <= top; k++)
 			n->has[k] ^= bit;
 		if (full)
-			nm = c >= M ? M : cap_mo((unsigned)M, c + group_order(full));
+			nm = c >= M ? M : fmap_cap_mo((unsigned)M, c + fmap_group_order(full));
 		else if (b > a)
 			nm = m > b ? m : b;
 		else if (m > a)
@@ -416,60 +361,7 @@ static void ascend(struct fmap *f, int h, uint64_t lo, int a, int b)
 	}
 }
 
-/* Level 0 of ascend(): the leaf's masks for its word holding page lo. */
-static inline __attribute__((always_inline)) void
-ascend_leaf(struct fmap *f, struct fmap_node *n, uint64_t lo, int a,
-			int b)
-{
-	const int M = (int)f->max_order;
-	uint64_t bit = 1ull << ((lo >> 6) & 63), full = n->full;
-	int m = n->mo, nm, k, top;
 
-	if (a > b) {
-		if (a == 6)
-			full &= ~bit;
-		k = b + 1;
-		top = a;
-	} else {
-		if (b == 6)
-			full |= bit;
-		k = a + 1;
-		top = b;
-	}
-	n->full = full;
-	if (top > 5)
-		top = 5;
-	if (top > M)
-		top = M;
-	for (; k <= top; k++)
-		n->has[k] ^= bit;
-	if (full)
-		nm = 6 >= M ? M : cap_mo((unsigned)M, 6 + group_order(full));
-	else if (b > a)
-		nm = m > b ? m : b;
-	else if (m > a)
-		nm = m;
-	else
-		for (nm = m < 5 ? m : 5; nm >= 0 && !n->has[nm];)
-			nm--;
-	n->mo = nm;
-}
-
-/* Set or clear 'mask' in the word of leaf n holding page lo: the word and
- * the leaf's own masks now, its ancestors at fmap_sync(). In line: it is
- * most of a pair's alloc and free in the finger leaf, and a call costs
- * the pair a tenth of its instructions in saved registers and arguments. */
-static inline __attribute__((always_inline)) void leaf_set(struct fmap *f, struct fmap_node *n, uint64_t lo,
-		     uint64_t mask, bool free)
-{
-	uint64_t *wp = &n->u.w[(lo >> 6) & 63], w = *wp;
-	uint64_t nw = free ? w | mask : w & ~mask;
-	int a = word_mo(f->max_order, w), b = word_mo(f->max_order, nw);
-
-	*wp = nw;
-	if (a != b)
-		ascend_leaf(f, n, lo, a, b);
-}
 
 /*
  * Set or clear 'mask' in the word holding page lo; f->fpath[H .. h] are
@@ -502,7 +394,7 @@ static void word_set(struct fmap *f, unsigned h, uint64_t lo, uint64_t mask,
 	/* A new finger: its ancestors are in sync with it. */
 	f->fkey = lo >> 12;
 	f->frec = n->mo;
-	leaf_set(f, n, lo, mask, free);
+	fmap_leaf_set(f, n, lo, mask, free);
 }
 
 void fmap_sync(struct fmap *f)
@@ -529,12 +421,12 @@ static void range_in(struct fmap *f, struct fmap_node *n, unsigned h,
 		int a, b;
 
 		if (h == 0) {
-			uint64_t mask = bits_mask(cl, ch), w = n->u.w[i];
+			uint64_t mask = fmap_bits_mask(cl, ch), w = n->u.w[i];
 
-			a = word_mo(M, w);
+			a = fmap_word_mo(M, w);
 			w = free ? w | mask : w & ~mask;
 			n->u.w[i] = w;
-			b = word_mo(M, w);
+			b = fmap_word_mo(M, w);
 		} else {
 			struct fmap_node *cn = n->u.child[i];
 
@@ -573,8 +465,8 @@ static void hints_raise(struct fmap *f, uint64_t last)
 		f->hint_cover = last;
 }
 
-static __attribute__((noinline)) int
-set_slow(struct fmap *f, uint64_t lo, uint64_t n, bool free)
+__attribute__((noinline)) int
+fmap_set_slow(struct fmap *f, uint64_t lo, uint64_t n, bool free)
 {
 	if (!n)
 		return 0;
@@ -583,10 +475,10 @@ set_slow(struct fmap *f, uint64_t lo, uint64_t n, bool free)
 	if (free && lo + n - 1 > f->hint_cover)
 		hints_raise(f, lo + n - 1);
 	if ((lo & 63) + n <= 64) {
-		uint64_t mask = bits_mask(lo & 63, (lo & 63) + n);
+		uint64_t mask = fmap_bits_mask(lo & 63, (lo & 63) + n);
 
 		if (lo >> 12 == f->fkey) {	/* in the finger's leaf */
-			leaf_set(f, f->fpath[0], lo, mask, free);
+			fmap_leaf_set(f, f->fpath[0], lo, mask, free);
 		} else {			/* from the root */
 			fmap_sync(f);
 			f->fpath[f->height] = f->root;
@@ -604,49 +496,11 @@ set_slow(struct fmap *f, uint64_t lo, uint64_t n, bool free)
 	return 0;
 }
 
-/* The common case in line (a run inside one word of the finger leaf that
- * raises no hint: a pair's free), the rest in set_slow(): the fast path
- * then saves no registers for the slow one. */
-int fmap_set(struct fmap *f, uint64_t lo, uint64_t n, bool free)
-{
-	if (n && (lo & 63) + n <= 64 && lo >> 12 == f->fkey &&
-	    f->pool_n >= f->pool_min && !(free && lo + n - 1 > f->hint_cover)) {
-		leaf_set(f, f->fpath[0], lo, bits_mask(lo & 63, (lo & 63) + n), free);
-		if (free)
-			f->free_pages += n;
-		else
-			f->free_pages -= n;
-		return 0;
-	}
-	return set_slow(f, lo, n, free);
-}
 
-/* The search of fmap_take() when cap lies in the finger's leaf (k < 6):
- * a block there at or below cap is the answer, whatever lies elsewhere. */
-static inline __attribute__((always_inline)) bool
-finger_find(struct fmap *f, unsigned k, uint64_t cap, uint64_t *p)
-{
-	const struct fmap_node *leaf = f->fpath[0];
-	uint64_t ci = (cap >> 6) & 63, m = leaf->has[k] & upto(ci);
 
-	while (m) {
-		unsigned i = 63 - (unsigned)__builtin_clzll(m);
-		uint64_t g = groups(leaf->u.w[i], k);
-
-		if (i == ci)
-			g &= upto(cap & 63);
-		if (g) {
-			*p = (cap & ~4095ull) + 64 * i + 63 - (uint64_t)__builtin_clzll(g);
-			f->visits++;
-			return true;
-		}
-		m &= ~(1ull << i);
-	}
-	return false;
-}
-
-static __attribute__((noinline)) bool
-take_slow(struct fmap *f, unsigned k, uint64_t cap, uint64_t size, uint64_t *p)
+__attribute__((noinline)) bool
+fmap_take_slow(struct fmap *f, unsigned k, uint64_t cap, uint64_t size,
+	       uint64_t *p)
 {
 	unsigned hp = 0;
 	bool hinted = false;
@@ -663,7 +517,7 @@ take_slow(struct fmap *f, unsigned k, uint64_t cap, uint64_t size, uint64_t *p)
 			hinted = true;
 		}
 	}
-	if (cap >> 12 != f->fkey || k >= 6 || !finger_find(f, k, cap, p)) {
+	if (cap >> 12 != f->fkey || k >= 6 || !fmap_finger_find(f, k, cap, p)) {
 		unsigned span = child_order(f->height) + 6;
 
 		fmap_sync(f);
@@ -683,10 +537,10 @@ take_slow(struct fmap *f, unsigned k, uint64_t cap, uint64_t size, uint64_t *p)
 			f->hint_cover = *p + ((1ull << k) - 1);
 	}
 	if ((*p & 63) + size <= 64) {
-		uint64_t mask = bits_mask(*p & 63, (*p & 63) + size);
+		uint64_t mask = fmap_bits_mask(*p & 63, (*p & 63) + size);
 
 		if (hp == 0 && *p >> 12 == f->fkey)
-			leaf_set(f, f->fpath[0], *p, mask, false);
+			fmap_leaf_set(f, f->fpath[0], *p, mask, false);
 		else
 			word_set(f, hp, *p, mask, false);
 	} else {
@@ -698,18 +552,3 @@ take_slow(struct fmap *f, unsigned k, uint64_t cap, uint64_t size, uint64_t *p)
 	return true;
 }
 
-/* The common case in line (cap in the finger leaf, a block of at most 32
- * pages there at or below it: one word changes), the rest in take_slow().
- * A block of 2^k pages, k < 6, aligned to 2^k lies in one word, and size
- * is at most 2^k. */
-bool fmap_take(struct fmap *f, unsigned k, uint64_t cap, uint64_t size,
-	       uint64_t *p)
-{
-	if (cap >> 12 == f->fkey && k < 6 && finger_find(f, k, cap, p)) {
-		leaf_set(f, f->fpath[0], *p, bits_mask(*p & 63, (*p & 63) + size),
-			 false);
-		f->free_pages -= size;
-		return true;
-	}
-	return take_slow(f, k, cap, size, p);
-}

@@ -21,6 +21,10 @@ struct iova_stripe {
 	 * (relaxed store), read without it by a failed 32-bit search after
 	 * its hint store and a full fence (see iova_alloc()). */
 	uint64_t frees32;
+	/* Under the lock: the last allocation's cap and its local_ceil(cap
+	 * + 1) in this stripe (iova.c stripe_alloc()); top_cap UINT64_MAX:
+	 * none. */
+	uint64_t top_cap, top;
 	/* Pad to its own cache lines: stripes are taken by different CPUs. */
 	char pad[64];
 } __attribute__((aligned(64)));
@@ -52,6 +56,10 @@ struct iopt_iova {
 	unsigned space_bits;		/* pfns are below 2^space_bits */
 	unsigned chunk_order;		/* stripe interleave unit */
 	unsigned stripe_shift;		/* log2(nr_stripes) */
+	/* Derived, for the stripe arithmetic (iova.c): 2^chunk_order - 1,
+	 * nr_stripes - 1. */
+	uint64_t chunk_mask;
+	unsigned stripe_mask;
 	struct iova_stripe *stripes;
 	/* Allocations larger than a chunk (global path). */
 	struct plat_spinlock big_lock;
@@ -103,7 +111,7 @@ void iova_free_check_undo(struct iopt_iova *d, uint64_t pfn, uint64_t size);
 /* The stripe owning pfn's chunk. */
 static inline unsigned iova_stripe_of(const struct iopt_iova *d, uint64_t pfn)
 {
-	return (unsigned)(pfn >> d->chunk_order) & ((1u << d->stripe_shift) - 1);
+	return (unsigned)(pfn >> d->chunk_order) & d->stripe_mask;
 }
 
 static inline uint64_t iova_now(const struct iopt_iova *d)
