@@ -14,8 +14,8 @@
  *               worst of those during which the thread was not switched
  *               out; the worst of each call's least time over three
  *               passes, against a control that times a spin instead;
- *               the work the slowest calls did; the mean over
- *               this run's cached pair) after random fragmentation, at
+ *               the work the slowest calls did; the means over a
+ *               cached pair timed around them) after random fragmentation, at
  *               live = 10^4 and 10^6 ranges (--live N: only that one, e.g.
  *               for callgrind); timed one by one, and again timed in
  *               blocks as the pairs are (see case_fragmented()).
@@ -56,9 +56,6 @@ static long only_live;	/* --live N: fragmented at N live only */
 /* --threads: the pair cases' thread counts (default 1 and 2). */
 #define PAIR_MAX_THREADS 256
 static unsigned pair_threads[8] = { 1, 2 }, pair_nthreads = 2;
-/* The cached pair's median (first thread count) when this run measured
- * it: the fragmented case reports its mean against it. */
-static double cached1_ns;
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -90,34 +87,37 @@ static uint64_t thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* n pairs on d as CPU cpu: through its cache (cached) or the range
+ * allocator alone. */
+static void pair_loop(struct iopt_iova *d, unsigned cpu, bool cached, long n)
+{
+	uint64_t p, limit = (1ull << 36) - 1;
+
+	if (cached) {
+		for (long i = 0; i < n; i++) {
+			iopt_iova_alloc_cached(d, 1, limit, cpu, true, &p);
+			iopt_iova_free_cached(d, p, 1, cpu);
+		}
+	} else {
+		for (long i = 0; i < n; i++) {
+			iopt_iova_alloc(d, 1, limit, &p);
+			iopt_iova_free(d, p, 1);
+		}
+	}
+}
+
 static void *pair_worker(void *arg)
 {
 	struct pair_ctx *c = arg;
-	uint64_t p, limit = (1ull << 36) - 1;
 
 	bench_pin(c->cpu);
-	/* Warm the caches. */
-	for (int i = 0; i < 1000; i++) {
-		if (c->cached) {
-			iopt_iova_alloc_cached(c->d, 1, limit, c->cpu, true, &p);
-			iopt_iova_free_cached(c->d, p, 1, c->cpu);
-		}
-	}
+	if (c->cached)	/* warm the cache */
+		pair_loop(c->d, c->cpu, true, 1000);
 	bench_barrier_wait(c->bar);
 	uint64_t cpu0 = thread_cpu_ns();
 
 	c->t0 = bench_now_ns();
-	if (c->cached) {
-		for (long i = 0; i < c->n; i++) {
-			iopt_iova_alloc_cached(c->d, 1, limit, c->cpu, true, &p);
-			iopt_iova_free_cached(c->d, p, 1, c->cpu);
-		}
-	} else {
-		for (long i = 0; i < c->n; i++) {
-			iopt_iova_alloc(c->d, 1, limit, &p);
-			iopt_iova_free(c->d, p, 1);
-		}
-	}
+	pair_loop(c->d, c->cpu, c->cached, c->n);
 	c->t1 = bench_now_ns();
 	c->cpu_time = thread_cpu_ns() - cpu0;
 	return NULL;
@@ -177,10 +177,12 @@ static void case_pairs(void)
 	const char *names[2] = { "tree_pair", "cached_pair" };
 	static double ns[2][8][64], cns[2][8][64], pps[2][8][64];
 
-	/* Interleave variants run by run (shared, noisy machine). */
+	/* Interleave variants run by run (shared, noisy machine), the tree
+	 * and the cached pair of one thread count one right after the other:
+	 * their ratio is taken run by run. */
 	for (unsigned r = 0; r < runs; r++)
-		for (int cached = 0; cached < 2; cached++)
-			for (unsigned k = 0; k < pair_nthreads; k++)
+		for (unsigned k = 0; k < pair_nthreads; k++)
+			for (int cached = 0; cached < 2; cached++)
 				pair_run(cached, pair_threads[k],
 					 bench_iters(cached ? 2000000 : 500000, 100),
 					 &ns[cached][k][r], &cns[cached][k][r],
@@ -214,7 +216,6 @@ static void case_pairs(void)
 				       "%12.0f pairs/s  %.2fx\n",
 				       names[cached], t, m, cm, p, p / base[cached]);
 		}
-	cached1_ns = bench_median(ns[1][0], runs);
 	if (json)
 		printf("{\"suite\":\"iova\",\"case\":\"cached_vs_tree\","
 		       "\"threads\":%u,\"speedup\":%.2f,\"threads_2\":%u,"
@@ -401,13 +402,28 @@ static int cmp_double(const void *a, const void *b)
  *    thread doing nothing else;
  *  - the pass timed in blocks of FRAG_BLOCK (mean_batch_ns): the clock is
  *    read once per block, as the pair cases read it once per run, so this
- *    mean and the cached pair's are taken the same way
- *    (mean_batch_vs_cached_pair). Blocks during which the thread was
- *    switched out are counted apart (mean_batch_not_switched_ns leaves
- *    them out).
+ *    mean and the cached pair's are taken the same way. The cached pair
+ *    (one thread, as case_pairs() times it) is timed just before this
+ *    pass's domain is built and just after the pass, and both means are
+ *    given against the mean of the two (cached_pair_ns; mean_vs_cached_pair, mean_batch_vs_cached_pair):
+ *    the same machine state, where a cached pair timed seconds earlier
+ *    may have run in another (this VM changes speed by up to 2x for
+ *    seconds at a time). Blocks during which the thread was switched out
+ *    are counted apart (mean_batch_not_switched_ns leaves them out).
  */
 #define FRAG_PASSES 3
 #define FRAG_BLOCK 100
+
+/* ns per cached pair on d (one CPU, its cache warm), timed as
+ * pair_worker() times it, in the calling thread. */
+static double frag_cached_pair_ns(struct iopt_iova *d)
+{
+	const long n = bench_iters(500000, 100);
+	uint64_t t0 = bench_now_ns();
+
+	pair_loop(d, 0, true, n);
+	return (double)(bench_now_ns() - t0) / (double)n;
+}
 
 static void case_fragmented(void)
 {
@@ -420,7 +436,17 @@ static void case_fragmented(void)
 		clk[i] = (double)(bench_now_ns() - t0);
 	}
 	double clock_ns = bench_median(clk, 1001);
+	/* The cached pair's domain, as case_pairs()' one-thread one: made
+	 * and warmed before any fragmented domain, so that timing it between
+	 * passes allocates nothing. */
+	struct iopt_iova_cfg ccfg = { .end_pfn = 1ull << 36, .nr_cpus = 1 };
+	struct iopt_iova *cd;
 
+	if (iopt_iova_create(&ccfg, &cd)) {
+		fprintf(stderr, "iova: cannot create a domain\n");
+		exit(1);
+	}
+	pair_loop(cd, 0, true, 1000);
 	for (int k = 0; k < 2; k++) {
 		long live = lives[k];
 
@@ -503,9 +529,12 @@ static void case_fragmented(void)
 			ctl_worst = srt[i] > ctl_worst ? srt[i] : ctl_worst;
 		}
 
-		/* The same allocations again, timed in blocks. */
+		/* The same allocations again, timed in blocks right after
+		 * the domain is built (as warm as the pair runs' domains),
+		 * between two cached pair runs: one before the build, one
+		 * after the pass. */
+		double btotal = 0, btotal_run = 0, cached_ns = frag_cached_pair_ns(cd);
 		struct iopt_iova *d = frag_build(live, &end);
-		double btotal = 0, btotal_run = 0;
 		long bswitched = 0, brun = 0;
 
 		for (long i = 0; i < m; i += FRAG_BLOCK) {
@@ -524,12 +553,12 @@ static void case_fragmented(void)
 				brun += n;
 			}
 		}
+		cached_ns = (cached_ns + frag_cached_pair_ns(cd)) / 2;
 		unsigned height = d->stripes[0].fmap.height;
 
 		iopt_iova_destroy(d);
-		/* Against the cached pair of this run (0: not measured). */
-		double vs = cached1_ns > 0 ? total / m / cached1_ns : 0;
-		double bvs = cached1_ns > 0 ? btotal / m / cached1_ns : 0;
+		/* Against the cached pairs timed around the block pass. */
+		double vs = total / m / cached_ns, bvs = btotal / m / cached_ns;
 		double mean_run = m > switched ? total_run / (double)(m - switched) : 0;
 		double bmean_run = brun ? btotal_run / (double)brun : 0;
 		const struct frag_work *ww = &w[iw], *wr = &w[irep];
@@ -551,7 +580,7 @@ static void case_fragmented(void)
 			       "\"probe\":%ld,\"faults\":%ld,\"pool_allocs\":%llu},"
 			       "\"height\":%u,\"max_visits\":%llu,\"max_climbs\":%llu,"
 			       "\"max_probe\":%ld,\"calls_faulted\":%ld,\"pool_allocs\":%llu,"
-			       "\"mean_vs_cached_pair\":%.2f,"
+			       "\"cached_pair_ns\":%.2f,\"mean_vs_cached_pair\":%.2f,"
 			       "\"clock_ns\":%.0f,\"mean_batch_ns\":%.1f,"
 			       "\"batch_blocks_switched\":%ld,"
 			       "\"mean_batch_not_switched_ns\":%.1f,"
@@ -566,7 +595,7 @@ static void case_fragmented(void)
 			       wr->probe, wr->faults, (unsigned long long)wr->pool_allocs,
 			       height, (unsigned long long)wmax.visits,
 			       (unsigned long long)wmax.climbs, wmax.probe, faulted,
-			       (unsigned long long)pool_allocs, vs, clock_ns, btotal / m,
+			       (unsigned long long)pool_allocs, cached_ns, vs, clock_ns, btotal / m,
 			       bswitched, bmean_run, bvs);
 		else
 			printf("fragmented   live %-8ld mean %7.1f ns  median %6.0f ns  "
@@ -604,6 +633,7 @@ static void case_fragmented(void)
 		free(srt);
 		free(w);
 	}
+	iopt_iova_destroy(cd);
 }
 
 /* ---- 32-bit exhaustion at 128 CPUs ---------------------------------------- */
