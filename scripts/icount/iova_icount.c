@@ -10,7 +10,7 @@
  *
  * counts exactly the measured calls (setup and warm-up left out). It
  * uses only the public API, so one source builds against any version of
- * the library (scripts/icount/run builds it against two and compares).
+ * the library (scripts/icount/iova builds it against two and compares).
  * It prints the number of operations the collected loops did; the
  * instructions per operation are callgrind's total over that.
  *
