@@ -495,18 +495,19 @@ static inline bool smmu_core_fast_hit(struct smmu_core *c, struct smmu_hit_tls *
 	 * others' hits). Alone, or beside one other thread, without a loop:
 	 * the loop over the used blocks cost a hit beside one other 20-30
 	 * instructions more than a hit alone. */
-	uint64_t t = plat_load_rlx64(&slot[1 + k]), other = used & ~(1ull << k);
-	uint64_t free = plat_load_rlx64(&slot[0]);
+	uint64_t other = used & ~(1ull << k), free;
 
-	free = t > free ? t : free;
-	if (other) {
-		if (plat_likely(!(other & (other - 1)))) {
+	if (plat_likely(!(other & (other - 1)))) {	/* none or one */
+		uint64_t t = plat_load_rlx64(&slot[1 + k]);
+
+		free = plat_load_rlx64(&slot[0]);
+		free = t > free ? t : free;
+		if (other) {
 			t = plat_load_rlx64(&slot[1 + __builtin_ctzll(other)]);
 			free = t > free ? t : free;
-		} else {
-			t = smmu_core_slot_free(c, other, si);
-			free = t > free ? t : free;
 		}
+	} else {
+		free = smmu_core_slot_free(c, used, si);
 	}
 	uint64_t done = (cycle > free ? cycle : free) + h->lat;
 	uint64_t lat = done - cycle;
