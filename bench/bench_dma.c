@@ -811,7 +811,6 @@ static int measure_paired(const struct opts *base, double *lazy_ns,
 
 #define NVAR 10
 
-/* v3: the targets of docs/dma.md side by side. */
 /* Each round's ratio, then the closing parenthesis of the line. */
 static void print_rounds(const double *r)
 {
@@ -820,6 +819,7 @@ static void print_rounds(const double *r)
 	printf(")\n");
 }
 
+/* v3: the targets of docs/dma.md side by side. */
 static int report(const struct opts *base)
 {
 	struct opts v[NVAR];
