@@ -11,6 +11,9 @@
  * counts exactly the measured calls (setup and warm-up left out). It
  * uses only the public API, so one source builds against any version of
  * the library (scripts/icount/iova builds it against two and compares).
+ * That is why it carries its own copy of the bench's workloads (the
+ * fragmented domain's build, the pair and exhaust32 loops): the bench
+ * reads the allocator's internals and builds only against its own tree.
  * It prints the number of operations the collected loops did; the
  * instructions per operation are callgrind's total over that.
  *
