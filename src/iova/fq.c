@@ -455,7 +455,7 @@ fq_free_slow(struct iopt_fq *q, uint64_t pfn, uint64_t size, unsigned cpu)
 		if (cls != FQ_UNCACHED)
 			ret = iova_rcache_free(d, cls, pfn, c);
 		else
-			ret = iova_free_checked(d, pfn, size, c, cls == FQ_UNCACHED);
+			ret = iova_free_checked(d, pfn, size, c, true);	/* marked */
 		if (!ret)	/* A statistic: pairs with the acquire load
 				 * in iopt_fq_get_stats(). */
 			plat_fetch_add_acq_rel64(&q->n_frees, 1);
