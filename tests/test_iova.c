@@ -306,6 +306,145 @@ static void test_random_against_shadow(void **state)
 	free(live);
 }
 
+/*
+ * The record of live allocations, exactly: small ones (at most 64 pages)
+ * are recorded by start and end bits in the free map's leaves, larger
+ * ones in a table. Against a shadow of which allocation holds each page:
+ * iopt_iova_find() answers every page's start and size, and a free that
+ * names anything but one whole live allocation -- a wrong size, a start
+ * inside one, two neighbours as one, a free page, a reserved page --
+ * fails with -EINVAL and changes nothing.
+ */
+static void test_record_exact_against_shadow(void **state)
+{
+	const uint64_t end = 1u << 15;
+	struct iopt_iova *d = make(end, 2, 2);
+	uint64_t *start = malloc(end * sizeof(*start));	/* UINT64_MAX: none */
+	uint64_t *len = calloc(end, sizeof(*len));
+	struct {
+		uint64_t pfn, size;
+	} *live = calloc(end, sizeof(*live));
+	size_t nlive = 0;
+	uint64_t rng = 11, allocated = 0, bad = 0;
+
+	(void)state;
+	for (uint64_t p = 0; p < end; p++)
+		start[p] = UINT64_MAX;
+	/* A reserved hole: no record, never freed. */
+	assert_int_equal(iopt_iova_reserve(d, 0x4000, 0x40), 0);
+	for (int op = 0; op < 40000; op++) {
+		if (nlive && (tu_rand(&rng) % 100 < 48 || nlive > 1500)) {
+			size_t k = tu_rand(&rng) % nlive;
+			uint64_t p = live[k].pfn, n = live[k].size;
+
+			assert_int_equal(iopt_iova_free(d, p, n), 0);
+			for (uint64_t i = 0; i < n; i++)
+				start[p + i] = UINT64_MAX;
+			allocated -= n;
+			live[k] = live[--nlive];
+		} else {
+			/* Mostly small, a few above the leaf record's 64. */
+			uint64_t size = 1 + tu_rand(&rng) % (tu_rand(&rng) % 8 ? 64 : 200);
+			uint64_t p;
+
+			if (iopt_iova_alloc(d, size, end - 1, &p))
+				continue;
+			for (uint64_t i = 0; i < size; i++) {
+				assert_int_equal(start[p + i], UINT64_MAX);
+				start[p + i] = p;
+				len[p + i] = size;
+			}
+			live[nlive].pfn = p;
+			live[nlive++].size = size;
+			allocated += size;
+		}
+		if (!nlive)
+			continue;
+		/* A bad free next to a live allocation a. */
+		size_t k = tu_rand(&rng) % nlive;
+		uint64_t a = live[k].pfn, an = live[k].size, fp = a, fn = an;
+
+		switch (tu_rand(&rng) % 6) {
+		case 0:	/* one page more */
+			fn = an + 1;
+			break;
+		case 1:	/* one page less, or a page past the end */
+			if (an > 1)
+				fn = an - 1;
+			else
+				fp = a + 1;
+			break;
+		case 2:	/* from its second page */
+			fp = a + 1;
+			fn = an > 1 ? an - 1 : 1;
+			break;
+		case 3:	/* with the allocation after it, as one */
+			if (a + an < end && start[a + an] == a + an)
+				fn = an + len[a + an];
+			else
+				fn = an + 1;
+			break;
+		case 4:	/* with the allocation before it, as one */
+			if (a > 1 && start[a - 1] != UINT64_MAX) {
+				fp = start[a - 1];
+				fn = len[a - 1] + an;
+			} else {
+				fp = a - 1;
+				fn = an + 1;
+			}
+			break;
+		default: /* a page no allocation starts at: free or reserved */
+			fp = tu_rand(&rng) % 2 ? 0x4000 + tu_rand(&rng) % 0x40 :
+						 1 + tu_rand(&rng) % (end - 1);
+			fn = 1 + tu_rand(&rng) % 64;
+			break;
+		}
+		/* A page past a one-page allocation may start another. */
+		if (fp < end && start[fp] == fp && len[fp] == fn)
+			continue;
+		struct iopt_iova_stats before, after;
+		uint64_t s, n;
+
+		iopt_iova_get_stats(d, &before);
+		assert_int_equal(iopt_iova_free(d, fp, fn), -EINVAL);
+		bad++;
+		iopt_iova_get_stats(d, &after);
+		assert_int_equal(after.free_pages, before.free_pages);
+		assert_int_equal(after.allocated_pages, allocated);
+		assert_int_equal(iopt_iova_find(d, a + an - 1, &s, &n), 0);
+		assert_int_equal(s, a);
+		assert_int_equal(n, an);
+		if (op % 4000 == 0)
+			for (uint64_t p = 1; p < end; p++) {
+				int r = iopt_iova_find(d, p, &s, &n);
+
+				if (start[p] == UINT64_MAX) {
+					assert_int_equal(r, -ENOENT);
+					continue;
+				}
+				assert_int_equal(r, 0);
+				assert_int_equal(s, start[p]);
+				assert_int_equal(n, len[p]);
+			}
+	}
+	assert_true(bad > 30000);
+	while (nlive) {
+		nlive--;
+		assert_int_equal(iopt_iova_free(d, live[nlive].pfn, live[nlive].size), 0);
+		assert_int_equal(iopt_iova_free(d, live[nlive].pfn, live[nlive].size),
+				 -EINVAL);
+	}
+	struct iopt_iova_stats st;
+
+	iopt_iova_get_stats(d, &st);
+	assert_int_equal(st.allocated_pages, 0);
+	assert_int_equal(st.free_pages, end - 1 - 0x40);
+	iopt_iova_destroy(d);
+	free(start);
+	free(len);
+	free(live);
+}
+
 /* Larger than a chunk: the global path, and a request no stripe can
  * satisfy alone. */
 static void test_larger_than_chunk(void **state)
@@ -676,6 +815,7 @@ int main(void)
 		cmocka_unit_test(test_live_lookup_behind_move),
 		cmocka_unit_test(test_basic_and_bad_input),
 		cmocka_unit_test(test_random_against_shadow),
+		cmocka_unit_test(test_record_exact_against_shadow),
 		cmocka_unit_test(test_larger_than_chunk),
 		cmocka_unit_test(test_stripes_below_32bit),
 		cmocka_unit_test(test_stripe_highest_under_changing_limits),

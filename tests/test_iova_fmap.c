@@ -108,7 +108,7 @@ static int check_node(struct fmap *f, const struct fmap_node *n, unsigned h)
 		int mo;
 
 		if (h == 0) {
-			mo = word_order(n->u.w[i]);
+			mo = word_order(n->u.w[i].free);
 			if (mo == c && c <= M)
 				full |= 1ull << i;
 		} else if (!n->u.child[i]) {

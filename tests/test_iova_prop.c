@@ -137,16 +137,14 @@ static void test_fail32_hint_survives_no_racing_free(void **state)
 	assert_int_equal(iopt_iova_free(d, first, 1), 0);
 	assert_int_equal(iopt_iova_alloc_cached(d, 1, lim, 0, false, &p), 0);
 	assert_int_equal(p, first);
-	/* Make stripe 1's next search grow its record (one allocation
-	 * inside the search, while its lock is held). */
-	struct iova_live *l1 = &d->stripes[1].live;
-
-	while (l1->old.slot || (l1->cur.n + 1) * 2 <= l1->cur.cap)
-		assert_int_equal(iopt_iova_alloc_cached(d, 1, 4095, 1, false, &p), 0);
-	/* A page of stripe 0 below the limit. */
+	/* Make stripe 1's next search refill its free map's node pool (one
+	 * allocation inside the search, while its lock is held). */
+	fmap_pool_drain(&d->stripes[1].fmap);
+	/* A page of stripe 0 below the limit, allocated. */
 	r.d = d;
 	r.victim = 895;
-	assert_int_equal(d->stripes[0].live.cur.n > 0, 1);
+	assert_int_equal(iova_stripe_of(d, r.victim), 0);
+	assert_int_equal(iopt_iova_find(d, r.victim, &p, &(uint64_t){ 0 }), 0);
 	fi_on_next_alloc(race_free, &r);
 	assert_int_equal(iopt_iova_alloc_cached(d, 1, lim, 0, false, &p), -ENOMEM);
 	fi_on_next_alloc(NULL, NULL);

@@ -34,7 +34,8 @@ static void node_fill(const struct fmap *f, struct fmap_node *n, unsigned h,
 		n->has[k] = k < lim ? v : 0;
 	n->mo = free ? fmap_cap_mo(M, (int)c + 6) : -1;
 	if (h == 0)
-		memset(n->u.w, free ? 0xff : 0, sizeof(n->u.w));
+		for (unsigned i = 0; i < 64; i++)
+			n->u.w[i] = (struct fmap_word){ .free = v };
 	else
 		memset(n->u.child, 0, sizeof(n->u.child));
 }
@@ -204,7 +205,7 @@ pick:
 		if (cap - base >= (1ull << c) - 1)
 			cap = base + (1ull << c) - 1;
 		if (h == 0) {
-			uint64_t g = fmap_groups(n->u.w[i], k) & fmap_upto(cap - base);
+			uint64_t g = fmap_groups(n->u.w[i].free, k) & fmap_upto(cap - base);
 
 			if (g) {
 				*p = base + 63 - (uint64_t)__builtin_clzll(g);
@@ -274,7 +275,7 @@ static bool free_in(const struct fmap *f, const struct fmap_node *n,
 		if (h == 0) {
 			uint64_t mask = fmap_bits_mask(cl, ch);
 
-			if ((n->u.w[i] & mask) != mask)
+			if ((n->u.w[i].free & mask) != mask)
 				return false;
 			continue;
 		}
@@ -421,11 +422,11 @@ static void range_in(struct fmap *f, struct fmap_node *n, unsigned h,
 		int a, b;
 
 		if (h == 0) {
-			uint64_t mask = fmap_bits_mask(cl, ch), w = n->u.w[i];
+			uint64_t mask = fmap_bits_mask(cl, ch), w = n->u.w[i].free;
 
 			a = fmap_word_mo(M, w);
 			w = free ? w | mask : w & ~mask;
-			n->u.w[i] = w;
+			n->u.w[i].free = w;
 			b = fmap_word_mo(M, w);
 		} else {
 			struct fmap_node *cn = n->u.child[i];
@@ -453,7 +454,7 @@ static void range_in(struct fmap *f, struct fmap_node *n, unsigned h,
 /* Pages up to last became free: a free aligned block of 2^k may now start
  * at any aligned start at or below last. Afterwards no free ending at or
  * below last raises a hint. */
-static void hints_raise(struct fmap *f, uint64_t last)
+__attribute__((noinline)) void fmap_hints_raise(struct fmap *f, uint64_t last)
 {
 	for (unsigned k = 0; k <= f->max_order; k++) {
 		uint64_t s = last >> k << k;
@@ -473,7 +474,7 @@ fmap_set_slow(struct fmap *f, uint64_t lo, uint64_t n, bool free)
 	if (fmap_prepare(f, 0))
 		return -ENOMEM;
 	if (free && lo + n - 1 > f->hint_cover)
-		hints_raise(f, lo + n - 1);
+		fmap_hints_raise(f, lo + n - 1);
 	if ((lo & 63) + n <= 64) {
 		uint64_t mask = fmap_bits_mask(lo & 63, (lo & 63) + n);
 
@@ -552,3 +553,85 @@ fmap_take_slow(struct fmap *f, unsigned k, uint64_t cap, uint64_t size,
 	return true;
 }
 
+
+/* ---- the record ------------------------------------------------------------ */
+
+__attribute__((noinline)) struct fmap_node *
+fmap_leaf_slow(struct fmap *f, uint64_t lo, bool move)
+{
+	struct fmap_node *path[FMAP_MAX_HEIGHT + 1], *n = f->root;
+	unsigned span = child_order(f->height) + 6;
+
+	if (span < 64 && lo >> span)
+		return NULL;
+	path[f->height] = n;
+	for (unsigned h = f->height; h > 0; h--) {
+		n = n->u.child[(lo >> child_order(h)) & 63];
+		if (!n)
+			return NULL;
+		path[h - 1] = n;
+	}
+	if (move) {
+		/* The old finger's ancestors first; a leaf off the finger has
+		 * ancestors in sync with it. */
+		fmap_sync(f);
+		memcpy(f->fpath, path, sizeof(path[0]) * (f->height + 1));
+		f->fkey = lo >> 12;
+		f->frec = n->mo;
+	}
+	return n;
+}
+
+bool fmap_rec_has(struct fmap *f, uint64_t lo, uint64_t n, bool mark)
+{
+	const struct fmap_node *leaf;
+
+	if (!fmap_rec_fits(lo, n) || !(leaf = fmap_leaf(f, lo, false)))
+		return false;
+	return fmap_rec_is(&leaf->u.w[(lo >> 6) & 63], lo, n, mark);
+}
+
+bool fmap_rec_mark(struct fmap *f, uint64_t lo, uint64_t n, bool from,
+		   bool to)
+{
+	struct fmap_node *leaf;
+	struct fmap_word *w;
+
+	if (!fmap_rec_fits(lo, n) || !(leaf = fmap_leaf(f, lo, false)))
+		return false;
+	w = &leaf->u.w[(lo >> 6) & 63];
+	if (!fmap_rec_is(w, lo, n, from))
+		return false;
+	if (to)
+		w->mark |= 1ull << (lo & 63);
+	else
+		w->mark &= ~(1ull << (lo & 63));
+	return true;
+}
+
+bool fmap_rec_find(struct fmap *f, uint64_t x, uint64_t *lo, uint64_t *n)
+{
+	const struct fmap_node *leaf = fmap_leaf(f, x, false);
+	const struct fmap_word *w;
+	uint64_t starts, ends;
+	unsigned o = (unsigned)(x & 63), s, e;
+
+	if (!leaf)
+		return false;
+	w = &leaf->u.w[(x >> 6) & 63];
+	/* The last start at or below x; its allocation ends at the first
+	 * end at or above that start, and holds x if that is at or above x. */
+	starts = w->start & fmap_upto(o);
+	if (!starts)
+		return false;
+	s = 63 - (unsigned)__builtin_clzll(starts);
+	ends = w->end & ~((1ull << s) - 1);
+	if (!ends)
+		return false;
+	e = (unsigned)__builtin_ctzll(ends);
+	if (e < o)
+		return false;
+	*lo = (x & ~63ull) + s;
+	*n = e - s + 1;
+	return true;
+}

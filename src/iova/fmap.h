@@ -2,7 +2,9 @@
 /*
  * The free map of one stripe: a 64-ary tree of bitmaps over the stripe's
  * pages (bit set: the page is free), whose inner levels summarise their
- * children by the largest free aligned block each holds.
+ * children by the largest free aligned block each holds. Its leaves also
+ * record where the small allocations in them start and end (the record,
+ * below).
  *
  * Layout. Leaf nodes (height 0) hold 64 words of 64 page bits: 4096
  * pages. A node at height h has 64 children (words for h = 0) of
@@ -56,12 +58,25 @@
 #define FMAP_ORDERS 22
 #define FMAP_MAX_HEIGHT 10	/* 6 * (10 + 2) >= 64 bits of pages */
 
+/*
+ * 64 pages of a leaf: their free bits, and the record of the allocations
+ * of at most FMAP_REC_MAX pages among them (fmap_rec_add()). Side by side,
+ * so that an allocation's or a free's record lies in the cache line of
+ * its free bits.
+ */
+struct fmap_word {
+	uint64_t free;	/* set: the page is free */
+	uint64_t start;	/* set: a recorded allocation starts at the page */
+	uint64_t end;	/* set: a recorded allocation ends at the page */
+	uint64_t mark;	/* at a start: the allocation is marked */
+};
+
 struct fmap_node {
 	uint64_t full;
 	uint64_t has[FMAP_ORDERS];
 	int mo;
 	union {
-		uint64_t w[64];			/* height 0: page bits */
+		struct fmap_word w[64];		/* height 0: the pages */
 		struct fmap_node *child[64];	/* NULL: uniform */
 	} u;
 } __attribute__((aligned(64)));
@@ -262,7 +277,7 @@ static inline __attribute__((always_inline)) void
 fmap_leaf_set(struct fmap *f, struct fmap_node *n, uint64_t lo,
 	      uint64_t mask, bool free)
 {
-	uint64_t *wp = &n->u.w[(lo >> 6) & 63], w = *wp;
+	uint64_t *wp = &n->u.w[(lo >> 6) & 63].free, w = *wp;
 	uint64_t nw = free ? w | mask : w & ~mask;
 	/* The summaries uncapped: a word's order is at most 6, and a map
 	 * searched for blocks of 2^6 pages or more (every domain but tiny
@@ -291,7 +306,7 @@ fmap_finger_find(struct fmap *f, unsigned k, uint64_t cap, uint64_t *p)
 
 	while (m) {
 		unsigned i = 63 - (unsigned)__builtin_clzll(m);
-		uint64_t g = fmap_groups(leaf->u.w[i], k);
+		uint64_t g = fmap_groups(leaf->u.w[i].free, k);
 
 		if (i == ci)
 			g &= fmap_upto(cap & 63);
@@ -348,5 +363,118 @@ fmap_take(struct fmap *f, unsigned k, uint64_t cap, uint64_t size,
 	}
 	return fmap_take_slow(f, k, cap, size, p);
 }
+
+/* ---- the record of small allocations -------------------------------------
+ * An allocation of n <= FMAP_REC_MAX pages starts aligned to the power of
+ * two at or above n (the allocator's rule), so it lies in one word of one
+ * leaf: the word records it by a start bit at its first page and an end
+ * bit at its last, and may mark it (the mark bit at its start). The
+ * allocation starting at page lo is the one ending at the first end bit at
+ * or above lo, so "[lo, lo + n) is one recorded allocation" is one masked
+ * compare of each word (fmap_rec_is()). Record bits lie only on allocated
+ * pages: fmap_rec_free() clears them with the free bits it sets, and a
+ * range operation (fmap_set() of more than a word) must never cover a
+ * recorded allocation, so the leaves holding records are never made
+ * uniform. Larger allocations are the caller's to record (iova.c: live.h).
+ * Under the stripe's lock, as the rest.
+ */
+#define FMAP_REC_MAX 64
+
+/* Can [lo, lo + n) be a recorded allocation: inside one word? */
+static inline bool fmap_rec_fits(uint64_t lo, uint64_t n)
+{
+	return n && n <= FMAP_REC_MAX && (lo & 63) + n <= 64;
+}
+
+/*
+ * Is [lo, lo + n) (fmap_rec_fits()) one recorded allocation of word w,
+ * marked as 'mark' says? It is if an allocation A starts at lo, none other
+ * starts in the range and one ends at its last page: that one is A (any
+ * other ending there would start inside the range, as allocations do not
+ * overlap), so A is the range.
+ */
+static inline bool fmap_rec_is(const struct fmap_word *w, uint64_t lo,
+			       uint64_t n, bool mark)
+{
+	unsigned o = (unsigned)(lo & 63);
+
+	return (w->start & fmap_bits_mask(o, o + n)) == 1ull << o &&
+	       (w->end >> (o + n - 1) & 1) &&
+	       (bool)(w->mark >> o & 1) == mark;
+}
+
+/*
+ * Record [lo, lo + n) (fmap_rec_fits()), which the last fmap_take() or
+ * fmap_set() of this map allocated. Such a call changes one word and
+ * leaves the finger on its leaf, so the record goes to the finger leaf:
+ * no lookup.
+ */
+static inline void fmap_rec_add(struct fmap *f, uint64_t lo, uint64_t n)
+{
+	struct fmap_word *w = &f->fpath[0]->u.w[(lo >> 6) & 63];
+
+	w->start |= 1ull << (lo & 63);
+	w->end |= 1ull << ((lo + n - 1) & 63);
+}
+
+/* The leaf holding page lo, or NULL where a uniform subtree holds it (it
+ * records nothing). With move, the finger moves to it. O(height). */
+struct fmap_node *fmap_leaf_slow(struct fmap *f, uint64_t lo, bool move);
+
+static inline struct fmap_node *fmap_leaf(struct fmap *f, uint64_t lo,
+					  bool move)
+{
+	if (lo >> 12 == f->fkey)
+		return f->fpath[0];
+	return fmap_leaf_slow(f, lo, move);
+}
+
+/* Is [lo, lo + n) one recorded allocation, marked as 'mark' says? */
+bool fmap_rec_has(struct fmap *f, uint64_t lo, uint64_t n, bool mark);
+
+/* fmap_set()'s raising of the hints for a free whose last page is last
+ * (above hint_cover). */
+void fmap_hints_raise(struct fmap *f, uint64_t last);
+
+/*
+ * If [lo, lo + n) is one recorded allocation marked as 'mark' says: drop
+ * its record and mark its pages free, and return true; else change
+ * nothing and return false. Needs no node (the leaf exists). The finger
+ * moves to the leaf, so the free is the finger leaf's word change of
+ * fmap_set()'s in-line case, without its tests: the range is one word of
+ * that leaf.
+ */
+static inline __attribute__((always_inline)) bool
+fmap_rec_free(struct fmap *f, uint64_t lo, uint64_t n, bool mark)
+{
+	unsigned o = (unsigned)(lo & 63);
+	struct fmap_node *leaf;
+	struct fmap_word *w;
+
+	if (!fmap_rec_fits(lo, n) || !(leaf = fmap_leaf(f, lo, true)))
+		return false;
+	w = &leaf->u.w[(lo >> 6) & 63];
+	if (!fmap_rec_is(w, lo, n, mark))
+		return false;
+	w->start ^= 1ull << o;
+	w->end ^= 1ull << (o + n - 1);
+	if (mark)
+		w->mark ^= 1ull << o;
+	if (lo + n - 1 > f->hint_cover)
+		fmap_hints_raise(f, lo + n - 1);
+	fmap_leaf_set(f, leaf, lo, fmap_bits_mask(o, o + n), true);
+	f->free_pages += n;
+	return true;
+}
+
+/* If [lo, lo + n) is one recorded allocation marked as 'from' says, mark
+ * it as 'to' says and return true; else return false. */
+bool fmap_rec_mark(struct fmap *f, uint64_t lo, uint64_t n, bool from,
+		   bool to);
+
+/* The recorded allocation holding page x: true and its first page and
+ * size, or false (x is free, reserved, or in an allocation recorded
+ * elsewhere). */
+bool fmap_rec_find(struct fmap *f, uint64_t x, uint64_t *lo, uint64_t *n);
 
 #endif

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The IOVA domain: stripes, each with a free map (fmap.h) and a record of
- * live allocations, and the allocation policies (cached, DMA). See
+ * live allocations (those of at most FMAP_REC_MAX pages in the free map's
+ * leaves, larger ones in a table, live.h), and the allocation policies
+ * (cached, DMA). See
  * include/iopgtable/iova.h for the contract and docs/iova.md for the
  * design.
  *
@@ -336,7 +338,8 @@ stripe_alloc(struct iopt_iova *d, unsigned s, uint64_t size, unsigned order,
 	}
 	if (seen)	/* only a search below the 32-bit limit needs it */
 		*seen += plat_load_rlx64(&st->frees32);
-	if (live_reserve(&st->live) || fmap_prepare(&st->fmap, 0))
+	if ((size > FMAP_REC_MAX && live_reserve(&st->live)) ||
+	    fmap_prepare(&st->fmap, 0))
 		goto out;
 	ret = -ENOSPC;
 	if (!top)
@@ -347,7 +350,12 @@ stripe_alloc(struct iopt_iova *d, unsigned s, uint64_t size, unsigned order,
 		fmap_set(&st->fmap, l, size, false);	/* prepared */
 	}
 	*pfn = to_global(d, s, l);
-	live_add(&st->live, *pfn, size);
+	/* The record: in the free map's leaf for a small allocation (it is
+	 * the finger leaf now), else in the stripe's table. */
+	if (size <= FMAP_REC_MAX)
+		fmap_rec_add(&st->fmap, l, size);
+	else
+		live_add(&st->live, *pfn, size);
 	st->allocated += size;
 	ret = 0;
 out:
@@ -519,14 +527,22 @@ iova_free_in(struct iopt_iova *d, uint64_t pfn, uint64_t size, uint64_t want)
 		return ret;
 	}
 	struct iova_stripe *st = &d->stripes[iova_stripe_of(d, pfn)];
+	uint64_t l = to_local(d, pfn);
+	bool mark = want & IOVA_IN_CACHE;
 
 	plat_spin_lock(&st->lock);
 	if (fmap_prepare(&st->fmap, 0)) {
 		/* No host memory: nothing changed (a bad free still gets
 		 * -EINVAL). */
-		ret = live_get(&st->live, pfn) == want ? -ENOMEM : -EINVAL;
-	} else if (live_del_if(&st->live, pfn, want)) {
-		fmap_set(&st->fmap, to_local(d, pfn), size, true);	/* prepared */
+		bool rec = size <= FMAP_REC_MAX ?
+			   fmap_rec_has(&st->fmap, l, size, mark) :
+			   live_get(&st->live, pfn) == want;
+
+		ret = rec ? -ENOMEM : -EINVAL;
+	} else if (size <= FMAP_REC_MAX ? fmap_rec_free(&st->fmap, l, size, mark) :
+		   live_del_if(&st->live, pfn, want)) {
+		if (size > FMAP_REC_MAX)
+			fmap_set(&st->fmap, l, size, true);	/* prepared */
 		st->allocated -= size;
 		if (low)
 			note_free32(st);
@@ -571,9 +587,14 @@ static int iova_mark(struct iopt_iova *d, uint64_t pfn, uint64_t from,
 		return ret;
 	}
 	struct iova_stripe *st = &d->stripes[iova_stripe_of(d, pfn)];
+	uint64_t size = from & ~IOVA_IN_CACHE;
 
 	plat_spin_lock(&st->lock);
-	if (live_get(&st->live, pfn) == from) {
+	if (size <= FMAP_REC_MAX) {
+		if (fmap_rec_mark(&st->fmap, to_local(d, pfn), size,
+				  from & IOVA_IN_CACHE, to & IOVA_IN_CACHE))
+			ret = 0;
+	} else if (live_get(&st->live, pfn) == from) {
 		live_set(&st->live, pfn, to);
 		ret = 0;
 	}
@@ -590,8 +611,16 @@ int iopt_iova_find(struct iopt_iova *d, uint64_t pfn, uint64_t *start,
 		return -ENOENT;
 	struct iova_stripe *st = &d->stripes[iova_stripe_of(d, pfn)];
 
+	uint64_t l = to_local(d, pfn), ls;
+
 	plat_spin_lock(&st->lock);
-	found = live_find(&st->live, pfn, d->chunk_order, start, size);
+	/* A small allocation lies in one chunk: its offset from pfn is the
+	 * same in the stripe's indices and in the space. */
+	found = fmap_rec_find(&st->fmap, l, &ls, size);
+	if (found)
+		*start = pfn - (l - ls);
+	else
+		found = live_find(&st->live, pfn, d->chunk_order, start, size);
 	plat_spin_unlock(&st->lock);
 	if (found)
 		return 0;

@@ -15,6 +15,8 @@
 struct iova_stripe {
 	struct plat_spinlock lock;
 	struct fmap fmap;	/* its pages, as indices of to_local() */
+	/* Its live allocations of more than FMAP_REC_MAX pages (smaller
+	 * ones are recorded in the free map's leaves). */
 	struct iova_live live;
 	uint64_t allocated;	/* pages */
 	/* Frees below the 32-bit limit so far: written under the lock

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The record of live allocations of a stripe: start -> size in an open-
+ * A record of live allocations (a stripe's of more than FMAP_REC_MAX
+ * pages, the domain's above a chunk): start -> size in an open-
  * addressed hash table. It grows incrementally (a new table twice the
  * size; every later operation moves a few entries from the old one), so no
  * single operation pays for rehashing everything: every operation is O(1)
