@@ -400,7 +400,10 @@ static void word_set(struct fmap *f, unsigned h, uint64_t lo, uint64_t mask,
 
 void fmap_sync(struct fmap *f)
 {
-	if (f->fkey == UINT64_MAX || f->fpath[0]->mo == f->frec)
+	if (f->fkey == UINT64_MAX)
+		return;
+	fmap_word_sync(f);
+	if (f->fpath[0]->mo == f->frec)
 		return;
 	if (f->height)
 		ascend(f, 1, f->fkey << 12, f->frec, f->fpath[0]->mo);

@@ -110,6 +110,18 @@ struct fmap {
 	int frec;
 	struct fmap_node *fpath[FMAP_MAX_HEIGHT + 1];
 	/*
+	 * The finger word: one word of the finger leaf whose changes the
+	 * leaf's own masks (full, has[], mo) do not show yet (fbit: its bit,
+	 * 0 for none); they show it as of summary fwrec. A change of the same
+	 * word again (a pair's free after its allocation) touches the word
+	 * alone. fmap_finger_find() counts that word as a candidate whatever
+	 * has[] says; fmap_sync() brings the leaf's masks up to date first
+	 * (fmap_word_sync()). Only the finger leaf has one: the finger moves
+	 * after fmap_sync() alone.
+	 */
+	uint64_t fbit;
+	int fwrec;
+	/*
 	 * Search hints: no free aligned block of 2^k pages starts above
 	 * hint[k] (the map starts with every page allocated: 0). A take whose
 	 * cap is at or above hint[k] searches at or below hint[k] instead, and
@@ -269,31 +281,51 @@ fmap_ascend_leaf(struct fmap *f, struct fmap_node *n, uint64_t lo, int a,
 	n->mo = nm;
 }
 
-/* Set or clear 'mask' in the word of leaf n holding page lo: the word and
- * the leaf's own masks now, its ancestors at fmap_sync(). In line: it is
- * most of a pair's alloc and free in the finger leaf, and a call costs
- * the pair a tenth of its instructions in saved registers and arguments. */
+/* A word's summary as the leaf's masks keep it (capped below 6 only in
+ * maps searched for blocks under 2^6 pages: tiny test maps). */
+static inline __attribute__((always_inline)) int
+fmap_leaf_word_mo(const struct fmap *f, uint64_t w)
+{
+	int o = w ? fmap_group_order(w) : -1;
+
+	if (__builtin_expect(f->max_order < 6, 0))
+		o = fmap_cap_mo(f->max_order, o);
+	return o;
+}
+
+/* The finger word's changes into the finger leaf's masks (fmap.h, struct
+ * fmap: fbit). */
+static inline __attribute__((always_inline)) void
+fmap_word_sync(struct fmap *f)
+{
+	if (f->fbit) {
+		struct fmap_node *n = f->fpath[0];
+		uint64_t i = (uint64_t)__builtin_ctzll(f->fbit);
+		int b = fmap_leaf_word_mo(f, n->u.w[i].free);
+
+		if (b != f->fwrec)
+			fmap_ascend_leaf(f, n, i << 6, f->fwrec, b);
+		f->fbit = 0;
+	}
+}
+
+/* Set or clear 'mask' in the word of the finger leaf n holding page lo:
+ * the word now; the leaf's masks when another word changes or at
+ * fmap_sync(), and its ancestors at fmap_sync(). In line: it is most of a
+ * pair's alloc and free in the finger leaf. */
 static inline __attribute__((always_inline)) void
 fmap_leaf_set(struct fmap *f, struct fmap_node *n, uint64_t lo,
 	      uint64_t mask, bool free)
 {
-	uint64_t *wp = &n->u.w[(lo >> 6) & 63].free, w = *wp;
-	uint64_t nw = free ? w | mask : w & ~mask;
-	/* The summaries uncapped: a word's order is at most 6, and a map
-	 * searched for blocks of 2^6 pages or more (every domain but tiny
-	 * test ones) would cap nothing. */
-	int a = w ? fmap_group_order(w) : -1, b = nw ? fmap_group_order(nw) : -1;
+	unsigned i = (unsigned)(lo >> 6) & 63;
+	uint64_t *wp = &n->u.w[i].free, w = *wp;
 
-	*wp = nw;
-	if (a == b)
+	*wp = free ? w | mask : w & ~mask;
+	if (f->fbit >> i & 1)
 		return;
-	if (__builtin_expect(f->max_order < 6, 0)) {
-		a = fmap_cap_mo(f->max_order, a);
-		b = fmap_cap_mo(f->max_order, b);
-		if (a == b)
-			return;
-	}
-	fmap_ascend_leaf(f, n, lo, a, b);
+	fmap_word_sync(f);
+	f->fbit = 1ull << i;
+	f->fwrec = fmap_leaf_word_mo(f, w);
 }
 
 /* The search of fmap_take() when cap lies in the finger's leaf (k < 6):
@@ -302,7 +334,8 @@ static inline __attribute__((always_inline)) bool
 fmap_finger_find(struct fmap *f, unsigned k, uint64_t cap, uint64_t *p)
 {
 	const struct fmap_node *leaf = f->fpath[0];
-	uint64_t ci = (cap >> 6) & 63, m = leaf->has[k] & fmap_upto(ci);
+	/* The finger word may hold a block that has[k] does not show yet. */
+	uint64_t ci = (cap >> 6) & 63, m = (leaf->has[k] | f->fbit) & fmap_upto(ci);
 
 	while (m) {
 		unsigned i = 63 - (unsigned)__builtin_clzll(m);
