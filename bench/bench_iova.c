@@ -278,13 +278,13 @@ static long ctx_switches(void)
 	return u.ru_nvcsw + u.ru_nivcsw;
 }
 
-/* What one allocation did, counted by the free map and the record (the
- * domain has one stripe): nodes a search visited, ancestors an ascent
- * rewrote, slots past its hash position the record's insert probed, page
- * faults and host allocations of nodes inside the call. */
+/* What one allocation did, counted by the free map (the domain has one
+ * stripe; a 2-page allocation's record is in the free map's leaf):
+ * nodes a search visited, ancestors an ascent rewrote, page faults and
+ * host allocations of nodes inside the call. */
 struct frag_work {
 	uint64_t visits, climbs, pool_allocs;
-	long probe, faults;
+	long faults;
 };
 
 /* The longest interval between two consecutive clock reads of a thread
@@ -345,7 +345,6 @@ static void frag_pass(long live, long m, double *t, bool *sw,
 		if (w)
 			w[i] = (struct frag_work){
 				f->visits - v, f->climbs - c, f->pool_allocs - pa,
-				r ? -1 : live_probe_dist(&d->stripes[0].live, got[i]),
 				(u1.ru_minflt + u1.ru_majflt) - (u0.ru_minflt + u0.ru_majflt)
 			};
 	}
@@ -516,7 +515,6 @@ static void case_fragmented(void)
 				irep = i;
 			wmax.visits = w[i].visits > wmax.visits ? w[i].visits : wmax.visits;
 			wmax.climbs = w[i].climbs > wmax.climbs ? w[i].climbs : wmax.climbs;
-			wmax.probe = w[i].probe > wmax.probe ? w[i].probe : wmax.probe;
 			faulted += w[i].faults > 0;
 			pool_allocs += w[i].pool_allocs;
 		}
@@ -578,11 +576,11 @@ static void case_fragmented(void)
 			       "\"control_worst_ns\":%.0f,\"control_over_50us\":%ld,"
 			       "\"clock_gap_max_ns\":%llu,"
 			       "\"worst_call\":{\"visits\":%llu,\"climbs\":%llu,"
-			       "\"probe\":%ld,\"faults\":%ld,\"pool_allocs\":%llu},"
+			       "\"faults\":%ld,\"pool_allocs\":%llu},"
 			       "\"worst_repeat_call\":{\"visits\":%llu,\"climbs\":%llu,"
-			       "\"probe\":%ld,\"faults\":%ld,\"pool_allocs\":%llu},"
+			       "\"faults\":%ld,\"pool_allocs\":%llu},"
 			       "\"height\":%u,\"max_visits\":%llu,\"max_climbs\":%llu,"
-			       "\"max_probe\":%ld,\"calls_faulted\":%ld,\"pool_allocs\":%llu,"
+			       "\"calls_faulted\":%ld,\"pool_allocs\":%llu,"
 			       "\"cached_pair_ns\":%.2f,\"mean_vs_cached_pair\":%.2f,"
 			       "\"clock_ns\":%.0f,\"mean_batch_ns\":%.1f,"
 			       "\"batch_blocks_switched\":%ld,"
@@ -593,11 +591,11 @@ static void case_fragmented(void)
 			       FRAG_PASSES, over, over_all, ctl_worst, ctl_over,
 			       (unsigned long long)gap,
 			       (unsigned long long)ww->visits, (unsigned long long)ww->climbs,
-			       ww->probe, ww->faults, (unsigned long long)ww->pool_allocs,
+			       ww->faults, (unsigned long long)ww->pool_allocs,
 			       (unsigned long long)wr->visits, (unsigned long long)wr->climbs,
-			       wr->probe, wr->faults, (unsigned long long)wr->pool_allocs,
+			       wr->faults, (unsigned long long)wr->pool_allocs,
 			       height, (unsigned long long)wmax.visits,
-			       (unsigned long long)wmax.climbs, wmax.probe, faulted,
+			       (unsigned long long)wmax.climbs, faulted,
 			       (unsigned long long)pool_allocs, cached_ns, vs, clock_ns,
 			       btotal / m,
 			       bswitched, bmean_run, bvs);
@@ -612,9 +610,9 @@ static void case_fragmented(void)
 			       "as many calls): worst %.0f ns, %ld over 50 us; the VM's "
 			       "longest gap between two clock reads %llu ns\n"
 			       "             work: worst call %llu visits %llu climbs "
-			       "probe %ld faults %ld; worst over the passes %llu visits "
-			       "%llu climbs probe %ld faults %ld; most of any call (height %u) "
-			       "%llu visits %llu climbs probe %ld; %ld calls faulted\n"
+			       "faults %ld; worst over the passes %llu visits "
+			       "%llu climbs faults %ld; most of any call (height %u) "
+			       "%llu visits %llu climbs; %ld calls faulted\n"
 			       "             timed in blocks of %d: mean %.1f ns "
 			       "(%ld blocks switched out; the others %.1f ns)  "
 			       "mean/cached %.1fx\n",
@@ -623,10 +621,10 @@ static void case_fragmented(void)
 			       FRAG_PASSES, worst_rep, over, over_all, ctl_worst, ctl_over,
 			       (unsigned long long)gap,
 			       (unsigned long long)ww->visits, (unsigned long long)ww->climbs,
-			       ww->probe, ww->faults, (unsigned long long)wr->visits,
-			       (unsigned long long)wr->climbs, wr->probe, wr->faults, height,
+			       ww->faults, (unsigned long long)wr->visits,
+			       (unsigned long long)wr->climbs, wr->faults, height,
 			       (unsigned long long)wmax.visits,
-			       (unsigned long long)wmax.climbs, wmax.probe, faulted,
+			       (unsigned long long)wmax.climbs, faulted,
 			       FRAG_BLOCK, btotal / m, bswitched, bmean_run, bvs);
 		free(got);
 		for (int p = 0; p < FRAG_PASSES; p++) {

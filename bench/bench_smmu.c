@@ -564,7 +564,7 @@ struct hit_thread {
 	long n;
 	struct bench_barrier *go;
 	uint64_t *ready;		/* threads spinning to start */
-	unsigned nthreads;
+	unsigned nthreads, id;
 	struct plat_thread th;
 	uint64_t faults;
 	uint64_t cpu_ns;		/* the thread's CPU time in its loop */
@@ -584,6 +584,10 @@ static void *hit_thread_main(void *arg)
 	struct hit_thread *h = arg;
 	uint64_t cycle = 0;
 
+	/* Each device thread on its own CPU, as the other suites' threads:
+	 * left to the scheduler, the two threads of a short run were often
+	 * woken onto one CPU and shared it for most of the run. */
+	bench_pin(h->id);
 	bench_barrier_wait(h->go);
 	/* The barrier wakes threads one by one (a halted vCPU takes long to
 	 * wake): each spins until all run, so that the loops overlap from
@@ -620,41 +624,44 @@ static void *hit_thread_main(void *arg)
 	return NULL;
 }
 
-/* One run: nthreads device threads of n hits each on a fresh model; the
- * translations per wall second from the first loop's start to the last
- * one's end (thread creation and wake-up left out), *cpu_rate per thread
- * CPU-second. */
-static double hit_run(int version, unsigned nthreads, long n, uint64_t *faults,
-		      double *cpu_rate)
+/* One run: nthreads device threads of n hits each on a fresh model (own:
+ * one model each, the control); the translations per wall second from
+ * the first loop's start to the last one's end (thread creation and
+ * wake-up left out), *cpu_rate per thread CPU-second. */
+static double hit_run(int version, unsigned nthreads, bool own, long n,
+		      uint64_t *faults, double *cpu_rate)
 {
-	struct rig r;
-	struct rig2 r2;
-	void *m;
+	unsigned nm = own ? nthreads : 1;
+	struct rig *r = calloc(nm, sizeof(*r));
+	struct rig2 *r2 = calloc(nm, sizeof(*r2));
 	struct bench_barrier go;
 	struct hit_thread *h = calloc(nthreads, sizeof(*h));
 
-	if (!h) {
+	if (!h || !r || !r2) {
 		fprintf(stderr, "translate_hit_threads: out of memory\n");
 		exit(1);
 	}
-	if (version == 2) {
-		rig2_init(&r2, true, true, true);
-		iopt_map_pages(r2.pt, 0x40000000, 0x7000000000ull, 4096, 1,
-			       IOPT_READ, NULL);
-		m = r2.s;
-	} else {
-		rig_init_clk(&r, true, true, true);
-		iopt_map_pages(r.pt, 0x40000000, 0x7000000000ull, 4096, 1,
-			       IOPT_READ, NULL);
-		m = r.s;
+	for (unsigned i = 0; i < nm; i++) {
+		if (version == 2) {
+			rig2_init(&r2[i], true, true, true);
+			iopt_map_pages(r2[i].pt, 0x40000000, 0x7000000000ull, 4096,
+				       1, IOPT_READ, NULL);
+		} else {
+			rig_init_clk(&r[i], true, true, true);
+			iopt_map_pages(r[i].pt, 0x40000000, 0x7000000000ull, 4096,
+				       1, IOPT_READ, NULL);
+		}
 	}
 	uint64_t ready = 0;
 
 	bench_barrier_init(&go, nthreads + 1);
 	for (unsigned i = 0; i < nthreads; i++) {
-		h[i] = (struct hit_thread){ .m = m, .version = version, .n = n,
-					    .go = &go, .ready = &ready,
-					    .nthreads = nthreads };
+		unsigned k = own ? i : 0;
+
+		h[i] = (struct hit_thread){
+			.m = version == 2 ? (void *)r2[k].s : (void *)r[k].s,
+			.version = version, .n = n, .go = &go, .ready = &ready,
+			.nthreads = nthreads, .id = i };
 		if (plat_thread_start(&h[i].th, hit_thread_main, &h[i])) {
 			fprintf(stderr, "translate_hit_threads: no thread\n");
 			exit(1);
@@ -675,10 +682,14 @@ static double hit_run(int version, unsigned nthreads, long n, uint64_t *faults,
 	*cpu_rate = cpu ? (double)n * nthreads * 1e9 / (double)cpu : 0;
 	bench_barrier_destroy(&go);
 	free(h);
-	if (version == 2)
-		rig2_fini(&r2);
-	else
-		rig_fini(&r);
+	for (unsigned i = 0; i < nm; i++) {
+		if (version == 2)
+			rig2_fini(&r2[i]);
+		else
+			rig_fini(&r[i]);
+	}
+	free(r);
+	free(r2);
 	return rate;
 }
 
@@ -688,67 +699,111 @@ static double hit_run(int version, unsigned nthreads, long n, uint64_t *faults,
  * each shared with the next run), and its ratio to one thread taken
  * against their mean, so that a drift of the machine's speed across the
  * three cancels; the ratios reported are the medians of the runs' own.
- * This VM switches speed, and the host takes a vCPU away, for
- * milliseconds to seconds at a time: many short runs let the median stand
- * for the machine's usual state where a few long ones could all fall into
- * one bad stretch.
+ * This VM switches speed, and its guest scheduler or the host takes a
+ * CPU from one thread for a tick (4 ms) at times: many runs let the
+ * median stand for the machine's usual state where a few long ones could
+ * all fall into one bad stretch, and each run is long enough (about
+ * 10-20 ms) that one such tick costs it a fraction. The same series is
+ * run on the control: each thread its own model (hit_run() own), the same
+ * code sharing nothing, which is what the machine gives nthreads such
+ * threads (its scheduler, and the host's placing of the vCPUs, SMT
+ * siblings among them at times); the shared model's ratio is to be read
+ * beside it.
  */
 #define HIT_PAIRS 11
+
+struct hit_fig {
+	double rate, cpu_rate;		/* medians: per second, per CPU-s */
+	double vs, q1, q3, cpu_vs;	/* against one thread */
+};
+
+/* The medians and quartiles of HIT_PAIRS runs' figures into f. */
+static void hit_fig_of(struct hit_fig *f, double *rate, double *cpu_rate,
+		       double *ratio, double *cpu_ratio)
+{
+	f->rate = bench_median(rate, HIT_PAIRS);
+	f->cpu_rate = bench_median(cpu_rate, HIT_PAIRS);
+	f->vs = bench_median(ratio, HIT_PAIRS);
+	f->cpu_vs = bench_median(cpu_ratio, HIT_PAIRS);
+	/* bench_median() sorted the ratios: their quartiles, to show how far
+	 * the machine moved between runs. */
+	f->q1 = ratio[HIT_PAIRS / 4];
+	f->q3 = ratio[3 * HIT_PAIRS / 4];
+}
+
+/* HIT_PAIRS runs of nthreads on one model (m) and, with control, as many
+ * on one model each (c), alternating, each between two one-thread runs
+ * (shared with its neighbours). */
+static void hit_series(int version, unsigned nthreads, bool control, long n,
+		       struct hit_fig *m, struct hit_fig *c, uint64_t *faults)
+{
+	double rate[2][HIT_PAIRS], cpu_rate[2][HIT_PAIRS], ratio[2][HIT_PAIRS];
+	double cpu_ratio[2][HIT_PAIRS], one, cpu_one, prev = 0, cpu_prev = 0;
+	unsigned kinds = control ? 2 : 1;
+
+	if (nthreads > 1)
+		prev = hit_run(version, 1, false, n, faults, &cpu_prev);
+	for (int k = 0; k < HIT_PAIRS; k++)
+		for (unsigned own = 0; own < kinds; own++) {
+			rate[own][k] = hit_run(version, nthreads, own, n, faults,
+					       &cpu_rate[own][k]);
+			ratio[own][k] = cpu_ratio[own][k] = 1.0;
+			if (nthreads == 1)
+				continue;
+			one = hit_run(version, 1, false, n, faults, &cpu_one);
+			ratio[own][k] = 2 * rate[own][k] / (prev + one);
+			cpu_ratio[own][k] = 2 * cpu_rate[own][k] / (cpu_prev + cpu_one);
+			prev = one;
+			cpu_prev = cpu_one;
+		}
+	hit_fig_of(m, rate[0], cpu_rate[0], ratio[0], cpu_ratio[0]);
+	if (control)
+		hit_fig_of(c, rate[1], cpu_rate[1], ratio[1], cpu_ratio[1]);
+}
 
 static void case_hit_threads(int version, unsigned nthreads)
 {
 	/* Device threads are platform threads: on iopt-bench-sim (--sim N)
 	 * each is a simulated CPU. */
-	const long n = bench_iters(250000, 25);
-	double rate[HIT_PAIRS], cpu_rate[HIT_PAIRS], ratio[HIT_PAIRS];
-	double cpu_ratio[HIT_PAIRS], one[HIT_PAIRS + 1], cpu_one[HIT_PAIRS + 1];
+	const long n = bench_iters(1000000, 100);
+	struct hit_fig m, c = { .vs = 1.0, .q1 = 1.0, .q3 = 1.0 };
 	uint64_t faults = 0;
-
-	if (nthreads > 1)
-		one[0] = hit_run(version, 1, n, &faults, &cpu_one[0]);
-	for (int k = 0; k < HIT_PAIRS; k++) {
-		rate[k] = hit_run(version, nthreads, n, &faults, &cpu_rate[k]);
-		ratio[k] = cpu_ratio[k] = 1.0;
-		if (nthreads > 1) {
-			one[k + 1] = hit_run(version, 1, n, &faults, &cpu_one[k + 1]);
-			ratio[k] = 2 * rate[k] / (one[k] + one[k + 1]);
-			cpu_ratio[k] = 2 * cpu_rate[k] / (cpu_one[k] + cpu_one[k + 1]);
-		}
-	}
-	double med = bench_median(rate, HIT_PAIRS), cmed = bench_median(cpu_rate, HIT_PAIRS);
-	double vs = bench_median(ratio, HIT_PAIRS), cvs = bench_median(cpu_ratio, HIT_PAIRS);
-	/* bench_median() sorted the ratios: their quartiles, to show how far
-	 * the machine moved between pairs. */
-	double q1 = ratio[HIT_PAIRS / 4], q3 = ratio[3 * HIT_PAIRS / 4];
-
 	/* Simulated CPUs are host threads of the simulation: their CPU
-	 * time says nothing of the simulated machine's, so no CPU figure. */
-	bool cpu = !bench_sim_cpus() && cmed > 0;
+	 * time says nothing of the simulated machine's, so no CPU figure
+	 * and no control. */
+	bool host = !bench_sim_cpus();
+
+	hit_series(version, nthreads, host && nthreads > 1, n, &m, &c, &faults);
+
+	bool cpu = host && m.cpu_rate > 0;
+	const char *v = version == 2 ? "\"version\":2," : "";
 
 	if (json && cpu)
 		printf("{\"suite\":\"smmu\",%s\"case\":\"translate_hit_threads\","
 		       "\"threads\":%u,\"translations_per_sec\":%.0f,"
 		       "\"vs_one_thread\":%.2f,\"vs_one_thread_q1\":%.2f,"
 		       "\"vs_one_thread_q3\":%.2f,\"per_thread_cpu_sec\":%.0f,"
-		       "\"cpu_vs_one_thread\":%.2f,\"faults\":%llu}\n",
-		       version == 2 ? "\"version\":2," : "", nthreads, med, vs,
-		       q1, q3, cmed, cvs, (unsigned long long)faults);
+		       "\"cpu_vs_one_thread\":%.2f,\"own_models_vs_one_thread\":%.2f,"
+		       "\"own_models_q1\":%.2f,\"own_models_q3\":%.2f,\"faults\":%llu}\n",
+		       v, nthreads, m.rate, m.vs, m.q1, m.q3, m.cpu_rate, m.cpu_vs,
+		       c.vs, c.q1, c.q3, (unsigned long long)faults);
 	else if (json)
 		printf("{\"suite\":\"smmu\",%s\"case\":\"translate_hit_threads\","
 		       "\"threads\":%u,\"translations_per_sec\":%.0f,"
 		       "\"vs_one_thread\":%.2f,\"vs_one_thread_q1\":%.2f,"
 		       "\"vs_one_thread_q3\":%.2f,\"faults\":%llu}\n",
-		       version == 2 ? "\"version\":2," : "", nthreads, med, vs,
-		       q1, q3, (unsigned long long)faults);
+		       v, nthreads, m.rate, m.vs, m.q1, m.q3,
+		       (unsigned long long)faults);
 	else if (cpu)
 		printf("translate_hit %3u threads %11.0f translations/s  %.2fx one "
 		       "thread (quartiles %.2f-%.2f); %11.0f per thread CPU-s  "
-		       "%.2fx one thread's%s\n", nthreads, med, vs, q1, q3, cmed,
-		       cvs, faults ? "  FAULTS" : "");
+		       "%.2fx one thread's; one model each %.2fx%s\n", nthreads,
+		       m.rate, m.vs, m.q1, m.q3, m.cpu_rate, m.cpu_vs, c.vs,
+		       faults ? "  FAULTS" : "");
 	else
 		printf("translate_hit %3u threads %11.0f translations/s  %.2fx one "
-		       "thread (quartiles %.2f-%.2f)%s\n", nthreads, med, vs, q1, q3,
-		       faults ? "  FAULTS" : "");
+		       "thread (quartiles %.2f-%.2f)%s\n", nthreads, m.rate, m.vs,
+		       m.q1, m.q3, faults ? "  FAULTS" : "");
 }
 
 /* translate_hit_threads for 1, 2 and the --threads list. */
