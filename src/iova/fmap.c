@@ -587,23 +587,15 @@ fmap_leaf_slow(struct fmap *f, uint64_t lo, bool move)
 
 bool fmap_rec_has(struct fmap *f, uint64_t lo, uint64_t n, bool mark)
 {
-	const struct fmap_node *leaf;
-
-	if (!fmap_rec_fits(lo, n) || !(leaf = fmap_leaf(f, lo, false)))
-		return false;
-	return fmap_rec_is(&leaf->u.w[(lo >> 6) & 63], lo, n, mark);
+	return fmap_rec_word(f, lo, n, mark, false);
 }
 
 bool fmap_rec_mark(struct fmap *f, uint64_t lo, uint64_t n, bool from,
 		   bool to)
 {
-	struct fmap_node *leaf;
-	struct fmap_word *w;
+	struct fmap_word *w = fmap_rec_word(f, lo, n, from, false);
 
-	if (!fmap_rec_fits(lo, n) || !(leaf = fmap_leaf(f, lo, false)))
-		return false;
-	w = &leaf->u.w[(lo >> 6) & 63];
-	if (!fmap_rec_is(w, lo, n, from))
+	if (!w)
 		return false;
 	if (to)
 		w->mark |= 1ull << (lo & 63);

@@ -51,6 +51,7 @@
 #define IOPT_FMAP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Searchable block orders: 0 .. FMAP_ORDERS - 1 (a chunk is at most
@@ -462,6 +463,21 @@ static inline struct fmap_node *fmap_leaf(struct fmap *f, uint64_t lo,
 	return fmap_leaf_slow(f, lo, move);
 }
 
+/* The word recording [lo, lo + n) if it is one recorded allocation,
+ * marked as 'mark' says; else NULL. With move, the finger moves to its
+ * leaf (fmap_leaf()). */
+static inline __attribute__((always_inline)) struct fmap_word *
+fmap_rec_word(struct fmap *f, uint64_t lo, uint64_t n, bool mark, bool move)
+{
+	struct fmap_node *leaf;
+	struct fmap_word *w;
+
+	if (!fmap_rec_fits(lo, n) || !(leaf = fmap_leaf(f, lo, move)))
+		return NULL;
+	w = &leaf->u.w[(lo >> 6) & 63];
+	return fmap_rec_is(w, lo, n, mark) ? w : NULL;
+}
+
 /* Is [lo, lo + n) one recorded allocation, marked as 'mark' says? */
 bool fmap_rec_has(struct fmap *f, uint64_t lo, uint64_t n, bool mark);
 
@@ -481,13 +497,9 @@ static inline __attribute__((always_inline)) bool
 fmap_rec_free(struct fmap *f, uint64_t lo, uint64_t n, bool mark)
 {
 	unsigned o = (unsigned)(lo & 63);
-	struct fmap_node *leaf;
-	struct fmap_word *w;
+	struct fmap_word *w = fmap_rec_word(f, lo, n, mark, true);
 
-	if (!fmap_rec_fits(lo, n) || !(leaf = fmap_leaf(f, lo, true)))
-		return false;
-	w = &leaf->u.w[(lo >> 6) & 63];
-	if (!fmap_rec_is(w, lo, n, mark))
+	if (!w)
 		return false;
 	w->start ^= 1ull << o;
 	w->end ^= 1ull << (o + n - 1);
@@ -495,7 +507,7 @@ fmap_rec_free(struct fmap *f, uint64_t lo, uint64_t n, bool mark)
 		w->mark ^= 1ull << o;
 	if (lo + n - 1 > f->hint_cover)
 		fmap_hints_raise(f, lo + n - 1);
-	fmap_leaf_set(f, leaf, lo, fmap_bits_mask(o, o + n), true);
+	fmap_leaf_set(f, f->fpath[0], lo, fmap_bits_mask(o, o + n), true);
 	f->free_pages += n;
 	return true;
 }
