@@ -368,7 +368,9 @@ static void ascend(struct fmap *f, int h, uint64_t lo, int a, int b)
  * Set or clear 'mask' in the word holding page lo; f->fpath[H .. h] are
  * its first nodes (from a search, the finger, or just the root). Descends,
  * materialising uniform children, then goes up while a summary changes;
- * leaves the finger on this leaf.
+ * leaves the finger on this leaf. Called after fmap_sync() (no finger word
+ * pending: it repoints the finger path before fmap_leaf_set(), which
+ * would otherwise bring a pending word's masks up in the new leaf).
  */
 static void word_set(struct fmap *f, unsigned h, uint64_t lo, uint64_t mask,
 		     bool free)
