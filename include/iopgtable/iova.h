@@ -21,8 +21,9 @@
  *
  * Host memory: the allocator's radix nodes come from per-stripe pools
  * refilled before each change, so an operation either completes or fails
- * with -ENOMEM having changed nothing; frees too (the range then stays
- * allocated and the free may be retried).
+ * with -ENOMEM having changed nothing; frees of more than 64 pages too
+ * (the range then stays allocated and the free may be retried). A free of
+ * at most 64 pages needs no host memory and never fails for it.
  *
  * Per-CPU caches: freed ranges of 1 to 2^max_cached_order pages (sizes
  * rounded up to powers of two) go to a per-CPU magazine (127 entries by
@@ -108,8 +109,9 @@ IOPT_API int iopt_iova_alloc(struct iopt_iova *d, uint64_t size,
 
 /* Free an allocation exactly as it was made: 0; -EINVAL (not an
  * allocation of this size: double free, wrong size or address; nothing
- * changes); -ENOMEM (no host memory for the free sets: nothing changes,
- * the range stays allocated and the call may be repeated). */
+ * changes); -ENOMEM (more than 64 pages only: no host memory for the free
+ * map, nothing changes, the range stays allocated and the call may be
+ * repeated). */
 IOPT_API int iopt_iova_free(struct iopt_iova *d, uint64_t pfn, uint64_t size);
 
 /* The allocation containing pfn: 0 and its start and size, or -ENOENT. */

@@ -587,11 +587,6 @@ fmap_leaf_slow(struct fmap *f, uint64_t lo, bool move)
 	return n;
 }
 
-bool fmap_rec_has(struct fmap *f, uint64_t lo, uint64_t n, bool mark)
-{
-	return fmap_rec_word(f, lo, n, mark, false);
-}
-
 bool fmap_rec_mark(struct fmap *f, uint64_t lo, uint64_t n, bool from,
 		   bool to)
 {

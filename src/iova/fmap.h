@@ -478,9 +478,6 @@ fmap_rec_word(struct fmap *f, uint64_t lo, uint64_t n, bool mark, bool move)
 	return fmap_rec_is(w, lo, n, mark) ? w : NULL;
 }
 
-/* Is [lo, lo + n) one recorded allocation, marked as 'mark' says? */
-bool fmap_rec_has(struct fmap *f, uint64_t lo, uint64_t n, bool mark);
-
 /* fmap_set()'s raising of the hints for a free whose last page is last
  * (above hint_cover). */
 void fmap_hints_raise(struct fmap *f, uint64_t last);
@@ -488,7 +485,8 @@ void fmap_hints_raise(struct fmap *f, uint64_t last);
 /*
  * If [lo, lo + n) is one recorded allocation marked as 'mark' says: drop
  * its record and mark its pages free, and return true; else change
- * nothing and return false. Needs no node (the leaf exists). The finger
+ * nothing and return false. Needs no node (the leaf exists): no
+ * fmap_prepare() first. The finger
  * moves to the leaf, so the free is the finger leaf's word change of
  * fmap_set()'s in-line case, without its tests: the range is one word of
  * that leaf.

@@ -531,22 +531,23 @@ iova_free_in(struct iopt_iova *d, uint64_t pfn, uint64_t size, uint64_t want)
 	bool mark = want & IOVA_IN_CACHE;
 
 	plat_spin_lock(&st->lock);
-	if (fmap_prepare(&st->fmap, 0)) {
+	if (size <= FMAP_REC_MAX) {
+		/* Its record's leaf exists: the free needs no node, and never
+		 * fails for host memory. */
+		if (fmap_rec_free(&st->fmap, l, size, mark))
+			ret = 0;
+	} else if (fmap_prepare(&st->fmap, 0)) {
 		/* No host memory: nothing changed (a bad free still gets
 		 * -EINVAL). */
-		bool rec = size <= FMAP_REC_MAX ?
-			   fmap_rec_has(&st->fmap, l, size, mark) :
-			   live_get(&st->live, pfn) == want;
-
-		ret = rec ? -ENOMEM : -EINVAL;
-	} else if (size <= FMAP_REC_MAX ? fmap_rec_free(&st->fmap, l, size, mark) :
-		   live_del_if(&st->live, pfn, want)) {
-		if (size > FMAP_REC_MAX)
-			fmap_set(&st->fmap, l, size, true);	/* prepared */
+		ret = live_get(&st->live, pfn) == want ? -ENOMEM : -EINVAL;
+	} else if (live_del_if(&st->live, pfn, want)) {
+		fmap_set(&st->fmap, l, size, true);	/* prepared */
+		ret = 0;
+	}
+	if (!ret) {
 		st->allocated -= size;
 		if (low)
 			note_free32(st);
-		ret = 0;
 	}
 	plat_spin_unlock(&st->lock);
 	if (!ret && low)
