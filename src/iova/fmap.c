@@ -523,7 +523,10 @@ fmap_take_slow(struct fmap *f, unsigned k, uint64_t cap, uint64_t size,
 			hinted = true;
 		}
 	}
-	if (cap >> 12 != f->fkey || k >= 6 || !fmap_finger_find(f, k, cap, p)) {
+	/* The finger leaf alone, where the hint brought cap into it: where
+	 * cap lay there already, fmap_take() searched it (its only caller). */
+	if (!hinted || cap >> 12 != f->fkey || k >= 6 ||
+	    !fmap_finger_find(f, k, cap, p)) {
 		unsigned span = child_order(f->height) + 6;
 
 		fmap_sync(f);

@@ -37,9 +37,10 @@
  *
  * Update. Setting or clearing the bits of one word changes that word's
  * summary and the leaf's masks; each ancestor's summary changes only while
- * the one below it does. The ancestors of the finger leaf (below) may lag
- * and are brought up to date by one ascent (fmap_sync()) before anything
- * reads them. No splitting or merging of blocks.
+ * the one below it does. The finger leaf's masks may lag for its last
+ * changed word (the finger word), and its ancestors (below) may lag; one
+ * ascent (fmap_sync()) brings both up to date before anything reads
+ * them. No splitting or merging of blocks.
  *
  * Memory: a range operation materialises at most two paths of nodes (its
  * two ends). fmap_prepare() keeps the pool at what one operation may need,
