@@ -29,6 +29,11 @@ struct bench_barrier {
 void bench_barrier_init(struct bench_barrier *b, unsigned n);
 void bench_barrier_wait(struct bench_barrier *b);
 void bench_barrier_destroy(struct bench_barrier *b);
+/* After a barrier: count the calling thread in *ready and spin until
+ * nthreads threads have. A barrier wakes its waiters one by one (a
+ * halted vCPU wakes slowly); timed loops that must overlap from their
+ * start call this between the barrier and the clock read. */
+void bench_spin_start(uint64_t *ready, unsigned nthreads);
 
 /*
  * --sim N [--seed S] [--sim-mem sc|tso] on any suite's command line: run
@@ -65,5 +70,6 @@ int bench_smmu_main(int argc, char **argv);
 int bench_iova_main(int argc, char **argv);
 int bench_dma_main(int argc, char **argv);
 int bench_sim_main(int argc, char **argv);
+int bench_host_main(int argc, char **argv);
 
 #endif

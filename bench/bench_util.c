@@ -63,6 +63,14 @@ void bench_barrier_destroy(struct bench_barrier *b)
 }
 #endif
 
+void bench_spin_start(uint64_t *ready, unsigned nthreads)
+{
+	/* The acq_rel add pairs with the other threads' acquire loads. */
+	plat_fetch_add_acq_rel64(ready, 1);
+	while (plat_load_acq64(ready) < nthreads)
+		plat_cpu_relax();
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;

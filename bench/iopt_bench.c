@@ -25,6 +25,8 @@ static void usage(void)
 		"  smmu      the SMMUv3 model: host speed and modelled cycles\n"
 		"  dma       the DMA path: IOVA + page table + driver + policy\n"
 		"  sim       the simulation engine's speed (docs/sim.md)\n"
+		"  host      what this machine gives two threads (read beside\n"
+		"            any thread-scaling figure)\n"
 		"run 'iopt-bench SUITE --help' for a suite's options\n"
 		"any suite: --sim N [--seed S] [--sim-mem sc|tso] "
 		"[--sim-sched random|pct]\n"
@@ -70,6 +72,8 @@ static int dispatch(int argc, char **argv)
 		return bench_dma_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "sim"))
 		return bench_sim_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "host"))
+		return bench_host_main(argc - 1, argv + 1);
 	usage();
 	return 2;
 }
