@@ -761,7 +761,7 @@ static void case_hit_threads(int version, unsigned nthreads)
 	/* Device threads are platform threads: on iopt-bench-sim (--sim N)
 	 * each is a simulated CPU. */
 	const long n = bench_iters(1000000, 100);
-	struct hit_fig m, c = { .vs = 1.0, .q1 = 1.0, .q3 = 1.0 };
+	struct hit_fig m, c = { .vs = 1.0, .q1 = 1.0, .q3 = 1.0, .cpu_vs = 1.0 };
 	uint64_t faults = 0;
 	/* Simulated CPUs are host threads of the simulation: their CPU
 	 * time says nothing of the simulated machine's, so no CPU figure
