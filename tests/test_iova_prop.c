@@ -11,8 +11,8 @@
  *    aligned to its size rounded up to a power of two, on pages that are
  *    free or were freed through a cache (never owned, reserved, or queued
  *    for invalidation);
- *  - a failed allocation of up to a chunk, with no injected failure, means
- *    no aligned run of that size is free below the limit (brute force);
+ *  - a failed allocation of any size, with no injected failure, means no
+ *    aligned run of that size is free below the limit (brute force);
  *  - the range allocator's answer for a power-of-two size is the highest
  *    free aligned block below the limit in the stripe that served it
  *    (brute force over that stripe's chunks);
@@ -316,6 +316,312 @@ static void test_create_independent_of_space(void **state)
 	}
 }
 
+/* Seeds per run (IOPT_PROP_SEEDS overrides): a few seconds in each
+ * build; the sanitizers (and TSan's debug-yield) cost 15-100x. */
+#if defined(__SANITIZE_THREAD__)
+#define PROP_SEEDS 12
+#define PROP_THREAD_OPS 4000
+#elif defined(__SANITIZE_ADDRESS__)
+#define PROP_SEEDS 60
+#define PROP_THREAD_OPS 20000
+#else
+#define PROP_SEEDS 300
+#define PROP_THREAD_OPS 40000
+#endif
+
+static long env_long(const char *name, long dflt)
+{
+	const char *e = getenv(name);
+
+	return e ? atol(e) : dflt;
+}
+
+/* ---- a size above a chunk: only its pages need be free --------------- */
+
+/*
+ * Is there p aligned to 2^ceil_lg2(size), start <= p, p + size - 1 <=
+ * limit (at most end - 1), with none of [p, p + size) taken? taken NULL:
+ * every page of [start, end) is free. Written for any 64-bit size.
+ */
+static bool free_run(const uint8_t *taken, uint64_t start, uint64_t end,
+		     uint64_t size, uint64_t limit)
+{
+	unsigned o = ceil_lg2(size);
+	uint64_t align, top;
+
+	if (limit > end - 1)
+		limit = end - 1;
+	if (!size || o > 63 || size > limit + 1)
+		return false;
+	align = 1ull << o;
+	top = limit + 1 - size;			/* the highest start that fits */
+	if (!taken)
+		return (top & ~(align - 1)) >= start;
+	for (uint64_t p = (start + align - 1) & ~(align - 1); p <= top; p += align) {
+		uint64_t j = 0;
+
+		while (j < size && !taken[p + j])
+			j++;
+		if (j == size)
+			return true;
+		if (p > top - align)
+			break;
+	}
+	return false;
+}
+
+/* The run is free but its chunk [0x120, 0x140) is not: 53 pages at 0x100
+ * fit (aligned to 64) below 0x1ff, with 0x13f taken. */
+static void test_global_run_not_whole_chunks(void **state)
+{
+	/* 4 stripes of 32-page chunks. */
+	struct iopt_iova_cfg cfg = { .end_pfn = 512, .nr_cpus = 4,
+				     .nr_stripes = 4 };
+	struct iopt_fq_cfg fcfg = { .policy = IOPT_INVAL_LAZY,
+				    .flush_all = count_flush_all,
+				    .clock = fixed_clock };
+	struct iopt_iova *d;
+	struct iopt_fq *q;
+	struct iopt_iova_stats st;
+	uint64_t p, fs, fz;
+
+	(void)state;
+	assert_int_equal(iopt_iova_create(&cfg, &d), 0);
+	assert_int_equal(d->chunk_order, 5);
+	assert_int_equal(iopt_fq_create(d, &fcfg, &q), 0);
+	/* Every page taken but [0x100, 0x13f). */
+	assert_int_equal(iopt_iova_reserve(d, 1, 0xff), 0);
+	assert_int_equal(iopt_iova_reserve(d, 0x140, 512 - 0x140), 0);
+	assert_int_equal(iopt_iova_reserve(d, 0x13f, 1), 0);
+	for (int api = 0; api < 4; api++) {
+		int r;
+
+		p = 0;
+		switch (api) {
+		case 0:
+			r = iopt_iova_alloc(d, 53, 0x1ff, &p);
+			break;
+		case 1:
+			r = iopt_iova_alloc_cached(d, 53, 0x1ff, 0, true, &p);
+			break;
+		case 2:
+			r = iopt_iova_alloc_dma(d, 53, 0x1ff, IOPT_IOVA_DEV_PCI, 1, &p);
+			break;
+		default:
+			r = iopt_fq_alloc(q, 53, 0x1ff, 0, 2, &p);
+			break;
+		}
+		assert_int_equal(r, 0);
+		assert_int_equal(p, 0x100);
+		iopt_iova_get_stats(d, &st);
+		assert_int_equal(st.allocated_pages, 53);
+		assert_int_equal(iopt_iova_find(d, 0x134, &fs, &fz), 0);
+		assert_int_equal(fs, 0x100);
+		assert_int_equal(fz, 53);
+		/* The 10 pages after it stay free; nothing else is. */
+		assert_int_equal(iopt_iova_alloc(d, 11, 0x1ff, &p), -ENOMEM);
+		assert_int_equal(iopt_iova_alloc(d, 2, 0x1ff, &p), 0);
+		assert_true(p >= 0x135 && p + 1 < 0x13f);
+		assert_int_equal(iopt_iova_free(d, p, 2), 0);
+		assert_int_equal(iopt_iova_free(d, 0x100, 53), 0);
+	}
+	/* 63 pages fit too; 64 (the whole block) and 65 do not. */
+	assert_int_equal(iopt_iova_alloc(d, 63, 0x1ff, &p), 0);
+	assert_int_equal(p, 0x100);
+	assert_int_equal(iopt_iova_free(d, p, 63), 0);
+	assert_int_equal(iopt_iova_alloc(d, 64, 0x1ff, &p), -ENOMEM);
+	assert_int_equal(iopt_iova_alloc(d, 65, 0x1ff, &p), -ENOMEM);
+	/* Below 0x133 the 53 pages do not fit. */
+	assert_int_equal(iopt_iova_alloc(d, 53, 0x133, &p), -ENOMEM);
+	assert_int_equal(iopt_iova_alloc(d, 53, 0x134, &p), 0);
+	assert_int_equal(iopt_iova_free(d, p, 53), 0);
+	iopt_iova_get_stats(d, &st);
+	assert_int_equal(st.allocated_pages, 0);
+	assert_int_equal(st.free_pages, 63);
+	iopt_fq_destroy(q);
+	iopt_iova_destroy(d);
+}
+
+/* ---- the class: success iff a free aligned run exists --------------- */
+
+struct bf_alloc {
+	uint64_t pfn, size;
+};
+
+struct bf {
+	struct iopt_iova *d;
+	uint64_t start, end, chunk;
+	uint8_t *taken;		/* shadow: allocated or reserved */
+	struct bf_alloc *live;
+	unsigned nlive;
+	uint64_t rng;
+};
+
+static uint64_t bf_rand(struct bf *b, uint64_t n)
+{
+	return n ? tu_rand(&b->rng) % n : 0;
+}
+
+static void bf_free(struct bf *b, unsigned k)
+{
+	struct bf_alloc a = b->live[k];
+
+	assert_int_equal(iopt_iova_free(b->d, a.pfn, a.size), 0);
+	memset(b->taken + a.pfn, 0, a.size);
+	b->live[k] = b->live[--b->nlive];
+}
+
+/* A size of every kind: powers of two and not, up to a chunk and above,
+ * up to the whole space and past it. */
+static uint64_t bf_size(struct bf *b)
+{
+	uint64_t c = b->chunk;
+
+	switch (bf_rand(b, 6)) {
+	case 0:
+		return 1ull << bf_rand(b, ceil_lg2(c) + 1);	/* pow2 <= chunk */
+	case 1:
+		return 1 + bf_rand(b, c);			/* <= chunk */
+	case 2:
+		return c + 1 + bf_rand(b, 3 * c);		/* above */
+	case 3:
+		return (2 * c) << bf_rand(b, 3);		/* pow2 above */
+	case 4:
+		return 1 + bf_rand(b, b->end + 2);
+	default:
+		/* 2^k - 1, 2^k, 2^k + 1, alone or above a chunk */
+		return (2ull << bf_rand(b, 4)) + bf_rand(b, 3) - 1 + (bf_rand(b, 2) ? c : 0);
+	}
+}
+
+static uint64_t bf_limit(struct bf *b)
+{
+	switch (bf_rand(b, 4)) {
+	case 0:
+		return UINT64_MAX;
+	case 1:
+		return b->end - 1 - bf_rand(b, 40);
+	default:
+		return b->start + bf_rand(b, b->end - b->start);
+	}
+}
+
+/*
+ * Fragment the space at random (single pages and runs freed out of a full
+ * space, reservations, allocations of every size), then for random sizes
+ * and limits: iopt_iova_alloc() succeeds exactly when a brute-force search
+ * of the shadow finds a free run of the size, aligned to the size rounded
+ * up to a power of two, ending at or below the limit; and what it returns
+ * is such a run.
+ */
+static void test_alloc_iff_run_exists(void **state)
+{
+	static const struct {
+		unsigned stripes, max_cached, granule_lg2;
+		uint64_t end;
+	} geo[] = {
+		{ 1, 0, 12, 300 },	/* one stripe, 128-page chunks */
+		{ 2, 0, 12, 1000 },
+		{ 4, 0, 12, 512 },	/* 32-page chunks */
+		{ 8, 1, 12, 256 },	/* 8-page chunks */
+		{ 8, 0, 12, 2048 + 77 },
+		{ 4, 0, 22, 3000 },	/* 64-page chunks, a 32-bit limit */
+		{ 2, 2, 12, 130 },
+	};
+	long rounds = env_long("IOPT_PROP_SEEDS", PROP_SEEDS) / 10 + 2;
+
+	(void)state;
+	for (unsigned g = 0; g < sizeof(geo) / sizeof(geo[0]); g++) {
+		for (long round = 0; round < rounds; round++) {
+			struct iopt_iova_cfg cfg = {
+				.granule = 1ull << geo[g].granule_lg2,
+				.start_pfn = 1 + (uint64_t)(round % 3),
+				.end_pfn = geo[g].end, .nr_cpus = 4,
+				.nr_stripes = geo[g].stripes,
+				.max_cached_order = geo[g].max_cached,
+			};
+			struct bf b = { .start = cfg.start_pfn, .end = cfg.end_pfn,
+					.rng = 0x5eed + g * 1000 + (uint64_t)round };
+			uint64_t p;
+
+			assert_int_equal(iopt_iova_create(&cfg, &b.d), 0);
+			b.chunk = 1ull << b.d->chunk_order;
+			b.taken = calloc(b.end, 1);
+			b.live = calloc(b.end, sizeof(*b.live));
+			memset(b.taken, 1, b.start);	/* below start: never */
+			/* Fill the space page by page, then free a share of
+			 * the pages one by one and some runs whole. */
+			while (iopt_iova_alloc(b.d, 1, UINT64_MAX, &p) == 0) {
+				assert_false(b.taken[p]);
+				b.taken[p] = 1;
+				b.live[b.nlive++] = (struct bf_alloc){ p, 1 };
+			}
+			assert_int_equal(b.nlive, b.end - b.start);
+			uint64_t share = bf_rand(&b, 16);
+
+			for (unsigned k = 0; k < b.nlive;) {
+				if (bf_rand(&b, 16) < share)
+					bf_free(&b, k);
+				else
+					k++;
+			}
+			for (unsigned r = 0, n = (unsigned)bf_rand(&b, 6); r < n; r++) {
+				uint64_t x = b.start + bf_rand(&b, b.end - b.start);
+				uint64_t len = 1 + bf_rand(&b, 3 * b.chunk);
+
+				for (unsigned k = 0; k < b.nlive;) {
+					if (b.live[k].pfn >= x && b.live[k].pfn < x + len)
+						bf_free(&b, k);
+					else
+						k++;
+				}
+			}
+			for (int op = 0; op < 400; op++) {
+				uint64_t size = bf_size(&b), limit = bf_limit(&b);
+				bool want;
+				int ret;
+
+				if (op % 8 == 7 && b.nlive) {
+					bf_free(&b, (unsigned)bf_rand(&b, b.nlive));
+					continue;
+				}
+				want = free_run(b.taken, b.start, b.end, size, limit);
+				p = 0;
+				ret = iopt_iova_alloc(b.d, size, limit, &p);
+				if (ret != (want ? 0 : -ENOMEM))
+					print_error("geometry %u round %ld op %d: size %llu "
+						    "limit %llx: %d, brute force %d\n",
+						    g, round, op, (unsigned long long)size,
+						    (unsigned long long)limit, ret, want);
+				assert_int_equal(ret, want ? 0 : -ENOMEM);
+				if (ret)
+					continue;
+				assert_true(p >= b.start);
+				assert_true(p + size - 1 <= limit && p + size <= b.end);
+				assert_int_equal(p & ((1ull << ceil_lg2(size)) - 1), 0);
+				for (uint64_t j = 0; j < size; j++)
+					assert_false(b.taken[p + j]);
+				if (bf_rand(&b, 3)) {
+					memset(b.taken + p, 1, size);
+					b.live[b.nlive++] = (struct bf_alloc){ p, size };
+				} else {
+					assert_int_equal(iopt_iova_free(b.d, p, size), 0);
+				}
+			}
+			while (b.nlive)
+				bf_free(&b, b.nlive - 1);
+			struct iopt_iova_stats st;
+
+			iopt_iova_get_stats(b.d, &st);
+			assert_int_equal(st.allocated_pages, 0);
+			assert_int_equal(st.free_pages, b.end - b.start);
+			iopt_iova_destroy(b.d);
+			free(b.taken);
+			free(b.live);
+		}
+	}
+}
+
 /* ---- the random property checker ------------------------------------- */
 
 /*
@@ -580,7 +886,7 @@ static void op_alloc(struct pstate *s, bool injected)
 		PCHECK(s, r == -ENOMEM);
 		/* No run of the rounded size (cached) or of size (not) free
 		 * below the limit, unless host memory ran out. */
-		if (!injected && size <= s->chunk)
+		if (!injected)
 			PCHECK(s, !run_exists(s, real, limit, limbo_ok));
 		return;
 	}
@@ -878,26 +1184,6 @@ out:
 	free(s);
 }
 
-/* Seeds per run (IOPT_PROP_SEEDS overrides): a few seconds in each
- * build; the sanitizers (and TSan's debug-yield) cost 15-100x. */
-#if defined(__SANITIZE_THREAD__)
-#define PROP_SEEDS 12
-#define PROP_THREAD_OPS 4000
-#elif defined(__SANITIZE_ADDRESS__)
-#define PROP_SEEDS 60
-#define PROP_THREAD_OPS 20000
-#else
-#define PROP_SEEDS 300
-#define PROP_THREAD_OPS 40000
-#endif
-
-static long env_long(const char *name, long dflt)
-{
-	const char *e = getenv(name);
-
-	return e ? atol(e) : dflt;
-}
-
 static void test_property_random(void **state)
 {
 	long seeds = env_long("IOPT_PROP_SEEDS", PROP_SEEDS);
@@ -1031,6 +1317,8 @@ int main(void)
 		cmocka_unit_test(test_fq_free_checks),
 		cmocka_unit_test(test_nonpow2_run_below_limit),
 		cmocka_unit_test(test_create_independent_of_space),
+		cmocka_unit_test(test_global_run_not_whole_chunks),
+		cmocka_unit_test(test_alloc_iff_run_exists),
 		cmocka_unit_test(test_property_random),
 		cmocka_unit_test(test_property_allocfail),
 		cmocka_unit_test(test_property_threads),

@@ -17,7 +17,8 @@
  * half that size. Creation is O(stripes x log space) whatever the size of
  * the space. The space is interleaved in chunks among stripes, each with
  * its own lock, so that CPUs rarely share one and every stripe has space
- * below every limit. Larger requests lock every stripe and scan chunks.
+ * below every limit. Larger requests lock every stripe and scan the
+ * aligned starts below the limit (linear in the space).
  *
  * Host memory: the allocator's radix nodes come from per-stripe pools
  * refilled before each change, so an operation either completes or fails

@@ -363,37 +363,43 @@ out:
 	return ret;
 }
 
-/* Larger than a chunk: whole free chunks covering size pages from a start
- * aligned to 2^order, every lock held. */
+/*
+ * Larger than a chunk, every lock held: the highest start p >= start_pfn
+ * aligned to 2^ceil_log2(size) whose size pages are free and end at or
+ * below limit. Only those pages need be free, not the rounded-up block
+ * nor the whole chunks they touch. A scan over the aligned starts below
+ * the limit, each checked in every stripe (span_free()): linear in the
+ * space, not O(log), for rare huge ranges. A size above 2^63 has no
+ * aligned start that is a page (0 is never one): -ENOMEM, as any size
+ * that does not fit.
+ */
 static __attribute__((noinline, cold)) int
-global_alloc(struct iopt_iova *d, uint64_t size, unsigned order, uint64_t limit,
-	     uint64_t *pfn)
+global_alloc(struct iopt_iova *d, uint64_t size, uint64_t limit, uint64_t *pfn)
 {
-	uint64_t blk = 1ull << order, cp = chunk_pages(d);
-	uint64_t span = (size + cp - 1) & ~(cp - 1);
+	unsigned order = ceil_log2(size);
+	uint64_t blk, p;
 	int ret = -ENOMEM;
 
-	if (order >= 63 || limit + 1 < size)
+	if (order > 63 || limit + 1 < size)
+		return -ENOMEM;
+	blk = 1ull << order;
+	p = (limit + 1 - size) & ~(blk - 1);
+	if (p < d->cfg.start_pfn)
 		return -ENOMEM;
 	lock_all(d);
 	plat_fetch_add_acq_rel64(&d->st_global, 1);
-	/* Whole free chunks, of which it takes size pages: one operation. */
+	/* Its pages in each stripe are one run: one operation each. */
 	if (live_reserve(&d->big) || prepare_all(d, 1))
 		goto out;
-	for (uint64_t p = (limit + 1 - size) & ~(blk - 1);; p -= blk) {
-		bool ok = p >= d->cfg.start_pfn;
-
-		for (uint64_t c = p; ok && c < p + span; c += cp)
-			ok = fmap_is_free(&d->stripes[iova_stripe_of(d, c)].fmap,
-					  to_local(d, c), cp);
-		if (ok) {
+	for (;; p -= blk) {
+		if (span_free(d, p, size)) {
 			live_add(&d->big, p, size);
-			span_set(d, p, size, false);
+			span_set(d, p, size, false);	/* prepared */
 			*pfn = p;
 			ret = 0;
 			break;
 		}
-		if (p < blk || p - blk < d->cfg.start_pfn)
+		if (p - d->cfg.start_pfn < blk)	/* p - blk < start_pfn */
 			break;
 	}
 out:
@@ -401,7 +407,6 @@ out:
 	return ret;
 }
 
-/* Allocate, trying cpu's stripe first. */
 /* iova_alloc() after the first stripe found no whole block: every stripe
  * in turn, then runs for sizes that are not powers of two. */
 static __attribute__((noinline)) int
@@ -480,7 +485,7 @@ iova_alloc(struct iopt_iova *d, uint64_t size, uint64_t limit, unsigned cpu,
 	if (limit > d->cfg.end_pfn - 1)
 		limit = d->cfg.end_pfn - 1;
 	if (size > chunk_pages(d))
-		return global_alloc(d, size, ceil_log2(size), limit, pfn);
+		return global_alloc(d, size, limit, pfn);
 	if (limit + 1 < size)
 		return -ENOMEM;
 	if (limit == d->limit32 && size >= plat_load_rlx64(&d->fail32_size))
