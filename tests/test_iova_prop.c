@@ -622,6 +622,370 @@ static void test_alloc_iff_run_exists(void **state)
 	}
 }
 
+/* ---- sizes at every boundary: a verdict, no change, no UB ------------ */
+
+enum { EK_TREE, EK_CACHED, EK_FQ, EK_QUEUED };
+
+struct edge_known {
+	uint64_t pfn, real;	/* as recorded: cached sizes rounded up */
+	int kind;		/* EK_QUEUED: waiting in the flush queue */
+};
+
+struct edge {
+	struct iopt_iova *d;
+	struct iopt_fq *q;
+	uint64_t start, end, maxc;
+	bool checked;
+	uint8_t *taken;		/* shadow; NULL: nothing allocated */
+	struct edge_known k[8];
+	unsigned nk;
+	struct iopt_iova_stats st;	/* the state every call must keep */
+	uint64_t held;
+	const char *what;
+	uint64_t size, arg;
+};
+
+#define ECHECK(e, cond)							\
+	do {								\
+		if (!(cond)) {						\
+			print_error("%s size %#llx arg %#llx: %s\n", (e)->what, \
+				    (unsigned long long)(e)->size,	\
+				    (unsigned long long)(e)->arg, #cond);	\
+			fail();						\
+		}							\
+	} while (0)
+
+static void edge_snap(struct edge *e)
+{
+	struct iopt_fq_stats fs;
+
+	iopt_iova_get_stats(e->d, &e->st);
+	iopt_fq_get_stats(e->q, &fs);
+	e->held = fs.held;
+}
+
+/* Nothing changed since edge_snap(): the page accounts, the caches, the
+ * queue, and every known allocation is still recorded as it was. */
+static void edge_same(struct edge *e)
+{
+	struct iopt_iova_stats st;
+	struct iopt_fq_stats fs;
+	uint64_t fp, fz;
+
+	iopt_iova_get_stats(e->d, &st);
+	iopt_fq_get_stats(e->q, &fs);
+	ECHECK(e, st.allocated_pages == e->st.allocated_pages);
+	ECHECK(e, st.free_pages == e->st.free_pages);
+	ECHECK(e, st.cached_ranges == e->st.cached_ranges);
+	ECHECK(e, fs.held == e->held);
+	for (unsigned i = 0; i < e->nk; i++) {
+		ECHECK(e, iopt_iova_find(e->d, e->k[i].pfn, &fp, &fz) == 0);
+		ECHECK(e, fp == e->k[i].pfn && fz == e->k[i].real);
+	}
+}
+
+/* 0, 1, 2^k - 1, 2^k, 2^k + 1 for k up to 64, and a - 1, a, a + 1 and
+ * a + 2^63 for each a of around[]. */
+static unsigned edge_sizes(uint64_t *v, const uint64_t *around, unsigned na)
+{
+	unsigned n = 0;
+
+	for (unsigned k = 0; k <= 64; k++) {
+		uint64_t x = k < 64 ? 1ull << k : 0;	/* 2^64 wraps to 0 */
+
+		v[n++] = x - 1;
+		if (k < 64) {
+			v[n++] = x;
+			v[n++] = x + 1;
+		}
+	}
+	for (unsigned i = 0; i < na; i++) {
+		v[n++] = around[i] - 1;
+		v[n++] = around[i];
+		v[n++] = around[i] + 1;
+		v[n++] = around[i] + (1ull << 63);
+	}
+	return n;
+}
+
+/* What a free of size at a known allocation frees, as recorded. */
+static uint64_t edge_rounded(const struct edge *e, uint64_t size)
+{
+	return size && size <= e->maxc ? 1ull << ceil_lg2(size) : size;
+}
+
+/* The allocation entry points (the first napi of alloc, alloc_cached,
+ * alloc_dma, fq_alloc), with every size and limit: -EINVAL (size 0, limit
+ * below start), else 0 exactly when a run fits (then it is freed again),
+ * else -ENOMEM; nothing changes. */
+static void edge_allocs(struct edge *e, const uint64_t *sz, unsigned nsz,
+			unsigned napi)
+{
+	const uint64_t limits[] = {
+		0, e->start - 1, e->start, e->start + 1, e->d->limit32,
+		(1ull << 40) + 3, e->end - 2, e->end - 1, e->end,
+		UINT64_MAX - 1, UINT64_MAX,
+	};
+	static const char *names[] = { "alloc", "alloc_cached", "alloc_dma",
+				       "fq_alloc" };
+
+	for (unsigned api = 0; api < napi; api++) {
+		for (unsigned li = 0; li < sizeof(limits) / sizeof(limits[0]); li++) {
+			for (unsigned i = 0; i < nsz; i++) {
+				uint64_t size = sz[i], lim = limits[li], p = 0;
+				uint64_t real = api ? edge_rounded(e, size) : size;
+				int want, r;
+
+				e->what = names[api];
+				e->size = size;
+				e->arg = lim;
+				if (!size || lim < e->start)
+					want = -EINVAL;
+				else
+					want = free_run(e->taken, e->start, e->end,
+							real, lim) ? 0 : -ENOMEM;
+				edge_snap(e);
+				switch (api) {
+				case 0:
+					r = iopt_iova_alloc(e->d, size, lim, &p);
+					break;
+				case 1:
+					r = iopt_iova_alloc_cached(e->d, size, lim, 1,
+								   true, &p);
+					break;
+				case 2:
+					r = iopt_iova_alloc_dma(e->d, size, lim,
+								IOPT_IOVA_DEV_PCI, 2, &p);
+					break;
+				default:
+					r = iopt_fq_alloc(e->q, size, lim,
+							  IOPT_IOVA_DEV_PCI, 3, &p);
+					break;
+				}
+				ECHECK(e, r == want);
+				if (r)
+					goto same;
+				ECHECK(e, p >= e->start && p - 1 + real <= lim &&
+					  real <= e->end - p);
+				ECHECK(e, !(p & ((1ull << ceil_lg2(real)) - 1)));
+				for (uint64_t j = 0; e->taken && j < real; j++)
+					ECHECK(e, !e->taken[p + j]);
+				if (!api) {
+					ECHECK(e, iopt_iova_free(e->d, p, size) == 0);
+				} else {
+					ECHECK(e, iopt_iova_free_cached(e->d, p, size, 1) == 0);
+					iopt_iova_flush_caches(e->d);
+				}
+same:
+				edge_same(e);
+			}
+		}
+	}
+}
+
+/* Would this free of [pfn, +size) be accepted, by design? A known
+ * allocation's own size (rounded as the free rounds it) unless it waits
+ * in the queue marked; unchecked, any cached size at a start aligned for
+ * it (the kernel's cached free). */
+static bool edge_free_ok(const struct edge *e, uint64_t pfn, uint64_t size,
+			 const struct edge_known *k, bool cached)
+{
+	uint64_t r = cached ? edge_rounded(e, size) : size;
+
+	if (cached && !e->checked && size && size <= e->maxc &&
+	    !(pfn & (r - 1)) && pfn >= e->start && pfn < e->end &&
+	    r <= e->end - pfn)
+		return true;
+	if (!k || r != k->real)
+		return false;
+	/* A queued range is marked (refused) where frees are checked and
+	 * for sizes above the caches. */
+	return k->kind != EK_QUEUED || (!e->checked && k->real <= e->maxc);
+}
+
+/* Every freeing entry point and reservation, at known allocations, a free
+ * page and outside the domain, with every size that would not be
+ * accepted: -EINVAL (-EBUSY for a reservation over an allocation),
+ * nothing changes. */
+static void edge_frees(struct edge *e, const uint64_t *sz, unsigned nsz,
+		       uint64_t free_pfn)
+{
+	uint64_t at[12];
+	unsigned nat = 0;
+
+	for (unsigned i = 0; i < e->nk; i++)
+		at[nat++] = e->k[i].pfn;
+	at[nat++] = free_pfn;
+	at[nat++] = 0;
+	at[nat++] = e->end;
+	at[nat++] = UINT64_MAX;
+	for (unsigned a = 0; a < nat; a++) {
+		const struct edge_known *k = a < e->nk ? &e->k[a] : NULL;
+		uint64_t pfn = at[a];
+
+		for (unsigned i = 0; i < nsz; i++) {
+			uint64_t size = sz[i];
+			bool inside = size && pfn >= e->start && pfn < e->end &&
+				      size <= e->end - pfn;
+
+			e->size = size;
+			e->arg = pfn;
+			edge_snap(e);
+			if (!edge_free_ok(e, pfn, size, k, false)) {
+				e->what = "free";
+				ECHECK(e, iopt_iova_free(e->d, pfn, size) == -EINVAL);
+				edge_same(e);
+			}
+			if (!edge_free_ok(e, pfn, size, k, true)) {
+				e->what = "free_cached";
+				ECHECK(e, iopt_iova_free_cached(e->d, pfn, size, 1) == -EINVAL);
+				edge_same(e);
+				e->what = "fq_free";
+				ECHECK(e, iopt_fq_free(e->q, pfn, size, 2) == -EINVAL);
+				edge_same(e);
+				e->what = "fq_free (other CPU)";
+				ECHECK(e, iopt_fq_free(e->q, pfn, size, 99) == -EINVAL);
+				edge_same(e);
+			}
+			if (k || !inside) {
+				e->what = "reserve";
+				ECHECK(e, iopt_iova_reserve(e->d, pfn, size) ==
+					  (inside ? -EBUSY : -EINVAL));
+				edge_same(e);
+			}
+		}
+	}
+}
+
+static void edge_known_add(struct edge *e, uint64_t pfn, uint64_t real, int kind)
+{
+	e->k[e->nk++] = (struct edge_known){ pfn, real, kind };
+	if (e->taken)
+		memset(e->taken + pfn, 1, real);
+}
+
+/*
+ * Two domains: a small one (4 MiB pages: a 32-bit limit at page 1023,
+ * 128-page chunks) fragmented against a shadow, and one of 2^64 - 1
+ * pages; checked and unchecked cached frees. Sizes 0, 1, 2^k - 1, 2^k,
+ * 2^k + 1 up to 2^64 - 1, and around every limit, the space, the chunk
+ * and each live allocation's size (and those plus 2^63), through every
+ * entry point that takes a size.
+ */
+static void test_edge_sizes(void **state)
+{
+	(void)state;
+	for (unsigned run = 0; run < 4; run++) {
+		bool huge = run & 1;
+		struct iopt_iova_cfg cfg = {
+			.granule = huge ? 4096 : 1u << 22, .start_pfn = huge ? 1 : 3,
+			.end_pfn = huge ? UINT64_MAX : 4096 + 123, .nr_cpus = 4,
+			.nr_stripes = huge ? 4 : 2, .check_cached_frees = run & 2,
+			.clock = fixed_clock,
+		};
+		struct iopt_fq_cfg fcfg = { .policy = IOPT_INVAL_LAZY,
+					    .flush_all = count_flush_all,
+					    .clock = fixed_clock };
+		struct edge e = { .start = cfg.start_pfn, .end = cfg.end_pfn,
+				  .checked = cfg.check_cached_frees };
+		uint64_t sz[256], p, chunk, free_pfn;
+		unsigned nsz;
+
+		assert_int_equal(iopt_iova_create(&cfg, &e.d), 0);
+		assert_int_equal(iopt_fq_create(e.d, &fcfg, &e.q), 0);
+		e.maxc = 1ull << e.d->cfg.max_cached_order;
+		chunk = 1ull << e.d->chunk_order;
+		if (!huge) {
+			/* Fragment: reservations and allocations, each in
+			 * the shadow. */
+			e.taken = calloc(e.end, 1);
+			memset(e.taken, 1, e.start);
+			const uint64_t res[][2] = {
+				{ 3, 500 }, { 700, 3 }, { 1000, 24 },
+				{ 2200, 300 }, { 4096, 60 },
+			};
+			for (unsigned i = 0; i < 5; i++) {
+				assert_int_equal(iopt_iova_reserve(e.d, res[i][0],
+								   res[i][1]), 0);
+				memset(e.taken + res[i][0], 1, res[i][1]);
+			}
+			for (int i = 0; i < 40; i++) {
+				uint64_t n = 1 + (uint64_t)i % 7, lim = 600 + (uint64_t)i * 41;
+
+				assert_int_equal(iopt_iova_alloc(e.d, n, lim, &p), 0);
+				assert_true(!e.taken[p]);
+				memset(e.taken + p, 1, n);
+			}
+		}
+		/* The allocation sweep first: in the huge domain nothing is
+		 * allocated yet, so every run that fits is free. */
+		const uint64_t around0[] = {
+			e.start, e.d->limit32, e.d->limit32 + 1, e.end - e.start,
+			e.end, chunk, (1ull << 40) + 4, e.end - 1,
+		};
+		nsz = edge_sizes(sz, around0, 8);
+		edge_allocs(&e, sz, nsz, 4);
+		/* Known allocations of every kind, low in the space (so that a
+		 * size plus 2^63 still fits in the huge domain). */
+		uint64_t lim = huge ? 1u << 20 : 4095;
+
+		assert_int_equal(iopt_iova_alloc(e.d, 1, lim, &p), 0);
+		edge_known_add(&e, p, 1, EK_TREE);
+		assert_int_equal(iopt_iova_alloc(e.d, 5, lim, &p), 0);
+		edge_known_add(&e, p, 5, EK_TREE);
+		assert_int_equal(iopt_iova_alloc(e.d, 2 * chunk + 3, lim, &p), 0);
+		edge_known_add(&e, p, 2 * chunk + 3, EK_TREE);
+		assert_int_equal(iopt_iova_alloc_cached(e.d, 3, lim, 0, false, &p), 0);
+		edge_known_add(&e, p, 4, EK_CACHED);
+		assert_int_equal(iopt_fq_alloc(e.q, 40, lim, 0, 0, &p), 0);
+		edge_known_add(&e, p, 40, EK_FQ);
+		assert_int_equal(iopt_fq_alloc(e.q, chunk + 9, lim, 0, 0, &p), 0);
+		edge_known_add(&e, p, chunk + 9, EK_QUEUED);
+		assert_int_equal(iopt_fq_free(e.q, p, chunk + 9, 0), 0);
+		assert_int_equal(iopt_fq_alloc(e.q, 24, lim, 0, 0, &p), 0);
+		edge_known_add(&e, p, 32, EK_QUEUED);	/* rounded up */
+		assert_int_equal(iopt_fq_free(e.q, p, 24, 0), 0);
+		/* A free page (the top one of the huge domain, else any). */
+		for (free_pfn = e.end - 1; e.taken && e.taken[free_pfn];)
+			free_pfn--;
+		uint64_t around[8 + 8];
+
+		memcpy(around, around0, sizeof(around0));
+		for (unsigned i = 0; i < e.nk; i++)
+			around[8 + i] = e.k[i].real;
+		nsz = edge_sizes(sz, around, 8 + e.nk);
+		assert_true(nsz <= sizeof(sz) / sizeof(sz[0]));
+		edge_frees(&e, sz, nsz, free_pfn);
+		/* With them live, allocation again (the shadow knows them;
+		 * the huge domain's answers assume it empty), but for
+		 * iopt_fq_alloc(), whose failure would release the queue. */
+		if (!huge)
+			edge_allocs(&e, sz, nsz, 3);
+		/* Everything back: the frees that are right still work. */
+		iopt_fq_flush(e.q);
+		for (unsigned i = 0; i < e.nk; i++) {
+			if (e.k[i].kind == EK_TREE)
+				assert_int_equal(iopt_iova_free(e.d, e.k[i].pfn,
+								e.k[i].real), 0);
+			else if (e.k[i].kind != EK_QUEUED)
+				assert_int_equal(iopt_iova_free_cached(e.d, e.k[i].pfn,
+								       e.k[i].real, 0), 0);
+		}
+		iopt_iova_flush_caches(e.d);
+		struct iopt_iova_stats st;
+
+		iopt_iova_get_stats(e.d, &st);
+		assert_int_equal(st.cached_ranges, 0);
+		if (huge) {
+			assert_int_equal(st.allocated_pages, 0);
+			assert_int_equal(st.free_pages, e.end - e.start);
+		}
+		iopt_fq_destroy(e.q);
+		iopt_iova_destroy(e.d);
+		free(e.taken);
+	}
+}
+
 /* ---- the random property checker ------------------------------------- */
 
 /*
@@ -1319,6 +1683,7 @@ int main(void)
 		cmocka_unit_test(test_create_independent_of_space),
 		cmocka_unit_test(test_global_run_not_whole_chunks),
 		cmocka_unit_test(test_alloc_iff_run_exists),
+		cmocka_unit_test(test_edge_sizes),
 		cmocka_unit_test(test_property_random),
 		cmocka_unit_test(test_property_allocfail),
 		cmocka_unit_test(test_property_threads),

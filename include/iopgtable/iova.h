@@ -102,15 +102,17 @@ IOPT_API int iopt_iova_reserve(struct iopt_iova *d, uint64_t pfn,
  * Allocate size pages at or below limit_pfn (inclusive) from the range
  * allocator alone (no caches), at a start aligned to the power of two at
  * or above size. 0 and *pfn; -EINVAL (size 0, or limit_pfn below
- * start_pfn); -ENOMEM (no room below the limit, or no host memory; no
- * change).
+ * start_pfn); -ENOMEM (no room: no such start at or above start_pfn whose
+ * size pages are free and end at or below the limit, as for any size too
+ * large for the space; or no host memory; no change). Whenever such a
+ * start exists, the allocation succeeds (host memory allowing).
  */
 IOPT_API int iopt_iova_alloc(struct iopt_iova *d, uint64_t size,
 			     uint64_t limit_pfn, uint64_t *pfn);
 
 /* Free an allocation exactly as it was made: 0; -EINVAL (not an
- * allocation of this size: double free, wrong size or address; nothing
- * changes); -ENOMEM (more than 64 pages only: no host memory for the free
+ * allocation of this size: double free, wrong size or address, a size of
+ * 0 or of 2^63 pages or more; nothing changes); -ENOMEM (more than 64 pages only: no host memory for the free
  * map, nothing changes, the range stays allocated and the call may be
  * repeated). */
 IOPT_API int iopt_iova_free(struct iopt_iova *d, uint64_t pfn, uint64_t size);
@@ -223,8 +225,10 @@ IOPT_API int iopt_fq_free(struct iopt_fq *q, uint64_t pfn, uint64_t size,
 			  unsigned cpu);
 
 /*
- * Allocate as iopt_iova_alloc_dma(); under IOPT_INVAL_EXHAUST a failure
- * triggers one flush-all that releases everything held, and a retry.
+ * Allocate as iopt_iova_alloc_dma(); when that fails with -ENOMEM while
+ * ranges wait in the queues (any policy but STRICT), one flush-all
+ * releases everything held and it is tried again (under
+ * IOPT_INVAL_EXHAUST the only release there is).
  */
 IOPT_API int iopt_fq_alloc(struct iopt_fq *q, uint64_t size,
 			   uint64_t dma_limit_pfn, unsigned flags, unsigned cpu,

@@ -501,6 +501,18 @@ int iopt_iova_alloc(struct iopt_iova *d, uint64_t size, uint64_t limit_pfn,
 	return iova_alloc(d, size, limit_pfn, IOPT_IOVA_CPU_SELF, pfn, true);
 }
 
+/*
+ * Could size pages be an allocation? Not 0, and below 2^63: an allocation
+ * of 2^63 pages or more would start at 2^63 or above (aligned, and page 0
+ * is never handed out) and end past the last page; and the record's values
+ * keep that bit for the in-cache mark (IOVA_IN_CACHE), which such a size
+ * would match. One compare.
+ */
+static inline bool iova_size_ok(uint64_t size)
+{
+	return size - 1 < IOVA_IN_CACHE - 1;
+}
+
 /* Free [pfn, pfn + size) whose record holds want (size, maybe flagged).
  * 0; -EINVAL (no such record); -ENOMEM (no host memory: no change). In
  * line in iopt_iova_free(); the cached paths call iova_free_rec(). */
@@ -510,8 +522,8 @@ iova_free_in(struct iopt_iova *d, uint64_t pfn, uint64_t size, uint64_t want)
 	int ret = -EINVAL;
 	bool low = pfn <= d->limit32;
 
-	if (!size || pfn < d->cfg.start_pfn || pfn >= d->cfg.end_pfn ||
-	    size > d->cfg.end_pfn - pfn)
+	if (!iova_size_ok(size) || pfn < d->cfg.start_pfn ||
+	    pfn >= d->cfg.end_pfn || size > d->cfg.end_pfn - pfn)
 		return -EINVAL;
 	if (size > chunk_pages(d)) {
 		lock_all(d);
@@ -707,8 +719,8 @@ int iova_free_check(struct iopt_iova *d, uint64_t pfn, uint64_t size,
 
 	*marked = false;
 	size = free_size(d, size);
-	if (!size || pfn < d->cfg.start_pfn || pfn >= d->cfg.end_pfn ||
-	    size > d->cfg.end_pfn - pfn)
+	if (!iova_size_ok(size) || pfn < d->cfg.start_pfn ||
+	    pfn >= d->cfg.end_pfn || size > d->cfg.end_pfn - pfn)
 		return -EINVAL;
 	if (cached) {
 		/* Bounds and alignment only, as the kernel's cached free. */
