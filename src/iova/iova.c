@@ -368,8 +368,9 @@ out:
  * aligned to 2^ceil_log2(size) whose size pages are free and end at or
  * below limit. Only those pages need be free, not the rounded-up block
  * nor the whole chunks they touch. A scan over the aligned starts below
- * the limit, each checked in every stripe (span_free()): linear in the
- * space, not O(log), for rare huge ranges. A size above 2^63 has no
+ * the limit, each checked in its first chunk, then in one run per stripe
+ * (span_free(): O(stripes x 64 x height) whatever the size): linear in
+ * the space, not O(log), for rare huge ranges. A size above 2^63 has no
  * aligned start that is a page (0 is never one): -ENOMEM, as any size
  * that does not fit.
  */
@@ -377,7 +378,7 @@ static __attribute__((noinline, cold)) int
 global_alloc(struct iopt_iova *d, uint64_t size, uint64_t limit, uint64_t *pfn)
 {
 	unsigned order = ceil_log2(size);
-	uint64_t blk, p;
+	uint64_t blk, p, cp = chunk_pages(d);
 	int ret = -ENOMEM;
 
 	if (order > 63 || limit + 1 < size)
@@ -392,7 +393,13 @@ global_alloc(struct iopt_iova *d, uint64_t size, uint64_t limit, uint64_t *pfn)
 	if (live_reserve(&d->big) || prepare_all(d, 1))
 		goto out;
 	for (;; p -= blk) {
-		if (span_free(d, p, size)) {
+		/* Its first chunk (p starts one, size exceeds one), then the
+		 * rest: where the scan passes a fragmented part, one check
+		 * rejects most starts. */
+		struct fmap *f = &d->stripes[iova_stripe_of(d, p)].fmap;
+
+		if (fmap_is_free(f, to_local(d, p), cp) &&
+		    span_free(d, p + cp, size - cp)) {
 			live_add(&d->big, p, size);
 			span_set(d, p, size, false);	/* prepared */
 			*pfn = p;
