@@ -115,6 +115,10 @@
 #define FSYNR0_WNR	(1u << 4)
 #define FSYNR0_PNU	(1u << 5)
 #define FSYNR0_IND	(1u << 6)
+#define FSYNR0_PTWF	(1u << 10)
+#define FSYNR0_S1CBNDX(v) ((unsigned)((v) >> 16 & 0xff))	/* 23:16 */
+/* FSYNR0's defined fields: PLVL 1:0, WNR 4 .. AFR 11, S1CBNDX 23:16. */
+#define FSYNR0_DEFINED	(0x3u | 0xff0u | 0xff0000u)
 #define RESUME_TERMINATE 1u
 /* TCR (AArch64 stage 1): T0SZ 5:0, TG0 15:14 (0 = 4K), EPD1 23. */
 #define TCR_T0SZ(n)	((uint32_t)(n))
@@ -589,6 +593,79 @@ static void test_translate_s2_and_nested(void **state)
 	assert_int_equal(rd(&r, cbo(&r, 2, CB_FSR)), 0);
 	iopt_free(s1);
 	iopt_free(s2);
+	teardown(&r);
+}
+
+/*
+ * A nested walk's stage 2 faults land in the stage 2 bank, whose
+ * FSYNR0.S1CBNDX (23:16) names the stage 1 bank: on the output address
+ * (stage 1 bank 3 over stage 2 bank 1) and on a stage 1 table access
+ * (PTWF; bank 4 over bank 5, which maps nothing). A stage 1 fault stays in
+ * the stage 1 bank. Bits outside FSYNR0's fields read 0 throughout.
+ */
+static void test_nested_fault_s1cbndx(void **state)
+{
+	struct rig r;
+	struct iopt_pgtable *s1, *s2, *s2_empty;
+	const uint64_t ipa0 = 0x40000000ull;
+	uint32_t syn;
+
+	(void)state;
+	setup(&r, "mmu-500");
+	s2 = table(&r, IOPT_ARM_64_LPAE_S2, 40, 40);
+	s2_empty = table(&r, IOPT_ARM_64_LPAE_S2, 40, 40);
+	s1 = table(&r, IOPT_ARM_64_LPAE_S1, 48, 40);
+	for (uint64_t a = MEM_BASE; a < MEM_BASE + (32u << 20); a += 2u << 20)
+		assert_int_equal(iopt_map_pages(s2, a, a, 2u << 20, 1,
+						IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_map_pages(s2, ipa0, MEM_BASE + (32u << 20), 4096, 1,
+					IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_map_pages(s1, 0x100000, ipa0, 4096, 1,
+					IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_map_pages(s1, 0x200000, 0x7000000000ull >> 4, 4096, 1,
+					IOPT_READ, NULL), 0);
+	enable(&r, 0);
+	bank_s2(&r, 1, s2, 7);
+	bank_s1(&r, 3, s1, 9, 0, SCTLR_CFRE);
+	wr(&r, gr1(CBAR(3)), CBAR_NESTED | 1u << 8);
+	route(&r, 0, 2, 3);
+	bank_s2(&r, 5, s2_empty, 8);
+	bank_s1(&r, 4, s1, 10, 0, SCTLR_CFRE);
+	wr(&r, gr1(CBAR(4)), CBAR_NESTED | 5u << 8);
+	route(&r, 1, 6, 4);
+
+	struct iopt_smmuv2_resp resp = xlate(&r, 2, 0x100010, false);
+
+	assert_int_equal(resp.result, IOPT_SMMUV2_OK);
+	/* Stage 2 fault on the output address: bank 1, S1CBNDX 3. */
+	resp = xlate(&r, 2, 0x200000, false);
+	assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
+	assert_int_equal(rd(&r, cbo(&r, 1, CB_FSR)), FSR_TF | FSR_FMT_A64);
+	assert_int_equal(rd(&r, cbo(&r, 3, CB_FSR)), 0);
+	syn = (uint32_t)rd(&r, cbo(&r, 1, CB_FSYNR0));
+	assert_int_equal(FSYNR0_S1CBNDX(syn), 3);
+	assert_int_equal(syn & FSYNR0_PTWF, 0);
+	assert_int_equal(syn & FSYNR0_PNU, FSYNR0_PNU);
+	assert_int_equal(syn & ~FSYNR0_DEFINED, 0);
+	/* Stage 2 fault on the stage 1 walk: bank 5, PTWF, S1CBNDX 4. */
+	resp = xlate(&r, 6, 0x100000, true);
+	assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
+	assert_int_equal(rd(&r, cbo(&r, 5, CB_FSR)), FSR_TF | FSR_FMT_A64);
+	assert_int_equal(rd(&r, cbo(&r, 4, CB_FSR)), 0);
+	syn = (uint32_t)rd(&r, cbo(&r, 5, CB_FSYNR0));
+	assert_int_equal(FSYNR0_S1CBNDX(syn), 4);
+	assert_int_equal(syn & (FSYNR0_PTWF | FSYNR0_WNR), FSYNR0_PTWF | FSYNR0_WNR);
+	assert_int_equal(syn & ~FSYNR0_DEFINED, 0);
+	/* A stage 1 fault of the nested bank: bank 3 itself, S1CBNDX 0. */
+	resp = xlate(&r, 2, 0x300000, false);
+	assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
+	assert_int_equal(rd(&r, cbo(&r, 3, CB_FSR)), FSR_TF | FSR_FMT_A64);
+	syn = (uint32_t)rd(&r, cbo(&r, 3, CB_FSYNR0));
+	assert_int_equal(FSYNR0_S1CBNDX(syn), 0);
+	assert_int_equal(syn & ~FSYNR0_DEFINED, 0);
+	iopt_free(s1);
+	iopt_free(s2);
+	iopt_free(s2_empty);
 	teardown(&r);
 }
 
@@ -1901,6 +1978,7 @@ int main(void)
 		cmocka_unit_test(test_stream_matching),
 		cmocka_unit_test(test_translate_s1),
 		cmocka_unit_test(test_translate_s2_and_nested),
+		cmocka_unit_test(test_nested_fault_s1cbndx),
 		cmocka_unit_test(test_translate_aarch32_lpae),
 		cmocka_unit_test(test_translate_v7s),
 		cmocka_unit_test(test_translate_aarch32_s2),

@@ -399,7 +399,7 @@ uint32_t v2_cb_format(const struct v2_cb *cb)
  * Record a context fault in bank n: FSR (MULTI when a fault is already
  * recorded, whose syndrome is then kept; FORMAT 10:9 the bank's table
  * format), FAR, FSYNR0 (WNR 4, PNU 5, IND 6 = write, privileged,
- * instruction), IPAFAR for stage 2 faults, CBFRSYNRA the StreamID; the
+ * instruction; fsynr0 brings PLVL, PTWF and S1CBNDX), IPAFAR for stage 2 faults, CBFRSYNRA the StreamID; the
  * context interrupt when SCTLR.CFIE.
  */
 static void cb_fault(struct iopt_smmuv2 *s, unsigned n, uint32_t fsr,
@@ -478,11 +478,14 @@ static int bank_translate(struct iopt_smmuv2 *s, unsigned n,
 		return 0;
 	}
 	/* A stage 2 fault of a nested bank is reported in the stage 2
-	 * bank (reference notes: FSYNR0 of that bank). */
+	 * bank, whose FSYNR0.S1CBNDX [23:16] names the stage 1 bank
+	 * (SMMUv2 FSYNR0; Linux reads it when it reports the fault). */
 	unsigned fb = n;
 
-	if ((fsr & V2_F_STAGE2) && fld(cb->cbar, 17, 16) == CBAR_TYPE_NESTED)
+	if ((fsr & V2_F_STAGE2) && fld(cb->cbar, 17, 16) == CBAR_TYPE_NESTED) {
 		fb = (unsigned)fld(cb->cbar, 15, 8);
+		fsynr0 |= n << FSYNR0_S1CBNDX_SHIFT;
+	}
 	fsr &= ~V2_F_STAGE2;
 	cb_fault(s, fb, fsr, fsynr0, ipa, t, *tcur);
 	struct v2_cb *fcb = &s->cb[fb];

@@ -180,6 +180,7 @@
 #define FSYNR0_PNU	(1u << 5)
 #define FSYNR0_IND	(1u << 6)
 #define FSYNR0_PTWF	(1u << 10)
+#define FSYNR0_S1CBNDX_SHIFT 16	/* S1CBNDX 23:16 */
 
 #define RESUME_TERMINATE (1u << 0)
 #define SACTIVE		(1u << 0)	/* TLBSTATUS, sTLBGSTATUS.GSACTIVE */
