@@ -89,6 +89,102 @@
 #define CLASS_TT	1
 #define CLASS_IN	2
 
+/*
+ * Event record fields, {lowest bit, width} in the 256-bit record, and
+ * which fields each event type defines (IHI0070 7.3.2-7.3.16, from the
+ * record diagrams): every other bit is RES0 (7.3). Reason is the
+ * IMPLEMENTATION DEFINED cause of F_UUT, F_STE_FETCH, F_CD_FETCH and
+ * F_WALK_EABT; the FetchAddr and IPA fields sit in word 3 as
+ * FetchAddr[55:3] at [247:195] and IPA[55:12] at [247:204].
+ */
+enum evf {
+	EVF_TYPE, EVF_SSV, EVF_SSID, EVF_SID, EVF_REASON, EVF_STAG, EVF_GPCF,
+	EVF_STALL, EVF_PNU, EVF_IND, EVF_RNW, EVF_S2, EVF_CLASS, EVF_NSIPA,
+	EVF_TTRNW, EVF_INPUTADDR, EVF_FETCHADDR, EVF_IPA, EVF_N
+};
+
+static const struct { unsigned lo, width; } evf_pos[EVF_N] = {
+	[EVF_TYPE] = { 0, 8 },		[EVF_SSV] = { 11, 1 },
+	[EVF_SSID] = { 12, 20 },	[EVF_SID] = { 32, 32 },
+	[EVF_REASON] = { 64, 16 },	[EVF_STAG] = { 64, 16 },
+	[EVF_GPCF] = { 80, 1 },		[EVF_STALL] = { 95, 1 },
+	[EVF_PNU] = { 97, 1 },		[EVF_IND] = { 98, 1 },
+	[EVF_RNW] = { 99, 1 },		[EVF_S2] = { 103, 1 },
+	[EVF_CLASS] = { 104, 2 },	[EVF_NSIPA] = { 106, 1 },
+	[EVF_TTRNW] = { 108, 1 },	[EVF_INPUTADDR] = { 128, 64 },
+	[EVF_FETCHADDR] = { 195, 53 },	[EVF_IPA] = { 204, 44 },
+};
+
+#define B(f)		(1u << EVF_##f)
+#define EVB_W0		(B(TYPE) | B(SSV) | B(SSID) | B(SID))
+#define EVB_ACCESS	(B(PNU) | B(IND) | B(RNW))
+/* F_TRANSLATION, F_ADDR_SIZE, F_ACCESS, F_PERMISSION (7.3.13-16). */
+#define EVB_XLATE	(EVB_W0 | B(STAG) | B(STALL) | EVB_ACCESS | B(S2) | \
+			 B(CLASS) | B(NSIPA) | B(TTRNW) | B(INPUTADDR) | B(IPA))
+
+static const struct { unsigned type; uint32_t fields; } ev_layout[] = {
+	{ IOPT_EVT_F_UUT, EVB_W0 | B(REASON) | EVB_ACCESS | B(INPUTADDR) },
+	{ IOPT_EVT_C_BAD_STREAMID, EVB_W0 },
+	{ IOPT_EVT_F_STE_FETCH, EVB_W0 | B(REASON) | B(GPCF) | B(FETCHADDR) },
+	{ IOPT_EVT_C_BAD_STE, EVB_W0 },
+	/* 7.3.7: StreamID only, no SubstreamID or SSV. */
+	{ IOPT_EVT_F_STREAM_DISABLED, B(TYPE) | B(SID) },
+	/* 7.3.8: StreamID, RnW and InputAddr only. */
+	{ IOPT_EVT_F_TRANSL_FORBIDDEN, B(TYPE) | B(SID) | B(RNW) | B(INPUTADDR) },
+	/* 7.3.9: SubstreamID always valid, no SSV qualifier. */
+	{ IOPT_EVT_C_BAD_SUBSTREAMID, B(TYPE) | B(SSID) | B(SID) },
+	{ IOPT_EVT_F_CD_FETCH, EVB_W0 | B(REASON) | B(GPCF) | B(FETCHADDR) },
+	{ IOPT_EVT_C_BAD_CD, EVB_W0 },
+	{ IOPT_EVT_F_WALK_EABT, EVB_W0 | B(REASON) | B(GPCF) | EVB_ACCESS | B(S2) |
+				B(CLASS) | B(INPUTADDR) | B(FETCHADDR) },
+	{ IOPT_EVT_F_TRANSLATION, EVB_XLATE },
+	{ IOPT_EVT_F_ADDR_SIZE, EVB_XLATE },
+	{ IOPT_EVT_F_ACCESS, EVB_XLATE },
+	{ IOPT_EVT_F_PERMISSION, EVB_XLATE },
+	/* Not produced by the model (docs/smmu_model.md): F_BAD_ATS_TREQ
+	 * (no ATS Translation Requests), F_TLB_CONFLICT and F_CFG_CONFLICT
+	 * (no conflicts by construction), E_PAGE_REQUEST (no PRI),
+	 * F_VMS_FETCH (no VMS). A record of any of them fails ev_fields(). */
+};
+
+/* The fields type defines; fails for a type the table does not list. */
+static uint32_t ev_fields(unsigned type)
+{
+	for (size_t i = 0; i < sizeof(ev_layout) / sizeof(ev_layout[0]); i++)
+		if (ev_layout[i].type == type)
+			return ev_layout[i].fields;
+	fail_msg("event type 0x%02x is not one the model may produce", type);
+	return 0;
+}
+
+static uint64_t evf_get(const uint64_t ev[4], enum evf f)
+{
+	unsigned lo = evf_pos[f].lo, w = evf_pos[f].width;
+	uint64_t m = w == 64 ? ~0ull : (1ull << w) - 1;
+
+	assert_true(lo / 64 == (lo + w - 1) / 64);
+	return ev[lo / 64] >> lo % 64 & m;
+}
+
+/* Every bit outside the fields of the record's type is 0 (7.3 RES0). */
+static void ev_assert_res0(const uint64_t ev[4])
+{
+	uint32_t fields = ev_fields((unsigned)(ev[0] & 0xff));
+	uint64_t def[4] = { 0 };
+
+	for (unsigned f = 0; f < EVF_N; f++) {
+		unsigned lo = evf_pos[f].lo, w = evf_pos[f].width;
+
+		if (fields & 1u << f)
+			def[lo / 64] |= (w == 64 ? ~0ull : (1ull << w) - 1) << lo % 64;
+	}
+	for (unsigned i = 0; i < 4; i++)
+		if (ev[i] & ~def[i])
+			fail_msg("event 0x%02x word %u: RES0 bits 0x%016llx set",
+				 (unsigned)(ev[0] & 0xff), i,
+				 (unsigned long long)(ev[i] & ~def[i]));
+}
+
 /* VMSAv8-64 descriptors (Arm ARM D8.3). */
 #define D_TABLE		3ull		/* table (levels 0-2) or page (level 3) */
 #define D_BLOCK		1ull
@@ -350,6 +446,7 @@ static struct out go_txn(struct rig *r, struct iopt_smmu_txn t)
 		o.rec = true;
 		assert_int_equal(o.ev[0] & 0xff, o.fault);
 		assert_int_equal(o.ev[0] >> 32, t.sid);
+		ev_assert_res0(o.ev);		/* every record of this file */
 		mmio_w(r, 0x100ac, 4, p1 & 127);		/* consume */
 	}
 	return o;
@@ -1309,6 +1406,233 @@ static void test_stage1_eabt_and_disabled(void **state)
 	teardown(&r);
 }
 
+/* ---- event record layouts ------------------------------------------------ */
+
+/* One provoked event: the transaction, the type it must record, and the
+ * values the record's fields must hold ({field + 1, value}, 0 ends); the
+ * StreamID is always checked, every RES0 bit by go_txn(). Defined fields
+ * left out are UNKNOWN or IMPLEMENTATION DEFINED here. */
+struct ev_case {
+	struct iopt_smmu_txn t;
+	unsigned type;
+	struct { unsigned f; uint64_t v; } want[12];
+};
+
+#define W(f, v)		{ EVF_##f + 1, (v) }
+
+static void ev_check(struct rig *r, const struct ev_case *c)
+{
+	struct out o = go_txn(r, c->t);
+
+	assert_int_equal(o.fault, c->type);
+	assert_true(o.rec);
+	assert_int_equal(evf_get(o.ev, EVF_TYPE), c->type);
+	assert_int_equal(evf_get(o.ev, EVF_SID), c->t.sid);
+	for (unsigned i = 0; i < 12 && c->want[i].f; i++) {
+		enum evf f = (enum evf)(c->want[i].f - 1);
+
+		assert_true(ev_fields(c->type) & 1u << f);	/* a field of it */
+		if (evf_get(o.ev, f) != c->want[i].v)
+			fail_msg("event 0x%02x field %u: 0x%llx, expected 0x%llx",
+				 c->type, f, (unsigned long long)evf_get(o.ev, f),
+				 (unsigned long long)c->want[i].v);
+	}
+}
+
+/* CR2.RECINVSID (6.3.12), written with SMMUEN = 0 as CR2 is guarded. */
+static void rec_invsid(struct rig *r)
+{
+	mmio_w(r, 0x20, 4, 0x4 | 0x8);
+	mmio_w(r, 0x2c, 4, 1u << 1);
+	mmio_w(r, 0x20, 4, 0x1 | 0x4 | 0x8);
+}
+
+/*
+ * Every event type the model produces, provoked through the model, against
+ * the record layouts of IHI0070 7.3.2-7.3.16 above: each defined field
+ * carries the value the transaction and the configuration imply, and
+ * every other bit is 0 -- SSV in C_BAD_SUBSTREAMID (7.3.9: no SSV
+ * qualifier) and F_STREAM_DISABLED (7.3.7: no SubstreamID) included, and
+ * C_BAD_SUBSTREAMID's SubstreamID 0 for a transaction without one whose
+ * CD 0 (S1DSS = 0b10) met an invalid L1CD.
+ */
+static void test_event_layouts(void **state)
+{
+	struct rig r;
+	struct iopt_smmu_params p;
+	uint64_t w[8], cd[8];
+	const uint64_t l1cd = CDTAB + 0x1000, big = 0x7654321000ull;
+
+	(void)state;
+	setup(&r, NULL);
+	rec_invsid(&r);
+	/* CDs 0, 1: TTB0 maps 0x1000 RW, 0x2000 read-only, 0x3000 without
+	 * AF; CD 2 invalid; CD 3's TTB0 is in a hole. */
+	struct tt t = new_tt(&r, 12, 1, 39);
+
+	tmap(&r, &t, 0x1000, 0x10000, S1_RW, 3);
+	tmap(&r, &t, 0x2000, 0x11000, S1_RW | D_AP2, 3);
+	tmap(&r, &t, 0x3000, 0x12000, 0, 3);
+	cd_of(cd, &t, 1, 0);
+	put(&r, CDTAB, cd);
+	put(&r, CDTAB + 64, cd);
+	memset(w, 0, sizeof(w));
+	put(&r, CDTAB + 128, w);
+	setf(cd, CD_TTB0, HOLE >> 4);
+	put(&r, CDTAB + 192, cd);
+	ste_s1(w, CDTAB);			/* 1: four CDs, S1DSS 0b10 */
+	setf(w, STE_S1CDMAX, 2);
+	setf(w, STE_S1DSS, 2);
+	put_ste(&r, 1, w);
+	setf(w, STE_S1DSS, 0);			/* 2: S1DSS 0b00 */
+	put_ste(&r, 2, w);
+	ste_s1(w, l1cd);			/* 3: two-level, no valid L1CD */
+	setf(w, STE_S1FMT, 1);
+	setf(w, STE_S1CDMAX, 7);
+	setf(w, STE_S1DSS, 2);
+	put_ste(&r, 3, w);
+	memset(w, 0, sizeof(w));		/* 4: V = 0 */
+	put_ste(&r, 4, w);
+	ste_s1(w, HOLE);			/* 5: the CD table in a hole */
+	setf(w, STE_S1CDMAX, 2);
+	put_ste(&r, 5, w);
+	memset(w, 0, sizeof(w));		/* 6: bypass */
+	setf(w, STE_V, 1);
+	setf(w, STE_CONFIG, 4);
+	put_ste(&r, 6, w);
+	struct tt t2 = new_tt(&r, 12, 1, 39);	/* 7: stage 2 only, empty */
+
+	ste_s2(w, &t2);
+	put_ste(&r, 7, w);
+
+	const struct ev_case cases[] = {
+		/* No ATS: a Translated transaction is unsupported (7.3.2),
+		 * with the incoming InD/PnU. */
+		{ { .sid = 1, .ssv = true, .ssid = 5, .addr = big + 0x10,
+		    .priv = true, .exec = true, .translated = true },
+		  IOPT_EVT_F_UUT,
+		  { W(SSV, 1), W(SSID, 5), W(RNW, 1), W(IND, 1), W(PNU, 1),
+		    W(INPUTADDR, big + 0x10) } },
+		{ { .sid = 300, .ssv = true, .ssid = 7, .addr = 0x1000 },
+		  IOPT_EVT_C_BAD_STREAMID, { W(SSV, 1), W(SSID, 7) } },
+		{ { .sid = 4, .ssv = true, .ssid = 6, .addr = 0x1000 },
+		  IOPT_EVT_C_BAD_STE, { W(SSV, 1), W(SSID, 6) } },
+		{ { .sid = 1, .ssv = true, .ssid = 0, .addr = 0x1000 },
+		  IOPT_EVT_F_STREAM_DISABLED, { { 0, 0 } } },
+		{ { .sid = 2, .ssid = 0x55, .addr = 0x1000 },
+		  IOPT_EVT_F_STREAM_DISABLED, { { 0, 0 } } },
+		{ { .sid = 1, .ssv = true, .ssid = 4, .addr = 0x1000 },
+		  IOPT_EVT_C_BAD_SUBSTREAMID, { W(SSID, 4) } },
+		{ { .sid = 7, .ssv = true, .ssid = 9, .addr = 0x1000 },
+		  IOPT_EVT_C_BAD_SUBSTREAMID, { W(SSID, 9) } },
+		{ { .sid = 3, .ssv = true, .ssid = 0x45, .addr = 0x1000 },
+		  IOPT_EVT_C_BAD_SUBSTREAMID, { W(SSID, 0x45) } },
+		{ { .sid = 3, .ssid = 0x55, .addr = 0x1000 },
+		  IOPT_EVT_C_BAD_SUBSTREAMID, { W(SSID, 0) } },
+		{ { .sid = 5, .ssv = true, .ssid = 1, .addr = 0x1000 },
+		  IOPT_EVT_F_CD_FETCH,
+		  { W(SSV, 1), W(SSID, 1), W(GPCF, 0),
+		    W(FETCHADDR, (HOLE + 64) >> 3) } },
+		{ { .sid = 1, .ssv = true, .ssid = 2, .addr = 0x1000 },
+		  IOPT_EVT_C_BAD_CD, { W(SSV, 1), W(SSID, 2) } },
+		{ { .sid = 1, .ssv = true, .ssid = 3, .addr = 0x5008, .priv = true },
+		  IOPT_EVT_F_WALK_EABT,
+		  { W(SSV, 1), W(SSID, 3), W(RNW, 1), W(IND, 0), W(PNU, 1),
+		    W(S2, 0), W(CLASS, CLASS_TT), W(GPCF, 0),
+		    W(INPUTADDR, 0x5008), W(FETCHADDR, HOLE >> 3) } },
+		/* A write: RnW = 0 and so InD = 0 (7.3.13-16). */
+		{ { .sid = 1, .ssv = true, .ssid = 1, .addr = 0x7010, .write = true,
+		    .exec = true },
+		  IOPT_EVT_F_TRANSLATION,
+		  { W(SSV, 1), W(SSID, 1), W(RNW, 0), W(IND, 0), W(PNU, 0),
+		    W(S2, 0), W(CLASS, CLASS_IN), W(STALL, 0), W(NSIPA, 0),
+		    W(INPUTADDR, 0x7010) } },
+		{ { .sid = 1, .addr = 0x2008, .write = true, .priv = true },
+		  IOPT_EVT_F_PERMISSION,
+		  { W(SSV, 0), W(RNW, 0), W(PNU, 1), W(S2, 0), W(CLASS, CLASS_IN),
+		    W(STALL, 0), W(INPUTADDR, 0x2008) } },
+		{ { .sid = 1, .ssv = true, .ssid = 1, .addr = 0x3004, .exec = true },
+		  IOPT_EVT_F_ACCESS,
+		  { W(SSV, 1), W(SSID, 1), W(RNW, 1), W(IND, 1), W(PNU, 0),
+		    W(S2, 0), W(CLASS, CLASS_IN), W(INPUTADDR, 0x3004) } },
+		/* Both stages bypassed, beyond the OAS: stage 1 Address Size,
+		 * CLASS = IN (7.3.14). */
+		{ { .sid = 6, .addr = 1ull << 50, .priv = true },
+		  IOPT_EVT_F_ADDR_SIZE,
+		  { W(RNW, 1), W(PNU, 1), W(S2, 0), W(CLASS, CLASS_IN),
+		    W(INPUTADDR, 1ull << 50) } },
+		/* Stage 2 only: a stage 2 fault, CLASS = IN, IPA the input. */
+		{ { .sid = 7, .addr = big + 0x24, .priv = true },
+		  IOPT_EVT_F_TRANSLATION,
+		  { W(RNW, 1), W(S2, 1), W(CLASS, CLASS_IN), W(NSIPA, 0),
+		    W(INPUTADDR, big + 0x24), W(IPA, big >> 12) } },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		ev_check(&r, &cases[i]);
+	/* F_STE_FETCH: the stream table moved into a hole (SMMUEN = 0 to
+	 * move it); FetchAddr the STE's address (7.3.4). */
+	mmio_w(&r, 0x20, 4, 0x4 | 0x8);
+	mmio_w(&r, 0x80, 8, HOLE);
+	mmio_w(&r, 0x20, 4, 0x1 | 0x4 | 0x8);
+	const struct ev_case ste_fetch = {
+		{ .sid = 9, .ssv = true, .ssid = 3, .addr = 0x1000 },
+		IOPT_EVT_F_STE_FETCH,
+		{ W(SSV, 1), W(SSID, 3), W(GPCF, 0),
+		  W(FETCHADDR, (HOLE + 9 * 64) >> 3) } };
+
+	ev_check(&r, &ste_fetch);
+	teardown(&r);
+
+	/* ATS with ATSCHK = 1 and a bypass STE: F_TRANSL_FORBIDDEN, with
+	 * the StreamID, RnW and InputAddr only (7.3.8). */
+	params(&p);
+	p.ats = true;
+	setup(&r, &p);
+	mmio_w(&r, 0x20, 4, 0x1 | 0x4 | 0x8 | 0x10);
+	memset(w, 0, sizeof(w));
+	setf(w, STE_V, 1);
+	setf(w, STE_CONFIG, 4);
+	put_ste(&r, 1, w);
+	const struct ev_case forbidden = {
+		{ .sid = 1, .ssid = 0x55, .addr = big + 0x30,
+		  .priv = true, .exec = true, .translated = true },
+		IOPT_EVT_F_TRANSL_FORBIDDEN,
+		{ W(RNW, 1), W(INPUTADDR, big + 0x30) } };
+
+	ev_check(&r, &forbidden);
+	teardown(&r);
+
+	/* Nested: stage 2 faults with CLASS = TT (the IPA of the stage 1
+	 * descriptor, TTRnW = 1) and CLASS = CD (the CD's IPA). */
+	struct nest n;
+
+	setup(&r, NULL);
+	nest_setup(&r, &n, w);
+	cd_of(cd, &n.s1, 1, 0);
+	put(&r, CDTAB, cd);
+	put_ste(&r, 1, w);
+	uint64_t l3 = desc_pa(&r, &n.s1, 0x5000, 3);
+	uint64_t *s2l = slot_of(&r, &n.s2, l3, 3);
+
+	*s2l = 0;
+	const struct ev_case tt = {
+		{ .sid = 1, .addr = 0x5000 },
+		IOPT_EVT_F_TRANSLATION,
+		{ W(RNW, 1), W(S2, 1), W(CLASS, CLASS_TT), W(TTRNW, 1),
+		  W(INPUTADDR, 0x5000), W(IPA, l3 >> 12) } };
+
+	ev_check(&r, &tt);
+	*slot_of(&r, &n.s2, CDTAB, 3) = 0;
+	const struct ev_case cdf = {
+		{ .sid = 1, .addr = 0x1000, .write = true },
+		IOPT_EVT_F_TRANSLATION,
+		{ W(RNW, 0), W(S2, 1), W(CLASS, CLASS_CD), W(INPUTADDR, 0x1000),
+		  W(IPA, CDTAB >> 12) } };
+
+	ev_check(&r, &cdf);
+	teardown(&r);
+}
+
 /* Queue one command and run the model until it has completed. */
 static void command(struct rig *r, const struct iopt_smmu_cmd *c)
 {
@@ -1404,6 +1728,7 @@ int main(void)
 		cmocka_unit_test(test_nested_records),
 		cmocka_unit_test(test_nested_httu_and_ptw),
 		cmocka_unit_test(test_stage1_eabt_and_disabled),
+		cmocka_unit_test(test_event_layouts),
 		cmocka_unit_test(test_asid_vmid),
 	};
 

@@ -308,9 +308,32 @@ static unsigned q_log2(uint64_t base, unsigned max)
 	return l > max ? max : l;
 }
 
-/* Write an event record (7.3); lost (overflow flag) when the queue is
- * full or disabled. */
-/* Record an event: word 0 from type and t, words 1-3 as given (7.3). */
+/*
+ * Word 0 of an event record (7.3): the type [7:0] and StreamID [63:32];
+ * SSV [11] and SubstreamID [31:12] only in the types that define them.
+ * F_STREAM_DISABLED and F_TRANSL_FORBIDDEN have neither (7.3.7, 7.3.8);
+ * C_BAD_SUBSTREAMID has a SubstreamID without SSV, 0 for a transaction
+ * without one (its CD 0 met a bad L1CD, 7.3.9). Where SSV is 0 the
+ * SubstreamID (UNKNOWN) is written 0.
+ */
+static uint64_t event_word0(unsigned type, const struct iopt_smmu_txn *t)
+{
+	uint64_t w = type | (uint64_t)t->sid << 32;
+	uint64_t ssid = t->ssv ? (uint64_t)(t->ssid & 0xfffff) << 12 : 0;
+
+	switch (type) {
+	case IOPT_EVT_F_STREAM_DISABLED:
+	case IOPT_EVT_F_TRANSL_FORBIDDEN:
+		return w;
+	case IOPT_EVT_C_BAD_SUBSTREAMID:
+		return w | ssid;
+	default:
+		return w | ssid | (t->ssv ? 1ull << 11 : 0);
+	}
+}
+
+/* Write an event record (7.3): word 0 from type and t, words 1-3 as
+ * given; lost (overflow flag) when the queue is full or disabled. */
 static void event(struct iopt_smmu *s, unsigned type, const struct iopt_smmu_txn *t,
 		  uint64_t w1, uint64_t w2, uint64_t w3, uint64_t cycle)
 {
@@ -334,9 +357,7 @@ static void event(struct iopt_smmu *s, unsigned type, const struct iopt_smmu_txn
 	}
 	bool was_empty = prod == cons;
 
-	rec[0] = type | (t && t->ssv ? 1ull << 11 : 0) |
-		 (t ? (uint64_t)(t->ssid & 0xfffff) << 12 : 0) |
-		 (t ? (uint64_t)t->sid << 32 : 0);
+	rec[0] = event_word0(type, t);
 	rec[1] = w1;
 	rec[2] = w2;
 	rec[3] = w3;
@@ -868,12 +889,8 @@ fault_event:
 done:
 	if (ev == IOPT_EVT_F_UUT)	/* 7.3.2: incoming InD/PnU; Reason 1 */
 		event(s, ev, t, access_bits(t, t->exec) | 1, t->addr, 0, tcur);
-	else if (ev == IOPT_EVT_F_TRANSL_FORBIDDEN) {
-		/* 7.3.8: StreamID, RnW and the address only. */
-		struct iopt_smmu_txn nt = { .sid = t->sid, .write = t->write };
-
-		event(s, ev, &nt, access_bits(&nt, false), t->addr, 0, tcur);
-	}
+	else if (ev == IOPT_EVT_F_TRANSL_FORBIDDEN)	/* 7.3.8: RnW only */
+		event(s, ev, t, t->write ? 0 : 1ull << 35, t->addr, 0, tcur);
 	else if (ev == IOPT_EVT_F_STE_FETCH || ev == IOPT_EVT_F_CD_FETCH)
 		event(s, ev, t, 0, 0, s->fetch_pa & FETCH_MASK, tcur);	/* 7.3.4, 7.3.10 */
 	else if (ev == IOPT_EVT_C_BAD_STREAMID && !(s->cr2 & CR2_RECINVSID))
