@@ -50,6 +50,8 @@
 #define A_STRTAB_BASE_CFG 0x88
 #define A_CMDQ_BASE	0x90
 #define A_EVENTQ_BASE	0xa0
+#define A_EVENTQ_PROD	0x100a8		/* page 1 */
+#define A_EVENTQ_CONS	0x100ac
 #define A_CR0_SMMUEN	0x1
 #define A_CR0_EVENTQEN	0x4
 #define A_CR0_CMDQEN	0x8
@@ -925,6 +927,148 @@ static void test_clock_no_driver_lock(void **state)
 	rig_free(&r);
 }
 
+/* ---- event queue: records written while a drain runs ------------------- */
+
+#define DRAIN_IOVA	0x50000000ull	/* not mapped: each access faults */
+
+struct drain {
+	struct rig r;
+	struct iopt_pgtable *pt;
+	struct iopt_smmuv3_drv_domain *dom;
+	uint64_t addr[64];	/* delivered records' input addresses */
+	unsigned nev;
+	unsigned inject;	/* faults still to raise from the callback */
+	unsigned next;		/* page of the next injected fault */
+	int in_cb, go;		/* two-poller test: the drainer's rendezvous */
+	bool block;
+};
+
+/* The event callback: note the record; raise another fault (a device
+ * access from the handler) while inject lasts; in the two-poller test,
+ * wait in the first delivery until the main thread says go. */
+static void drain_event(void *ctx, const struct iopt_smmuv3_drv_event *ev)
+{
+	struct drain *d = ctx;
+	struct iopt_smmu_txn t = { .sid = SID };
+	struct iopt_smmu_resp resp;
+
+	assert_int_equal(ev->type, EVT_F_TRANSLATION);
+	if (d->nev < 64)
+		d->addr[d->nev++] = ev->addr;
+	if (d->inject) {
+		d->inject--;
+		t.addr = DRAIN_IOVA + 4096ull * d->next++;
+		assert_int_equal(iopt_smmuv3_drv_translate(d->r.drv, &t, &resp), 0);
+		assert_int_equal(resp.fault, EVT_F_TRANSLATION);
+	}
+	if (d->block && d->nev == 1) {
+		__atomic_store_n(&d->in_cb, 1, __ATOMIC_RELEASE);
+		while (!__atomic_load_n(&d->go, __ATOMIC_ACQUIRE))
+			sched_yield();
+	}
+}
+
+static void drain_setup(struct drain *d)
+{
+	struct iopt_smmuv3_drv_cfg c;
+
+	memset(d, 0, sizeof(*d));
+	rig_model(&d->r, NULL);
+	rig_cfg(&d->r, &c);
+	c.event = drain_event;
+	c.event_ctx = d;
+	rig_probe(&d->r, &c);
+	assert_int_equal(iopt_smmuv3_drv_domain_alloc(d->r.drv, 1, &d->dom), 0);
+	d->pt = make_pt(&d->r, IOPT_ARM_64_LPAE_S1, d->dom);
+	assert_int_equal(iopt_smmuv3_drv_attach(d->dom, d->pt, SID), 0);
+}
+
+/* One fault from the device, on page next. */
+static void drain_fault(struct drain *d)
+{
+	assert_int_equal(dev_access(&d->r, SID, DRAIN_IOVA + 4096ull * d->next++,
+				    false).fault, EVT_F_TRANSLATION);
+}
+
+/* Every fault delivered, in order, and the queue empty (PROD = CONS). */
+static void drain_check(struct drain *d, unsigned n)
+{
+	struct iopt_smmuv3_drv_stats st;
+
+	assert_int_equal(d->nev, n);
+	for (unsigned i = 0; i < n; i++)
+		assert_int_equal(d->addr[i], DRAIN_IOVA + 4096ull * i);
+	assert_int_equal(model_reg(&d->r, A_EVENTQ_PROD, 4) & 0xfffff,
+			 model_reg(&d->r, A_EVENTQ_CONS, 4) & 0xfffff);
+	iopt_smmuv3_drv_get_stats(d->r.drv, &st);
+	assert_int_equal(st.events, n);
+}
+
+static void drain_free(struct drain *d)
+{
+	assert_int_equal(iopt_smmuv3_drv_detach(d->dom, SID), 0);
+	iopt_free(d->pt);
+	iopt_smmuv3_drv_domain_free(d->dom);
+	rig_free(&d->r);
+}
+
+/*
+ * Faults raised from the event handler while the drain delivers earlier
+ * ones raise no interrupt (the queue never went empty, IHI0070 3.18.2):
+ * the one poll the first fault prompted must deliver them all, and leave
+ * the queue empty, so that the next fault interrupts again.
+ */
+static void test_event_during_drain(void **state)
+{
+	struct drain d;
+
+	(void)state;
+	drain_setup(&d);
+	d.inject = 5;
+	drain_fault(&d);
+	assert_int_equal(iopt_smmuv3_drv_poll(d.r.drv), 6);
+	drain_check(&d, 6);
+	drain_fault(&d);
+	assert_int_equal(iopt_smmuv3_drv_poll(d.r.drv), 1);
+	drain_check(&d, 7);
+	drain_free(&d);
+}
+
+static void *drain_poller(void *p)
+{
+	struct drain *d = p;
+
+	return (void *)(intptr_t)iopt_smmuv3_drv_poll(d->r.drv);
+}
+
+/*
+ * Two pollers: while one drains (held in its first delivery) a fault is
+ * recorded and a second poll, finding the drain busy, returns 0 at once.
+ * No second wake-up is needed: the drain in progress delivers that
+ * record too before it returns.
+ */
+static void test_poll_while_draining(void **state)
+{
+	struct drain d;
+	pthread_t t;
+	void *ret;
+
+	(void)state;
+	drain_setup(&d);
+	d.block = true;
+	drain_fault(&d);
+	assert_int_equal(pthread_create(&t, NULL, drain_poller, &d), 0);
+	while (!__atomic_load_n(&d.in_cb, __ATOMIC_ACQUIRE))
+		sched_yield();
+	drain_fault(&d);
+	assert_int_equal(iopt_smmuv3_drv_poll(d.r.drv), 0);
+	__atomic_store_n(&d.go, 1, __ATOMIC_RELEASE);
+	pthread_join(t, &ret);
+	assert_int_equal((intptr_t)ret, 2);
+	drain_check(&d, 2);
+	drain_free(&d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -940,6 +1084,8 @@ int main(void)
 		cmocka_unit_test(test_event_wait),
 		cmocka_unit_test(test_sync_cons_wfe),
 		cmocka_unit_test(test_clock_no_driver_lock),
+		cmocka_unit_test(test_event_during_drain),
+		cmocka_unit_test(test_poll_while_draining),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -115,7 +115,8 @@ struct iopt_smmuv3_drv_cfg {
 	 * IDR3.RIL, never with it. */
 	uint64_t inv_all_bytes;
 	/* Fault callback (event queue); called from iopt_smmuv3_drv_poll()
-	 * with the event queue's lock held: it must not call poll. */
+	 * by the one thread draining. It may make the device fault again
+	 * (the drain delivers that record too); a poll it makes returns 0. */
 	void (*event)(void *ctx, const struct iopt_smmuv3_drv_event *ev);
 	void *event_ctx;
 };
@@ -281,10 +282,13 @@ IOPT_API int iopt_smmuv3_drv_inv_range(struct iopt_smmuv3_drv_domain *dom,
 IOPT_API void iopt_smmuv3_drv_irq(struct iopt_smmuv3_drv *drv, unsigned line);
 
 /*
- * Drain the event queue (delivering each record to cfg.event, counting
- * overflows) and handle GERROR (command errors recovered, other errors
- * acknowledged and counted). Returns the number of events delivered.
- * Any thread; one drains at a time (others return 0 at once).
+ * Drain the event queue until it is empty (delivering each record to
+ * cfg.event, counting overflows; records written meanwhile included) and
+ * handle GERROR (command errors recovered, other errors acknowledged and
+ * counted). Returns the number of events this call delivered, -EINVAL for
+ * a NULL drv. Any thread; one drains at a time: another returns 0 at
+ * once, and the drain in progress makes one more pass for it before it
+ * returns, so no interrupt's poll is lost (docs/driver.md).
  */
 IOPT_API int iopt_smmuv3_drv_poll(struct iopt_smmuv3_drv *drv);
 

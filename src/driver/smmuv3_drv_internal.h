@@ -114,9 +114,11 @@ struct iopt_smmuv3_drv {
 	uint32_t sev_poller;
 
 	struct drv_queue evtq;
-	uint32_t evtq_cons;	/* owned by the evtq_busy holder */
+	uint32_t evtq_cons;	/* owned by the drainer */
 	uint64_t irq_pending;	/* bitmap of IOPT_SMMU_IRQ_* lines */
-	uint32_t evtq_busy;	/* a thread is draining */
+	/* EVTQ_BUSY: a thread drains; EVTQ_AGAIN: a poll asked it to look
+	 * again (smmuv3_evtq.c E1-E3). */
+	uint64_t evtq_state;
 
 	/* Stream table. */
 	uint64_t strtab_pa;

@@ -39,48 +39,87 @@ static void decode(const uint64_t w[4], struct iopt_smmuv3_drv_event *ev)
 	}
 }
 
+/*
+ * One drainer at a time, and no request for a drain lost (drv->evtq_state):
+ *  E1. Every poll sets EVTQ_AGAIN and EVTQ_BUSY in one compare-and-swap
+ *      (acquire-release); the poll that found BUSY clear is the drainer,
+ *      any other returns at once, leaving AGAIN for the drainer.
+ *  E2. The drainer clears AGAIN (acquire-release) before each pass, and a
+ *      pass reads EVENTQ_PROD again after every CONS write, until the queue
+ *      is empty: a record written while earlier ones are delivered raises
+ *      no interrupt (the queue never went empty, IHI0070 3.18.2) and is
+ *      found by that re-read.
+ *  E3. The drainer gives BUSY up only by a compare-and-swap (release) from
+ *      BUSY alone; it fails when a poll set AGAIN since E2's clear, and the
+ *      drainer makes another pass. A record the model wrote after the last
+ *      PROD read found the queue empty and interrupted; the poll that
+ *      interrupt prompts either finds BUSY clear (E1) or fails E3's swap.
+ * All three act on one word, so its read-modify-writes are totally ordered.
+ * The acquire of E1 pairs with E3's release: a new drainer sees the last
+ * one's evtq_cons.
+ */
+#define EVTQ_BUSY	1ull
+#define EVTQ_AGAIN	2ull
+
+/* Deliver the records up to an empty queue (the drainer only). */
+static int evtq_drain(struct iopt_smmuv3_drv *drv)
+{
+	struct drv_queue *q = &drv->evtq;
+	const uint32_t idx = 2 * q->n - 1;	/* index and wrap bits */
+	uint32_t prod, cons = drv->evtq_cons;
+	int delivered = 0;
+
+	/*
+	 * The model wrote the records before it advanced PROD, under its
+	 * lock, which each PROD read takes after it: the records are
+	 * visible.
+	 */
+	while (!drv_read32(drv, SMMU_EVENTQ_PROD, &prod) &&
+	       ((prod ^ cons) & (idx | Q_OVF))) {
+		while ((prod & idx) != (cons & idx)) {
+			struct iopt_smmuv3_drv_event ev;
+			uint64_t w[4];
+
+			memcpy(w, q->ring + (size_t)q_idx(q, cons) * 4, sizeof(w));
+			decode(w, &ev);
+			if (drv->cfg.event)
+				drv->cfg.event(drv->cfg.event_ctx, &ev);
+			delivered++;
+			cons = q_inc(q, cons, 1);
+		}
+		/* 7.4: acknowledge an overflow by copying OVFLG to OVACKFLG
+		 * (q_inc() dropped OVACKFLG from cons; evtq_cons holds it). */
+		if ((prod ^ drv->evtq_cons) & Q_OVF)
+			drv_count(drv, event_overflows, 1);
+		cons = (cons & idx) | (prod & Q_OVF);
+		drv_write32(drv, SMMU_EVENTQ_CONS, cons);
+		drv->evtq_cons = cons;
+	}
+	drv_count(drv, events, (uint64_t)delivered);
+	return delivered;
+}
+
 int iopt_smmuv3_drv_poll(struct iopt_smmuv3_drv *drv)
 {
-	struct drv_queue *q;
-	uint32_t prod, cons;
+	uint64_t st;
 	int delivered = 0;
 
 	if (!drv)
 		return -EINVAL;
-	q = &drv->evtq;
 	/* Acquire pairs with iopt_smmuv3_drv_irq()'s release. */
 	plat_xchg_acq_rel64(&drv->irq_pending, 0);
 	drv_cmdq_recover(drv);
-	/* Acquire pairs with the release store below: one drainer. */
-	if (plat_xchg_acq_rel32(&drv->evtq_busy, 1))
+	/* E1. */
+	st = plat_load_rlx64(&drv->evtq_state);
+	while (!plat_cas_acq_rel64(&drv->evtq_state, &st,
+				   st | EVTQ_BUSY | EVTQ_AGAIN))
+		;
+	if (st & EVTQ_BUSY)
 		return 0;
-	cons = drv->evtq_cons;
-	if (drv_read32(drv, SMMU_EVENTQ_PROD, &prod))
-		goto out;
-	/*
-	 * The model wrote the records before it advanced PROD, under its
-	 * lock, which the PROD read above took after it: the records are
-	 * visible.
-	 */
-	while ((prod & (2 * q->n - 1)) != (cons & (2 * q->n - 1))) {
-		struct iopt_smmuv3_drv_event ev;
-		uint64_t w[4];
-
-		memcpy(w, q->ring + (size_t)q_idx(q, cons) * 4, sizeof(w));
-		decode(w, &ev);
-		if (drv->cfg.event)
-			drv->cfg.event(drv->cfg.event_ctx, &ev);
-		delivered++;
-		cons = q_inc(q, cons, 1);
-	}
-	/* 7.4: acknowledge an overflow by copying OVFLG to OVACKFLG. */
-	if ((prod ^ drv->evtq_cons) & Q_OVF)
-		drv_count(drv, event_overflows, 1);
-	cons = (cons & (2 * q->n - 1)) | (prod & Q_OVF);
-	drv_write32(drv, SMMU_EVENTQ_CONS, cons);
-	drv->evtq_cons = cons;
-	drv_count(drv, events, (uint64_t)delivered);
-out:
-	plat_store_rel32(&drv->evtq_busy, 0);
+	do {
+		plat_fetch_and_acq_rel64(&drv->evtq_state, ~EVTQ_AGAIN);	/* E2 */
+		delivered += evtq_drain(drv);
+		st = EVTQ_BUSY;
+	} while (!plat_cas_rel64(&drv->evtq_state, &st, 0));		/* E3 */
 	return delivered;
 }
