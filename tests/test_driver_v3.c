@@ -1069,6 +1069,46 @@ static void test_poll_while_draining(void **state)
 	drain_free(&d);
 }
 
+/*
+ * SSV and SubstreamID decoded as each type defines them: C_BAD_SUBSTREAMID
+ * (a SubstreamID on a stream without substreams) carries a SubstreamID
+ * that is always valid and has no SSV bit (7.3.9); F_TRANSLATION carries
+ * SSV, 0 here, and then no SubstreamID.
+ */
+static void test_event_substream_fields(void **state)
+{
+	struct drain d;
+	struct iopt_smmu_txn t = { .sid = SID, .ssv = true, .ssid = 3,
+				   .addr = DRAIN_IOVA };
+	struct iopt_smmu_resp resp;
+	struct iopt_smmuv3_drv_cfg c;
+
+	(void)state;
+	memset(&d, 0, sizeof(d));
+	rig_model(&d.r, NULL);
+	rig_cfg(&d.r, &c);
+	rig_probe(&d.r, &c);
+	assert_int_equal(iopt_smmuv3_drv_domain_alloc(d.r.drv, 1, &d.dom), 0);
+	d.pt = make_pt(&d.r, IOPT_ARM_64_LPAE_S1, d.dom);
+	assert_int_equal(iopt_smmuv3_drv_attach(d.dom, d.pt, SID), 0);
+	assert_int_equal(iopt_smmuv3_drv_translate(d.r.drv, &t, &resp), 0);
+	assert_int_equal(resp.fault, IOPT_EVT_C_BAD_SUBSTREAMID);
+	t.ssv = false;
+	t.ssid = 0x55;		/* not presented: no SubstreamID recorded */
+	assert_int_equal(iopt_smmuv3_drv_translate(d.r.drv, &t, &resp), 0);
+	assert_int_equal(resp.fault, EVT_F_TRANSLATION);
+	d.r.nev = 0;
+	assert_int_equal(iopt_smmuv3_drv_poll(d.r.drv), 2);
+	assert_int_equal(d.r.ev[0].type, IOPT_EVT_C_BAD_SUBSTREAMID);
+	assert_true(d.r.ev[0].ssv);
+	assert_int_equal(d.r.ev[0].ssid, 3);
+	assert_int_equal(d.r.ev[0].raw[0] >> 11 & 1, 0);	/* no SSV bit */
+	assert_int_equal(d.r.ev[1].type, EVT_F_TRANSLATION);
+	assert_false(d.r.ev[1].ssv);
+	assert_int_equal(d.r.ev[1].ssid, 0);
+	drain_free(&d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1086,6 +1126,7 @@ int main(void)
 		cmocka_unit_test(test_clock_no_driver_lock),
 		cmocka_unit_test(test_event_during_drain),
 		cmocka_unit_test(test_poll_while_draining),
+		cmocka_unit_test(test_event_substream_fields),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -70,8 +70,8 @@ enum iopt_smmuv3_drv_sync {
 struct iopt_smmuv3_drv_event {
 	unsigned type;		/* IOPT_EVT_* */
 	uint32_t sid;		/* StreamID */
-	bool ssv;		/* SubstreamID valid */
-	uint32_t ssid;		/* SubstreamID */
+	bool ssv;		/* SubstreamID valid (C_BAD_SUBSTREAMID: always) */
+	uint32_t ssid;		/* SubstreamID; 0 when not valid */
 	bool read;		/* RnW = 1: read (faults 0x10-0x13) */
 	bool ind;		/* InD: instruction fetch */
 	bool pnu;		/* PnU: privileged */

@@ -22,9 +22,17 @@ static void decode(const uint64_t w[4], struct iopt_smmuv3_drv_event *ev)
 	memset(ev, 0, sizeof(*ev));
 	memcpy(ev->raw, w, sizeof(ev->raw));
 	ev->type = EVT_TYPE(w[0]);
-	ev->ssv = EVT_SSV(w[0]);
-	ev->ssid = EVT_SSID(w[0]);
 	ev->sid = EVT_SID(w[0]);
+	/* SSV and SubstreamID where the type defines them: C_BAD_SUBSTREAMID's
+	 * SubstreamID is always valid, without SSV (7.3.9); F_STREAM_DISABLED
+	 * and F_TRANSL_FORBIDDEN have neither (7.3.7, 7.3.8). */
+	if (ev->type == IOPT_EVT_C_BAD_SUBSTREAMID)
+		ev->ssv = true;
+	else if (ev->type != IOPT_EVT_F_STREAM_DISABLED &&
+		 ev->type != IOPT_EVT_F_TRANSL_FORBIDDEN)
+		ev->ssv = EVT_SSV(w[0]);
+	if (ev->ssv)
+		ev->ssid = EVT_SSID(w[0]);
 	if (ev->type >= IOPT_EVT_F_TRANSLATION && ev->type <= IOPT_EVT_F_PERMISSION) {
 		ev->pnu = w[1] & EVT1_PNU;
 		ev->ind = w[1] & EVT1_IND;
