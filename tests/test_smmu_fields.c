@@ -23,6 +23,7 @@
 #include <iopgtable/physmem.h>
 #include <iopgtable/smmu.h>
 
+#include "evt_layout.h"
 #include "tutil.h"
 
 /* ---- IHI0070 field positions: {lowest bit, width} ----------------------- */
@@ -89,100 +90,28 @@
 #define CLASS_TT	1
 #define CLASS_IN	2
 
-/*
- * Event record fields, {lowest bit, width} in the 256-bit record, and
- * which fields each event type defines (IHI0070 7.3.2-7.3.16, from the
- * record diagrams): every other bit is RES0 (7.3). Reason is the
- * IMPLEMENTATION DEFINED cause of F_UUT, F_STE_FETCH, F_CD_FETCH and
- * F_WALK_EABT; the FetchAddr and IPA fields sit in word 3 as
- * FetchAddr[55:3] at [247:195] and IPA[55:12] at [247:204].
- */
-enum evf {
-	EVF_TYPE, EVF_SSV, EVF_SSID, EVF_SID, EVF_REASON, EVF_STAG, EVF_GPCF,
-	EVF_STALL, EVF_PNU, EVF_IND, EVF_RNW, EVF_S2, EVF_CLASS, EVF_NSIPA,
-	EVF_TTRNW, EVF_INPUTADDR, EVF_FETCHADDR, EVF_IPA, EVF_N
-};
-
-static const struct { unsigned lo, width; } evf_pos[EVF_N] = {
-	[EVF_TYPE] = { 0, 8 },		[EVF_SSV] = { 11, 1 },
-	[EVF_SSID] = { 12, 20 },	[EVF_SID] = { 32, 32 },
-	[EVF_REASON] = { 64, 16 },	[EVF_STAG] = { 64, 16 },
-	[EVF_GPCF] = { 80, 1 },		[EVF_STALL] = { 95, 1 },
-	[EVF_PNU] = { 97, 1 },		[EVF_IND] = { 98, 1 },
-	[EVF_RNW] = { 99, 1 },		[EVF_S2] = { 103, 1 },
-	[EVF_CLASS] = { 104, 2 },	[EVF_NSIPA] = { 106, 1 },
-	[EVF_TTRNW] = { 108, 1 },	[EVF_INPUTADDR] = { 128, 64 },
-	[EVF_FETCHADDR] = { 195, 53 },	[EVF_IPA] = { 204, 44 },
-};
-
-#define B(f)		(1u << EVF_##f)
-#define EVB_W0		(B(TYPE) | B(SSV) | B(SSID) | B(SID))
-#define EVB_ACCESS	(B(PNU) | B(IND) | B(RNW))
-/* F_TRANSLATION, F_ADDR_SIZE, F_ACCESS, F_PERMISSION (7.3.13-16). */
-#define EVB_XLATE	(EVB_W0 | B(STAG) | B(STALL) | EVB_ACCESS | B(S2) | \
-			 B(CLASS) | B(NSIPA) | B(TTRNW) | B(INPUTADDR) | B(IPA))
-
-static const struct { unsigned type; uint32_t fields; } ev_layout[] = {
-	{ IOPT_EVT_F_UUT, EVB_W0 | B(REASON) | EVB_ACCESS | B(INPUTADDR) },
-	{ IOPT_EVT_C_BAD_STREAMID, EVB_W0 },
-	{ IOPT_EVT_F_STE_FETCH, EVB_W0 | B(REASON) | B(GPCF) | B(FETCHADDR) },
-	{ IOPT_EVT_C_BAD_STE, EVB_W0 },
-	/* 7.3.7: StreamID only, no SubstreamID or SSV. */
-	{ IOPT_EVT_F_STREAM_DISABLED, B(TYPE) | B(SID) },
-	/* 7.3.8: StreamID, RnW and InputAddr only. */
-	{ IOPT_EVT_F_TRANSL_FORBIDDEN, B(TYPE) | B(SID) | B(RNW) | B(INPUTADDR) },
-	/* 7.3.9: SubstreamID always valid, no SSV qualifier. */
-	{ IOPT_EVT_C_BAD_SUBSTREAMID, B(TYPE) | B(SSID) | B(SID) },
-	{ IOPT_EVT_F_CD_FETCH, EVB_W0 | B(REASON) | B(GPCF) | B(FETCHADDR) },
-	{ IOPT_EVT_C_BAD_CD, EVB_W0 },
-	{ IOPT_EVT_F_WALK_EABT, EVB_W0 | B(REASON) | B(GPCF) | EVB_ACCESS | B(S2) |
-				B(CLASS) | B(INPUTADDR) | B(FETCHADDR) },
-	{ IOPT_EVT_F_TRANSLATION, EVB_XLATE },
-	{ IOPT_EVT_F_ADDR_SIZE, EVB_XLATE },
-	{ IOPT_EVT_F_ACCESS, EVB_XLATE },
-	{ IOPT_EVT_F_PERMISSION, EVB_XLATE },
-	/* Not produced by the model (docs/smmu_model.md): F_BAD_ATS_TREQ
-	 * (no ATS Translation Requests), F_TLB_CONFLICT and F_CFG_CONFLICT
-	 * (no conflicts by construction), E_PAGE_REQUEST (no PRI),
-	 * F_VMS_FETCH (no VMS). A record of any of them fails ev_fields(). */
-};
-
 /* The fields type defines; fails for a type the table does not list. */
 static uint32_t ev_fields(unsigned type)
 {
-	for (size_t i = 0; i < sizeof(ev_layout) / sizeof(ev_layout[0]); i++)
-		if (ev_layout[i].type == type)
-			return ev_layout[i].fields;
-	fail_msg("event type 0x%02x is not one the model may produce", type);
-	return 0;
-}
+	uint32_t f = evt_layout_fields(type);
 
-static uint64_t evf_get(const uint64_t ev[4], enum evf f)
-{
-	unsigned lo = evf_pos[f].lo, w = evf_pos[f].width;
-	uint64_t m = w == 64 ? ~0ull : (1ull << w) - 1;
-
-	assert_true(lo / 64 == (lo + w - 1) / 64);
-	return ev[lo / 64] >> lo % 64 & m;
+	if (!f)
+		fail_msg("event type 0x%02x is not one the model may produce", type);
+	return f;
 }
 
 /* Every bit outside the fields of the record's type is 0 (7.3 RES0). */
 static void ev_assert_res0(const uint64_t ev[4])
 {
-	uint32_t fields = ev_fields((unsigned)(ev[0] & 0xff));
-	uint64_t def[4] = { 0 };
+	uint64_t res0[4];
 
-	for (unsigned f = 0; f < EVF_N; f++) {
-		unsigned lo = evf_pos[f].lo, w = evf_pos[f].width;
-
-		if (fields & 1u << f)
-			def[lo / 64] |= (w == 64 ? ~0ull : (1ull << w) - 1) << lo % 64;
-	}
+	ev_fields((unsigned)(ev[0] & 0xff));
+	assert_true(evt_layout_res0(ev, res0));
 	for (unsigned i = 0; i < 4; i++)
-		if (ev[i] & ~def[i])
+		if (res0[i])
 			fail_msg("event 0x%02x word %u: RES0 bits 0x%016llx set",
 				 (unsigned)(ev[0] & 0xff), i,
-				 (unsigned long long)(ev[i] & ~def[i]));
+				 (unsigned long long)res0[i]);
 }
 
 /* VMSAv8-64 descriptors (Arm ARM D8.3). */

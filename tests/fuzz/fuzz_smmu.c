@@ -24,7 +24,9 @@
  *  - the event queue never overfills: the records one op adds fit the
  *    free space, and none are added while EVENTQEN is 0 or EVENTQ_ABT_ERR
  *    is active (7.2.1, 7.4);
- *  - every fault is a known event type.
+ *  - every fault is a known event type, and every event record the model
+ *    writes (its only 32-byte memory writes) has only the fields its type
+ *    defines set, every other bit 0 (7.3 RES0; tests/evt_layout.h).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -33,6 +35,7 @@
 #include <iopgtable/physmem.h>
 #include <iopgtable/smmu.h>
 
+#include "../evt_layout.h"
 #include "fuzz_input.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -188,6 +191,15 @@ static int64_t f_write(void *ctx, uint64_t pa, const void *buf, size_t len)
 {
 	struct fmem *m = ctx;
 
+	/* 32-byte writes are event records (MSIs are 4, updates CAS). */
+	if (len == 32) {
+		uint64_t ev[4], res0[4];
+
+		memcpy(ev, buf, sizeof(ev));
+		if (!evt_layout_res0(ev, res0) ||
+		    (res0[0] | res0[1] | res0[2] | res0[3]))
+			abort();
+	}
 	return m->inner.write(m->inner.ctx, pa, buf, len);
 }
 
