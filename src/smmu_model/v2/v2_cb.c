@@ -399,8 +399,8 @@ uint32_t v2_cb_format(const struct v2_cb *cb)
  * Record a context fault in bank n: FSR (MULTI when a fault is already
  * recorded, whose syndrome is then kept; FORMAT 10:9 the bank's table
  * format), FAR, FSYNR0 (WNR 4, PNU 5, IND 6 = write, privileged,
- * instruction; fsynr0 brings PLVL, PTWF and S1CBNDX), IPAFAR for stage 2 faults, CBFRSYNRA the StreamID; the
- * context interrupt when SCTLR.CFIE.
+ * instruction; fsynr0 brings PLVL, PTWF and S1CBNDX), IPAFAR for stage 2
+ * faults, CBFRSYNRA the StreamID; the context interrupt when SCTLR.CFIE.
  */
 static void cb_fault(struct iopt_smmuv2 *s, unsigned n, uint32_t fsr,
 		     uint32_t fsynr0, uint64_t ipa, const struct iopt_smmuv2_txn *t,
