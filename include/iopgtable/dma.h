@@ -167,7 +167,10 @@ IOPT_API int iopt_dma_map(struct iopt_dma *d, uint64_t paddr, uint64_t size,
 			  uint64_t *iova);
 
 /*
- * Unmap what iopt_dma_map returned: iova and the same size. Strict:
+ * Unmap what iopt_dma_map returned: iova and the same size. Each leaf
+ * goes with the size it was mapped with: a block (or run) that lies in
+ * the range is removed whole, never split, so an unmap of what was
+ * mapped needs no table memory. Strict:
  * clear, invalidate the range, sync, then free the IOVA. Lazy/single:
  * clear, queue the IOVA with the queue's flush generation; it is handed
  * out again only after a flush-all that began after the unmap completed.

@@ -59,6 +59,8 @@ struct iopt_dma {
 	unsigned iova_flags;		/* IOPT_IOVA_* for the allocator */
 	uint64_t granule;
 	uint64_t pgsizes;		/* the page table's page sizes */
+	/* What one last-level table maps: no block is smaller (unmap). */
+	uint64_t leaf_span;
 	uint64_t start, end;		/* IOVA space, bytes [start, end) */
 	/* The fast paths' constants (set at create): the last pfn of the
 	 * space (the limit of a mask that covers it), the largest va -
@@ -266,6 +268,10 @@ int iopt_dma_create(const struct iopt_dma_cfg *cfg, struct iopt_dma **out)
 	d->granule_lg2 = (unsigned)__builtin_ctzll(info.granule);
 	d->iova_flags = iova_flags(cfg->dev_flags);
 	d->pgsizes = info.pgsize_bitmap;
+	/* A last-level table: one granule of 8-byte descriptors (LPAE, Arm
+	 * ARM D8.2), or 256 small-page entries (v7s level 2, B3.5.1). */
+	d->leaf_span = info.fmt == IOPT_ARM_V7S ? 256ull * info.granule :
+			info.granule * (info.granule / 8);
 	d->start = cfg->iova_start ? cfg->iova_start : d->granule;
 	d->end = cfg->iova_end ? cfg->iova_end :
 		 (info.ias >= 64 ? ~0ull & ~(d->granule - 1) : 1ull << info.ias);
@@ -458,6 +464,77 @@ static uint64_t pick_pgsize(const struct iopt_dma *d, uint64_t va, uint64_t pa,
 }
 
 /*
+ * The page size and count of the next iopt_unmap_pages() call of a
+ * multi-call clear at va, left bytes to go (0: va is not mapped). A
+ * block (or run of blocks) that starts at va and ends inside the range
+ * goes whole, one per call: the size the walk finds is the size the map
+ * wrote, so nothing is split and no table memory is needed. Anything
+ * else goes in granule pages up to the end of the last-level table that
+ * holds va, where a block could start: pages and runs of pages of that
+ * table go with their own descriptors (no tables are unlinked, so no
+ * host memory is needed either), and a block the range covers only in
+ * part is split, as iopt_unmap_pages() documents.
+ */
+static uint64_t clear_step(struct iopt_dma *d, uint64_t va, uint64_t left,
+			   size_t *count)
+{
+	struct iopt_walk w;
+	uint64_t s, to;
+
+	if (iopt_walk(d->pt, va, &w) || !w.mapped)
+		return 0;
+	s = w.leaf_size;
+	if (s >= d->leaf_span && (s & d->pgsizes) && !(va & (s - 1)) &&
+	    s <= left) {
+		*count = 1;
+		return s;
+	}
+	to = d->leaf_span - (va & (d->leaf_span - 1));
+	*count = (to < left ? to : left) >> d->granule_lg2;
+	return d->granule;
+}
+
+static __attribute__((noinline)) int64_t
+clear_blocks(struct iopt_dma *d, uint64_t va, uint64_t len,
+	     struct iopt_gather *g)
+{
+	uint64_t done = 0;
+
+	while (done < len) {
+		size_t count;
+		uint64_t pg = clear_step(d, va + done, len - done, &count);
+		int64_t n;
+
+		if (!pg)
+			break;		/* not mapped: stop, as the page table does */
+		n = iopt_unmap_pages(d->pt, va + done, pg, count, g);
+		if (n < 0)
+			return done ? (int64_t)done : n;
+		done += (uint64_t)n;
+		if ((uint64_t)n != pg * count)
+			break;
+	}
+	return (int64_t)done;
+}
+
+/*
+ * Clear [va, va + len) into gather g: the bytes cleared from va on
+ * (stopping at the first address not mapped), or the page table's
+ * error. Every leaf goes with its own size, as Linux's iommu_unmap()
+ * passes the page table the largest size the range allows: a range
+ * shorter than a last-level table holds no whole block, so granule pages
+ * in one call; a longer one in steps (clear_step()).
+ */
+static inline int64_t clear_range(struct iopt_dma *d, uint64_t va,
+				  uint64_t len, struct iopt_gather *g)
+{
+	if (plat_likely(len < d->leaf_span))
+		return iopt_unmap_pages(d->pt, va, d->granule,
+					len >> d->granule_lg2, g);
+	return clear_blocks(d, va, len, g);
+}
+
+/*
  * Clear [va, va + len) (every page of it mapped by us), invalidate the
  * leaves and sync, whatever the policy. Returns 0 or the driver's error.
  */
@@ -469,7 +546,7 @@ static int clear_strict(struct iopt_dma *d, uint64_t va, uint64_t len,
 	int ret = 0;
 
 	iopt_gather_init(&g);
-	n = iopt_unmap_pages(d->pt, va, d->granule, len >> d->granule_lg2, &g);
+	n = clear_range(d, va, len, &g);
 	if (cleared)
 		*cleared = n;
 	if (g.start <= g.last) {
@@ -706,7 +783,7 @@ int iopt_dma_unmap(struct iopt_dma *d, uint64_t iova, uint64_t size,
 	struct iopt_gather g;
 
 	iopt_gather_init(&g);
-	n = iopt_unmap_pages(d->pt, va, d->granule, npages, &g);
+	n = clear_range(d, va, len, &g);
 	if (plat_unlikely(n != (int64_t)len))
 		return unmap_lazy_bad(d, va, n);
 	/* D1: queued after the clear returned. Counted by the policy when

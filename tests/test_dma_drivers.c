@@ -1,0 +1,437 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The DMA layer over both drivers: every test body runs over the SMMUv3
+ * driver and model and over the SMMUv2 driver and model, and asserts the
+ * same behaviour of both. Expectations are independent of the code under
+ * test:
+ *  - a device transaction through the model (its TLB and walker) reaches
+ *    the PA the test mapped, and faults once the range is unmapped (and,
+ *    under a lazy policy, flushed);
+ *  - table memory: the simulated physical memory the tables live in
+ *    (iopt_physmem_used), measured around each call, with table
+ *    allocations failed on demand;
+ *  - a shadow list of the live mappings (the randomised test).
+ * What they guard: unmap removes blocks whole and needs no memory (2 MiB,
+ * 1 GiB, mixed sizes, 256 GiB above 2^38, random layouts with every table
+ * allocation failing); a failed map leaves nothing mapped and only tables
+ * a successful map reuses; refused calls are counted; a domain maps and
+ * unmaps before its first attach the same way over both drivers.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <iopgtable/dma.h>
+#include <iopgtable/driver.h>
+#include <iopgtable/driver_v2.h>
+#include <iopgtable/physmem.h>
+#include <iopgtable/smmu.h>
+#include <iopgtable/smmuv2.h>
+
+#define MEM_BASE	0x80000000ull
+#define MEM_SIZE	(64ull << 20)
+#define SID		5
+#define PAGE		4096ull
+#define SZ_2M		(2ull << 20)
+#define SZ_1G		(1ull << 30)
+#define MASK64		(~0ull)
+
+/* ---- table memory: count and fail allocations ---------------------------- */
+
+struct fmem {
+	struct iopt_physmem *pm;
+	long fail_at, count;	/* fail the fail_at-th allocation (1-based) */
+	bool fail_all;		/* fail every allocation */
+	long failed;		/* allocations refused */
+};
+
+static void *f_alloc(size_t size, uint64_t *pa, void *ctx)
+{
+	struct fmem *f = ctx;
+
+	if (f->fail_all || (f->fail_at && ++f->count == f->fail_at)) {
+		f->failed++;
+		return NULL;
+	}
+	return iopt_physmem_mem_ops()->alloc(size, pa, f->pm);
+}
+
+static void f_free(void *va, uint64_t pa, size_t size, void *ctx)
+{
+	struct fmem *f = ctx;
+
+	iopt_physmem_mem_ops()->free(va, pa, size, f->pm);
+}
+
+static void *f_p2v(uint64_t pa, void *ctx)
+{
+	struct fmem *f = ctx;
+
+	return iopt_physmem_mem_ops()->phys_to_virt(pa, f->pm);
+}
+
+static const struct iopt_mem_ops fmem_ops = {
+	.alloc = f_alloc, .free = f_free, .phys_to_virt = f_p2v,
+};
+
+/* ---- one rig, two drivers -------------------------------------------------- */
+
+enum kind { V3, V2, NR_KINDS };
+
+struct rig {
+	enum kind kind;
+	struct iopt_physmem *pm;
+	struct iopt_smmu_mem mem;
+	struct iopt_smmu *s3;
+	struct iopt_smmuv3_drv *d3;
+	struct iopt_smmuv2 *s2;
+	struct iopt_smmuv2_drv *d2;
+	struct fmem fm;
+	struct iopt_dma *d;
+};
+
+static void rig_up(struct rig *r, enum kind k)
+{
+	memset(r, 0, sizeof(*r));
+	r->kind = k;
+	assert_int_equal(iopt_physmem_create(MEM_BASE, MEM_SIZE, &r->pm), 0);
+	iopt_smmu_physmem(r->pm, 10, &r->mem);
+	r->fm.pm = r->pm;
+	if (k == V3) {
+		struct iopt_smmu_params p;
+		struct iopt_smmuv3_drv_cfg c;
+
+		iopt_smmu_default_params(&p);
+		assert_int_equal(iopt_smmu_create(&p, &r->mem, NULL, NULL, &r->s3), 0);
+		iopt_smmuv3_drv_default_cfg(&c);
+		c.smmu = r->s3;
+		c.pm = r->pm;
+		assert_int_equal(iopt_smmuv3_drv_probe(&c, &r->d3), 0);
+	} else {
+		struct iopt_smmuv2_params p;
+		struct iopt_smmuv2_drv_cfg c;
+
+		assert_int_equal(iopt_smmuv2_preset("mmu-500", &p), 0);
+		assert_int_equal(iopt_smmuv2_create(&p, &r->mem, NULL, NULL, &r->s2), 0);
+		iopt_smmuv2_drv_default_cfg(&c);
+		c.smmu = r->s2;
+		assert_int_equal(iopt_smmuv2_drv_probe(&c, &r->d2), 0);
+	}
+}
+
+static void dma_cfg(struct rig *r, struct iopt_dma_cfg *c, enum iopt_inval pol)
+{
+	iopt_dma_default_cfg(c);
+	c->ops = r->kind == V3 ? iopt_dma_smmuv3_ops() : iopt_dma_smmuv2_ops();
+	c->drv = r->kind == V3 ? (void *)r->d3 : (void *)r->d2;
+	c->pt.oas = 40;
+	c->pt.mem = &fmem_ops;
+	c->pt.mem_ctx = &r->fm;
+	c->policy = pol;
+	c->nr_cpus = 2;
+	c->check_unmap = true;
+}
+
+/* A domain of policy pol, attached (or not). */
+static void dma_up(struct rig *r, enum iopt_inval pol, bool attach)
+{
+	struct iopt_dma_cfg c;
+
+	dma_cfg(r, &c, pol);
+	assert_int_equal(iopt_dma_create(&c, &r->d), 0);
+	if (attach)
+		assert_int_equal(iopt_dma_attach(r->d, SID), 0);
+}
+
+static void rig_down(struct rig *r)
+{
+	iopt_dma_destroy(r->d);
+	if (r->kind == V3) {
+		iopt_smmuv3_drv_remove(r->d3);
+		iopt_smmu_destroy(r->s3);
+	} else {
+		iopt_smmuv2_drv_remove(r->d2);
+		iopt_smmuv2_destroy(r->s2);
+	}
+	iopt_physmem_destroy(r->pm);
+}
+
+static uint64_t used(struct rig *r)
+{
+	return iopt_physmem_used(r->pm);
+}
+
+/* A device access at addr through the model: true and *oa, or a fault. */
+static bool dev(struct rig *r, uint64_t addr, bool write, uint64_t *oa)
+{
+	if (r->kind == V3) {
+		struct iopt_smmu_txn t = { .sid = SID, .addr = addr, .write = write };
+		struct iopt_smmu_resp resp;
+
+		assert_int_equal(iopt_smmuv3_drv_translate(r->d3, &t, &resp), 0);
+		*oa = resp.oa;
+		return resp.fault == 0;
+	}
+	struct iopt_smmuv2_txn t = { .sid = SID, .addr = addr, .write = write };
+	struct iopt_smmuv2_resp resp;
+
+	assert_int_equal(iopt_smmuv2_drv_translate(r->d2, &t, &resp), 0);
+	*oa = resp.oa;
+	return resp.result == IOPT_SMMUV2_OK;
+}
+
+/* Sample offsets of a mapping of len bytes: both ends and every step. */
+static void expect_mapped(struct rig *r, uint64_t iova, uint64_t pa,
+			  uint64_t len, uint64_t step)
+{
+	uint64_t oa;
+
+	for (uint64_t o = 0; o < len; o += step) {
+		assert_true(dev(r, iova + o, false, &oa));
+		assert_int_equal(oa, pa + o);
+	}
+	assert_true(dev(r, iova + len - 1, false, &oa));
+	assert_int_equal(oa, pa + len - 1);
+}
+
+static void expect_fault(struct rig *r, uint64_t iova, uint64_t len,
+			 uint64_t step)
+{
+	uint64_t oa;
+
+	for (uint64_t o = 0; o < len; o += step)
+		assert_false(dev(r, iova + o, false, &oa));
+	assert_false(dev(r, iova + len - 1, false, &oa));
+}
+
+/* Unmap with every table allocation failing: it must need none, and the
+ * table memory must not grow. Then (lazy) flush; the device faults. */
+static void unmap_no_memory(struct rig *r, enum iopt_inval pol, uint64_t iova,
+			    uint64_t len, uint64_t step)
+{
+	uint64_t before = used(r);
+
+	r->fm.fail_all = true;
+	assert_int_equal(iopt_dma_unmap(r->d, iova, len, 1), 0);
+	r->fm.fail_all = false;
+	assert_true(used(r) <= before);
+	if (pol != IOPT_INVAL_STRICT)
+		assert_int_equal(iopt_dma_flush(r->d), 0);
+	expect_fault(r, iova, len, step);
+}
+
+/* ---- unmap removes blocks whole --------------------------------------------- */
+
+static void block_unmap(enum kind k, enum iopt_inval pol)
+{
+	/* A block of each size at an aligned PA, then a range of mixed
+	 * sizes (a 1 GiB block, a 2 MiB block, two pages) in one call. */
+	static const struct { uint64_t pa, len; } cases[] = {
+		{ 0x40200000ull, SZ_2M },
+		{ 0x40000000ull, SZ_1G },
+		{ 0xc0000000ull, SZ_1G + SZ_2M + 2 * PAGE },
+	};
+	struct iopt_dma_stats st;
+	struct rig r;
+
+	rig_up(&r, k);
+	dma_up(&r, pol, true);
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t pa = cases[i].pa, len = cases[i].len, iova, again, oa;
+		uint64_t step = len < SZ_1G ? 64 * PAGE : SZ_2M;
+		uint64_t before = used(&r);
+
+		assert_int_equal(iopt_dma_map(r.d, pa, len, IOPT_READ | IOPT_WRITE,
+					      MASK64, 0, &iova), 0);
+		/* A block: at most the tables above it. */
+		assert_true(used(&r) - before <= 3 * PAGE);
+		expect_mapped(&r, iova, pa, len, step);	/* the TLB holds it */
+		unmap_no_memory(&r, pol, iova, len, step);
+		/* The IOVA is free and nothing stale is left: a new mapping
+		 * of the same size translates to its own PA. */
+		assert_int_equal(iopt_dma_map(r.d, pa + 2 * SZ_1G, len, IOPT_READ,
+					      MASK64, 1, &again), 0);
+		assert_int_equal(again & (SZ_2M - 1), 0);
+		assert_true(dev(&r, again, false, &oa) && oa == pa + 2 * SZ_1G);
+		assert_int_equal(iopt_dma_unmap(r.d, again, len, 1), 0);
+		assert_int_equal(iopt_dma_flush(r.d), 0);
+		expect_fault(&r, again, len, step);
+	}
+	iopt_dma_get_stats(r.d, &st);
+	assert_int_equal(st.maps, 6);
+	assert_int_equal(st.unmaps, 6);
+	assert_int_equal(st.bad_unmaps, 0);
+	assert_int_equal(st.inv_errors, 0);
+	assert_int_equal(r.fm.failed, 0);	/* no unmap asked for a table */
+	rig_down(&r);
+}
+
+static void test_block_unmap(void **state)
+{
+	(void)state;
+	for (int k = 0; k < NR_KINDS; k++) {
+		block_unmap(k, IOPT_INVAL_STRICT);
+		block_unmap(k, IOPT_INVAL_LAZY);
+	}
+}
+
+/*
+ * 256 GiB, above 2^38: as contiguous runs of 1 GiB blocks (a PA aligned
+ * to 256 GiB), then as 2 MiB blocks (a PA 2 MiB past that). Maps,
+ * translates, unmaps with no table memory, the IOVA is freed (unmapping
+ * it again is not an allocation), and a one-page map still works.
+ */
+static void test_unmap_256g(void **state)
+{
+	const uint64_t len = 256 * SZ_1G, pas[2] = { 1ull << 38, (1ull << 38) + SZ_2M };
+	uint64_t iova, page;
+
+	(void)state;
+	for (int k = 0; k < NR_KINDS; k++) {
+		for (int i = 0; i < 2; i++) {
+			struct rig r;
+			uint64_t base;
+
+			rig_up(&r, k);
+			dma_up(&r, IOPT_INVAL_STRICT, true);
+			base = used(&r);
+			assert_int_equal(iopt_dma_map(r.d, pas[i], len, IOPT_READ,
+						      MASK64, 0, &iova), 0);
+			assert_true(iova >= 1ull << 38);
+			assert_int_equal(iova & (SZ_2M - 1), 0);
+			{
+				uint64_t oa;
+
+				for (uint64_t o = 0; o < len; o += 7 * SZ_1G + 5 * SZ_2M + 3 * PAGE) {
+					assert_true(dev(&r, iova + o, false, &oa));
+					assert_int_equal(oa, pas[i] + o);
+				}
+			}
+			unmap_no_memory(&r, IOPT_INVAL_STRICT, iova, len,
+					7 * SZ_1G + 5 * SZ_2M + 3 * PAGE);
+			assert_true(used(&r) - base <= (i ? 258 : 2) * PAGE);
+			assert_int_equal(iopt_dma_unmap(r.d, iova, len, 0), -EINVAL);
+			assert_int_equal(iopt_dma_map(r.d, 0x1000, PAGE, IOPT_READ,
+						      MASK64, 0, &page), 0);
+			expect_mapped(&r, page, 0x1000, PAGE, PAGE);
+			rig_down(&r);
+		}
+	}
+}
+
+/*
+ * Random layouts, the class of the block defect: buffers of many sizes
+ * at PAs aligned to 4K, 64K, 2M or 1G (so pages, runs and blocks of
+ * each size mix, also inside one mapping), and scatter lists whose
+ * segments change the alignment part-way. Each unmap must return 0 with
+ * every table allocation failing and leave the table memory no larger;
+ * the unmapped range faults and every other live mapping (the shadow
+ * list) still translates.
+ */
+struct live {
+	uint64_t iova, pa, len;
+	bool sg;
+};
+
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void random_layouts(enum kind k, enum iopt_inval pol, uint64_t seed)
+{
+	static const uint64_t aligns[] = { PAGE, 16 * PAGE, SZ_2M, SZ_1G };
+	static const uint64_t sizes[] = {
+		PAGE, 3 * PAGE, 17 * PAGE, SZ_2M, SZ_2M + PAGE, 2 * SZ_2M + 3 * PAGE,
+		SZ_2M - PAGE, 34 * SZ_2M, SZ_1G, SZ_1G + SZ_2M + 5 * PAGE,
+	};
+	struct live lv[8];
+	unsigned nr = 0;
+	struct rig r;
+	uint64_t s = seed, next_pa = 1ull << 36, oa;
+
+	rig_up(&r, k);
+	dma_up(&r, pol, true);
+	for (int op = 0; op < 48; op++) {
+		if (nr < 8 && (nr == 0 || rnd(&s) % 3)) {
+			struct live *m = &lv[nr];
+			uint64_t al = aligns[rnd(&s) % 4];
+
+			next_pa = (next_pa + al) & ~(al - 1);
+			m->pa = next_pa;
+			m->len = sizes[rnd(&s) % (sizeof(sizes) / sizeof(sizes[0]))];
+			m->sg = rnd(&s) % 4 == 0;
+			if (m->sg) {
+				/* The first 3 pages at this PA, the rest 2 MiB
+				 * aligned at another: the IOVA after the first
+				 * segment is not 2 MiB aligned. */
+				struct iopt_dma_seg sg[2] = {
+					{ m->pa, 3 * PAGE },
+					{ (m->pa + 8 * SZ_1G) & ~(SZ_2M - 1), m->len },
+				};
+				uint64_t total;
+
+				assert_int_equal(iopt_dma_map_sg(r.d, sg, 2, IOPT_READ,
+								 MASK64, 0, &m->iova,
+								 &total), 0);
+				assert_int_equal(total, 3 * PAGE + m->len);
+				assert_true(dev(&r, m->iova, false, &oa) && oa == sg[0].paddr);
+				assert_true(dev(&r, m->iova + 3 * PAGE + m->len - 1, false,
+						&oa) && oa == sg[1].paddr + m->len - 1);
+				m->len = total;
+			} else {
+				assert_int_equal(iopt_dma_map(r.d, m->pa, m->len, IOPT_READ,
+							      MASK64, 1, &m->iova), 0);
+				expect_mapped(&r, m->iova, m->pa, m->len,
+					      m->len / 5 + PAGE);
+			}
+			next_pa += m->len + 16 * SZ_1G;
+			nr++;
+			continue;
+		}
+		unsigned i = (unsigned)(rnd(&s) % nr);
+		struct live m = lv[i];
+
+		lv[i] = lv[--nr];
+		unmap_no_memory(&r, pol, m.iova, m.len, m.len / 7 + PAGE);
+		for (unsigned j = 0; j < nr; j++) {
+			if (lv[j].sg) {
+				assert_true(dev(&r, lv[j].iova, false, &oa) &&
+					    oa == lv[j].pa);
+				continue;
+			}
+			expect_mapped(&r, lv[j].iova, lv[j].pa, lv[j].len,
+				      lv[j].len / 3 + PAGE);
+		}
+	}
+	assert_int_equal(r.fm.failed, 0);
+	rig_down(&r);
+}
+
+static void test_random_layouts(void **state)
+{
+	(void)state;
+	for (int k = 0; k < NR_KINDS; k++)
+		for (uint64_t seed = 1; seed <= 3; seed++)
+			random_layouts(k, seed == 2 ? IOPT_INVAL_LAZY :
+				       IOPT_INVAL_STRICT, seed * 0x9e3779b97f4a7c15ull);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_block_unmap),
+		cmocka_unit_test(test_unmap_256g),
+		cmocka_unit_test(test_random_layouts),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
