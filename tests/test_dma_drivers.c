@@ -425,12 +425,46 @@ static void test_random_layouts(void **state)
 				       IOPT_INVAL_STRICT, seed * 0x9e3779b97f4a7c15ull);
 }
 
+/* ---- refused calls are counted -------------------------------------------- */
+
+static void test_refused_counted(void **state)
+{
+	const struct iopt_dma_seg sg[1] = { { 0x10000000, PAGE } };
+	struct iopt_dma_stats st;
+	uint64_t iova, total;
+
+	(void)state;
+	for (int k = 0; k < NR_KINDS; k++) {
+		struct rig r;
+
+		rig_up(&r, k);
+		dma_up(&r, IOPT_INVAL_STRICT, true);
+		assert_int_equal(iopt_dma_map(r.d, 0x1000, PAGE, IOPT_READ, MASK64,
+					      0, NULL), -EINVAL);
+		assert_int_equal(iopt_dma_map(r.d, 0x1000, 5 * PAGE, IOPT_READ, MASK64,
+					      0, NULL), -EINVAL);
+		assert_int_equal(iopt_dma_map_sg(r.d, sg, 0, IOPT_READ, MASK64, 0,
+						 &iova, &total), -EINVAL);
+		assert_int_equal(iopt_dma_map_sg(r.d, NULL, 1, IOPT_READ, MASK64, 0,
+						 &iova, &total), -EINVAL);
+		assert_int_equal(iopt_dma_map_sg(r.d, sg, 1, IOPT_READ, MASK64, 0,
+						 NULL, &total), -EINVAL);
+		assert_int_equal(iopt_dma_map_sg(r.d, sg, 1, IOPT_READ, MASK64, 0,
+						 &iova, NULL), -EINVAL);
+		iopt_dma_get_stats(r.d, &st);
+		assert_int_equal(st.map_errors, 6);
+		assert_int_equal(st.maps, 0);
+		rig_down(&r);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_block_unmap),
 		cmocka_unit_test(test_unmap_256g),
 		cmocka_unit_test(test_random_layouts),
+		cmocka_unit_test(test_refused_counted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

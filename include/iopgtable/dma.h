@@ -228,7 +228,8 @@ IOPT_API void iopt_dma_poll(struct iopt_dma *d);
 
 struct iopt_dma_stats {
 	uint64_t maps, unmaps;		/* successful calls (sg counts one) */
-	uint64_t map_errors;		/* failed map/map_sg calls */
+	uint64_t map_errors;		/* failed map/map_sg calls, refused
+					 * ones included (but for a NULL d) */
 	uint64_t bad_unmaps;		/* -ENOENT / -EINVAL unmaps */
 	uint64_t inv_errors;		/* driver inv/sync/flush failures */
 	uint64_t flush_alls;		/* policy flush-alls (iopt_fq) */

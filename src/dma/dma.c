@@ -658,8 +658,10 @@ int iopt_dma_map(struct iopt_dma *d, uint64_t paddr, uint64_t size,
 	uint64_t gmask, off, len, npages, limit_pfn, pfn;
 	int ret;
 
-	if (!d || !iova)
+	if (!d)
 		return -EINVAL;
+	if (plat_unlikely(!iova))
+		return map_refused(d, -EINVAL);
 	gmask = d->granule - 1;
 	off = paddr & gmask;
 	/* The common case in a few compares, each implying the general
@@ -798,8 +800,10 @@ int iopt_dma_map_sg(struct iopt_dma *d, const struct iopt_dma_seg *sg,
 	uint64_t mask, off, len = 0, limit_pfn, pfn, va, done = 0;
 	int ret;
 
-	if (!d || !sg || !n || !iova || !total)
+	if (!d)
 		return -EINVAL;
+	if (!sg || !n || !iova || !total)
+		return map_refused(d, -EINVAL);
 	mask = d->granule - 1;
 	off = sg[0].paddr & mask;
 	ret = (!cpu_ok(d, cpu) || check_prot(prot) ||
@@ -815,15 +819,11 @@ int iopt_dma_map_sg(struct iopt_dma *d, const struct iopt_dma_seg *sg,
 		else
 			len += span;
 	}
-	if (ret) {
-		dma_count(&d->n_map_errors);
-		return ret;
-	}
+	if (ret)
+		return map_refused(d, ret);
 	ret = alloc_iova(d, len >> d->granule_lg2, limit_pfn, cpu, &pfn);
-	if (ret) {
-		dma_count(&d->n_map_errors);
-		return ret;
-	}
+	if (ret)
+		return map_refused(d, ret);
 	va = pfn << d->granule_lg2;
 	for (size_t i = 0; i < n; i++) {
 		uint64_t p = sg[i].paddr & ~mask;
@@ -838,9 +838,7 @@ int iopt_dma_map_sg(struct iopt_dma *d, const struct iopt_dma_seg *sg,
 		/* All or nothing: what the earlier segments mapped goes. */
 		if (done)
 			clear_strict(d, va, done, NULL);
-		iopt_iova_free_cached(d->iova, pfn, len >> d->granule_lg2, cpu);
-		dma_count(&d->n_map_errors);
-		return ret;
+		return map_failed(d, pfn, len >> d->granule_lg2, cpu, ret);
 	}
 	dma_count(&dma_pcpu(d, cpu)->maps);
 	*iova = va + off;
