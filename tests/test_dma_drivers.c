@@ -458,6 +458,55 @@ static void test_refused_counted(void **state)
 	}
 }
 
+/* ---- before the first attach: the same over both drivers ------------------- */
+
+static void before_attach(enum kind k, enum iopt_inval pol)
+{
+	struct iopt_dma_stats st;
+	uint64_t a, b, c, oa;
+	struct rig r;
+
+	rig_up(&r, k);
+	dma_up(&r, pol, false);
+	/* Map and unmap with no stream attached: nothing to invalidate. */
+	assert_int_equal(iopt_dma_map(r.d, 0x10000000, 3 * PAGE, IOPT_READ, MASK64,
+				      0, &a), 0);
+	assert_int_equal(iopt_dma_unmap(r.d, a, 3 * PAGE, 0), 0);
+	assert_int_equal(iopt_dma_map(r.d, 0x20000000, PAGE, IOPT_READ, MASK64,
+				      0, &b), 0);
+	assert_int_equal(iopt_dma_map(r.d, 0x30000000, SZ_2M, IOPT_READ, MASK64,
+				      1, &c), 0);
+	assert_int_equal(iopt_dma_flush(r.d), 0);
+	/* Then attach: what is mapped translates, what was unmapped not. */
+	assert_int_equal(iopt_dma_attach(r.d, SID), 0);
+	assert_true(dev(&r, b, false, &oa) && oa == 0x20000000);
+	expect_mapped(&r, c, 0x30000000, SZ_2M, SZ_2M / 4);
+	for (uint64_t o = 0; o < 3 * PAGE; o += PAGE)
+		if (((a + o) ^ b) & ~(PAGE - 1))
+			assert_false(dev(&r, a + o, false, &oa));
+	assert_int_equal(iopt_dma_unmap(r.d, b, PAGE, 0), 0);
+	assert_int_equal(iopt_dma_unmap(r.d, c, SZ_2M, 1), 0);
+	if (pol != IOPT_INVAL_STRICT)
+		assert_int_equal(iopt_dma_flush(r.d), 0);
+	expect_fault(&r, b, PAGE, PAGE);
+	expect_fault(&r, c, SZ_2M, SZ_2M / 4);
+	iopt_dma_get_stats(r.d, &st);
+	assert_int_equal(st.maps, 3);
+	assert_int_equal(st.unmaps, 3);
+	assert_int_equal(st.map_errors, 0);
+	assert_int_equal(st.bad_unmaps, 0);
+	assert_int_equal(st.inv_errors, 0);
+	rig_down(&r);
+}
+
+static void test_before_attach(void **state)
+{
+	(void)state;
+	for (int k = 0; k < NR_KINDS; k++)
+		for (int pol = 0; pol <= IOPT_INVAL_EXHAUST; pol++)
+			before_attach(k, pol);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -465,6 +514,7 @@ int main(void)
 		cmocka_unit_test(test_unmap_256g),
 		cmocka_unit_test(test_random_layouts),
 		cmocka_unit_test(test_refused_counted),
+		cmocka_unit_test(test_before_attach),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

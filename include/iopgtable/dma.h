@@ -52,6 +52,10 @@ extern "C" {
  * flush_all:    invalidate every translation of dom and wait.
  * v7s:          the driver can use v7s (AArch32 short-descriptor)
  *               tables; false: iopt_dma_create() refuses them.
+ * Before the first attach of dom no stream has reached it and no TLB can
+ * hold its translations: inv_range, sync and flush_all then succeed (and
+ * need do nothing), so that a domain maps and unmaps the same way before
+ * its first attach as after it, over every driver.
  */
 struct iopt_dma_drv_ops {
 	const char *name;
@@ -133,7 +137,10 @@ IOPT_API void iopt_dma_destroy(struct iopt_dma *d);
  * Attach stream sid to the domain's page table / detach it. 0, -ENOSPC
  * (more than 64 streams), or the driver's error (-EINVAL, -EBUSY,
  * -ETIMEDOUT: see iopt_smmuv3_drv_attach/detach). Not concurrently with
- * another attach/detach of the same sid.
+ * another attach/detach of the same sid. Map and unmap work before the
+ * first attach as after it, over both drivers (nothing to invalidate
+ * yet: struct iopt_dma_drv_ops); what is mapped then translates once a
+ * stream is attached.
  */
 IOPT_API int iopt_dma_attach(struct iopt_dma *d, uint32_t sid);
 IOPT_API int iopt_dma_detach(struct iopt_dma *d, uint32_t sid);
