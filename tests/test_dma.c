@@ -28,6 +28,8 @@
 #include <iopgtable/physmem.h>
 #include <iopgtable/smmu.h>
 
+#include "tutil.h"
+
 #define MEM_BASE	0x80000000ull
 #define MEM_SIZE	(64ull << 20)
 #define SID		5
@@ -82,40 +84,6 @@ void *__wrap_aligned_alloc(size_t a, size_t n)
 	return host_fail() ? NULL : __real_aligned_alloc(a, n);
 }
 
-/* ---- table memory with failure injection ------------------------------ */
-
-struct fmem {
-	struct iopt_physmem *pm;
-	long fail_at, count;	/* fail the fail_at-th allocation (1-based) */
-};
-
-static void *f_alloc(size_t size, uint64_t *pa, void *ctx)
-{
-	struct fmem *f = ctx;
-
-	if (f->fail_at && ++f->count == f->fail_at)
-		return NULL;
-	return iopt_physmem_mem_ops()->alloc(size, pa, f->pm);
-}
-
-static void f_free(void *va, uint64_t pa, size_t size, void *ctx)
-{
-	struct fmem *f = ctx;
-
-	iopt_physmem_mem_ops()->free(va, pa, size, f->pm);
-}
-
-static void *f_p2v(uint64_t pa, void *ctx)
-{
-	struct fmem *f = ctx;
-
-	return iopt_physmem_mem_ops()->phys_to_virt(pa, f->pm);
-}
-
-static const struct iopt_mem_ops fmem_ops = {
-	.alloc = f_alloc, .free = f_free, .phys_to_virt = f_p2v,
-};
-
 /* ---- the rig ------------------------------------------------------------ */
 
 struct rig {
@@ -123,7 +91,7 @@ struct rig {
 	struct iopt_smmu *s;
 	struct iopt_smmu_mem mem;
 	struct iopt_smmuv3_drv *drv;
-	struct fmem fm;
+	struct fpm fm;
 	struct iopt_dma *d;
 };
 
@@ -154,7 +122,7 @@ static void dma_cfg(struct rig *r, struct iopt_dma_cfg *c, enum iopt_inval pol)
 	iopt_dma_default_cfg(c);
 	c->ops = iopt_dma_smmuv3_ops();
 	c->drv = r->drv;
-	c->pt.mem = &fmem_ops;
+	c->pt.mem = &fpm_ops;
 	c->pt.mem_ctx = &r->fm;
 	c->policy = pol;
 	c->nr_cpus = 4;

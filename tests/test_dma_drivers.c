@@ -33,6 +33,8 @@
 #include <iopgtable/smmu.h>
 #include <iopgtable/smmuv2.h>
 
+#include "tutil.h"
+
 #define MEM_BASE	0x80000000ull
 #define MEM_SIZE	(64ull << 20)
 #define SID		5
@@ -40,44 +42,6 @@
 #define SZ_2M		(2ull << 20)
 #define SZ_1G		(1ull << 30)
 #define MASK64		(~0ull)
-
-/* ---- table memory: count and fail allocations ---------------------------- */
-
-struct fmem {
-	struct iopt_physmem *pm;
-	long fail_at, count;	/* fail the fail_at-th allocation (1-based) */
-	bool fail_all;		/* fail every allocation */
-	long failed;		/* allocations refused */
-};
-
-static void *f_alloc(size_t size, uint64_t *pa, void *ctx)
-{
-	struct fmem *f = ctx;
-
-	if (f->fail_all || (f->fail_at && ++f->count == f->fail_at)) {
-		f->failed++;
-		return NULL;
-	}
-	return iopt_physmem_mem_ops()->alloc(size, pa, f->pm);
-}
-
-static void f_free(void *va, uint64_t pa, size_t size, void *ctx)
-{
-	struct fmem *f = ctx;
-
-	iopt_physmem_mem_ops()->free(va, pa, size, f->pm);
-}
-
-static void *f_p2v(uint64_t pa, void *ctx)
-{
-	struct fmem *f = ctx;
-
-	return iopt_physmem_mem_ops()->phys_to_virt(pa, f->pm);
-}
-
-static const struct iopt_mem_ops fmem_ops = {
-	.alloc = f_alloc, .free = f_free, .phys_to_virt = f_p2v,
-};
 
 /* ---- one rig, two drivers -------------------------------------------------- */
 
@@ -91,7 +55,7 @@ struct rig {
 	struct iopt_smmuv3_drv *d3;
 	struct iopt_smmuv2 *s2;
 	struct iopt_smmuv2_drv *d2;
-	struct fmem fm;
+	struct fpm fm;
 	struct iopt_dma *d;
 };
 
@@ -130,7 +94,7 @@ static void dma_cfg(struct rig *r, struct iopt_dma_cfg *c, enum iopt_inval pol)
 	c->ops = r->kind == V3 ? iopt_dma_smmuv3_ops() : iopt_dma_smmuv2_ops();
 	c->drv = r->kind == V3 ? (void *)r->d3 : (void *)r->d2;
 	c->pt.oas = 40;
-	c->pt.mem = &fmem_ops;
+	c->pt.mem = &fpm_ops;
 	c->pt.mem_ctx = &r->fm;
 	c->policy = pol;
 	c->nr_cpus = 2;
@@ -425,6 +389,99 @@ static void test_random_layouts(void **state)
 				       IOPT_INVAL_STRICT, seed * 0x9e3779b97f4a7c15ull);
 }
 
+/* ---- a failed map: nothing mapped, only tables a success reuses -------------- */
+
+/*
+ * The tables a successful map of [pa, pa + len) needs in a fresh domain
+ * (the twin), then in a domain where the n-th table allocation fails for
+ * n = 1, 2, ...: each failure is -ENOMEM, the device faults over the
+ * whole range, and the table memory holds no more than the twin's (the
+ * tables kept are ones the map needs); the final success holds exactly
+ * the twin's (they were reused, nothing leaked), and after unmap and
+ * destroy the memory is what the twin's destroy left.
+ */
+static void map_fail_memory(enum kind k, bool sg)
+{
+	const uint64_t pa = 0x40003000ull, len = 2 * SZ_2M + 3 * PAGE;
+	const struct iopt_dma_seg segs[2] = {
+		{ 0x10000800ull, 0x800 }, { 0x40200000ull, 2 * SZ_2M + 2 * PAGE },
+	};
+	uint64_t iova, total = 0, need = 0, pristine = 0, base, twin_iova = 0;
+	struct rig r;
+	long n;
+	int ret;
+
+	rig_up(&r, k);
+	for (int twin = 1; twin >= 0; twin--) {
+		dma_up(&r, IOPT_INVAL_STRICT, true);
+		base = used(&r);
+		for (n = twin ? 0 : 1;; n++) {
+			r.fm.count = 0;
+			r.fm.fail_at = n;
+			ret = sg ? iopt_dma_map_sg(r.d, segs, 2, IOPT_READ, MASK64, 0,
+						   &iova, &total) :
+				   iopt_dma_map(r.d, pa, len, IOPT_READ, MASK64, 0,
+						&iova);
+			r.fm.fail_at = 0;
+			if (!ret)
+				break;
+			assert_int_equal(ret, -ENOMEM);
+			assert_true(used(&r) - base <= need);
+			assert_true(n < 100);
+		}
+		if (twin) {
+			twin_iova = iova;
+			need = used(&r) - base;
+			assert_true(need >= 2 * PAGE);	/* it did need tables */
+		} else {
+			assert_true(n > 2);
+			/* Every try had this range: a failure that left any
+			 * of it mapped would have failed this one (-EEXIST). */
+			assert_int_equal(iova, twin_iova);
+			assert_int_equal(used(&r) - base, need);
+		}
+		if (sg) {
+			uint64_t oa;
+
+			assert_int_equal(total, 0x800 + segs[1].len);
+			assert_true(dev(&r, iova, false, &oa) && oa == segs[0].paddr);
+			expect_mapped(&r, iova + 0x800, segs[1].paddr, segs[1].len,
+				      SZ_2M / 4);
+			assert_int_equal(iopt_dma_unmap_sg(r.d, iova, total, 0), 0);
+			expect_fault(&r, iova, total, SZ_2M / 4);
+		} else {
+			expect_mapped(&r, iova, pa, len, SZ_2M / 4);
+			assert_int_equal(iopt_dma_unmap(r.d, iova, len, 0), 0);
+			expect_fault(&r, iova, len, SZ_2M / 4);
+		}
+		if (!twin) {
+			struct iopt_dma_stats st;
+
+			iopt_dma_get_stats(r.d, &st);
+			assert_int_equal(st.map_errors, (uint64_t)n - 1);
+			assert_int_equal(st.maps, 1);
+		}
+		iopt_dma_destroy(r.d);
+		r.d = NULL;
+		/* The driver keeps what the first attach of SID allocated
+		 * (its stream table level): compare with the twin's end. */
+		if (twin)
+			pristine = used(&r);
+		else
+			assert_int_equal(used(&r), pristine);
+	}
+	rig_down(&r);
+}
+
+static void test_map_fail_memory(void **state)
+{
+	(void)state;
+	for (int k = 0; k < NR_KINDS; k++) {
+		map_fail_memory(k, false);
+		map_fail_memory(k, true);
+	}
+}
+
 /* ---- refused calls are counted -------------------------------------------- */
 
 static void test_refused_counted(void **state)
@@ -513,6 +570,7 @@ int main(void)
 		cmocka_unit_test(test_block_unmap),
 		cmocka_unit_test(test_unmap_256g),
 		cmocka_unit_test(test_random_layouts),
+		cmocka_unit_test(test_map_fail_memory),
 		cmocka_unit_test(test_refused_counted),
 		cmocka_unit_test(test_before_attach),
 	};

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #define _GNU_SOURCE
 #include "tutil.h"
+#include <iopgtable/physmem.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -535,3 +536,34 @@ void tu_expect_pages(struct iopt_pgtable *pt, uint64_t va, uint64_t bytes,
 			tu_expect_pa(pt, a, a + pa_off);
 	}
 }
+
+/* ---- simulated physical memory with failure injection ------------------ */
+
+static void *fpm_alloc(size_t size, uint64_t *pa, void *ctx)
+{
+	struct fpm *f = ctx;
+
+	if (f->fail_all || (f->fail_at && ++f->count == f->fail_at)) {
+		f->failed++;
+		return NULL;
+	}
+	return iopt_physmem_mem_ops()->alloc(size, pa, f->pm);
+}
+
+static void fpm_free(void *va, uint64_t pa, size_t size, void *ctx)
+{
+	struct fpm *f = ctx;
+
+	iopt_physmem_mem_ops()->free(va, pa, size, f->pm);
+}
+
+static void *fpm_p2v(uint64_t pa, void *ctx)
+{
+	struct fpm *f = ctx;
+
+	return iopt_physmem_mem_ops()->phys_to_virt(pa, f->pm);
+}
+
+const struct iopt_mem_ops fpm_ops = {
+	.alloc = fpm_alloc, .free = fpm_free, .phys_to_virt = fpm_p2v,
+};

@@ -86,6 +86,21 @@ void tmem_destroy(struct tmem *m);
 void *tmem_host_p2v(uint64_t pa, void *ctx);
 void *tmem_dev_p2v(uint64_t pa, void *ctx);
 
+/* ---- simulated physical memory with failure injection ------------------ */
+
+struct iopt_physmem;
+
+/* Table memory from an iopt_physmem (iopt_physmem_mem_ops()), whose
+ * allocations can be made to fail. */
+struct fpm {
+	struct iopt_physmem *pm;
+	long fail_at, count;	/* fail the fail_at-th allocation (1-based) */
+	bool fail_all;		/* fail every allocation */
+	long failed;		/* allocations refused */
+};
+
+extern const struct iopt_mem_ops fpm_ops;
+
 /* ---- shadow of mappings ----------------------------------------------- */
 
 struct smap {

@@ -158,13 +158,17 @@ IOPT_API struct iopt_pgtable *iopt_dma_pgtable(struct iopt_dma *d);
  * *iova keeps paddr's offset in its page. A PCI-like domain first tries
  * below 4 GiB (unless IOPT_DMA_FORCEDAC), then the whole mask.
  * The largest page sizes that the alignment allows are used.
- * Returns 0 and *iova, or, with nothing mapped or allocated:
+ * Returns 0 and *iova, or, with nothing mapped and the IOVA freed:
  *   -EINVAL  size 0, paddr + size wraps, prot 0 or with unknown bits or
  *            without READ/WRITE, dma_mask not 2^n - 1 or below the
  *            IOVA space, cpu out of range, NULL iova;
  *   -ERANGE  paddr beyond the page table's output size;
  *   -ENOMEM  no IOVA space below the mask (after the policy's flush), or
- *            no memory for a page table;
+ *            no memory for a page table: the tables the call added
+ *            before that may stay, empty (a lock-free table cannot free
+ *            a table another CPU may be descending into); a later map of
+ *            that range uses them and iopt_dma_destroy() frees them
+ *            (docs/dma.md, "Map");
  *   -ETIMEDOUT an earlier invalidation had timed out and the flush-all
  *            that must precede reuse timed out too (docs/dma.md).
  * Any thread, concurrently with every call but create/destroy.
@@ -209,8 +213,9 @@ struct iopt_dma_seg {
  * start on a granule boundary and every one but the last must end on one
  * (else -EINVAL); *iova is the first segment's address, *total the length
  * from it to the end of the last. All or nothing: errors as iopt_dma_map
- * (also -EINVAL for n 0 or a zero-length segment), and on any error no
- * segment stays mapped and the IOVA is freed. Any thread.
+ * (also -EINVAL for n 0, NULL sg, iova or total, or a zero-length
+ * segment), and on any error no segment stays mapped and the IOVA is
+ * freed (tables as for iopt_dma_map's -ENOMEM). Any thread.
  */
 IOPT_API int iopt_dma_map_sg(struct iopt_dma *d, const struct iopt_dma_seg *sg,
 			     size_t n, unsigned prot, uint64_t dma_mask,
