@@ -18,6 +18,8 @@
  * unmaps before its first attach the same way over both drivers.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -564,6 +566,75 @@ static void test_before_attach(void **state)
 			before_attach(k, pol);
 }
 
+/*
+ * The first attach racing with strict maps and unmaps (the SMMUv2 glue
+ * decides per invalidation whether the bank is bound yet): one thread
+ * maps, reads through the device once the attach has returned, and
+ * unmaps; another attaches part-way. Every call returns 0, a mapping
+ * read after the attach translates to its PA, and after every unmap
+ * that the attach's end precedes or overlaps the device faults.
+ */
+struct race {
+	struct rig *r;
+	int round, attached;	/* __atomic */
+	int ret;		/* the attach's */
+};
+
+static void *race_attach(void *arg)
+{
+	struct race *x = arg;
+
+	while (__atomic_load_n(&x->round, __ATOMIC_ACQUIRE) < 40)
+		sched_yield();
+	x->ret = iopt_dma_attach(x->r->d, SID);
+	__atomic_store_n(&x->attached, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void test_attach_race(void **state)
+{
+	(void)state;
+	for (int k = 0; k < NR_KINDS; k++) {
+		struct iopt_dma_stats st;
+		struct race x = { 0 };
+		struct rig r;
+		pthread_t t;
+
+		rig_up(&r, k);
+		dma_up(&r, IOPT_INVAL_STRICT, false);
+		x.r = &r;
+		assert_int_equal(pthread_create(&t, NULL, race_attach, &x), 0);
+		for (int i = 0; i < 400; i++) {
+			uint64_t pa = 0x10000000ull + (uint64_t)i * 8 * PAGE;
+			uint64_t len = (1 + (uint64_t)i % 3) * PAGE, iova, oa;
+
+			assert_int_equal(iopt_dma_map(r.d, pa, len, IOPT_READ, MASK64,
+						      0, &iova), 0);
+			bool on = __atomic_load_n(&x.attached, __ATOMIC_ACQUIRE);
+
+			if (on) {
+				assert_true(dev(&r, iova, false, &oa));
+				assert_int_equal(oa, pa);
+			}
+			assert_int_equal(iopt_dma_unmap(r.d, iova, len, 0), 0);
+			/* The device only once the attach has returned: the
+			 * model reads a stream table entry with plain loads
+			 * while the driver writes it. An unmap that began
+			 * before the attach ended is checked here too. */
+			if (__atomic_load_n(&x.attached, __ATOMIC_ACQUIRE))
+				expect_fault(&r, iova, len, PAGE);
+			__atomic_store_n(&x.round, i, __ATOMIC_RELEASE);
+		}
+		pthread_join(t, NULL);
+		assert_int_equal(x.ret, 0);
+		iopt_dma_get_stats(r.d, &st);
+		assert_int_equal(st.inv_errors, 0);
+		assert_int_equal(st.maps, 400);
+		assert_int_equal(st.unmaps, 400);
+		rig_down(&r);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -573,6 +644,7 @@ int main(void)
 		cmocka_unit_test(test_map_fail_memory),
 		cmocka_unit_test(test_refused_counted),
 		cmocka_unit_test(test_before_attach),
+		cmocka_unit_test(test_attach_race),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -520,10 +520,13 @@ clear_blocks(struct iopt_dma *d, uint64_t va, uint64_t len,
 /*
  * Clear [va, va + len) into gather g: the bytes cleared from va on
  * (stopping at the first address not mapped), or the page table's
- * error. Every leaf goes with its own size, as Linux's iommu_unmap()
- * passes the page table the largest size the range allows: a range
- * shorter than a last-level table holds no whole block, so granule pages
- * in one call; a longer one in steps (clear_step()).
+ * error. Every leaf goes with the size it was mapped with. Linux's
+ * iommu_unmap() gets there by passing the largest size the IOVA's
+ * alignment allows; here a walk finds the size, so that a range mapped in
+ * pages smaller than its alignment allows (a PA less aligned than the
+ * IOVA) is not unlinked table by table either. A range shorter than a
+ * last-level table holds no whole block: granule pages in one call; a
+ * longer one in steps (clear_step()).
  */
 static inline int64_t clear_range(struct iopt_dma *d, uint64_t va,
 				  uint64_t len, struct iopt_gather *g)
