@@ -755,6 +755,7 @@ int iopt_dma_unmap(struct iopt_dma *d, uint64_t iova, uint64_t size,
 		   unsigned cpu)
 {
 	uint64_t off, len, va, npages;
+	struct iopt_gather g;
 	int64_t n;
 
 	if (!d)
@@ -769,6 +770,10 @@ int iopt_dma_unmap(struct iopt_dma *d, uint64_t iova, uint64_t size,
 			va - d->start <= d->va_span && d->fast_unmap)) {
 		len = d->granule;
 		npages = 1;
+		/* Lazy policies: clear; the gather tells tlb_add_page that
+		 * the leaves are taken care of (by the flush-all, D1). */
+		iopt_gather_init(&g);
+		n = iopt_unmap_pages(d->pt, va, d->granule, 1, &g);
 	} else {
 		len = (off + size + d->granule - 1) & ~(d->granule - 1);
 		npages = len >> d->granule_lg2;
@@ -782,13 +787,9 @@ int iopt_dma_unmap(struct iopt_dma *d, uint64_t iova, uint64_t size,
 		}
 		if (d->cfg.policy == IOPT_INVAL_STRICT)
 			return unmap_strict(d, va, len, cpu);
+		iopt_gather_init(&g);	/* as above */
+		n = clear_range(d, va, len, &g);
 	}
-	/* Lazy policies: clear; the gather tells tlb_add_page that the
-	 * leaves are taken care of (by the flush-all, D1). */
-	struct iopt_gather g;
-
-	iopt_gather_init(&g);
-	n = clear_range(d, va, len, &g);
 	if (plat_unlikely(n != (int64_t)len))
 		return unmap_lazy_bad(d, va, n);
 	/* D1: queued after the clear returned. Counted by the policy when
