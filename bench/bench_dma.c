@@ -16,7 +16,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -84,8 +83,8 @@ struct result {
 	uint64_t sync_restarts;	/* v2 model: syncs written while one was active */
 };
 
-static const char *pol_name[] = { "strict", "lazy", "single", "exhaust" };
-static const char *v2_sync_name[] = { "none", "bank", "global" };
+static const char *const pol_name[] = { "strict", "lazy", "single", "exhaust", NULL };
+static const char *const v2_sync_name[] = { "none", "bank", "global", NULL };
 
 struct rig {
 	struct iopt_physmem *pm;
@@ -412,8 +411,10 @@ static int run_variant(const struct opts *o, struct result *res)
 	uint64_t t0, t1;
 	int ret;
 
-	if (!w)
+	if (!w) {
+		fprintf(stderr, "iopt-bench dma: out of memory\n");
 		return -ENOMEM;
+	}
 	memset(w, 0, o->threads * sizeof(*w));
 	ret = rig_up(&r, o);
 	if (ret) {
@@ -598,13 +599,14 @@ static void parts_up(struct iopt_physmem **pm, struct iopt_iova **iova,
 	struct iopt_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
 			       .ias = 48, .oas = 48, .coherent_walk = true };
 
-	iopt_physmem_create(MEM_BASE, MEM_SIZE, pm);
+	bench_must(iopt_physmem_create(MEM_BASE, MEM_SIZE, pm), "iopt_physmem_create");
 	pc.mem = iopt_physmem_mem_ops();
 	pc.mem_ctx = *pm;
 	pc.tlb = &parts_tlb;
-	iopt_iova_create(&ic, iova);
-	iopt_alloc(&pc, pt);
-	iopt_map_pages(*pt, PARTS_VA + PAGE, 0x1000, PAGE, 1, IOPT_READ, NULL);
+	bench_must(iopt_iova_create(&ic, iova), "iopt_iova_create");
+	bench_must(iopt_alloc(&pc, pt), "iopt_alloc");
+	bench_must(iopt_map_pages(*pt, PARTS_VA + PAGE, 0x1000, PAGE, 1, IOPT_READ,
+				  NULL), "iopt_map_pages");
 }
 
 /* One iteration of the parts in one loop: cached IOVA pair, one-page map,
@@ -1061,164 +1063,109 @@ static int report_v2(const struct opts *base)
 	return 0;
 }
 
-static void usage(void)
-{
-	fprintf(stderr,
-		"usage: iopt-bench dma [options]\n"
-		"  --threads N        threads, each its own CPU (1)\n"
-		"  --seconds S        run time per variant (1)\n"
-		"  --ops N            map+unmap pairs per thread instead of --seconds\n"
-		"  --granule N        pages per mapping (1)\n"
-		"  --trans-ns N       delay between map and unmap (0)\n"
-		"  --dir bidir|to|from  DMA direction: device read+write, read, write\n"
-		"  --policy strict|lazy|single|exhaust  (lazy)\n"
-		"  --smmu v3|v2       SMMUv3 driver, or SMMUv2 (\"mmu-500\" model) (v3)\n"
-		"  --cmdq lockfree|locked  (lockfree)\n"
-		"  --sync msi|cons    (msi)\n"
-		"  --no-sev           SMMUv3 model without IDR0.SEV: CONS waits poll\n"
-		"                     (with SEV one waiter polls, the others wait for it)\n"
-		"  --v2-sync none|bank|global  SMMUv2 TLBSYNC serialisation (bank)\n"
-		"  --clock virtual|runner  driver's virtual clock or the free-running model\n"
-		"                     (with --sim N: the simulation's clock, always)\n"
-		"  --sync-timeout-us N  the driver's sync timeout in model time (0: the\n"
-		"                     driver's default, about 1 s)\n"
-		"  --sample N         the device translates every N-th mapping (64; 0 none)\n"
-		"  --dma-bits N       DMA mask bits (64)\n"
-		"  --no-lat           do not time each call (ops/s only)\n"
-		"  --pin              pin thread i to CPU i (off: a shared machine)\n"
-		"  --fq-entries N     flush ring entries (256 lazy, 32768 single)\n"
-		"  --fq-fine-clock    flush queues read the precise host clock (default:\n"
-		"                     a coarse clock, as the kernel's jiffies)\n"
-		"  --parts-ops N      run the parts' loop of --report N times, untimed\n"
-		"                     (for an instruction count), and nothing else\n"
-		"  --report           the side-by-side comparison of docs/dma.md\n"
-		"                     (with --smmu v2: lazy 1/2 threads, strict none/bank/\n"
-		"                     global at --threads, at least 32)\n"
-		"  --json             one JSON object per line\n");
-}
+static const char *const dir_names[] = { "bidir", "to", "from", NULL };
+static const unsigned dir_prot[] = {
+	IOPT_READ | IOPT_WRITE, IOPT_READ /* to the device: it reads */,
+	IOPT_WRITE,
+};
+static const char *const smmu_names[] = { "v3", "v2", NULL };
+static const char *const cmdq_names[] = { "lockfree", "locked", NULL };
+static const enum iopt_smmuv3_drv_cmdq cmdq_of[] = {
+	IOPT_SMMUV3_DRV_CMDQ_LOCKFREE, IOPT_SMMUV3_DRV_CMDQ_LOCKED,
+};
+static const char *const sync_names[] = { "msi", "cons", NULL };
+static const enum iopt_smmuv3_drv_sync sync_of[] = {
+	IOPT_SMMUV3_DRV_SYNC_MSI, IOPT_SMMUV3_DRV_SYNC_CONS,
+};
+static const char *const clock_names[] = { "virtual", "runner", NULL };
 
 int bench_dma_main(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "threads", required_argument, 0, 't' },
-		{ "seconds", required_argument, 0, 's' },
-		{ "ops", required_argument, 0, 'o' },
-		{ "granule", required_argument, 0, 'g' },
-		{ "trans-ns", required_argument, 0, 'd' },
-		{ "dir", required_argument, 0, 'D' },
-		{ "policy", required_argument, 0, 'p' },
-		{ "smmu", required_argument, 0, 'S' },
-		{ "cmdq", required_argument, 0, 'q' },
-		{ "sync", required_argument, 0, 'y' },
-		{ "v2-sync", required_argument, 0, 'V' },
-		{ "clock", required_argument, 0, 'c' },
-		{ "sample", required_argument, 0, 'n' },
-		{ "dma-bits", required_argument, 0, 'b' },
-		{ "report", no_argument, 0, 'R' },
-		{ "parts-ops", required_argument, 0, 'A' },
-		{ "no-lat", no_argument, 0, 'L' },
-		{ "pin", no_argument, 0, 'P' },
-		{ "fq-fine-clock", no_argument, 0, 'F' },
-		{ "no-sev", no_argument, 0, 'N' },
-		{ "fq-entries", required_argument, 0, 'E' },
-		{ "sync-timeout-us", required_argument, 0, 'T' },
-		{ "json", no_argument, 0, 'j' },
-		{ "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
-	};
 	struct opts o = {
 		.threads = 1, .seconds = 1, .granule = 1,
-		.prot = IOPT_READ | IOPT_WRITE, .dir = "bidir",
 		.policy = IOPT_INVAL_LAZY, .sample = 64, .dma_bits = 64,
 		.lat = true, .v2_sync = IOPT_SMMUV2_DRV_SYNC_BANK,
 	};
-	bool rep = false;
-	long parts_ops = 0;
-	int c;
+	unsigned dir = 0, policy = o.policy, smmu = 0, cmdq = 0, sync = 0;
+	unsigned v2_sync = o.v2_sync, clock = 0;
+	uint64_t ops = 0, parts_ops = 0;
+	bool rep = false, no_lat = false;
+	const struct bench_opt opts[] = {
+		{ "threads", BENCH_UINT, &o.threads, "N", "threads, each its own "
+		  "CPU (1)", .min = 1, .max = 1024 },
+		{ "seconds", BENCH_REAL, &o.seconds, "S", "run time per variant (1)",
+		  .lo = 0.001, .hi = 300 },
+		{ "ops", BENCH_U64, &ops, "N", "map+unmap pairs per thread instead "
+		  "of --seconds\n(0: --seconds)", .max = 1ull << 40 },
+		{ "granule", BENCH_UINT, &o.granule, "N", "pages per mapping (1)",
+		  .min = 1, .max = 1024 },
+		{ "trans-ns", BENCH_U64, &o.trans_ns, "N", "delay between map and "
+		  "unmap (0)", .max = 10000000 },
+		{ "dir", BENCH_CHOICE, &dir, .choices = dir_names,
+		  .help = "DMA direction: device read+write, read, write" },
+		{ "policy", BENCH_CHOICE, &policy, .choices = pol_name,
+		  .help = "invalidation policy (lazy)" },
+		{ "smmu", BENCH_CHOICE, &smmu, .choices = smmu_names,
+		  .help = "SMMUv3 driver, or SMMUv2 (\"mmu-500\" model) (v3)" },
+		{ "cmdq", BENCH_CHOICE, &cmdq, .choices = cmdq_names,
+		  .help = "the SMMUv3 driver's command queue (lockfree)" },
+		{ "sync", BENCH_CHOICE, &sync, .choices = sync_names,
+		  .help = "CMD_SYNC completion (msi)" },
+		{ "no-sev", BENCH_FLAG, &o.no_sev, .help = "SMMUv3 model without "
+		  "IDR0.SEV: CONS waits poll\n(with SEV one waiter polls, the "
+		  "others wait for it)" },
+		{ "v2-sync", BENCH_CHOICE, &v2_sync, .choices = v2_sync_name,
+		  .help = "SMMUv2 TLBSYNC serialisation (bank)" },
+		{ "clock", BENCH_CHOICE, &clock, .choices = clock_names,
+		  .help = "driver's virtual clock or the free-running model\n"
+			  "(with --sim N: the simulation's clock, always)" },
+		{ "sync-timeout-us", BENCH_U64, &o.sync_timeout_us, "N", "the "
+		  "driver's sync timeout in model time (0: the\ndriver's default, "
+		  "about 1 s)", .max = 100000000 },
+		{ "sample", BENCH_UINT, &o.sample, "N", "the device translates "
+		  "every N-th mapping (64; 0 none)", .max = 1u << 30 },
+		{ "dma-bits", BENCH_UINT, &o.dma_bits, "N", "DMA mask bits (64)",
+		  .min = 32, .max = 64 },
+		{ "no-lat", BENCH_FLAG, &no_lat, .help = "do not time each call "
+		  "(ops/s only)" },
+		{ "pin", BENCH_FLAG, &o.pin, .help = "pin thread i to CPU i (off: a "
+		  "shared machine)" },
+		{ "fq-entries", BENCH_UINT, &o.fq_entries, "N", "flush ring entries "
+		  "(0: 256 lazy, 32768 single)", .max = 1u << 24 },
+		{ "fq-fine-clock", BENCH_FLAG, &o.fine_clock, .help = "flush queues "
+		  "read the precise host clock (default:\na coarse clock, as the "
+		  "kernel's jiffies)" },
+		{ "parts-ops", BENCH_U64, &parts_ops, "N", "run the parts' loop of "
+		  "--report N times, untimed\n(for an instruction count), and "
+		  "nothing else", .min = 1, .max = 1ull << 40 },
+		{ "report", BENCH_FLAG, &rep, .help = "the side-by-side comparison "
+		  "of docs/dma.md\n(with --smmu v2: lazy 1/2 threads, strict none/"
+		  "bank/\nglobal at --threads, at least 32)" },
+		{ "json", BENCH_FLAG, &o.json, .help = "one JSON object per line" },
+		{ 0 },
+	};
+	const struct bench_cli cli = {
+		.suite = "dma",
+		.about = "dma_map_benchmark: each thread loops map, delay, unmap "
+			 "over its own buffer\nthrough IOVA + page table + driver + "
+			 "policy (docs/dma.md); one line per\nrun, or the --report "
+			 "variants (no --case).",
+		.opts = opts,
+	};
+	int status;
 
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		switch (c) {
-		case 't': o.threads = (unsigned)atoi(optarg); break;
-		case 's': o.seconds = atof(optarg); break;
-		case 'o': o.ops = atol(optarg); break;
-		case 'g': o.granule = (unsigned)atoi(optarg); break;
-		case 'd': o.trans_ns = strtoull(optarg, NULL, 0); break;
-		case 'D':
-			o.dir = optarg;
-			if (!strcmp(optarg, "bidir"))
-				o.prot = IOPT_READ | IOPT_WRITE;
-			else if (!strcmp(optarg, "to"))
-				o.prot = IOPT_READ;	/* to the device: it reads */
-			else if (!strcmp(optarg, "from"))
-				o.prot = IOPT_WRITE;
-			else
-				goto bad;
-			break;
-		case 'p':
-			for (o.policy = 0; o.policy <= IOPT_INVAL_EXHAUST; o.policy++)
-				if (!strcmp(optarg, pol_name[o.policy]))
-					break;
-			if (o.policy > IOPT_INVAL_EXHAUST)
-				goto bad;
-			break;
-		case 'S':
-			if (!strcmp(optarg, "v2"))
-				o.v2 = true;
-			else if (!strcmp(optarg, "v3"))
-				o.v2 = false;
-			else
-				goto bad;
-			break;
-		case 'q':
-			if (!strcmp(optarg, "lockfree"))
-				o.cmdq = IOPT_SMMUV3_DRV_CMDQ_LOCKFREE;
-			else if (!strcmp(optarg, "locked"))
-				o.cmdq = IOPT_SMMUV3_DRV_CMDQ_LOCKED;
-			else
-				goto bad;
-			break;
-		case 'y':
-			if (!strcmp(optarg, "msi"))
-				o.sync = IOPT_SMMUV3_DRV_SYNC_MSI;
-			else if (!strcmp(optarg, "cons"))
-				o.sync = IOPT_SMMUV3_DRV_SYNC_CONS;
-			else
-				goto bad;
-			break;
-		case 'V':
-			for (o.v2_sync = 0; o.v2_sync <= IOPT_SMMUV2_DRV_SYNC_GLOBAL;
-			     o.v2_sync++)
-				if (!strcmp(optarg, v2_sync_name[o.v2_sync]))
-					break;
-			if (o.v2_sync > IOPT_SMMUV2_DRV_SYNC_GLOBAL)
-				goto bad;
-			break;
-		case 'c':
-			if (!strcmp(optarg, "runner"))
-				o.runner = true;
-			else if (strcmp(optarg, "virtual"))
-				goto bad;
-			break;
-		case 'n': o.sample = (unsigned)atoi(optarg); break;
-		case 'b': o.dma_bits = (unsigned)atoi(optarg); break;
-		case 'R': rep = true; break;
-		case 'A': parts_ops = atol(optarg); break;
-		case 'L': o.lat = false; break;
-		case 'P': o.pin = true; break;
-		case 'F': o.fine_clock = true; break;
-		case 'N': o.no_sev = true; break;
-		case 'E': o.fq_entries = (unsigned)atoi(optarg); break;
-		case 'T': o.sync_timeout_us = strtoull(optarg, NULL, 0); break;
-		case 'j': o.json = true; break;
-		case 'h': usage(); return 0;
-		default: goto bad;
-		}
-	}
-	if (optind != argc || !o.threads || o.threads > 1024 || !o.granule ||
-	    o.granule > 1024 || o.seconds <= 0 || o.seconds > 300 ||
-	    o.trans_ns > 10000000 || o.dma_bits < 32 || o.dma_bits > 64 || o.ops < 0 ||
-	    o.sync_timeout_us > 100000000)
-		goto bad;
+	if (!bench_parse(&cli, argc, argv, &status))
+		return status;
+	o.ops = (long)ops;
+	o.dir = dir_names[dir];
+	o.prot = dir_prot[dir];
+	o.policy = (enum iopt_inval)policy;
+	o.v2 = smmu == 1;
+	o.cmdq = cmdq_of[cmdq];
+	o.sync = sync_of[sync];
+	o.v2_sync = (enum iopt_smmuv2_drv_sync)v2_sync;
+	o.runner = clock == 1;
+	o.lat = !no_lat;
 	/* One model per simulation run, attached for good: one variant,
 	 * on the simulation's clock. */
 	if (bench_sim() && (rep || o.runner)) {
@@ -1226,8 +1173,8 @@ int bench_dma_main(int argc, char **argv)
 			"not available with --sim\n");
 		return 2;
 	}
-	if (parts_ops > 0)
-		return parts_only(&o, parts_ops);
+	if (parts_ops)
+		return parts_only(&o, (long)parts_ops);
 	if (rep)
 		return o.v2 ? report_v2(&o) : report(&o);
 	struct result r;
@@ -1236,7 +1183,4 @@ int bench_dma_main(int argc, char **argv)
 		return 1;
 	print_result(&o, &r);
 	return 0;
-bad:
-	usage();
-	return 2;
 }

@@ -34,7 +34,6 @@
  * one-thread runs of the loop calibrates its length first).
  */
 #define _GNU_SOURCE
-#include <getopt.h>
 #include <math.h>
 #include <sched.h>
 #include <stdio.h>
@@ -172,16 +171,6 @@ struct series {
 	double *ratio, *slow, *fast;
 };
 
-static void usage(void)
-{
-	fprintf(stderr,
-		"usage: iopt-bench host [--pairs N] [--run-ms MS] [--json]\n"
-		"  two threads against one on CPUs 0 and 1, two loops:\n"
-		"  alu (register chain) and mem (L1 loads and stores);\n"
-		"  N pairs of each, 1-100000 (default 101), runs of MS ms,\n"
-		"  0.01-1000 (default 5)\n");
-}
-
 static void report(enum loop l, const struct series *s, long pairs,
 		   double run_ms, bool json)
 {
@@ -225,65 +214,54 @@ static void report(enum loop l, const struct series *s, long pairs,
 	}
 }
 
-/* Options into *pairs, *run_ms, *json: 0, or 2 (after a message);
- * --help prints the usage and exits 0. */
-static int parse(int argc, char **argv, long *pairs, double *run_ms, bool *json)
-{
-	static const struct option opts[] = {
-		{ "json", no_argument, 0, 'j' },
-		{ "pairs", required_argument, 0, 'p' },
-		{ "run-ms", required_argument, 0, 'r' },
-		{ "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
-	};
-	uint64_t v;
-	char *end;
-	int c;
+static const struct bench_case host_cases[] = {
+	{ "pair_alu", "a dependent multiply-add chain in registers: scales 2x\n"
+	  "even on two hardware threads of one core" },
+	{ "pair_mem", "loads and stores over the thread's own 8 KiB: little\n"
+	  "more than 1x where the two CPUs share a core" },
+	{ 0 },
+};
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			*json = true;
-			break;
-		case 'p':
-			if (!bench_parse_size(optarg, &v) || v < 1 || v > 100000) {
-				fprintf(stderr, "host: --pairs wants 1-100000, not '%s'\n", optarg);
-				return 2;
-			}
-			*pairs = (long)v;
-			break;
-		case 'r':
-			*run_ms = strtod(optarg, &end);
-			if (end == optarg || *end || !(*run_ms >= 0.01 && *run_ms <= 1000)) {
-				fprintf(stderr, "host: --run-ms wants 0.01-1000, not '%s'\n", optarg);
-				return 2;
-			}
-			break;
-		case 'h':
-			usage();
-			exit(0);
-		default:
-			usage();
-			return 2;
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "host: unexpected argument '%s'\n", argv[optind]);
-		return 2;
-	}
-	return 0;
+/* Options into *pairs, *run_ms, *json and run[]: true to run, else false
+ * with the exit status in *status (0 after --help, 2 after a message). */
+static bool parse(int argc, char **argv, long *pairs, double *run_ms,
+		  bool *json, bool run[NLOOPS], int *status)
+{
+	uint64_t n = (uint64_t)*pairs;
+	const char *only = NULL;
+	const struct bench_opt opts[] = {
+		{ "pairs", BENCH_U64, &n, "N", "pairs of each loop (101)",
+		  .min = 1, .max = 100000 },
+		{ "run-ms", BENCH_REAL, run_ms, "MS", "each run's length in ms (5)",
+		  .lo = 0.01, .hi = 1000 },
+		{ "json", BENCH_FLAG, json, .help = "one JSON object per line" },
+		{ 0 },
+	};
+	const struct bench_cli cli = {
+		.suite = "host",
+		.about = "What this machine gives two threads: each loop run by "
+			 "two threads pinned to\nCPUs 0 and 1 against one thread, "
+			 "in pairs (read beside any thread-scaling\nfigure).",
+		.opts = opts, .cases = host_cases, .only = &only, .no_sim = true,
+	};
+
+	if (!bench_parse(&cli, argc, argv, status))
+		return false;
+	*pairs = (long)n;
+	for (int l = 0; l < NLOOPS; l++)
+		run[l] = !only || !strcmp(only + strlen("pair_"), loop_name[l]);
+	return true;
 }
 
 int bench_host_main(int argc, char **argv)
 {
 	long pairs = 101;
 	double run_ms = 5;
-	bool json = false;
-	int ret = parse(argc, argv, &pairs, &run_ms, &json);
+	bool json = false, run_loop[NLOOPS];
+	int ret;
 	cpu_set_t allowed;
 
-	if (ret)
+	if (!parse(argc, argv, &pairs, &run_ms, &json, run_loop, &ret))
 		return ret;
 	if (bench_sim_cpus()) {
 		fprintf(stderr, "host: measures the host's CPUs; not on simulated ones\n");
@@ -315,11 +293,15 @@ int bench_host_main(int argc, char **argv)
 		s[l].fast = calloc((size_t)pairs, sizeof(double));
 		if (!s[l].ratio || !s[l].slow || !s[l].fast)
 			goto out;
+		if (!run_loop[l])
+			continue;
 		n[l] = calibrate((enum loop)l, run_ms, mem);
 		prev[l] = run((enum loop)l, 1, 0, n[l], mem).all;
 	}
 	for (long k = 0; k < pairs; k++)
 		for (int l = 0; l < NLOOPS; l++) {
+			if (!run_loop[l])
+				continue;
 			struct run_rate two = run((enum loop)l, 2, 0, n[l], mem);
 			double one = run((enum loop)l, 1, (unsigned)(k + 1) % 2, n[l], mem).all;
 			double base = (prev[l] + one) / 2;
@@ -331,7 +313,8 @@ int bench_host_main(int argc, char **argv)
 			prev[l] = one;
 		}
 	for (int l = 0; l < NLOOPS; l++)
-		report((enum loop)l, &s[l], pairs, run_ms, json);
+		if (run_loop[l])
+			report((enum loop)l, &s[l], pairs, run_ms, json);
 	ret = 0;
 out:
 	if (ret)

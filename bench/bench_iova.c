@@ -32,7 +32,7 @@
  * Every case prints one JSON object per line with --json.
  */
 #define _GNU_SOURCE
-#include <getopt.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <sys/resource.h>
@@ -130,11 +130,11 @@ static void pair_run(bool cached, unsigned threads, long n, double *ns,
 {
 	struct iopt_iova_cfg cfg = { .end_pfn = 1ull << 36, .nr_cpus = threads };
 	struct iopt_iova *d;
-	struct pair_ctx *c = calloc(threads, sizeof(*c));
-	struct plat_thread *th = calloc(threads, sizeof(*th));
+	struct pair_ctx *c = bench_calloc(threads, sizeof(*c));
+	struct plat_thread *th = bench_calloc(threads, sizeof(*th));
 	struct bench_barrier bar;
 
-	iopt_iova_create(&cfg, &d);
+	bench_must(iopt_iova_create(&cfg, &d), "iopt_iova_create");
 	bench_barrier_init(&bar, threads);
 	for (unsigned i = 0; i < threads; i++) {
 		c[i] = (struct pair_ctx){ d, i, cached, n, &bar, 0, 0, 0 };
@@ -243,10 +243,10 @@ static struct iopt_iova *frag_build(long live, uint64_t *end_out)
 		end <<= 1;
 	struct iopt_iova_cfg cfg = { .end_pfn = end, .nr_cpus = 1 };
 	struct iopt_iova *d;
-	uint64_t rng = 42, *pfn = malloc(sizeof(uint64_t) * 2 * live);
-	uint64_t *sz = malloc(sizeof(uint64_t) * 2 * live);
+	uint64_t rng = 42, *pfn = bench_calloc(2 * (size_t)live, sizeof(uint64_t));
+	uint64_t *sz = bench_calloc(2 * (size_t)live, sizeof(uint64_t));
 
-	iopt_iova_create(&cfg, &d);
+	bench_must(iopt_iova_create(&cfg, &d), "iopt_iova_create");
 	for (long i = 0; i < 2 * live; i++) {
 		sz[i] = 1 + rnd(&rng) % 8;
 		if (iopt_iova_alloc(d, sz[i], end - 1, &pfn[i]))
@@ -444,10 +444,7 @@ static void case_fragmented(void)
 	struct iopt_iova_cfg ccfg = { .end_pfn = 1ull << 36, .nr_cpus = 1 };
 	struct iopt_iova *cd;
 
-	if (iopt_iova_create(&ccfg, &cd)) {
-		fprintf(stderr, "iova: cannot create a domain\n");
-		exit(1);
-	}
+	bench_must(iopt_iova_create(&ccfg, &cd), "iopt_iova_create");
 	pair_loop(cd, 0, true, 1000);
 	for (int k = 0; k < 2; k++) {
 		long live = lives[k];
@@ -455,18 +452,18 @@ static void case_fragmented(void)
 		if (only_live && live != only_live)
 			continue;
 		const long m = 20000;
-		uint64_t *got = calloc((size_t)m, sizeof(uint64_t)), end;
-		double *t[FRAG_PASSES], *rep = calloc((size_t)m, sizeof(double));
-		double *srt = calloc((size_t)m, sizeof(double));
+		uint64_t *got = bench_calloc((size_t)m, sizeof(uint64_t)), end;
+		double *t[FRAG_PASSES], *rep = bench_calloc((size_t)m, sizeof(double));
+		double *srt = bench_calloc((size_t)m, sizeof(double));
 		bool *sw[FRAG_PASSES];
-		struct frag_work *w = calloc((size_t)m, sizeof(*w)), wmax = { 0 };
+		struct frag_work *w = bench_calloc((size_t)m, sizeof(*w)), wmax = { 0 };
 		long failed = 0, switched = 0, iw = 0, irun = -1, irep = 0;
 		long over = 0, over_all = 0, ctl_over = 0;
 		double total = 0, total_run = 0, ctl_worst = 0;
 
 		for (int p = 0; p < FRAG_PASSES; p++) {
-			t[p] = calloc((size_t)m, sizeof(double));
-			sw[p] = calloc((size_t)m, sizeof(bool));
+			t[p] = bench_calloc((size_t)m, sizeof(double));
+			sw[p] = bench_calloc((size_t)m, sizeof(bool));
 			/* Touched before: their first-touch page faults are
 			 * not the allocator's. */
 			memset(t[p], 0, sizeof(double) * (size_t)m);
@@ -655,7 +652,7 @@ static void case_exhaust32(void)
 		struct iopt_iova *d;
 		uint64_t p, limit32 = (1ull << 20) - 1, full = (1ull << 36) - 1;
 
-		iopt_iova_create(&cfg, &d);
+		bench_must(iopt_iova_create(&cfg, &d), "iopt_iova_create");
 		/* The 32-bit space is full. */
 		while (iopt_iova_alloc(d, 512, limit32, &p) == 0)
 			;
@@ -748,8 +745,8 @@ static void case_invalidation(void)
 
 		fake_now = 0;
 		flushes = 0;
-		iopt_iova_create(&cfg, &d);
-		iopt_fq_create(d, &fcfg, &q);
+		bench_must(iopt_iova_create(&cfg, &d), "iopt_iova_create");
+		bench_must(iopt_fq_create(d, &fcfg, &q), "iopt_fq_create");
 		for (int i = 0; i < 64; i++)
 			iopt_fq_alloc(q, 1 + rnd(&rng) % 16, (1ull << 20) - 1, 0, 0,
 				      &live[i]);
@@ -823,8 +820,10 @@ static double lf_pairs(long live, long n, bool table_only)
 	struct cds_lfht *ht = cds_lfht_new(64, 64, 0, CDS_LFHT_AUTO_RESIZE, NULL);
 	uint64_t base = 1ull << 30;
 
+	if (!ht)
+		bench_must(-ENOMEM, "cds_lfht_new");
 	for (long i = 0; i < live; i++) {
-		struct lf_rec *r = malloc(sizeof(*r));
+		struct lf_rec *r = bench_calloc(1, sizeof(*r));
 
 		r->key = base + 16 * (uint64_t)i;
 		r->val = 4;
@@ -841,6 +840,8 @@ static double lf_pairs(long live, long n, bool table_only)
 		struct cds_lfht_iter it;
 		struct cds_lfht_node *node;
 
+		if (!r)
+			bench_must(-ENOMEM, "malloc");
 		r->key = key;
 		r->val = 8;
 		cds_lfht_node_init(&r->node);
@@ -880,9 +881,9 @@ static double live_pairs(long live, long n)
 	struct iova_live l;
 	uint64_t base = 1ull << 30;
 
-	live_init(&l, ~0ull);
+	bench_must(live_init(&l, ~0ull), "live_init");
 	for (long i = 0; i < live; i++) {
-		live_reserve(&l);
+		bench_must(live_reserve(&l), "live_reserve");
 		live_add(&l, base + 16 * (uint64_t)i, 4);
 	}
 	uint64_t t0 = bench_now_ns();
@@ -941,61 +942,46 @@ static void case_record(void)
 	}
 }
 
+static const struct bench_case iova_cases[] = {
+	{ "cached_pair", "alloc+free of one page through the per-CPU caches,\n"
+	  "beside tree_pair (both run; cached_vs_tree compares)" },
+	{ "tree_pair", "the same through the range allocator alone" },
+	{ "fragmented", "ns per 2-page allocation after random fragmentation,\n"
+	  "at 10^4 and 10^6 live ranges" },
+	{ "exhaust32", "32-bit space full, 128 CPUs: ns per allocation for\n"
+	  "each cache-flush policy" },
+	{ "invalidation", "flush-alls per million unmaps for each policy" },
+	{ "record", "the record of live allocations against rculfhash" },
+	{ 0 },
+};
+
 int bench_iova_main(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "json", no_argument, 0, 'j' },
-		{ "case", required_argument, 0, 'c' },
-		{ "runs", required_argument, 0, 'r' },
-		{ "live", required_argument, 0, 'l' },
-		{ "threads", required_argument, 0, 't' },
-		{ "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
+	unsigned live = 0;
+	const struct bench_opt opts[] = {
+		{ "runs", BENCH_UINT, &runs, "N", "runs per figure, its median (5)",
+		  .min = 1, .max = 64 },
+		{ "live", BENCH_UINT, &live, "N", "fragmented: only 10000 or 1000000 "
+		  "live;\nrecord: N records live (1 and 10000)",
+		  .min = 1, .max = 1000000 },
+		{ "threads", BENCH_LIST, pair_threads, "N,N,...", "the pair cases' "
+		  "thread counts (1,2)", .min = 1, .max = PAIR_MAX_THREADS,
+		  .count = &pair_nthreads, .cap = 8 },
+		{ "json", BENCH_FLAG, &json, .help = "one JSON object per line" },
+		{ 0 },
 	};
 	const char *only = NULL;
-	int c;
+	const struct bench_cli cli = {
+		.suite = "iova",
+		.about = "The IOVA allocator, its caches and invalidation policies "
+			 "(docs/iova.md).",
+		.opts = opts, .cases = iova_cases, .only = &only,
+	};
+	int status;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 'c':
-			only = optarg;
-			break;
-		case 'l':
-			only_live = atol(optarg);
-			break;
-		case 't': {
-			char *s = strdup(optarg), *save, *tok;
-
-			pair_nthreads = 0;
-			for (tok = strtok_r(s, ",", &save); tok;
-			     tok = strtok_r(NULL, ",", &save)) {
-				long v = atol(tok);
-
-				if (v < 1 || v > PAIR_MAX_THREADS || pair_nthreads == 8) {
-					free(s);
-					goto bad;
-				}
-				pair_threads[pair_nthreads++] = (unsigned)v;
-			}
-			free(s);
-			if (!pair_nthreads)
-				goto bad;
-			break;
-		}
-		case 'r':
-			runs = (unsigned)atoi(optarg);
-			if (runs < 1 || runs > 64)
-				goto bad;
-			break;
-		case 'h':
-		default:
-			goto bad;
-		}
-	}
+	if (!bench_parse(&cli, argc, argv, &status))
+		return status;
+	only_live = live;
 #define RUN(n, f)                                                       \
 	do {                                                            \
 		if (!only || !strcmp(only, n) ||                        \
@@ -1009,9 +995,4 @@ int bench_iova_main(int argc, char **argv)
 	RUN("invalidation", case_invalidation);
 	RUN("record", case_record);
 	return 0;
-bad:
-	fprintf(stderr, "usage: iopt-bench iova [--json] [--runs N] [--live 10000|1000000] "
-			"[--threads 1,2,...] [--case "
-			"cached_pair|tree_pair|fragmented|exhaust32|invalidation|record]\n");
-	return 2;
 }

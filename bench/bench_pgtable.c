@@ -17,7 +17,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -222,16 +221,16 @@ static int pg_variant_init(struct pg_variant *v, const struct pg_opts *o,
 	v->o = o;
 	v->nthreads = T;
 	v->locked = locked;
-	v->th = calloc(T, sizeof(*v->th));
-	v->map_ns = calloc(o->runs, sizeof(double));
-	v->unmap_ns = calloc(o->runs, sizeof(double));
-	v->ops = calloc(o->runs, sizeof(double));
+	v->th = bench_calloc(T, sizeof(*v->th));
+	v->map_ns = bench_calloc(o->runs, sizeof(double));
+	v->unmap_ns = bench_calloc(o->runs, sizeof(double));
+	v->ops = bench_calloc(o->runs, sizeof(double));
 	bench_barrier_init(&v->bar, T);
 	for (unsigned t = 0; t < T; t++) {
 		v->th[t].id = t;
 		v->th[t].v = v;
 		v->th[t].ncalls = ncalls;
-		v->th[t].calls = malloc(ncalls * sizeof(uint64_t));
+		v->th[t].calls = bench_calloc(ncalls, sizeof(uint64_t));
 		pg_layout(o, ias, T, t, v->th[t].calls, ncalls);
 	}
 	return 0;
@@ -249,125 +248,72 @@ static void pg_variant_fini(struct pg_variant *v)
 	free(v->ops);
 }
 
-static const char *fmt_names[] = {
+static const char *const fmt_names[IOPT_FMT_COUNT + 1] = {
 	[IOPT_ARM_64_LPAE_S1] = "arm64-lpae-s1", [IOPT_ARM_64_LPAE_S2] = "arm64-lpae-s2",
 	[IOPT_ARM_32_LPAE_S1] = "arm32-lpae-s1", [IOPT_ARM_32_LPAE_S2] = "arm32-lpae-s2",
 	[IOPT_ARM_V7S] = "v7s",
 };
 
-static void pg_usage(void)
+static bool granule_ok(uint64_t v)
 {
-	fprintf(stderr,
-		"usage: iopt-bench pgtable [options]\n"
-		"  --format F     arm64-lpae-s1 (default), arm64-lpae-s2, arm32-lpae-s1,\n"
-		"                 arm32-lpae-s2, v7s\n"
-		"  --granule G    4k (default), 16k, 64k (64-bit LPAE only)\n"
-		"  --threads N    thread count, or a comma list (default 1)\n"
-		"  --mode M       lockless, locked, or lockless,locked (default lockless)\n"
-		"  --pattern P    seq (default) or random (calls scattered over 1 TiB)\n"
-		"  --pages N      pages per thread (default 65536)\n"
-		"  --pgcount N    pages per map/unmap call (default 1)\n"
-		"  --runs N       measured runs after one warm-up (default 5)\n"
-		"  --json         one JSON object per line\n");
+	return v == 4096 || v == 16384 || v == 65536;
 }
+
+static const char *const mode_names[] = { "lockless", "locked", NULL };
+static const char *const pattern_names[] = { "seq", "random", NULL };
 
 int bench_pgtable_main(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "format", required_argument, 0, 'f' },
-		{ "granule", required_argument, 0, 'g' },
-		{ "threads", required_argument, 0, 't' },
-		{ "mode", required_argument, 0, 'm' },
-		{ "pattern", required_argument, 0, 'p' },
-		{ "pages", required_argument, 0, 'n' },
-		{ "pgcount", required_argument, 0, 'c' },
-		{ "runs", required_argument, 0, 'r' },
-		{ "json", no_argument, 0, 'j' },
-		{ "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
-	};
 	struct pg_opts o = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
 			     .threads = { 1 }, .nthreads = 1,
 			     .modes = { true, false }, .pages = 65536,
 			     .pgcount = 1, .runs = 5 };
+	unsigned fmt = o.fmt, modes = 1, pattern = 0;
+	uint64_t granule = o.granule;
+	const struct bench_opt opts[] = {
+		{ "format", BENCH_CHOICE, &fmt, "F", "arm64-lpae-s1 (default), "
+		  "arm64-lpae-s2,\narm32-lpae-s1, arm32-lpae-s2, v7s",
+		  .choices = fmt_names },
+		{ "granule", BENCH_SIZE, &granule, "G", "4k (default), 16k, 64k "
+		  "(64-bit LPAE only)", .min = 4096, .max = 65536, .check = granule_ok,
+		  .rule = "a granule (4k, 16k or 64k)" },
+		{ "threads", BENCH_LIST, o.threads, "N,N,...", "thread counts, "
+		  "each a variant (1)", .min = 1, .max = MAX_THREADS, .count = &o.nthreads,
+		  .cap = MAX_LIST },
+		{ "mode", BENCH_CHOICES, &modes, "M,M", "lockless, locked, or "
+		  "lockless,locked (lockless)", .choices = mode_names },
+		{ "pattern", BENCH_CHOICE, &pattern, .choices = pattern_names,
+		  .help = "seq (default), or random: calls scattered over\n"
+			  "1 TiB" },
+		{ "pages", BENCH_SIZE, &o.pages, "N", "pages per thread (65536)",
+		  .min = 1, .max = 1ull << 32 },
+		{ "pgcount", BENCH_SIZE, &o.pgcount, "N", "pages per map/unmap call, "
+		  "a power of two (1)", .min = 1, .max = 1u << 24, .check = bench_is_pow2,
+		  .rule = "a power of two" },
+		{ "runs", BENCH_UINT, &o.runs, "N", "measured runs after one "
+		  "warm-up (5)", .min = 1, .max = 1000 },
+		{ "json", BENCH_FLAG, &o.json, .help = "one JSON object per line" },
+		{ 0 },
+	};
+	const struct bench_cli cli = {
+		.suite = "pgtable",
+		.about = "Each thread maps, then unmaps, its own pages, one call per "
+			 "--pgcount pages:\nns per page and calls per second, each "
+			 "variant (mode x threads) the median\nof --runs; one line "
+			 "per variant (no --case).",
+		.opts = opts,
+	};
 	struct pg_variant var[2 * MAX_LIST];
 	unsigned nvar = 0;
-	int c;
+	int status;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		uint64_t v;
-		char *s, *tok, *save;
-
-		switch (c) {
-		case 'f':
-			for (v = 0; v < IOPT_FMT_COUNT; v++)
-				if (!strcmp(optarg, fmt_names[v]))
-					break;
-			if (v == IOPT_FMT_COUNT)
-				goto bad;
-			o.fmt = (enum iopt_fmt)v;
-			break;
-		case 'g':
-			if (!bench_parse_size(optarg, &v) ||
-			    (v != 4096 && v != 16384 && v != 65536))
-				goto bad;
-			o.granule = (uint32_t)v;
-			break;
-		case 't':
-			o.nthreads = 0;
-			s = strdup(optarg);
-			for (tok = strtok_r(s, ",", &save); tok;
-			     tok = strtok_r(NULL, ",", &save)) {
-				if (!bench_parse_size(tok, &v) || !v ||
-				    v > MAX_THREADS || o.nthreads == MAX_LIST) {
-					free(s);
-					goto bad;
-				}
-				o.threads[o.nthreads++] = (unsigned)v;
-			}
-			free(s);
-			if (!o.nthreads)
-				goto bad;
-			break;
-		case 'm':
-			o.modes[0] = strstr(optarg, "lockless") != NULL;
-			o.modes[1] = strstr(optarg, "locked") != NULL;
-			if (!o.modes[0] && !o.modes[1])
-				goto bad;
-			break;
-		case 'p':
-			if (strcmp(optarg, "seq") && strcmp(optarg, "random"))
-				goto bad;
-			o.random = !strcmp(optarg, "random");
-			break;
-		case 'n':
-			if (!bench_parse_size(optarg, &v) || !v)
-				goto bad;
-			o.pages = v;
-			break;
-		case 'c':
-			if (!bench_parse_size(optarg, &v) || !v || (v & (v - 1)))
-				goto bad;
-			o.pgcount = v;
-			break;
-		case 'r':
-			if (!bench_parse_size(optarg, &v) || !v || v > 1000)
-				goto bad;
-			o.runs = (unsigned)v;
-			break;
-		case 'j':
-			o.json = true;
-			break;
-		case 'h':
-			pg_usage();
-			return 0;
-		default:
-			goto bad;
-		}
-	}
-	if (optind != argc)
-		goto bad;
+	if (!bench_parse(&cli, argc, argv, &status))
+		return status;
+	o.fmt = (enum iopt_fmt)fmt;
+	o.granule = (uint32_t)granule;
+	o.modes[0] = modes & 1;
+	o.modes[1] = modes & 2;
+	o.random = pattern == 1;
 	if (o.fmt == IOPT_ARM_V7S || o.fmt == IOPT_ARM_32_LPAE_S1 ||
 	    o.fmt == IOPT_ARM_32_LPAE_S2) {
 		if (o.granule != 4096) {
@@ -451,7 +397,4 @@ int bench_pgtable_main(int argc, char **argv)
 failed:
 	fprintf(stderr, "pgtable: a map or unmap failed\n");
 	return 1;
-bad:
-	pg_usage();
-	return 2;
 }

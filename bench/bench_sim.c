@@ -15,7 +15,6 @@
  * Every case prints one JSON object per line with --json.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,48 +250,47 @@ static int case_pgtable(unsigned cpus, uint64_t seed, uint64_t pages,
 	return err;
 }
 
-static void usage(void)
-{
-	fprintf(stderr,
-		"usage: iopt-bench sim [--json] [--case switch|ops|pgtable]\n"
-		"                      [--sim N] [--seed S] [--tso] [--pages N]\n"
-		"  --sim N    simulated CPUs (ops: 8, pgtable: 64)\n"
-		"  --pages N  pages each CPU maps and unmaps (pgtable; 10000)\n");
-}
+static const struct bench_case sim_cases[] = {
+	{ "switch", "the coroutine switch alone: ns per switch" },
+	{ "ops", "simulated platform operations per host second: N CPUs\n"
+	  "(8) each doing loads, stores and RMWs" },
+	{ "pgtable", "N CPUs (64) each mapping and unmapping --pages pages of\n"
+	  "one LPAE page table" },
+	{ 0 },
+};
 
 int bench_sim_main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, 0, 'j' },
-		{ "case", required_argument, 0, 'c' },
-		{ "sim", required_argument, 0, 'n' },
-		{ "seed", required_argument, 0, 's' },
-		{ "tso", no_argument, 0, 't' },
-		{ "pages", required_argument, 0, 'p' },
-		{ "help", no_argument, 0, 'h' },
-		{ 0, 0, 0, 0 },
-	};
 	const char *only = NULL;
 	unsigned cpus = 0;
 	uint64_t seed = 1, pages = 10000;
+	bool tso = false;
 	enum iopt_sim_memmodel mm = IOPT_SIM_SC;
-	int c, err = 0;
+	int status, err = 0;
+	const struct bench_opt opts[] = {
+		{ "sim", BENCH_UINT, &cpus, "N", "simulated CPUs (ops: 8, pgtable: 64)",
+		  .min = 1, .max = IOPT_SIM_MAX_CPUS },
+		{ "seed", BENCH_U64, &seed, "S", "the simulation's seed (1)",
+		  .max = UINT64_MAX },
+		{ "tso", BENCH_FLAG, &tso, .help = "TSO memory (default: SC)" },
+		/* Each CPU maps in its own 1 GiB (pg_cpu()). */
+		{ "pages", BENCH_U64, &pages, "N", "pages each CPU maps and unmaps "
+		  "(pgtable; 10000)", .min = 1, .max = 1u << 18 },
+		{ "json", BENCH_FLAG, &json, .help = "one JSON object per line" },
+		{ 0 },
+	};
+	const struct bench_cli cli = {
+		.suite = "sim",
+		.about = "The simulation engine's own speed (docs/sim.md, \"Engine "
+			 "speed\"); runs in\niopt-bench-sim, to which iopt-bench "
+			 "hands it.",
+		.opts = opts, .cases = sim_cases, .only = &only, .no_sim = true,
+	};
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j': json = true; break;
-		case 'c': only = optarg; break;
-		case 'n': cpus = (unsigned)strtoul(optarg, NULL, 0); break;
-		case 's': seed = strtoull(optarg, NULL, 0); break;
-		case 't': mm = IOPT_SIM_TSO; break;
-		case 'p': pages = strtoull(optarg, NULL, 0); break;
-		default: usage(); return 2;
-		}
-	}
-	if (cpus > IOPT_SIM_MAX_CPUS || (cpus == 0 && optind < 0)) {
-		usage();
-		return 2;
-	}
+	if (!bench_parse(&cli, argc, argv, &status))
+		return status;
+	if (tso)
+		mm = IOPT_SIM_TSO;
 	if (!only || !strcmp(only, "switch"))
 		case_switch();
 	if (!err && (!only || !strcmp(only, "ops")))

@@ -62,6 +62,10 @@ long bench_iters(long n, long div)
 
 bool bench_wants_sim(int argc, char **argv)
 {
+	/* The sim suite runs simulations of its own: its --sim N is its
+	 * CPU count. */
+	if (argc > 1 && !strcmp(argv[1], "sim"))
+		return false;
 	for (int i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "--sim") || !strncmp(argv[i], "--sim=", 6))
 			return true;
@@ -155,20 +159,6 @@ static bool has_opt(int argc, char **argv, const char *name)
 	return false;
 }
 
-/* The value of "--name V" or "--name=V" at argv[*i]; advances *i. */
-static const char *opt_val(int argc, char **argv, int *i, const char *name)
-{
-	size_t l = strlen(name);
-
-	if (strncmp(argv[*i], name, l))
-		return NULL;
-	if (argv[*i][l] == '=')
-		return argv[*i] + l + 1;
-	if (!argv[*i][l] && *i + 1 < argc)
-		return argv[++*i];
-	return NULL;
-}
-
 int bench_simrun_main(int argc, char **argv, bench_dispatch_fn dispatch)
 {
 	struct iopt_sim_params p;
@@ -179,42 +169,42 @@ int bench_simrun_main(int argc, char **argv, bench_dispatch_fn dispatch)
 	 * print another trace hash. */
 	enum { SR_MAX_ARGS = 512 };
 	char **av = argc + 8 <= SR_MAX_ARGS ? calloc(SR_MAX_ARGS, sizeof(char *)) : NULL;
+	static const char *const mem_names[] = { "sc", "tso", NULL };
+	static const char *const sched_names[] = { "random", "pct", NULL };
 	char nbuf[16];
 	int ac = 0, err;
-	const char *sched = "random";
+	unsigned mem = 0, sched_k = 0;
 	bool hot = false;
+	const struct bench_opt opts[] = {
+		{ "sim", BENCH_UINT, &sim_cpus, .min = 1,
+		  .max = IOPT_SIM_MAX_CPUS - 1 },
+		{ "seed", BENCH_U64, &p.seed, .max = UINT64_MAX },
+		{ "sim-mem", BENCH_CHOICE, &mem, .choices = mem_names },
+		{ "sim-sched", BENCH_CHOICE, &sched_k, .choices = sched_names },
+		{ "sim-hot", BENCH_FLAG, &hot, .help = "" },
+		{ 0 },
+	};
+	const char *who = argc > 1 ? argv[1] : "";
 
 	if (!av) {
 		fprintf(stderr, "iopt-bench-sim: too many arguments or no memory\n");
 		return 2;
 	}
 	iopt_sim_params_default(&p);
-	sr.mem = "sc";
+	/* The simulation's options out, the suite's passed on. */
 	for (int i = 0; i < argc; i++) {
-		const char *v;
+		int r = bench_take_opt(who, opts, argc, argv, &i);
 
-		if ((v = opt_val(argc, argv, &i, "--sim")))
-			sim_cpus = (unsigned)atoi(v);
-		else if ((v = opt_val(argc, argv, &i, "--seed")))
-			p.seed = strtoull(v, NULL, 0);
-		else if ((v = opt_val(argc, argv, &i, "--sim-mem")))
-			sr.mem = v;
-		else if ((v = opt_val(argc, argv, &i, "--sim-sched")))
-			sched = v;
-		else if (!strcmp(argv[i], "--sim-hot"))
-			hot = true;
-		else
+		if (r < 0) {
+			free(av);
+			return 2;
+		}
+		if (!r)
 			av[ac++] = argv[i];
 	}
-	if (!sim_cpus || sim_cpus >= IOPT_SIM_MAX_CPUS ||
-	    (strcmp(sr.mem, "sc") && strcmp(sr.mem, "tso")) ||
-	    (strcmp(sched, "random") && strcmp(sched, "pct"))) {
-		fprintf(stderr, "usage: iopt-bench-sim SUITE --sim N (1..%d) "
-			"[--seed S] [--sim-mem sc|tso] [--sim-sched random|pct] "
-			"[--sim-hot] [suite options]\n", IOPT_SIM_MAX_CPUS - 1);
-		free(av);
-		return 2;
-	}
+	sr.mem = mem_names[mem];
+	const char *sched = sched_names[sched_k];
+
 	/* The suite's workers are the N CPUs; it runs one pass. */
 	snprintf(nbuf, sizeof(nbuf), "%u", sim_cpus);
 	bool on_host = ac > 1 && !strcmp(av[1], "dma");

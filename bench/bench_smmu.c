@@ -19,7 +19,6 @@
  *                   per second, worst wait (cycles, host ns), timeouts
  */
 #define _GNU_SOURCE
-#include <getopt.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,10 +67,11 @@ static void rig_init_clk(struct rig *r, bool tlb, bool walk_cache, bool shared)
 	p.shared_clock = shared;
 	p.tlb.enable = tlb;
 	p.walk.enable = walk_cache;
-	iopt_physmem_create(MEM_BASE, 256u << 20, &r->pm);
-	iopt_physmem_alloc(r->pm, 1u << 20, &pa);
+	bench_must(iopt_physmem_create(MEM_BASE, 256u << 20, &r->pm),
+		   "iopt_physmem_create");
+	bench_must(iopt_physmem_alloc(r->pm, 1u << 20, &pa), "iopt_physmem_alloc");
 	iopt_smmu_physmem(r->pm, 100, &mem);	/* 100-cycle memory */
-	iopt_smmu_create(&p, &mem, NULL, NULL, &r->s);
+	bench_must(iopt_smmu_create(&p, &mem, NULL, NULL, &r->s), "iopt_smmu_create");
 	iopt_smmu_mmio_write(r->s, 0x80, 8, STRTAB, 0);
 	iopt_smmu_mmio_write(r->s, 0x88, 4, 4, 0);
 	iopt_smmu_mmio_write(r->s, 0x90, 8, CMDQ | 10, 0);
@@ -80,7 +80,7 @@ static void rig_init_clk(struct rig *r, bool tlb, bool walk_cache, bool shared)
 	struct iopt_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
 			       .ias = 48, .oas = 48, .coherent_walk = true,
 			       .mem = iopt_physmem_mem_ops(), .mem_ctx = r->pm };
-	iopt_alloc(&pc, &r->pt);
+	bench_must(iopt_alloc(&pc, &r->pt), "iopt_alloc");
 	struct iopt_cd cd;
 	struct iopt_ste ste = { .valid = true, .config = IOPT_STE_S1,
 				.s1_context_ptr = CDTAB };
@@ -92,6 +92,14 @@ static void rig_init_clk(struct rig *r, bool tlb, bool walk_cache, bool shared)
 	memcpy(iopt_physmem_ptr(r->pm, STRTAB, 64), w, 64);
 	r->prod = 0;
 	r->cycle = 0;
+}
+
+/* Map pages of 4 KiB at va to pa, readable. */
+static void rig_map(struct iopt_pgtable *pt, uint64_t va, uint64_t pa,
+		    uint64_t pages)
+{
+	bench_must(iopt_map_pages(pt, va, pa, 4096, pages, IOPT_READ, NULL),
+		   "iopt_map_pages");
 }
 
 static void rig_init(struct rig *r, bool tlb, bool walk_cache)
@@ -161,7 +169,7 @@ static double mutex_chunk_ns(long iters)
 static void run_xlate(const char *name, struct xmodel *r, long n,
 		      uint64_t (*va_of)(long i, void *arg), void *arg)
 {
-	uint64_t *lat = malloc(sizeof(uint64_t) * (size_t)n);
+	uint64_t *lat = bench_calloc((size_t)n, sizeof(uint64_t));
 
 	/* Touch the latency array first: its page faults are not the model's. */
 	memset(lat, 0, sizeof(uint64_t) * (size_t)n);
@@ -374,13 +382,14 @@ static void rig2_init(struct rig2 *r, bool tlb, bool walk_cache, bool shared)
 	p.tlb.enable = tlb;
 	p.walk.enable = walk_cache;
 	p.shared_clock = shared;
-	iopt_physmem_create(MEM_BASE, 256u << 20, &r->pm);
+	bench_must(iopt_physmem_create(MEM_BASE, 256u << 20, &r->pm),
+		   "iopt_physmem_create");
 	iopt_smmu_physmem(r->pm, 100, &mem);	/* 100-cycle memory */
-	iopt_smmuv2_create(&p, &mem, NULL, NULL, &r->s);
+	bench_must(iopt_smmuv2_create(&p, &mem, NULL, NULL, &r->s), "iopt_smmuv2_create");
 	struct iopt_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
 			       .ias = 48, .oas = 48, .coherent_walk = true,
 			       .mem = iopt_physmem_mem_ops(), .mem_ctx = r->pm };
-	iopt_alloc(&pc, &r->pt);
+	bench_must(iopt_alloc(&pc, &r->pt), "iopt_alloc");
 	iopt_get_info(r->pt, &info);
 	r->cb0 = (1ull << (p.numpagendxb + 1)) << 12;
 	iopt_smmuv2_mmio_write(r->s, V2_S2CR0, 4, 0, 0);
@@ -499,7 +508,10 @@ static void case_tlbsync(unsigned nthreads, bool locked, double seconds)
 	for (unsigned i = 0; i < nthreads; i++) {
 		t[i] = (struct tsync){ .r = &r, .run = run,
 				       .lock = locked ? &lock : NULL, .id = i };
-		pthread_create(&th[i], NULL, tsync_main, &t[i]);
+		if (pthread_create(&th[i], NULL, tsync_main, &t[i])) {
+			fprintf(stderr, "tlbsync: cannot start a thread\n");
+			exit(1);
+		}
 	}
 	uint64_t t0 = bench_now_ns();
 	struct timespec ts = { (time_t)seconds,
@@ -639,12 +651,10 @@ static double hit_run(int version, unsigned nthreads, bool own, long n,
 	for (unsigned i = 0; i < nm; i++) {
 		if (version == 2) {
 			rig2_init(&r2[i], true, true, true);
-			iopt_map_pages(r2[i].pt, 0x40000000, 0x7000000000ull, 4096,
-				       1, IOPT_READ, NULL);
+			rig_map(r2[i].pt, 0x40000000, 0x7000000000ull, 1);
 		} else {
 			rig_init_clk(&r[i], true, true, true);
-			iopt_map_pages(r[i].pt, 0x40000000, 0x7000000000ull, 4096,
-				       1, IOPT_READ, NULL);
+			rig_map(r[i].pt, 0x40000000, 0x7000000000ull, 1);
 		}
 	}
 	uint64_t ready = 0;
@@ -829,8 +839,7 @@ static void bench_v2(uint64_t footprint, const unsigned *threads,
 		if (!want(one[i].name))
 			continue;
 		rig2_init(&r, one[i].tlb, one[i].wc, false);
-		iopt_map_pages(r.pt, 0x40000000, 0x7000000000ull, 4096, 1, IOPT_READ,
-			       NULL);
+		rig_map(r.pt, 0x40000000, 0x7000000000ull, 1);
 		struct xmodel x = { r.s, v2_xlate, v2_stats, &r.cycle };
 
 		run_xlate(one[i].name, &x, one[i].n, same_va, NULL);
@@ -840,8 +849,7 @@ static void bench_v2(uint64_t footprint, const unsigned *threads,
 
 	if (want("translate_random")) {
 		rig2_init(&r, true, true, false);
-		iopt_map_pages(r.pt, 0x100000000ull, 0x100000000ull, 4096, x.pages,
-			       IOPT_READ, NULL);
+		rig_map(r.pt, 0x100000000ull, 0x100000000ull, x.pages);
 		struct xmodel xm = { r.s, v2_xlate, v2_stats, &r.cycle };
 
 		run_xlate("translate_random", &xm, 500000, rnd_va, &x);
@@ -853,49 +861,65 @@ static void bench_v2(uint64_t footprint, const unsigned *threads,
 			case_tlbsync(threads[i], locked, 0.3);
 }
 
+static const struct bench_case smmu_cases[] = {
+	{ "mutex_pair", "host ns of an uncontended mutex lock+unlock (the\n"
+	  "yardstick: runs with every case)" },
+	{ "translate_hit", "one mapped page again and again (a TLB hit)" },
+	{ "translate_walk", "the same with no TLB: a full 4-level walk" },
+	{ "translate_walk_wcache", "the same from the cached last-level table" },
+	{ "translate_random", "random pages over --footprint" },
+	{ "translate_random_nowc", "the same without walk caches (v3)" },
+	{ "translate_hit_threads", "1, 2 and the --threads device threads on "
+	  "one model" },
+	{ "cmdq", "TLBI_NH_VA + CMD_SYNC pairs: commands per simulated us (v3)" },
+	{ "tlbsync", "TLBIVA + TLBSYNC + poll from N threads (v2)" },
+	{ 0 },
+};
+
+/* The cases of one version only. */
+static bool smmu_case_ok(int version, const char *name)
+{
+	static const char *const v3_only[] = { "translate_random_nowc", "cmdq", NULL };
+	static const char *const v2_only[] = { "tlbsync", NULL };
+	const char *const *other = version == 2 ? v3_only : v2_only;
+
+	for (int i = 0; name && other[i]; i++)
+		if (!strcmp(name, other[i]))
+			return false;
+	return true;
+}
+
 int bench_smmu_main(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "json", no_argument, 0, 'j' },
-		{ "footprint", required_argument, 0, 'f' },
-		{ "version", required_argument, 0, 'v' },
-		{ "threads", required_argument, 0, 't' },
-		{ "case", required_argument, 0, 'c' },
-		{ 0, 0, 0, 0 },
-	};
 	uint64_t footprint = 64u << 20;
-	unsigned threads[16] = { 1, 2 }, nthreads = 2;
-	int c, version = 3;
+	unsigned threads[16] = { 1, 2 }, nthreads = 2, extra = 0;
+	unsigned version = 3;
+	const struct bench_opt opts[] = {
+		{ "version", BENCH_UINT, &version, "2|3", "the SMMUv3 (3, default) "
+		  "or SMMUv2 model", .min = 2, .max = 3 },
+		{ "footprint", BENCH_SIZE, &footprint, "BYTES", "translate_random's "
+		  "mapped bytes (64m)", .min = 4096, .max = 16ull << 30 },
+		{ "threads", BENCH_LIST, threads + 2, "N,N,...", "translate_hit_threads "
+		  "(and, v2, tlbsync) with 1, 2\nand these thread counts",
+		  .min = 1, .max = 1024, .count = &extra, .cap = 14 },
+		{ "json", BENCH_FLAG, &json, .help = "one JSON object per line" },
+		{ 0 },
+	};
+	const struct bench_cli cli = {
+		.suite = "smmu",
+		.about = "The SMMUv3 (default) or SMMUv2 model's own speed (host ns) "
+			 "and its modelled\nlatency (cycles).",
+		.opts = opts, .cases = smmu_cases, .only = &only,
+	};
+	int status;
 
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		if (c == 'j') {
-			json = true;
-		} else if (c == 'f') {
-			if (!bench_parse_size(optarg, &footprint) || footprint < 4096)
-				goto bad;
-		} else if (c == 'c') {
-			only = optarg;
-		} else if (c == 'v') {
-			version = atoi(optarg);
-			if (version != 2 && version != 3)
-				goto bad;
-		} else if (c == 't') {
-			/* 1 and 2, then the list given: "4,8,16". */
-			char *save = NULL;
-
-			nthreads = 2;
-			for (char *tok = strtok_r(optarg, ",", &save); tok;
-			     tok = strtok_r(NULL, ",", &save)) {
-				int n = atoi(tok);
-
-				if (n < 1 || n > 1024 || nthreads == 16)
-					goto bad;
-				threads[nthreads++] = (unsigned)n;
-			}
-		} else {
-			goto bad;
-		}
+	if (!bench_parse(&cli, argc, argv, &status))
+		return status;
+	nthreads += extra;
+	if (!smmu_case_ok((int)version, only)) {
+		fprintf(stderr, "iopt-bench smmu: --case %s is not a case of "
+			"--version %u\n", only, version);
+		return 2;
 	}
 	case_mutex();
 	struct rig r;
@@ -920,8 +944,7 @@ int bench_smmu_main(int argc, char **argv)
 		if (!want(one[i].name))
 			continue;
 		rig_init(&r, one[i].tlb, one[i].wc);
-		iopt_map_pages(r.pt, 0x40000000, 0x7000000000ull, 4096, 1, IOPT_READ,
-			       NULL);
+		rig_map(r.pt, 0x40000000, 0x7000000000ull, 1);
 		struct xmodel x = { r.s, v3_xlate, v3_stats, &r.cycle };
 
 		run_xlate(one[i].name, &x, one[i].n, same_va, NULL);
@@ -934,8 +957,7 @@ int bench_smmu_main(int argc, char **argv)
 		if (!want(wc ? "translate_random" : "translate_random_nowc"))
 			continue;
 		rig_init(&r, true, wc);
-		iopt_map_pages(r.pt, 0x100000000ull, 0x100000000ull, 4096, x.pages,
-			       IOPT_READ, NULL);
+		rig_map(r.pt, 0x100000000ull, 0x100000000ull, x.pages);
 		struct xmodel xm = { r.s, v3_xlate, v3_stats, &r.cycle };
 
 		run_xlate(wc ? "translate_random" : "translate_random_nowc", &xm,
@@ -946,11 +968,4 @@ int bench_smmu_main(int argc, char **argv)
 	if (want("cmdq"))
 		case_cmdq();
 	return 0;
-bad:
-	fprintf(stderr, "usage: iopt-bench smmu [--json] [--footprint BYTES] "
-		"[--version 2|3] [--threads N,N...] [--case NAME]\n"
-		"  --threads  translate_hit_threads (and, v2, tlbsync) with 1, 2\n"
-		"             and these thread counts\n"
-		"  --case     only this case (mutex_pair, the yardstick, always)\n");
-	return 2;
 }

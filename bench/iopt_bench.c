@@ -15,9 +15,9 @@
 
 #include "bench.h"
 
-static void usage(void)
+static void usage(FILE *f)
 {
-	fprintf(stderr,
+	fprintf(f,
 		"usage: iopt-bench SUITE [options]\n"
 		"suites:\n"
 		"  pgtable   multithreaded map/unmap of the page tables\n"
@@ -27,10 +27,10 @@ static void usage(void)
 		"  sim       the simulation engine's speed (docs/sim.md)\n"
 		"  host      what this machine gives two threads (read beside\n"
 		"            any thread-scaling figure)\n"
-		"run 'iopt-bench SUITE --help' for a suite's options\n"
-		"any suite: --sim N [--seed S] [--sim-mem sc|tso] "
-		"[--sim-sched random|pct]\n"
-		"  runs it on N simulated CPUs (iopt-bench-sim, docs/sim.md)\n");
+		"run 'iopt-bench SUITE --help' for a suite's options and cases\n"
+		"any suite but sim and host: --sim N [--seed S] [--sim-mem sc|tso]\n"
+		"  [--sim-sched random|pct] [--sim-hot] runs it on N simulated CPUs\n"
+		"  (iopt-bench-sim, docs/sim.md)\n");
 }
 
 #ifndef IOPT_PLATFORM_SIM
@@ -59,8 +59,12 @@ static void run_sim_binary(char **argv)
 static int dispatch(int argc, char **argv)
 {
 	if (argc < 2) {
-		usage();
+		usage(stderr);
 		return 2;
+	}
+	if (!strcmp(argv[1], "--help")) {
+		usage(stdout);
+		return 0;
 	}
 	if (!strcmp(argv[1], "pgtable"))
 		return bench_pgtable_main(argc - 1, argv + 1);
@@ -74,7 +78,8 @@ static int dispatch(int argc, char **argv)
 		return bench_sim_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "host"))
 		return bench_host_main(argc - 1, argv + 1);
-	usage();
+	fprintf(stderr, "iopt-bench: unknown suite '%s'; see 'iopt-bench --help'\n",
+		argv[1]);
 	return 2;
 }
 
