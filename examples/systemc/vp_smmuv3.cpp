@@ -345,12 +345,12 @@ void Cpu::run()
 	uint64_t w[8];
 
 	check(iopt_cd_from_pgtable(pt, kAsid, &cd) == 0, "CD from page table");
-	iopt_cd_encode(&cd, w);
+	check(iopt_cd_encode(&cd, w) == 0, "CD encoded");
 	mem_write(cd_pa, w, 64);
 	ste.valid = true;
 	ste.config = IOPT_STE_S1;
 	ste.s1_context_ptr = cd_pa;
-	iopt_ste_encode(&ste, w);
+	check(iopt_ste_encode(&ste, w) == 0, "STE encoded");
 	mem_write(strtab + kSid * 64, w, 64);
 
 	phase("programming the SMMU: stream table, queues, IRQ_CTRL, CR0");

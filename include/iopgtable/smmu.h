@@ -6,9 +6,9 @@
  * bits; and helpers that fill them from a page table's registers.
  *
  * Only the fields that select and shape a translation are named; every
- * other field encodes as zero. Addresses are byte addresses; the encoders
- * keep bits [51:4] (TTBs, S2TTB) or [55:6] (S1ContextPtr) as the
- * architecture does.
+ * other field encodes as zero. Addresses are byte addresses of which the
+ * structure holds bits [51:4] (TTBs, S2TTB) or [55:6] (S1ContextPtr), as
+ * the architecture does.
  *
  * Below them: a register-level SMMUv3 model (second half of this file).
  */
@@ -75,10 +75,15 @@ struct iopt_cd {
 	uint64_t mair;			/* {MAIR1, MAIR0} */
 };
 
-/* Encode/decode 64-byte structures as eight little-endian 64-bit words. */
-IOPT_API void iopt_ste_encode(const struct iopt_ste *ste, uint64_t words[8]);
+/*
+ * Encode/decode 64-byte structures as eight little-endian 64-bit words.
+ * Encoding returns 0, or -EINVAL when a member does not fit its field (a
+ * value wider than the field, an address with bits outside those the
+ * field holds) and leaves words untouched. Decoding never fails.
+ */
+IOPT_API int iopt_ste_encode(const struct iopt_ste *ste, uint64_t words[8]);
 IOPT_API void iopt_ste_decode(const uint64_t words[8], struct iopt_ste *ste);
-IOPT_API void iopt_cd_encode(const struct iopt_cd *cd, uint64_t words[8]);
+IOPT_API int iopt_cd_encode(const struct iopt_cd *cd, uint64_t words[8]);
 IOPT_API void iopt_cd_decode(const uint64_t words[8], struct iopt_cd *cd);
 
 /*
@@ -123,15 +128,21 @@ enum iopt_smmu_opcode {
 #define IOPT_SYNC_CS_SEV 2
 
 /*
- * A command's fields; each opcode encodes only those it has:
+ * A command's fields; each opcode encodes only those it has, and ignores
+ * the others:
  *   PREFETCH_CONFIG: ssv, ssid, sid        PREFETCH_ADDR: + size, addr
  *   CFGI_STE: sid, leaf                    CFGI_STE_RANGE: sid, range
  *   CFGI_CD: ssid, sid, leaf               CFGI_CD_ALL: sid
- *   TLBI_NH_ASID: vmid, asid               TLBI_S12_VMALL: vmid
+ *   TLBI_NH_ALL, TLBI_S12_VMALL: vmid      TLBI_NH_ASID: vmid, asid
  *   TLBI_NH_VA: vmid, asid, num, scale, leaf, ttl, tg, addr (VA)
  *   TLBI_NH_VAA, TLBI_S2_IPA: as NH_VA without asid (addr: VA, IPA)
+ *   TLBI_NSNH_ALL: none
  *   ATC_INV: ssv, ssid, sid, global, size, addr
  *   SYNC: cs, msh, msi_attr, msi_data, msi_addr
+ * Widths as chapter 4 gives them: ssid 20 bits, num and scale 5 (SCALE
+ * as with SMMU_IDR5.DS = 0), ttl and tg 2, range 5, size 5 (PREFETCH_ADDR)
+ * or 6 (ATC_INV), cs and msh 2, msi_attr 4. addr is a VA with bits [63:12]
+ * (an IPA: [51:12]); msi_addr holds bits [51:2].
  */
 struct iopt_smmu_cmd {
 	unsigned opcode;
@@ -148,7 +159,11 @@ struct iopt_smmu_cmd {
 	uint64_t msi_addr;
 };
 
-/* Encode into two 64-bit words. -EINVAL: unknown opcode (nothing written). */
+/*
+ * Encode into two 64-bit words. -EINVAL (words untouched): an unknown
+ * opcode, or a field of the opcode that does not hold its member's value
+ * (wider than the field, or an address with bits set outside the field's).
+ */
 IOPT_API int iopt_smmu_cmd_encode(const struct iopt_smmu_cmd *cmd,
 				  uint64_t words[2]);
 /* Decode; -EINVAL for an opcode this model does not know (CERROR_ILL). */

@@ -477,9 +477,9 @@ static int domain_bind(struct iopt_smmuv3_drv_domain *dom,
 		uint64_t *dst = iopt_physmem_ptr(drv->pm, dom->cd_pa, 64);
 
 		if (info.fmt != IOPT_ARM_64_LPAE_S1 ||
-		    iopt_cd_from_pgtable(pt, dom->id, &cd) || !dst)
+		    iopt_cd_from_pgtable(pt, dom->id, &cd) || !dst ||
+		    iopt_cd_encode(&cd, w))
 			return -EINVAL;
-		iopt_cd_encode(&cd, w);
 		ste_write(dst, w);	/* same rule: word 0 (V) last */
 	} else {
 		struct iopt_ste ste = { 0 };
@@ -526,12 +526,15 @@ int iopt_smmuv3_drv_attach(struct iopt_smmuv3_drv_domain *dom,
 		ste.config = IOPT_STE_S2;
 		iopt_ste_s2_from_pgtable(pt, dom->id, &ste);
 	}
+	if (iopt_ste_encode(&ste, w)) {
+		ret = -EINVAL;	/* a table address the STE cannot hold */
+		goto out;
+	}
 	dst = ste_ptr(drv, sid, true);
 	if (!dst) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	iopt_ste_encode(&ste, w);
 	ste_write(dst, w);
 	drv->owner[sid] = dom;
 	dom->nr_sids++;

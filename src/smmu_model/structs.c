@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * STE and CD encoders and decoders (IHI0070 5.2, 5.4), as one table of
- * field positions per structure read both ways. Field positions are given
- * as in the specification: absolute bit numbers within the 512-bit
- * structure.
+ * STE and CD encoders and decoders (IHI0070 5.2, 5.4). Each structure's
+ * fields are listed once, as X(lo, width, shift, member) with lo the
+ * absolute bit number within the 512-bit structure, as the specification
+ * gives it, and shift how far the member is shifted right to give the
+ * field (addresses); the list expands into both directions (fields.h).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -11,151 +12,105 @@
 
 #include <iopgtable/smmu.h>
 
-enum fkind { F_BOOL, F_UINT, F_U16, F_U64 };
+#include "fields.h"
 
-struct field {
-	uint16_t lo;		/* absolute lowest bit */
-	uint8_t width;
-	uint8_t kind;
-	uint8_t shift;		/* value >> shift is stored (addresses) */
-	size_t off;
-};
+#define STE_FIELDS(X)							\
+	X(0, 1, 0, valid)						\
+	X(1, 3, 0, config)						\
+	X(4, 2, 0, s1_fmt)						\
+	X(6, 50, 6, s1_context_ptr)	/* [55:6] */			\
+	X(59, 5, 0, s1_cd_max)						\
+	X(64, 2, 0, s1_dss)						\
+	X(92, 2, 0, eats)						\
+	X(128, 16, 0, s2_vmid)						\
+	X(160, 6, 0, s2_t0sz)						\
+	X(166, 2, 0, s2_sl0)						\
+	X(168, 2, 0, s2_ir0)						\
+	X(170, 2, 0, s2_or0)						\
+	X(172, 2, 0, s2_sh0)						\
+	X(174, 2, 0, s2_tg)						\
+	X(176, 3, 0, s2_ps)						\
+	X(179, 1, 0, s2_aa64)						\
+	X(181, 1, 0, s2_affd)						\
+	X(182, 1, 0, s2_ptw)						\
+	X(183, 1, 0, s2_hd)						\
+	X(184, 1, 0, s2_ha)						\
+	X(185, 1, 0, s2_s)						\
+	X(186, 1, 0, s2_r)						\
+	X(196, 48, 4, s2_ttb)		/* [247:196] = addr[51:4] */
 
-#define FB(lo, s, m) { lo, 1, F_BOOL, 0, offsetof(s, m) }
-#define FU(lo, w, s, m) { lo, w, F_UINT, 0, offsetof(s, m) }
-#define F16(lo, w, s, m) { lo, w, F_U16, 0, offsetof(s, m) }
-#define FA(lo, w, sh, s, m) { lo, w, F_U64, sh, offsetof(s, m) }
+#define CD_FIELDS(X)							\
+	X(0, 6, 0, t0sz)						\
+	X(6, 2, 0, tg0)							\
+	X(8, 2, 0, ir0)							\
+	X(10, 2, 0, or0)						\
+	X(12, 2, 0, sh0)						\
+	X(14, 1, 0, epd0)						\
+	X(16, 6, 0, t1sz)						\
+	X(22, 2, 0, tg1)						\
+	X(24, 2, 0, ir1)						\
+	X(26, 2, 0, or1)						\
+	X(28, 2, 0, sh1)						\
+	X(30, 1, 0, epd1)						\
+	X(31, 1, 0, valid)						\
+	X(32, 3, 0, ips)						\
+	X(35, 1, 0, affd)						\
+	X(36, 1, 0, wxn)						\
+	X(38, 1, 0, tbi0)						\
+	X(39, 1, 0, tbi1)						\
+	X(40, 1, 0, pan)						\
+	X(41, 1, 0, aa64)						\
+	X(42, 1, 0, hd)							\
+	X(43, 1, 0, ha)							\
+	X(44, 1, 0, s)							\
+	X(45, 1, 0, r)							\
+	X(46, 1, 0, a)							\
+	X(47, 1, 0, aset)						\
+	X(48, 16, 0, asid)						\
+	X(68, 48, 4, ttb0)		/* [119:68] = addr[51:4] */	\
+	X(132, 48, 4, ttb1)		/* [183:132] = addr[51:4] */	\
+	X(192, 64, 0, mair)		/* MAIR0 [223:192], MAIR1 [255:224] */
 
-static const struct field ste_fields[] = {
-	FB(0, struct iopt_ste, valid),
-	FU(1, 3, struct iopt_ste, config),
-	FU(4, 2, struct iopt_ste, s1_fmt),
-	FA(6, 50, 6, struct iopt_ste, s1_context_ptr),	/* [55:6] */
-	FU(59, 5, struct iopt_ste, s1_cd_max),
-	FU(64, 2, struct iopt_ste, s1_dss),
-	FU(92, 2, struct iopt_ste, eats),
-	F16(128, 16, struct iopt_ste, s2_vmid),
-	FU(160, 6, struct iopt_ste, s2_t0sz),
-	FU(166, 2, struct iopt_ste, s2_sl0),
-	FU(168, 2, struct iopt_ste, s2_ir0),
-	FU(170, 2, struct iopt_ste, s2_or0),
-	FU(172, 2, struct iopt_ste, s2_sh0),
-	FU(174, 2, struct iopt_ste, s2_tg),
-	FU(176, 3, struct iopt_ste, s2_ps),
-	FB(179, struct iopt_ste, s2_aa64),
-	FB(181, struct iopt_ste, s2_affd),
-	FB(182, struct iopt_ste, s2_ptw),
-	FB(183, struct iopt_ste, s2_hd),
-	FB(184, struct iopt_ste, s2_ha),
-	FB(185, struct iopt_ste, s2_s),
-	FB(186, struct iopt_ste, s2_r),
-	FA(196, 48, 4, struct iopt_ste, s2_ttb),	/* [247:196] = addr[51:4] */
-};
+#define ENC_FIELD(lo, width, shift, m) \
+	fld_put(w, &bad, (uint64_t)s->m, lo, width, shift);
+#define DEC_FIELD(lo, width, shift, m) s->m = fld_get(words, lo, width, shift);
 
-static const struct field cd_fields[] = {
-	FU(0, 6, struct iopt_cd, t0sz),
-	FU(6, 2, struct iopt_cd, tg0),
-	FU(8, 2, struct iopt_cd, ir0),
-	FU(10, 2, struct iopt_cd, or0),
-	FU(12, 2, struct iopt_cd, sh0),
-	FB(14, struct iopt_cd, epd0),
-	FU(16, 6, struct iopt_cd, t1sz),
-	FU(22, 2, struct iopt_cd, tg1),
-	FU(24, 2, struct iopt_cd, ir1),
-	FU(26, 2, struct iopt_cd, or1),
-	FU(28, 2, struct iopt_cd, sh1),
-	FB(30, struct iopt_cd, epd1),
-	FB(31, struct iopt_cd, valid),
-	FU(32, 3, struct iopt_cd, ips),
-	FB(35, struct iopt_cd, affd),
-	FB(36, struct iopt_cd, wxn),
-	FB(38, struct iopt_cd, tbi0),
-	FB(39, struct iopt_cd, tbi1),
-	FB(40, struct iopt_cd, pan),
-	FB(41, struct iopt_cd, aa64),
-	FB(42, struct iopt_cd, hd),
-	FB(43, struct iopt_cd, ha),
-	FB(44, struct iopt_cd, s),
-	FB(45, struct iopt_cd, r),
-	FB(46, struct iopt_cd, a),
-	FB(47, struct iopt_cd, aset),
-	F16(48, 16, struct iopt_cd, asid),
-	FA(68, 48, 4, struct iopt_cd, ttb0),	/* [119:68] = addr[51:4] */
-	FA(132, 48, 4, struct iopt_cd, ttb1),	/* [183:132] = addr[51:4] */
-	FA(192, 64, 0, struct iopt_cd, mair),	/* MAIR0 [223:192], MAIR1 [255:224] */
-};
-
-static uint64_t mask_of(unsigned width)
+/* words = w if every field fitted (bad == 0), else -EINVAL and words
+ * untouched. */
+static int store(const uint64_t w[8], uint64_t bad, uint64_t words[8])
 {
-	return width >= 64 ? ~0ull : (1ull << width) - 1;
+	if (bad)
+		return -EINVAL;
+	memcpy(words, w, 8 * sizeof(uint64_t));
+	return 0;
 }
 
-static uint64_t get_val(const void *s, const struct field *f)
+int iopt_ste_encode(const struct iopt_ste *s, uint64_t words[8])
 {
-	const char *p = (const char *)s + f->off;
+	uint64_t w[8] = { 0 }, bad = 0;
 
-	switch (f->kind) {
-	case F_BOOL: return *(const bool *)(const void *)p;
-	case F_UINT: return *(const unsigned *)(const void *)p;
-	case F_U16: return *(const uint16_t *)(const void *)p;
-	default: return *(const uint64_t *)(const void *)p >> f->shift;
-	}
+	STE_FIELDS(ENC_FIELD)
+	return store(w, bad, words);
 }
 
-static void set_val(void *s, const struct field *f, uint64_t v)
+void iopt_ste_decode(const uint64_t words[8], struct iopt_ste *s)
 {
-	char *p = (char *)s + f->off;
-
-	switch (f->kind) {
-	case F_BOOL: *(bool *)(void *)p = v != 0; break;
-	case F_UINT: *(unsigned *)(void *)p = (unsigned)v; break;
-	case F_U16: *(uint16_t *)(void *)p = (uint16_t)v; break;
-	default: *(uint64_t *)(void *)p = v << f->shift; break;
-	}
+	memset(s, 0, sizeof(*s));
+	STE_FIELDS(DEC_FIELD)
 }
 
-/* Fields never straddle a 64-bit word in these tables. */
-static void encode(const struct field *fs, size_t n, const void *s,
-		   uint64_t w[8])
+int iopt_cd_encode(const struct iopt_cd *s, uint64_t words[8])
 {
-	memset(w, 0, 8 * sizeof(uint64_t));
-	for (size_t i = 0; i < n; i++) {
-		const struct field *f = &fs[i];
+	uint64_t w[8] = { 0 }, bad = 0;
 
-		w[f->lo / 64] |= (get_val(s, f) & mask_of(f->width)) << (f->lo % 64);
-	}
+	CD_FIELDS(ENC_FIELD)
+	return store(w, bad, words);
 }
 
-static void decode(const struct field *fs, size_t n, const uint64_t w[8],
-		   void *s)
+void iopt_cd_decode(const uint64_t words[8], struct iopt_cd *s)
 {
-	for (size_t i = 0; i < n; i++) {
-		const struct field *f = &fs[i];
-
-		set_val(s, f, (w[f->lo / 64] >> (f->lo % 64)) & mask_of(f->width));
-	}
-}
-
-void iopt_ste_encode(const struct iopt_ste *ste, uint64_t words[8])
-{
-	encode(ste_fields, sizeof(ste_fields) / sizeof(ste_fields[0]), ste, words);
-}
-
-void iopt_ste_decode(const uint64_t words[8], struct iopt_ste *ste)
-{
-	memset(ste, 0, sizeof(*ste));
-	decode(ste_fields, sizeof(ste_fields) / sizeof(ste_fields[0]), words, ste);
-}
-
-void iopt_cd_encode(const struct iopt_cd *cd, uint64_t words[8])
-{
-	encode(cd_fields, sizeof(cd_fields) / sizeof(cd_fields[0]), cd, words);
-}
-
-void iopt_cd_decode(const uint64_t words[8], struct iopt_cd *cd)
-{
-	memset(cd, 0, sizeof(*cd));
-	decode(cd_fields, sizeof(cd_fields) / sizeof(cd_fields[0]), words, cd);
+	memset(s, 0, sizeof(*s));
+	CD_FIELDS(DEC_FIELD)
 }
 
 /* TCR/VTCR fields, as pt_lpae_regs() writes them (Arm ARM D19.2). */
