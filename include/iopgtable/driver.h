@@ -112,7 +112,8 @@ struct iopt_smmuv3_drv_cfg {
 	uint64_t host_timeout_ns;
 	/* Invalidate the whole ASID/VMID instead of by address when a range
 	 * is larger than this (bytes); 0: 512 commands' worth without
-	 * IDR3.RIL, never with it. */
+	 * IDR3.RIL, with it only for ranges of 2^36 granules or more (more
+	 * than one range command at the largest SCALE). */
 	uint64_t inv_all_bytes;
 	/* Fault callback (event queue); called from iopt_smmuv3_drv_poll()
 	 * by the one thread draining. It may make the device fault again
@@ -192,8 +193,9 @@ IOPT_API void iopt_smmuv3_drv_get_stats(const struct iopt_smmuv3_drv *drv,
  * are encoded with iopt_smmu_cmd_encode(); a CMD_SYNC among them is sent
  * as given (the driver does not wait for it). Waits while the queue is
  * full. Returns 0, or:
- *   -EINVAL     n out of range, a NULL pointer, an opcode the encoder
- *               does not know (nothing inserted);
+ *   -EINVAL     n out of range, a NULL pointer, a command the encoder
+ *               refuses: an unknown opcode or a field value too wide for
+ *               its field (nothing inserted);
  *   -ETIMEDOUT  the queue stayed full (nothing inserted) or the sync did
  *               not complete within the limit (commands inserted;
  *               stats.sync_timeouts counts it).
@@ -254,7 +256,8 @@ IOPT_API int iopt_smmuv3_drv_detach(struct iopt_smmuv3_drv_domain *dom,
  *   add_page   TLBI_NH_VA Leaf=1 (stage 2: TLBI_S2_IPA Leaf=1), no sync;
  *   flush_walk TLBI_NH_VA / TLBI_S2_IPA Leaf=0 over the range, no sync
  *              (range commands with IDR3.RIL; one per step otherwise; the
- *              whole ASID/VMID above cfg.inv_all_bytes);
+ *              whole ASID/VMID above cfg.inv_all_bytes, and with RIL from
+ *              2^36 granules);
  *   flush_all  TLBI_NH_ASID (stage 2: TLBI_S12_VMALL) + CMD_SYNC;
  *   sync       CMD_SYNC.
  * The level hint (TTL) comes from granule; granule 0, or one that is not

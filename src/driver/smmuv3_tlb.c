@@ -7,8 +7,8 @@
  * TLBI_S2_IPA and TLBI_S12_VMALL (IHI0070 4.4). With IDR3.RIL a range
  * becomes range commands (4.4.1.1: TG = translation granule, the range
  * is (NUM + 1) << SCALE pages of it, TTL the leaf level); without it, one
- * command per step. A range above the configured size becomes one TLBI of
- * the whole ASID/VMID.
+ * command per step. A range above the configured size, or (with RIL) one
+ * of 2^36 granules or more, becomes one TLBI of the whole ASID/VMID.
  */
 #include <errno.h>
 #include <string.h>
@@ -16,6 +16,9 @@
 #include "smmuv3_drv_internal.h"
 
 #define RANGE_NUM_MAX	31	/* NUM is 5 bits: 1 to 32 pages; 31 as Linux */
+/* SCALE is 5 bits with SMMU_IDR5.DS = 0 (4.4.1.1): at most 2^31 granules
+ * a step, so one command covers less than 2^36 granules. */
+#define RANGE_SCALE_MAX	31
 
 /* The domain if it has been attached (bound to a table), else NULL. */
 static struct iopt_smmuv3_drv_domain *dom_bound(void *cookie)
@@ -92,7 +95,10 @@ static int inv_range(struct iopt_smmuv3_drv_domain *dom, uint64_t iova,
 	if (!limit)
 		limit = drv->info.ril ? UINT64_MAX :
 			(uint64_t)512 << (ttl ? (unsigned)__builtin_ctzll(granule) : tg_lg2);
-	if (size > limit) {
+	/* With RIL, a count of 2^36 granules or more would need more
+	 * commands at the largest SCALE than one of the ASID/VMID is worth. */
+	if (size > limit ||
+	    (drv->info.ril && pages >> RANGE_SCALE_MAX > RANGE_NUM_MAX)) {
 		drv_domain_inv_all_cmd(dom, &c);
 		drv_count(drv, flush_alls, 1);
 		return iopt_smmuv3_drv_submit(drv, &c, 1, sync);
@@ -117,8 +123,17 @@ static int inv_range(struct iopt_smmuv3_drv_domain *dom, uint64_t iova,
 			pages++;
 		c.addr = start;
 		while (pages) {
+			/* The lowest set bit's five-bit group of the count,
+			 * or, from bit 31 up, all of it (fewer than 32, as
+			 * checked above): SCALE never exceeds its field. */
 			unsigned scale = (unsigned)__builtin_ctzll(pages);
-			uint64_t num = (pages >> scale) & RANGE_NUM_MAX;
+			uint64_t num;
+
+			if (scale > RANGE_SCALE_MAX)
+				scale = RANGE_SCALE_MAX;
+			num = pages >> scale;
+			if (scale < RANGE_SCALE_MAX)
+				num &= RANGE_NUM_MAX;
 			uint64_t span = num << scale;
 
 			c.scale = scale;
