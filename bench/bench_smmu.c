@@ -12,6 +12,11 @@
  *                   translations per second, and the ratio to one thread
  * cmdq              TLBI_NH_VA + CMD_SYNC pairs: commands per simulated us
  *                   (1 cycle = 1 ns)
+ * drv_tlbi_batch    batches of 16 TLBI_NH_VA + CMD_SYNC (MSI) through the
+ *                   SMMUv3 driver (iopt_smmuv3_drv_submit), one thread,
+ *                   on the virtual clock (_host: on the host clock, the
+ *                   free-running adapter, 1 cycle = 1 ns): host ns per
+ *                   batch, median of REPS timed runs
  * mutex_pair        host ns of an uncontended pthread mutex lock+unlock
  * tlbsync (v2)      N threads each doing TLBIVA + TLBSYNC + poll TLBSTATUS
  *                   on one context bank through the free-running adapter
@@ -25,6 +30,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <iopgtable/driver.h>
 #include <iopgtable/physmem.h>
 #include <iopgtable/smmu.h>
 #include <iopgtable/smmuv2.h>
@@ -276,6 +282,87 @@ static double case_mutex(void)
 	else
 		printf("mutex_pair             %6.2f host ns (median of %d)\n", med, REPS);
 	return med;
+}
+
+/* ---- the driver's command path ---------------------------------------- */
+
+#define DRV_BATCH	16
+#define DRV_BATCHES	10000
+
+static uint64_t drv_runner_clock(void *ctx)
+{
+	return iopt_smmu_runner_now(ctx);
+}
+
+/* DRV_BATCHES batches of DRV_BATCH TLBI_NH_VA + CMD_SYNC; host ns each. */
+static double drv_batches(struct iopt_smmuv3_drv *drv, uint64_t *va)
+{
+	struct iopt_smmu_cmd c[DRV_BATCH];
+	uint64_t t0 = bench_now_ns();
+
+	for (int b = 0; b < DRV_BATCHES; b++) {
+		for (int k = 0; k < DRV_BATCH; k++) {
+			c[k] = (struct iopt_smmu_cmd){
+				.opcode = IOPT_CMD_TLBI_NH_VA, .asid = 1,
+				.leaf = true, .addr = *va };
+			*va = (*va + 4096) & ((1ull << 48) - 1);
+		}
+		if (iopt_smmuv3_drv_submit(drv, c, DRV_BATCH, true)) {
+			fprintf(stderr, "drv_tlbi_batch: submit failed\n");
+			exit(1);
+		}
+	}
+	return (double)(bench_now_ns() - t0) / DRV_BATCHES;
+}
+
+static void case_drv_batch(bool host_clock)
+{
+	struct iopt_smmu_params p;
+	struct iopt_smmu_mem mem;
+	struct iopt_smmuv3_drv_cfg cfg;
+	struct iopt_smmuv3_drv *drv;
+	struct iopt_smmu_runner *run = NULL;
+	struct iopt_physmem *pm;
+	struct iopt_smmu *s;
+	double ns[REPS];
+	uint64_t va = 0;
+
+	if (iopt_physmem_create(MEM_BASE, 16u << 20, &pm))
+		exit(1);
+	iopt_smmu_physmem(pm, 10, &mem);
+	iopt_smmu_default_params(&p);
+	if (iopt_smmu_create(&p, &mem, NULL, NULL, &s))
+		exit(1);
+	iopt_smmuv3_drv_default_cfg(&cfg);
+	cfg.smmu = s;
+	cfg.pm = pm;
+	if (host_clock) {
+		if (iopt_smmu_runner_start(s, 1.0, &run))
+			exit(1);
+		cfg.clock = drv_runner_clock;
+		cfg.clock_ctx = run;
+	}
+	if (iopt_smmuv3_drv_probe(&cfg, &drv))
+		exit(1);
+	drv_batches(drv, &va);			/* warm up */
+	for (int i = 0; i < REPS; i++)
+		ns[i] = drv_batches(drv, &va);
+	double med = bench_median(ns, REPS);
+
+	if (json)
+		printf("{\"suite\":\"smmu\",\"case\":\"drv_tlbi_batch%s\","
+		       "\"clock\":\"%s\",\"batch\":\"16 TLBI_NH_VA + CMD_SYNC\","
+		       "\"host_ns_per_batch\":%.1f}\n",
+		       host_clock ? "_host" : "", host_clock ? "host" : "virtual", med);
+	else
+		printf("drv_tlbi_batch %-7s  %8.1f host ns per batch of 16 "
+		       "TLBI_NH_VA + CMD_SYNC\n", host_clock ? "host" : "virtual",
+		       med);
+	iopt_smmuv3_drv_remove(drv);
+	if (run)
+		iopt_smmu_runner_stop(run);
+	iopt_smmu_destroy(s);
+	iopt_physmem_destroy(pm);
 }
 
 static void case_cmdq(void)
@@ -967,5 +1054,9 @@ int bench_smmu_main(int argc, char **argv)
 	hit_threads(3, threads, nthreads);
 	if (want("cmdq"))
 		case_cmdq();
+	if (want("drv_tlbi_batch"))
+		case_drv_batch(false);
+	if (want("drv_tlbi_batch_host"))
+		case_drv_batch(true);
 	return 0;
 }
