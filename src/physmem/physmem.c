@@ -95,7 +95,7 @@ void iopt_physmem_destroy(struct iopt_physmem *pm)
 	free(pm);
 }
 
-/* Load *slot, or create it with mk(bytes) and publish it. */
+/* Load *slot, or create it (zeroed, bytes) and publish it. */
 static void *pm_slot(uint64_t *slot, size_t bytes)
 {
 	/* Acquire: pairs with the release CAS below. */
@@ -115,6 +115,22 @@ static void *pm_slot(uint64_t *slot, size_t bytes)
 	return (void *)(uintptr_t)old;
 }
 
+/* The frame of off, creating its leaf table and frame the first time. Out
+ * of line, so that iopt_physmem_ptr()'s lookup needs no stack frame. */
+__attribute__((noinline, cold))
+static void *pm_frame_create(struct iopt_physmem *pm, uint64_t off)
+{
+	uint64_t frame = off >> FRAME_LG2;
+	uint64_t *leaf = pm_slot(&pm->leaves[frame >> LEAF_LG2],
+				 LEAF_FRAMES * sizeof(uint64_t));
+	uint8_t *f;
+
+	if (!leaf)
+		return NULL;
+	f = pm_slot(&leaf[frame & (LEAF_FRAMES - 1)], IOPT_PHYSMEM_FRAME);
+	return f ? f + (off & (IOPT_PHYSMEM_FRAME - 1)) : NULL;
+}
+
 void *iopt_physmem_ptr(struct iopt_physmem *pm, uint64_t pa, size_t len)
 {
 	uint64_t off = pa - pm->base;
@@ -123,14 +139,14 @@ void *iopt_physmem_ptr(struct iopt_physmem *pm, uint64_t pa, size_t len)
 	    (off >> FRAME_LG2) != ((off + len - 1) >> FRAME_LG2))
 		return NULL;
 	uint64_t frame = off >> FRAME_LG2;
-	uint64_t *leaf = pm_slot(&pm->leaves[frame >> LEAF_LG2],
-				 LEAF_FRAMES * sizeof(uint64_t));
+	/* Acquire: pairs with pm_slot()'s release CAS (leaf and frame). */
+	uint64_t leaf = plat_load_acq64(&pm->leaves[frame >> LEAF_LG2]);
+	uint64_t f = leaf ? plat_load_acq64((uint64_t *)(uintptr_t)leaf +
+					    (frame & (LEAF_FRAMES - 1))) : 0;
 
-	if (!leaf)
-		return NULL;
-	uint8_t *f = pm_slot(&leaf[frame & (LEAF_FRAMES - 1)], IOPT_PHYSMEM_FRAME);
-
-	return f ? f + (off & (IOPT_PHYSMEM_FRAME - 1)) : NULL;
+	if (plat_unlikely(!f))
+		return pm_frame_create(pm, off);
+	return (uint8_t *)(uintptr_t)f + (off & (IOPT_PHYSMEM_FRAME - 1));
 }
 
 /* ---- live-block hash (under pm->lock) ------------------------------------ */
