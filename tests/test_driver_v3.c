@@ -589,6 +589,16 @@ static void big_range(unsigned stage, uint32_t granule, uint64_t iova,
 				 (unsigned long long)at[i]);
 	iopt_smmuv3_drv_get_stats(r.drv, &st);
 	assert_int_equal(st.cmd_errors, 0);
+	/* Stage 2 addresses are IPAs of at most 52 bits (4.1.6). */
+	if (stage == 2) {
+		size_t mark = r.ntrace;
+		struct tcmd got[4];
+
+		assert_int_equal(iopt_smmuv3_drv_inv_range(dom, (1ull << 52) - 4096,
+							   8192, 0, false), -EINVAL);
+		assert_int_equal(iopt_smmuv3_drv_sync(r.drv), 0);
+		assert_int_equal(find_cmds(&r, mark, OP_TLBI_S2_IPA, got, 4), 0);
+	}
 	assert_int_equal(iopt_smmuv3_drv_detach(dom, SID), 0);
 	assert_int_equal(iopt_smmuv3_drv_domain_free(dom), 0);
 	iopt_free(pt);

@@ -270,8 +270,9 @@ IOPT_API const struct iopt_tlb_ops *iopt_smmuv3_drv_tlb_ops(void);
 /*
  * Invalidate [iova, iova + size) of the domain (leaf: leaf entries only,
  * else walk caches too; granule as for flush_walk), without a sync — for
- * callers that gathered an unmap. 0, -EINVAL (size 0, wrap),
- * -ETIMEDOUT (queue full too long).
+ * callers that gathered an unmap. 0, -EINVAL (size 0, wrap, a stage 2
+ * range past the 52 bits of an IPA; nothing sent), -ETIMEDOUT (queue full
+ * too long).
  */
 IOPT_API int iopt_smmuv3_drv_inv_range(struct iopt_smmuv3_drv_domain *dom,
 				       uint64_t iova, uint64_t size,

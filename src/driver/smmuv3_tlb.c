@@ -164,6 +164,9 @@ int iopt_smmuv3_drv_inv_range(struct iopt_smmuv3_drv_domain *dom,
 {
 	if (!dom || !size || iova + size - 1 < iova)
 		return -EINVAL;
+	/* 4.1.6: an IPA field holds bits [51:12]. */
+	if (dom->stage == 2 && (iova + size - 1) >> 52)
+		return -EINVAL;
 	if (!dom_bound(dom))
 		return 0;
 	return inv_range(dom, iova, size, granule, leaf, false);
