@@ -960,13 +960,19 @@ static const struct bench_case smmu_cases[] = {
 	  "one model" },
 	{ "cmdq", "TLBI_NH_VA + CMD_SYNC pairs: commands per simulated us (v3)" },
 	{ "tlbsync", "TLBIVA + TLBSYNC + poll from N threads (v2)" },
+	{ "drv_tlbi_batch", "16 TLBI_NH_VA + CMD_SYNC batches through the "
+	  "driver, virtual clock (v3)" },
+	{ "drv_tlbi_batch_host", "the same on the host clock (v3)" },
 	{ 0 },
 };
 
 /* The cases of one version only. */
 static bool smmu_case_ok(int version, const char *name)
 {
-	static const char *const v3_only[] = { "translate_random_nowc", "cmdq", NULL };
+	static const char *const v3_only[] = {
+		"translate_random_nowc", "cmdq", "drv_tlbi_batch",
+		"drv_tlbi_batch_host", NULL,
+	};
 	static const char *const v2_only[] = { "tlbsync", NULL };
 	const char *const *other = version == 2 ? v3_only : v2_only;
 

@@ -50,7 +50,8 @@ suites="pgtable iova smmu dma sim host"
 cases_pgtable=""
 cases_iova="cached_pair tree_pair fragmented exhaust32 invalidation record"
 cases_smmu="mutex_pair translate_hit translate_walk translate_walk_wcache
-  translate_random translate_random_nowc translate_hit_threads cmdq tlbsync"
+  translate_random translate_random_nowc translate_hit_threads cmdq tlbsync
+  drv_tlbi_batch drv_tlbi_batch_host"
 cases_dma=""
 cases_sim="switch ops pgtable"
 cases_host="pair_alu pair_mem"
