@@ -122,7 +122,10 @@ struct iopt_gather {
  *             entries there (walk caches may stay). gather is the unmap
  *             caller's (NULL if none) and already includes the leaf; the
  *             invalidation completes at the next iopt_tlb_sync() (a failed
- *             map calls it before returning).
+ *             map calls it before returning). The page table counts a
+ *             report as issued when add_page returns: a concurrent unmap
+ *             through a split table relies on the block's invalidation
+ *             from then on, and completes it only through sync.
  * sync:       wait until every invalidation issued so far has completed.
  */
 struct iopt_tlb_ops {
@@ -277,6 +280,11 @@ IOPT_API int iopt_map_pages(struct iopt_pgtable *pt, uint64_t iova,
  * are added to gather (may be NULL) and the TLB ops' add_page; the caller
  * then calls iopt_tlb_sync(). Removed tables and broken runs are
  * invalidated (flush_walk) and synced inside the call.
+ * The unmap is not complete before the invalidation of every block its
+ * pages were part of: when another thread's split of that block has
+ * published its table but not yet returned from add_page for the block,
+ * this call reports the block too (docs/pgtable.md, "Concurrency
+ * contract", 10).
  * Returns the bytes unmapped from iova on: it stops early at the first
  * address that is not mapped, or when a split cannot get memory. Returns
  * -EINVAL or -ERANGE (as for map) for invalid arguments, changing nothing.

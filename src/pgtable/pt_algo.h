@@ -45,6 +45,17 @@
  *     split reports the block and a run break the aligned run. A failed
  *     map unmaps what it wrote through the unmap path and syncs; a run is
  *     written only once all its items are free.
+ *  9. A split block stays reportable until its splitter has reported it:
+ *     the splitter claims a slot naming the block (pt->split_slot, acq_rel)
+ *     before it publishes the table, and frees it (release) only after its
+ *     add_page for the block returned and the invalidation was marked
+ *     pending. Every unmap that reached its leaves by a walk (acquire
+ *     loads, so it sees every slot claimed before the tables it followed)
+ *     reports each claimed block that covers its address as its own, and
+ *     a leaf table is not cached while any split is in flight. So an unmap
+ *     that passes through a freshly split table either reports the block
+ *     itself or finds its slot free, and then the block's add_page
+ *     happened before: the unmap's iopt_tlb_sync() waits for both.
  */
 #ifndef IOPT_PT_ALGO_H
 #define IOPT_PT_ALGO_H
@@ -405,6 +416,78 @@ PT_ALGO uint64_t pt_table_hint(const struct iopt_pgtable *pt, unsigned d)
 	return pt_last(pt, d) ? 1ull << pt->shift[d] : 0;
 }
 
+/* ---- splits in flight (item 9) ---------------------------------------- */
+
+/*
+ * Claim a slot for the split of the block at base (depth d), before its
+ * table is published. Waits while all PT_SPLIT_SLOTS are held: their
+ * holders are between publication and report, a few steps that wait for
+ * nothing but the driver's add_page. Returns the slot.
+ */
+PT_COLD unsigned pt_split_claim(struct iopt_pgtable *pt, uint64_t base,
+				unsigned d)
+{
+	for (;;) {
+		for (unsigned i = 0; i < PT_SPLIT_SLOTS; i++) {
+			uint64_t empty = 0;
+
+			/* Acquire: pairs with the release in pt_split_done()
+			 * of the slot's last holder; release, with the
+			 * increment after it: pairs with pt_split_report()'s
+			 * acquire loads, through the publishing CAS that
+			 * follows. */
+			if (!plat_load_rlx64(&pt->split_slot[i]) &&
+			    plat_cas_acq_rel64(&pt->split_slot[i], &empty,
+					       base | (d + 1))) {
+				plat_fetch_add_acq_rel64(&pt->split_live, 1);
+				return i;
+			}
+		}
+		plat_cpu_relax();
+	}
+}
+
+/* The split in slot i was reported (add_page returned, pending marked). */
+PT_COLD void pt_split_done(struct iopt_pgtable *pt, unsigned i)
+{
+	/* Release, both: the report happens before any thread that reads
+	 * the free slot or the lower count (acquire) skips the block. */
+	plat_store_rel64(&pt->split_slot[i], 0);
+	plat_fetch_sub_rel64(&pt->split_live, 1);
+}
+
+/* Is no split in flight? Call after the acquire loads of a walk. */
+PT_ALGO bool pt_splits_idle(struct iopt_pgtable *pt)
+{
+	/* Acquire: pairs with pt_split_done()'s release decrement, and the
+	 * increment of every claim made before a table this thread
+	 * followed. */
+	return plat_likely(!plat_load_acq64(&pt->split_live));
+}
+
+/* Report (gather g, add_page) every block in flight that covers va;
+ * returns whether there was one. */
+PT_COLD bool pt_split_report_slots(struct iopt_pgtable *pt, uint64_t va,
+				   struct iopt_gather *g)
+{
+	bool any = false;
+
+	for (unsigned i = 0; i < PT_SPLIT_SLOTS; i++) {
+		/* Acquire: pairs with the release claim and free of the
+		 * slot; a free slot (or another block's) means this block's
+		 * report happened before. */
+		uint64_t tag = plat_load_acq64(&pt->split_slot[i]);
+		unsigned d = (unsigned)(tag & 0xf) - 1;
+		uint64_t base = tag & ~0xfull;
+
+		if (tag && va - base < 1ull << pt->shift[d]) {
+			pt_gather_range(pt, g, base, 1, 1ull << pt->shift[d]);
+			any = true;
+		}
+	}
+	return any;
+}
+
 /* ---- splits, run breaks, unlinking ------------------------------------ */
 
 /*
@@ -412,10 +495,12 @@ PT_ALGO uint64_t pt_table_hint(const struct iopt_pgtable *pt, unsigned d)
  * table of items at depth d + 1 that map the whole block with its
  * attributes (item 3). The block itself was replaced: it is reported
  * (add_page with the block's size, gather g) so that the TLB drops an
- * entry that caches the whole block; the caller marks the invalidation
- * pending. A thread that loses the race reports the block too: its own
- * unmap must not complete before the block's invalidation does. Returns
- * 0 whether this thread or a racing one split it, -ENOMEM.
+ * entry that caches the whole block, and the invalidation is marked
+ * pending. Between publication and that report the block is in flight
+ * (item 9): unmaps that pass through the new table report it too. A
+ * thread that loses the race reports the block as well: its own unmap
+ * must not complete before the block's invalidation does. Returns 0
+ * whether this thread or a racing one split it, -ENOMEM.
  */
 PT_COLD int pt_split_block(const struct pt_fmt *F, struct iopt_pgtable *pt,
 			   void *tbl, unsigned idx, uint64_t pte, unsigned d,
@@ -425,8 +510,9 @@ PT_COLD int pt_split_block(const struct pt_fmt *F, struct iopt_pgtable *pt,
 	uint64_t oa = F->leaf_oa(pt, pte, lvl, &size_lg2);
 	unsigned n = 1u << pt->bits[d + 1];
 	uint64_t step = 1ull << pt->shift[d + 1];
-	uint64_t block = 1ull << pt->shift[d];
+	uint64_t block = 1ull << pt->shift[d], base = va & ~(block - 1);
 	uint64_t pa;
+	unsigned slot;
 	void *child = pt_table_alloc(pt, d + 1, &pa);
 
 	if (!child)
@@ -436,6 +522,7 @@ PT_COLD int pt_split_block(const struct pt_fmt *F, struct iopt_pgtable *pt,
 			     F->relevel_leaf(pt, pte, lvl, lvl + 1,
 					     oa + i * step));
 	pt_sync(pt, child, pt->table_bytes[d + 1]);
+	slot = pt_split_claim(pt, base, d);
 	if (pt_publish(F, pt, tbl, idx, &pte, child, pa, d))
 		plat_fetch_add_acq_rel64(&pt->n_split, 1);
 	/* pte is now the entry's value, ours or the winner's: the device
@@ -444,7 +531,9 @@ PT_COLD int pt_split_block(const struct pt_fmt *F, struct iopt_pgtable *pt,
 		pt_sync_table_entry(F, pt, tbl, idx, pte);
 	else
 		pt_sync_entries(F, pt, tbl, idx, 1);
-	pt_gather_range(pt, g, va & ~(block - 1), 1, block);
+	pt_gather_range(pt, g, base, 1, block);
+	pt_tlb_mark_pending(pt);
+	pt_split_done(pt, slot);
 	return 0;
 }
 
@@ -667,8 +756,15 @@ PT_ALGO int64_t pt_unmap_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 		}
 		if (kind == PT_EMPTY || nomem)
 			break;
-		if (!leaf_tbl && pt_last(pt, D))
-			pt_lc_fill(pt, va, tbl, gen);
+		if (!leaf_tbl) {
+			/* Item 9, after the walk's acquire loads. */
+			if (!pt_splits_idle(pt)) {
+				if (pt_split_report_slots(pt, va, gather))
+					cleared_leaf = true;
+			} else if (pt_last(pt, D)) {
+				pt_lc_fill(pt, va, tbl, gen);
+			}
+		}
 
 		/* Clear items [idx, end) of this table at depth D; entries
 		 * [from, idx) are cleared but not yet synced, the last gn of
@@ -1052,8 +1148,8 @@ PT_ALGO int pt_map_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 		}
 		if (leaf_tbl)
 			tbl = leaf_tbl;
-		else if (pt_last(pt, D))
-			pt_lc_fill(pt, va, tbl, gen);
+		else if (pt_last(pt, D) && pt_splits_idle(pt))
+			pt_lc_fill(pt, va, tbl, gen);	/* item 9 */
 
 		idx = pt_index(pt, va, D);
 		uint64_t n = left < entries - idx ? left : entries - idx;

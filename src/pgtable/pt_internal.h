@@ -27,6 +27,9 @@
 
 #define PT_MAX_DEPTH 4
 #define PT_MAX_SIZES 16
+/* Splits that may be between publication and report at once; one more
+ * waits for a slot (pt_split_claim()). */
+#define PT_SPLIT_SLOTS 7
 
 /*
  * The value written into every item of a run while it is being broken
@@ -172,6 +175,13 @@ struct iopt_pgtable {
 	 * 64-CPU simulation (docs/sim.md) named the counters' line, which
 	 * shared unlink_gen, as the most contended one.
 	 */
+	/* Splits between publication and report (pt_algo.h item 9):
+	 * split_live counts the slots in use; a slot holds the block's base
+	 * va | (depth + 1), 0 when free. Read by every unmap that walks,
+	 * written by splits only. */
+	_Alignas(64) uint64_t split_live;
+	uint64_t split_slot[PT_SPLIT_SLOTS];
+
 	/* TLB sync state (see pt_tlb_sync()): bit 0 = invalidations pending,
 	 * bits 63:1 = syncs begun; sync_done = highest completed sync. */
 	_Alignas(64) uint64_t sync_state;
