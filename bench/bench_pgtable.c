@@ -36,6 +36,7 @@ struct pg_opts {
 	unsigned nthreads;
 	bool modes[2];		/* [0] lockless, [1] locked */
 	bool random;
+	bool no_gather;		/* unmap with a NULL gather */
 	uint64_t pages;
 	uint64_t pgcount;
 	unsigned runs;
@@ -102,8 +103,10 @@ static void *pg_worker(void *arg)
 	bench_barrier_wait(&v->bar);
 	t->unmap_t0 = bench_now_ns();
 	iopt_gather_init(&gather);
+	struct iopt_gather *gp = v->o->no_gather ? NULL : &gather;
+
 	for (uint64_t c = 0; c < t->ncalls; c++)
-		if (iopt_unmap_pages(v->pt, t->calls[c], g, n, &gather) !=
+		if (iopt_unmap_pages(v->pt, t->calls[c], g, n, gp) !=
 		    (int64_t)(g * n))
 			t->err = 1;
 	t->unmap_t1 = bench_now_ns();
@@ -261,6 +264,7 @@ static bool granule_ok(uint64_t v)
 
 static const char *const mode_names[] = { "lockless", "locked", NULL };
 static const char *const pattern_names[] = { "seq", "random", NULL };
+static const char *const gather_names[] = { "caller", "null", NULL };
 
 int bench_pgtable_main(int argc, char **argv)
 {
@@ -268,7 +272,7 @@ int bench_pgtable_main(int argc, char **argv)
 			     .threads = { 1 }, .nthreads = 1,
 			     .modes = { true, false }, .pages = 65536,
 			     .pgcount = 1, .runs = 5 };
-	unsigned fmt = o.fmt, modes = 1, pattern = 0;
+	unsigned fmt = o.fmt, modes = 1, pattern = 0, gather = 0;
 	uint64_t granule = o.granule;
 	const struct bench_opt opts[] = {
 		{ "format", BENCH_CHOICE, &fmt, "F", "arm64-lpae-s1 (default), "
@@ -285,6 +289,10 @@ int bench_pgtable_main(int argc, char **argv)
 		{ "pattern", BENCH_CHOICE, &pattern, .choices = pattern_names,
 		  .help = "seq (default), or random: calls scattered over\n"
 			  "1 TiB" },
+		{ "gather", BENCH_CHOICE, &gather, .choices = gather_names,
+		  .help = "unmap's gather: caller (default: one per thread,\n"
+			  "as a driver's unmap path passes) or null (JSON adds\n"
+			  "\"gather\":\"null\")" },
 		{ "pages", BENCH_SIZE, &o.pages, "N", "pages per thread (65536)",
 		  .min = 1, .max = 1ull << 32 },
 		{ "pgcount", BENCH_SIZE, &o.pgcount, "N", "pages per map/unmap call, "
@@ -314,6 +322,7 @@ int bench_pgtable_main(int argc, char **argv)
 	o.modes[0] = modes & 1;
 	o.modes[1] = modes & 2;
 	o.random = pattern == 1;
+	o.no_gather = gather == 1;
 	if (o.fmt == IOPT_ARM_V7S || o.fmt == IOPT_ARM_32_LPAE_S1 ||
 	    o.fmt == IOPT_ARM_32_LPAE_S2) {
 		if (o.granule != 4096) {
@@ -370,13 +379,14 @@ int bench_pgtable_main(int argc, char **argv)
 			       "\"pattern\":\"%s\",\"pages\":%llu,"
 			       "\"pgcount\":%llu,\"runs\":%u,\"map_ns\":%.2f,"
 			       "\"unmap_ns\":%.2f,\"ops_per_sec\":%.0f,"
-			       "\"speedup\":%s}\n",
+			       "\"speedup\":%s%s}\n",
 			       fmt_names[o.fmt], o.granule,
 			       v->locked ? "locked" : "lockless", v->nthreads,
 			       o.random ? "random" : "seq",
 			       (unsigned long long)o.pages,
 			       (unsigned long long)o.pgcount, o.runs, map_ns,
-			       unmap_ns, ops, su);
+			       unmap_ns, ops, su,
+			       o.no_gather ? ",\"gather\":\"null\"" : "");
 		} else {
 			char su[16] = "-";
 

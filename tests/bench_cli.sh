@@ -62,7 +62,7 @@ num_dma="threads:0bad seconds:0bad ops:0ok granule:0bad trans-ns:0ok
   sync-timeout-us:0ok sample:0ok dma-bits:0bad fq-entries:0ok parts-ops:0bad"
 num_sim="sim:0bad seed:0ok pages:0bad"
 num_host="pairs:0bad run-ms:0bad"
-word_pgtable="format pattern mode"
+word_pgtable="format pattern mode gather"
 word_iova=""
 word_smmu=""
 word_dma="dir policy smmu cmdq sync v2-sync clock"

@@ -486,6 +486,92 @@ static void test_unmap_reports_each_page(void **state)
 	}
 }
 
+/* add_page must find its leaf already in the caller's gather. */
+struct cover {
+	unsigned n, bad;
+};
+
+static void cover_add_page(struct iopt_gather *g, uint64_t iova,
+			   uint64_t gran, void *cookie)
+{
+	struct cover *c = cookie;
+
+	if (!g || g->start > iova || g->last < iova + gran - 1 ||
+	    !(g->sizes & gran) || g->pgsize > gran)
+		c->bad++;
+	c->n++;
+}
+
+static const struct iopt_tlb_ops cover_ops = { .add_page = cover_add_page };
+
+/*
+ * The gather of an unmap that stops early (pgtable.h, struct
+ * iopt_gather): it covers every leaf removed, each already when its
+ * add_page is called, and nothing outside the request; add_page is
+ * called for the removed leaves only. Pages 0-4 and 6-9 of a leaf table
+ * are mapped: an unmap of 0-9 removes 0-4, one of page 5 removes
+ * nothing, one of 6-9 removes them all; first each after a miss of the
+ * thread's cached leaf table, then through it.
+ */
+static void test_unmap_gather_covers_removed(void **state)
+{
+	static const enum iopt_fmt fmts[] = { IOPT_ARM_64_LPAE_S1,
+					      IOPT_ARM_V7S };
+	static const struct {
+		unsigned first, count, removed;
+	} steps[] = { { 0, 10, 5 }, { 5, 1, 0 }, { 6, 4, 4 } };
+
+	(void)state;
+	for (unsigned f = 0; f < 2; f++) {
+		bool v7s = fmts[f] == IOPT_ARM_V7S;
+		struct cover c = { 0, 0 };
+		struct iopt_cfg cfg = {
+			.fmt = fmts[f], .granule = 4096, .ias = v7s ? 32 : 48,
+			.oas = v7s ? 32 : 48, .coherent_walk = true,
+			.tlb = &cover_ops, .tlb_cookie = &c,
+		};
+		struct iopt_pgtable *pt = NULL;
+		uint64_t va = 0x40000000, far = 0x60000000;
+
+		assert_int_equal(iopt_alloc(&cfg, &pt), 0);
+		for (unsigned pass = 0; pass < 2; pass++) {
+			map_ok(pt, va, 0x80000000, SZ_4K, 5);
+			map_ok(pt, va + 6 * SZ_4K, 0x80006000, SZ_4K, 4);
+			for (unsigned i = 0; i < 3; i++) {
+				uint64_t a = va + steps[i].first * SZ_4K;
+				uint64_t end = a + steps[i].count * SZ_4K;
+				struct iopt_gather g;
+
+				if (pass == 0) {
+					/* Another leaf table: the unmap
+					 * below misses the cache. */
+					map_ok(pt, far, 0x90000000, SZ_4K, 1);
+					unmap_ok(pt, far, SZ_4K, 1, NULL);
+				}
+				iopt_gather_init(&g);
+				c = (struct cover){ 0, 0 };
+				assert_int_equal(iopt_unmap_pages(pt, a, SZ_4K,
+								  steps[i].count,
+								  &g),
+						 (int64_t)(steps[i].removed * SZ_4K));
+				assert_int_equal(c.n, steps[i].removed);
+				assert_int_equal(c.bad, 0);
+				if (steps[i].removed) {
+					assert_int_equal(g.start, a);
+					assert_true(g.last >= a + steps[i].removed *
+								  SZ_4K - 1);
+					assert_int_equal(g.sizes, SZ_4K);
+				}
+				if (g.start <= g.last) {
+					assert_true(g.start >= a);
+					assert_true(g.last <= end - 1);
+				}
+			}
+		}
+		iopt_free(pt);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -496,6 +582,7 @@ int main(void)
 		cmocka_unit_test(test_run_map_checks_whole_run),
 		cmocka_unit_test(test_failed_run_map_never_visible),
 		cmocka_unit_test(test_unmap_reports_each_page),
+		cmocka_unit_test(test_unmap_gather_covers_removed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -362,13 +362,10 @@ pt_add_pages(void (*add)(struct iopt_gather *, uint64_t, uint64_t, void *),
 	} while (va != end);
 }
 
-/* n removed or replaced leaves of size bytes from va: one gather update
- * for all, one add_page each. */
-PT_ALGO void pt_gather_range(struct iopt_pgtable *pt, struct iopt_gather *g,
-			     uint64_t va, uint64_t n, uint64_t size)
+/* Extend g (may be NULL) over n leaves of size bytes from va, n >= 1. */
+PT_ALGO void pt_gather_add(struct iopt_gather *g, uint64_t va, uint64_t n,
+			   uint64_t size)
 {
-	const struct iopt_tlb_ops *tlb = pt->cfg.tlb;
-
 	if (g) {
 		uint64_t last = va + (n * size - 1);
 
@@ -380,6 +377,15 @@ PT_ALGO void pt_gather_range(struct iopt_pgtable *pt, struct iopt_gather *g,
 			g->pgsize = size;
 		g->sizes |= size;
 	}
+}
+
+/* add_page for each of n removed or replaced leaves of size bytes from
+ * va, which g already covers. */
+PT_ALGO void pt_add_leaves(struct iopt_pgtable *pt, struct iopt_gather *g,
+			   uint64_t va, uint64_t n, uint64_t size)
+{
+	const struct iopt_tlb_ops *tlb = pt->cfg.tlb;
+
 	if (tlb && tlb->add_page) {
 		void (*add)(struct iopt_gather *, uint64_t, uint64_t, void *) =
 			tlb->add_page;
@@ -390,6 +396,15 @@ PT_ALGO void pt_gather_range(struct iopt_pgtable *pt, struct iopt_gather *g,
 		else if (n)
 			pt_add_pages(add, g, va, va + n * size, size, cookie);
 	}
+}
+
+/* n removed or replaced leaves of size bytes from va: one gather update
+ * for all, one add_page each. */
+PT_ALGO void pt_gather_range(struct iopt_pgtable *pt, struct iopt_gather *g,
+			     uint64_t va, uint64_t n, uint64_t size)
+{
+	pt_gather_add(g, va, n, size);
+	pt_add_leaves(pt, g, va, n, size);
 }
 
 /*
@@ -676,10 +691,36 @@ pt_clear_leaves_loop(const struct pt_fmt *F, struct iopt_pgtable *pt,
 }
 
 /*
+ * The leaf table of va, reached through table entries only: NULL where
+ * the descent meets anything else (nothing mapped, a block, a run being
+ * broken), which the full walk handles.
+ */
+PT_ALGO void *pt_leaf_table(const struct pt_fmt *F, struct iopt_pgtable *pt,
+			    uint64_t va)
+{
+	void *tbl = pt->top;
+
+	for (unsigned d = 0; !pt_last(pt, d); d++) {
+		unsigned idx = pt_index(pt, va, d);
+		/* Acquire: pairs with the release CAS in pt_publish(). */
+		uint64_t pte = pt_load_acq(F, tbl, idx);
+
+		if (pt_kind_upper(F, pt, pte) != PT_TABLE)
+			return NULL;
+		tbl = pt_follow(F, pt, tbl, idx, pte, d);
+	}
+	return tbl;
+}
+
+/*
  * Item 7, the common case: unmap count single last-level items through
- * this thread's cached leaf table. Returns the number cleared; the caller
- * walks for the rest (cache miss, end of table, or anything but a plain
- * leaf).
+ * this thread's cached leaf table or, on a miss, the leaf table that a
+ * descent through tables alone reaches (then cached). The gather is
+ * extended from the request before the leaves are loaded, so that
+ * nothing a call does after its last miss waits for it, and the next
+ * call's walk overlaps it (docs/pgtable.md, "Random unmap"). Returns the
+ * number cleared; the caller walks for the rest (a split in flight, end
+ * of table, or anything but a plain leaf).
  */
 PT_ALGO size_t pt_unmap_cached(const struct pt_fmt *F, struct iopt_pgtable *pt,
 			       uint64_t va, size_t count,
@@ -689,16 +730,27 @@ PT_ALGO size_t pt_unmap_cached(const struct pt_fmt *F, struct iopt_pgtable *pt,
 	uint64_t gen;
 	void *tbl = pt_lc_lookup(pt, va, &gen);
 
-	if (!tbl)
-		return 0;
+	if (!tbl) {
+		tbl = pt_leaf_table(F, pt, va);
+		/* Item 9: the full walk reports a split in flight. */
+		if (!tbl || !pt_splits_idle(pt))
+			return 0;
+		pt_lc_fill(pt, va, tbl, gen);
+	}
 	unsigned idx = pt_index(pt, va, D);
 	uint64_t room = (uint64_t)pt->idx_mask[D] + 1 - idx;
-	uint64_t n = pt_clear_leaves(F, pt, tbl, idx,
-				     idx + (count < room ? count : room));
+	uint64_t want = count < room ? count : room;
+	uint64_t item = 1ull << pt->shift[D];
+
+	/* From the request, before the loads: if the clear stops early the
+	 * gather covers the rest of this table's part (pgtable.h). */
+	pt_gather_add(gather, va, want, item);
+	uint64_t n = want == 1 ? pt_clear_leaves(F, pt, tbl, idx, idx + 1) :
+				 pt_clear_leaves_loop(F, pt, tbl, idx, idx + want);
 
 	if (n) {
 		pt_sync_entries(F, pt, tbl, idx, (unsigned)n);
-		pt_gather_range(pt, gather, va, n, 1ull << pt->shift[D]);
+		pt_add_leaves(pt, gather, va, n, item);
 		pt_tlb_mark_pending(pt);
 	}
 	return (size_t)n;
