@@ -367,10 +367,129 @@ static void test_split_in_flight(void **state)
 	assert_int_equal(bad, 0);
 }
 
+/* ---- more splits in flight than slots ---------------------------------- */
+
+#define NSPLIT 8	/* one more than the table's split slots */
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	unsigned held;
+	bool open;
+} gate = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+
+/* Every block report waits until the gate opens (at most 10 s). */
+static void gate_add_page(struct iopt_gather *g, uint64_t iova, uint64_t gran,
+			  void *cookie)
+{
+	struct timespec t;
+
+	(void)g;
+	(void)iova;
+	(void)cookie;
+	if (gran != SZ_2M)
+		return;
+	clock_gettime(CLOCK_REALTIME, &t);
+	t.tv_sec += 10;
+	pthread_mutex_lock(&gate.lock);
+	gate.held++;
+	pthread_cond_broadcast(&gate.cond);
+	while (!gate.open &&
+	       pthread_cond_timedwait(&gate.cond, &gate.lock, &t) == 0)
+		;
+	pthread_mutex_unlock(&gate.lock);
+}
+
+static const struct iopt_tlb_ops gate_ops = { .add_page = gate_add_page };
+
+static unsigned gate_held(void)
+{
+	pthread_mutex_lock(&gate.lock);
+	unsigned n = gate.held;
+
+	pthread_mutex_unlock(&gate.lock);
+	return n;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec t = { ms / 1000, (ms % 1000) * 1000000 };
+
+	nanosleep(&t, NULL);
+}
+
+/* Blocks of the 8 that are still one 2M leaf. */
+static unsigned blocks_left(struct iopt_pgtable *pt, uint64_t va)
+{
+	unsigned n = 0;
+
+	for (unsigned k = 0; k < NSPLIT; k++) {
+		struct iopt_walk w;
+
+		memset(&w, 0, sizeof(w));
+		assert_int_equal(iopt_walk(pt, va + k * SZ_2M + SZ_1M, &w), 0);
+		n += w.mapped && w.leaf_size == SZ_2M;
+	}
+	return n;
+}
+
+/*
+ * Eight threads split eight blocks at once while every block report is
+ * held: seven splits claim the table's slots and publish; the eighth
+ * waits for a slot and leaves its block whole (a walk still finds the 2M
+ * leaf) until a report returns. Then all eight complete.
+ */
+static void test_split_slots_full(void **state)
+{
+	struct iopt_cfg cfg = {
+		.fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096, .ias = 48, .oas = 48,
+		.coherent_walk = true, .tlb = &gate_ops,
+	};
+	struct iopt_pgtable *pt = NULL;
+	struct a_arg a[NSPLIT];
+	pthread_t th[NSPLIT];
+	uint64_t va = SZ_1G;
+
+	(void)state;
+	assert_int_equal(iopt_alloc(&cfg, &pt), 0);
+	assert_int_equal(iopt_map_pages(pt, va, va, SZ_2M, NSPLIT,
+					IOPT_READ | IOPT_WRITE, NULL), 0);
+	gate.held = 0;
+	gate.open = false;
+	for (unsigned k = 0; k < NSPLIT; k++) {
+		a[k] = (struct a_arg){ pt, va + k * SZ_2M + k * SZ_4K, SZ_4K, 0 };
+		assert_int_equal(pthread_create(&th[k], NULL, thread_a, &a[k]), 0);
+	}
+	for (int i = 0; i < 1000 && gate_held() < NSPLIT - 1; i++)
+		sleep_ms(10);
+	sleep_ms(50);	/* room for an eighth that should not come */
+	unsigned held = gate_held(), whole = blocks_left(pt, va);
+
+	pthread_mutex_lock(&gate.lock);
+	gate.open = true;
+	pthread_cond_broadcast(&gate.cond);
+	pthread_mutex_unlock(&gate.lock);
+	for (unsigned k = 0; k < NSPLIT; k++)
+		pthread_join(th[k], NULL);
+	assert_int_equal(held, NSPLIT - 1);
+	assert_int_equal(whole, 1);
+	assert_int_equal(gate_held(), NSPLIT);
+	for (unsigned k = 0; k < NSPLIT; k++) {
+		uint64_t pa;
+
+		assert_int_equal(a[k].ret, (int64_t)SZ_4K);
+		assert_int_equal(iopt_iova_to_phys(pt, a[k].va, &pa), -ENOENT);
+		assert_int_equal(iopt_iova_to_phys(pt, a[k].va + SZ_4K, &pa), 0);
+	}
+	assert_int_equal(blocks_left(pt, va), 0);
+	iopt_free(pt);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_split_in_flight),
+		cmocka_unit_test(test_split_slots_full),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
