@@ -269,6 +269,7 @@ struct a_arg {
 	struct iopt_pgtable *pt;
 	uint64_t va, size;
 	int64_t ret;
+	bool is_a;	/* the thread whose block report is held */
 };
 
 static void *thread_a(void *p)
@@ -276,6 +277,9 @@ static void *thread_a(void *p)
 	struct a_arg *a = p;
 	struct iopt_gather g;
 
+	/* Ordered before B's callbacks by ctl.published. */
+	if (a->is_a)
+		ctl.a = pthread_self();
 	iopt_gather_init(&g);
 	a->ret = iopt_unmap_pages(a->pt, a->va, a->size, 1, &g);
 	iopt_tlb_sync(a->pt);
@@ -306,9 +310,10 @@ static bool run_case(const struct scase *c)
 	ctl.published = ctl.b_done = ctl.held = false;
 	ctl.hold_va = b_va & ~(c->hold - 1);
 	ctl.hold_gran = c->hold;
-	struct a_arg a = { pt, c->va + c->a_off, c->unmap, 0 };
+	struct a_arg a = { pt, c->va + c->a_off, c->unmap, 0, true };
+	pthread_t th;
 
-	assert_int_equal(pthread_create(&ctl.a, NULL, thread_a, &a), 0);
+	assert_int_equal(pthread_create(&th, NULL, thread_a, &a), 0);
 	bool published = ctl_wait(&ctl.published);
 	int64_t b_ret = -1;
 	bool b_tlb = false;
@@ -324,7 +329,7 @@ static bool run_case(const struct scase *c)
 		b_walk = iopt_iova_to_phys(pt, b_va, &pa);
 	}
 	ctl_set(&ctl.b_done);
-	pthread_join(ctl.a, NULL);
+	pthread_join(th, NULL);
 
 	if (!published)
 		print_error("[%s] A never reported the block\n", c->name);
@@ -457,7 +462,8 @@ static void test_split_slots_full(void **state)
 	gate.held = 0;
 	gate.open = false;
 	for (unsigned k = 0; k < NSPLIT; k++) {
-		a[k] = (struct a_arg){ pt, va + k * SZ_2M + k * SZ_4K, SZ_4K, 0 };
+		a[k] = (struct a_arg){ pt, va + k * SZ_2M + k * SZ_4K, SZ_4K, 0,
+				       false };
 		assert_int_equal(pthread_create(&th[k], NULL, thread_a, &a[k]), 0);
 	}
 	for (int i = 0; i < 1000 && gate_held() < NSPLIT - 1; i++)
