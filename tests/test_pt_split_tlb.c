@@ -381,7 +381,8 @@ static struct {
 	pthread_cond_t cond;
 	unsigned held;
 	bool open;
-} gate = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+} gate = { .lock = PTHREAD_MUTEX_INITIALIZER,
+	    .cond = PTHREAD_COND_INITIALIZER };
 
 /* Every block report waits until the gate opens (at most 10 s). */
 static void gate_add_page(struct iopt_gather *g, uint64_t iova, uint64_t gran,
@@ -447,8 +448,8 @@ static unsigned blocks_left(struct iopt_pgtable *pt, uint64_t va)
 static void test_split_slots_full(void **state)
 {
 	struct iopt_cfg cfg = {
-		.fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096, .ias = 48, .oas = 48,
-		.coherent_walk = true, .tlb = &gate_ops,
+		.fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096, .ias = 48,
+		.oas = 48, .coherent_walk = true, .tlb = &gate_ops,
 	};
 	struct iopt_pgtable *pt = NULL;
 	struct a_arg a[NSPLIT];
@@ -464,7 +465,8 @@ static void test_split_slots_full(void **state)
 	for (unsigned k = 0; k < NSPLIT; k++) {
 		a[k] = (struct a_arg){ pt, va + k * SZ_2M + k * SZ_4K, SZ_4K, 0,
 				       false };
-		assert_int_equal(pthread_create(&th[k], NULL, thread_a, &a[k]), 0);
+		assert_int_equal(pthread_create(&th[k], NULL, thread_a, &a[k]),
+				 0);
 	}
 	for (int i = 0; i < 1000 && gate_held() < NSPLIT - 1; i++)
 		sleep_ms(10);

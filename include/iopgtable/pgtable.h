@@ -65,10 +65,10 @@ enum iopt_fmt {
  * that the caller can invalidate it in one go. [start, last] is inclusive
  * (so that the top of the address space fits); empty when start > last.
  * It covers every leaf added, and never more than the unmap's request
- * and the blocks its pages were part of; an unmap that stops early (at an address not
- * mapped) may leave it covering the rest of its request in the leaf table
- * where it stopped, since single pages are gathered from the request
- * before their leaves are read.
+ * and the blocks its pages were part of; an unmap that stops early (at
+ * an address not mapped) may leave it covering the rest of its request
+ * in the leaf table where it stopped, since single pages are gathered
+ * from the request before their leaves are read.
  * pgsize is the smallest leaf size added (0 when empty): invalidating by
  * address every pgsize step of [start, last] reaches every such leaf.
  * sizes is the OR of the sizes of every leaf added: with one bit set,

@@ -447,10 +447,10 @@ PT_COLD unsigned pt_split_claim(struct iopt_pgtable *pt, uint64_t base,
 			uint64_t empty = 0;
 
 			/* Acquire: pairs with the release in pt_split_done()
-			 * of the slot's last holder; release, with the
-			 * increment after it: pairs with pt_split_report()'s
-			 * acquire loads, through the publishing CAS that
-			 * follows. */
+			 * of the slot's last holder. Release (and the
+			 * increment after it): pairs with the acquire loads
+			 * of pt_splits_idle() and pt_split_report_slots(),
+			 * through the publishing CAS that follows. */
 			if (!plat_load_rlx64(&pt->split_slot[i]) &&
 			    plat_cas_acq_rel64(&pt->split_slot[i], &empty,
 					       base | (d + 1))) {
@@ -745,8 +745,9 @@ PT_ALGO size_t pt_unmap_cached(const struct pt_fmt *F, struct iopt_pgtable *pt,
 	/* From the request, before the loads: if the clear stops early the
 	 * gather covers the rest of this table's part (pgtable.h). */
 	pt_gather_add(gather, va, want, item);
-	uint64_t n = want == 1 ? pt_clear_leaves(F, pt, tbl, idx, idx + 1) :
-				 pt_clear_leaves_loop(F, pt, tbl, idx, idx + want);
+	uint64_t n = want == 1 ?
+		pt_clear_leaves(F, pt, tbl, idx, idx + 1) :
+		pt_clear_leaves_loop(F, pt, tbl, idx, idx + want);
 
 	if (n) {
 		pt_sync_entries(F, pt, tbl, idx, (unsigned)n);
