@@ -60,10 +60,11 @@ for c in alu mem; do
     echo "$line" | grep -q "\"$k\":" || { echo "FAIL: pair_$c lacks $k"; fail=1; }
   done
   echo "$line" | grep -q '"pairs":3,' || { echo "FAIL: pair_$c pairs != 3"; fail=1; }
-  # Two threads against one: a positive ratio below 4 (each thread's
-  # rate cannot exceed twice its own alone by more than noise).
+  # Two threads against one: a positive number. No upper bound: a 50 us
+  # run preempted on a loaded machine can make any ratio (a test asserts
+  # no speed).
   r=$(echo "$line" | sed 's/.*"vs_one_thread":\([0-9.]*\),.*/\1/')
-  if ! awk -v r="$r" 'BEGIN { exit !(r > 0 && r < 4) }'; then
+  if ! awk -v r="$r" 'BEGIN { exit !(r > 0) }'; then
     echo "FAIL: pair_$c vs_one_thread $r"
     fail=1
   fi
