@@ -14,12 +14,15 @@
  * and bench_now_ns() reads simulated time, so every time figure a suite
  * prints is simulated ns per operation and operations per simulated
  * second. Every JSON line the suite prints gains
- *   "sim_cpus":N,"seed":S,"sim_mem":"sc|tso","trace_hash":"<hex>",
- *   "sim_ops_per_host_sec":X,"host_s":Y
+ *   "sim_cpus":N,"sim_threads":N,"seed":S,"sim_mem":"sc|tso",
+ *   "trace_hash":"<hex>","sim_instructions":I,"sim_ops_per_host_sec":X,
+ *   "sim_insns_per_host_sec":Z,"host_s":Y
  * where trace_hash is the simulation's running hash of the interleaving
  * and its cycle counts when the line was printed (the same command
- * prints the same hashes), and the last two are the engine's speed over
- * the host time since the previous JSON line.
+ * prints the same hashes), sim_instructions the instructions charged so
+ * far on all CPUs (setup included), sim_threads the software threads
+ * (one per CPU), and the last three the engine's speed over the host
+ * time since the previous JSON line.
  *
  * The dma suite differs: it gets --threads N but no --runs, and runs on
  * the simulation's host context (outside any run), because it attaches
@@ -81,7 +84,7 @@ static struct {
 	FILE *out;		/* the real stdout */
 	char line[1 << 16];
 	size_t len;
-	uint64_t last_ops;
+	uint64_t last_ops, last_insns;
 	double last_host;
 } sr;
 
@@ -105,13 +108,18 @@ static void sr_line(void)
 
 		iopt_sim_stats(sr.sim, &st);
 		fwrite(s, 1, n - 2, sr.out);
-		fprintf(sr.out, ",\"sim_cpus\":%u,\"seed\":%llu,\"sim_mem\":\"%s\","
-			"\"trace_hash\":\"%016llx\",\"sim_ops_per_host_sec\":%.0f,"
-			"\"host_s\":%.3f}\n", sim_cpus,
-			(unsigned long long)sr.seed, sr.mem,
+		fprintf(sr.out, ",\"sim_cpus\":%u,\"sim_threads\":%u,\"seed\":%llu,"
+			"\"sim_mem\":\"%s\",\"trace_hash\":\"%016llx\","
+			"\"sim_instructions\":%llu,\"sim_ops_per_host_sec\":%.0f,"
+			"\"sim_insns_per_host_sec\":%.0f,\"host_s\":%.3f}\n",
+			sim_cpus, sim_cpus, (unsigned long long)sr.seed, sr.mem,
 			(unsigned long long)st.trace_hash,
-			dt > 0 ? (double)(st.total_ops - sr.last_ops) / dt : 0.0, dt);
+			(unsigned long long)st.instructions,
+			dt > 0 ? (double)(st.total_ops - sr.last_ops) / dt : 0.0,
+			dt > 0 ? (double)(st.instructions - sr.last_insns) / dt : 0.0,
+			dt);
 		sr.last_ops = st.total_ops;
+		sr.last_insns = st.instructions;
 		sr.last_host = now;
 	} else {
 		fwrite(s, 1, n, sr.out);
@@ -253,10 +261,12 @@ int bench_simrun_main(int argc, char **argv, bench_dispatch_fn dispatch)
 	stdout = sr.out;
 	iopt_sim_stats(sr.sim, &st);
 	fprintf(stderr, "iopt-bench-sim: %u worker CPUs (%u ran), seed %llu, "
-		"%s, %s: %llu platform operations, %llu switches, %.0f simulated "
+		"%s, %s: %llu platform operations, %llu instructions, %llu "
+		"switches, %.0f simulated "
 		"us, trace hash %016llx, %.2f host s, %.0f operations per host "
 		"second%s\n", sim_cpus, st.cpus, (unsigned long long)p.seed,
 		sr.mem, sched, (unsigned long long)st.total_ops,
+		(unsigned long long)st.instructions,
 		(unsigned long long)st.switches,
 		(double)st.end_cycles / p.cpu_ghz / 1e3,
 		(unsigned long long)st.trace_hash, st.host_s,

@@ -14,8 +14,8 @@
 # archive holds that single object.
 #
 # iopt_localize_check() verifies at configure time that the toolchain can
-# do both steps; iopt_localized_object(OUT OBJLIB) adds the custom command
-# producing OUT from the objects of the object library OBJLIB.
+# do both steps; iopt_localized_object(OUT OBJLIB...) adds the custom command
+# producing OUT from the objects of the object libraries OBJLIB....
 
 # Success is cached: the check runs once per build tree (a failure is
 # checked again on the next configure, after the toolchain is fixed).
@@ -77,14 +77,18 @@ function(iopt_localize_fail why)
     "plat_*, ...) then stay global and may clash with the host program's.")
 endfunction()
 
-function(iopt_localized_object out objlib)
+function(iopt_localized_object out)
   iopt_localize_target(cc)
+  set(objs)
+  foreach(objlib ${ARGN})
+    list(APPEND objs $<TARGET_OBJECTS:${objlib}>)
+  endforeach()
+  string(REPLACE ";" " " names "${ARGN}")
   add_custom_command(OUTPUT ${out}
-    COMMAND ${cc} -r -nostdlib -o ${out}.partial
-      $<TARGET_OBJECTS:${objlib}>
+    COMMAND ${cc} -r -nostdlib -o ${out}.partial ${objs}
     COMMAND ${CMAKE_OBJCOPY} --localize-hidden ${out}.partial ${out}
     COMMAND ${CMAKE_COMMAND} -E remove ${out}.partial
-    DEPENDS ${objlib} $<TARGET_OBJECTS:${objlib}>
-    COMMENT "Partially linking ${objlib} and localising its hidden symbols"
+    DEPENDS ${ARGN} ${objs}
+    COMMENT "Partially linking ${names} and localising its hidden symbols"
     COMMAND_EXPAND_LISTS VERBATIM)
 endfunction()

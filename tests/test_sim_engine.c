@@ -1111,6 +1111,94 @@ static void test_bad_params(void **state)
 	assert_null(s);
 }
 
+/* ---- instruction charging: a loop of known length ------------------------ */
+
+/*
+ * tests/sim_icharge_loop.c: sim_test_loop(n) executes 3n + 2 instructions
+ * (its three blocks, counted by hand there) and is compiled with
+ * instruction charging; this file is not, so between two platform
+ * operations of a CPU here only the loop's instructions are charged.
+ * Expected: each CPU is charged exactly ROUNDS x (3n + 2) instructions,
+ * and its time is ROUNDS fences plus floor(instructions / ipc) cycles
+ * (the engine carries the fraction over, so the sum rounds once); the
+ * loop the host context runs before the run is nobody's. Exact, no
+ * tolerance: the count does not depend on the compiler.
+ */
+uint64_t sim_test_loop(uint64_t n);
+
+#define ICHARGE_ROUNDS 10
+
+struct icharge_case {
+	uint64_t n[2];
+	uint64_t sum[2];
+};
+
+static void icharge_cpu(unsigned cpu, void *arg)
+{
+	struct icharge_case *t = arg;
+
+	for (unsigned r = 0; r < ICHARGE_ROUNDS; r++) {
+		t->sum[cpu] += sim_test_loop(t->n[cpu]);
+		plat_fence_seq_cst();
+	}
+}
+
+static void test_icharge_loop(void **state)
+{
+	static const double ipcs[] = { 2.0, 1.0, 0.0, 3.0 };
+
+	(void)state;
+#ifndef IOPT_TEST_ICHARGE
+	skip();
+#endif
+	for (unsigned k = 0; k < sizeof(ipcs) / sizeof(ipcs[0]); k++) {
+		struct icharge_case t = { { 1000, 10 }, { 0, 0 } };
+		struct iopt_sim_params p;
+		struct iopt_sim_stats st;
+		struct iopt_sim *s = NULL;
+		uint64_t insns[2], want_insns = 0;
+
+		iopt_sim_params_default(&p);
+		p.cpus = 2;
+		p.ipc = ipcs[k];
+		assert_int_equal(iopt_sim_create(&p, &s), 0);
+		/* The host context's instructions are not charged. */
+		assert_int_equal(sim_test_loop(5000), 5000 * 5001 / 2);
+		assert_int_equal(iopt_sim_run(s, icharge_cpu, &t), 0);
+		for (unsigned c = 0; c < 2; c++) {
+			uint64_t n = t.n[c], cyc;
+
+			assert_int_equal(t.sum[c], ICHARGE_ROUNDS * n * (n + 1) / 2);
+			insns[c] = ICHARGE_ROUNDS * (3 * n + 2);
+			want_insns += insns[c];
+			cyc = ICHARGE_ROUNDS * p.fence;
+			if (p.ipc > 0)
+				cyc += (uint64_t)((double)insns[c] / p.ipc);
+			assert_int_equal(iopt_sim_cpu_cycles(s, c), cyc);
+		}
+		iopt_sim_stats(s, &st);
+		assert_int_equal(st.instructions, want_insns);
+		iopt_sim_destroy(s);
+	}
+}
+
+/* A bad ipc is refused. */
+static void test_icharge_params(void **state)
+{
+	struct iopt_sim_params p;
+	struct iopt_sim *s = NULL;
+
+	(void)state;
+	iopt_sim_params_default(&p);
+	p.ipc = -1.0;
+	assert_int_equal(iopt_sim_create(&p, &s), -EINVAL);
+	p.ipc = 0.0 / 0.0;
+	assert_int_equal(iopt_sim_create(&p, &s), -EINVAL);
+	p.ipc = 65.0;
+	assert_int_equal(iopt_sim_create(&p, &s), -EINVAL);
+	assert_null(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1134,6 +1222,8 @@ int main(void)
 		cmocka_unit_test(test_smmuv2_timeline),
 		cmocka_unit_test(test_smmu_detach),
 		cmocka_unit_test(test_mmio_port),
+		cmocka_unit_test(test_icharge_loop),
+		cmocka_unit_test(test_icharge_params),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -130,6 +130,14 @@ struct iopt_sim_params {
 	 * -ETIMEDOUT (a livelock: CPUs spinning on what will never come);
 	 * 0: no limit (added with the engine). */
 	uint64_t max_cycles;
+	/*
+	 * Instructions per cycle of the simulated CPUs' own code: every basic
+	 * block the instrumented library, benchmark and workload code runs
+	 * costs its instruction count / ipc cycles (docs/sim.md, "What an
+	 * instruction costs"); 0: instructions are counted but cost nothing.
+	 * 0 .. 64.
+	 */
+	double ipc;
 };
 
 IOPT_API void iopt_sim_params_default(struct iopt_sim_params *p);
@@ -248,6 +256,7 @@ struct iopt_sim_stats {
 	uint64_t ops[IOPT_SIM_OP_COUNT];
 	uint64_t total_ops;
 	uint64_t switches;		/* context switches between CPUs */
+	uint64_t instructions;		/* instructions charged, all CPUs */
 	uint64_t grace_periods;
 	uint64_t rcu_callbacks;
 	uint64_t trace_hash;		/* FNV-1a over (cpu, op, cycles) of every op */

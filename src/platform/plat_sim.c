@@ -83,6 +83,7 @@ static void mmio_mutex_wait(struct plat_mutex *m)
 	sim_mmio_cpu = NULL;
 	sim_raw--;
 	sim_cur = c;
+	sim_icount = 0;		/* the model's instructions: not c's */
 	plat_mutex_lock(m);
 	sim_cur = NULL;
 	sim_raw++;
@@ -115,6 +116,7 @@ void plat_mutex_lock(struct plat_mutex *m)
 		return;
 	}
 	s = sim_cur_sim;
+	sim_ipoint(s, c);
 	/* The lock word's line, as an atomic exchange would touch it (a
 	 * full barrier: the store buffer drains first). */
 	sim_charge(s, c, IOPT_SIM_OP_LOCK,
@@ -144,9 +146,12 @@ void plat_mutex_lock(struct plat_mutex *m)
 void plat_mutex_unlock(struct plat_mutex *m)
 {
 	struct sim_cpu *c = sim_cur;
-	struct sim_cpu *w = m->head;
+	struct sim_cpu *w;
 	struct iopt_sim *s;
 
+	if (c)
+		sim_ipoint(sim_cur_sim, c);
+	w = m->head;
 	if (w) {
 		m->head = w->wait_next;
 		if (!m->head)
@@ -254,6 +259,7 @@ uint64_t plat_clock_ns(void)
 
 	if (c) {
 		s = sim_cur_sim;
+		sim_ipoint(s, c);
 		sim_charge(s, c, IOPT_SIM_OP_CLOCK, s->p.clock_read);
 		return (uint64_t)((double)c->now / s->p.cpu_ghz);
 	}

@@ -145,6 +145,12 @@ static struct sim_cpu *heap_pop(struct iopt_sim *s)
 static void switch_to(struct iopt_sim *s, struct sim_cpu *from,
 		      struct sim_cpu *to)
 {
+	/* What the host context ran is nobody's; a CPU that blocks or ends
+	 * has had its instructions folded by its last charge. */
+	if (from == &s->host || sim_raw)
+		sim_icount = 0;
+	else if (sim_icount)
+		sim_ifold(s, from);
 	s->switches++;
 	if (to == &s->host) {
 		s->host_in_heap = false;
@@ -203,6 +209,35 @@ static void trace(struct iopt_sim *s, struct sim_cpu *c, enum iopt_sim_op op)
 	s->trace_hash = h;
 }
 
+static void resched(struct iopt_sim *s, struct sim_cpu *c);
+
+void sim_ifold(struct iopt_sim *s, struct sim_cpu *c)
+{
+	uint64_t n = sim_icount, q = s->cyc_per_insn_q16, cyc;
+
+	sim_icount = 0;
+	c->insns += n;
+	s->insns += n;
+	/* insns x q / 65536 without overflow, rounded down; the remainder
+	 * carries over to the next fold, so the sum is exact. */
+	cyc = (c->insns >> 16) * q + (((c->insns & 0xffff) * q) >> 16) -
+	      c->icycles;
+	c->icycles += cyc;
+	c->now += cyc;
+	c->cycles += cyc;
+}
+
+void sim_ipoint(struct iopt_sim *s, struct sim_cpu *c)
+{
+	uint64_t before = c->now;
+
+	if (!sim_icount)
+		return;
+	sim_ifold(s, c);
+	if (c->now != before && c->now <= s->limit)
+		resched(s, c);
+}
+
 void sim_charge(struct iopt_sim *s, struct sim_cpu *c, enum iopt_sim_op op,
 		uint64_t cycles)
 {
@@ -213,8 +248,8 @@ void sim_charge(struct iopt_sim *s, struct sim_cpu *c, enum iopt_sim_op op,
 void sim_charge_more(struct iopt_sim *s, struct sim_cpu *c, enum iopt_sim_op op,
 		     uint64_t cycles)
 {
-	struct sim_cpu *n;
-
+	if (sim_icount)
+		sim_ifold(s, c);
 	c->now += cycles;
 	c->cycles += cycles;
 	s->nops++;
@@ -228,10 +263,20 @@ void sim_charge_more(struct iopt_sim *s, struct sim_cpu *c, enum iopt_sim_op op,
 		switch_to(s, c, &s->host);
 		return;
 	}
-	if (s->p.sched == IOPT_SIM_SCHED_PCT) {
+	if (s->p.sched == IOPT_SIM_SCHED_PCT)
 		for (unsigned i = 0; i < s->pct_nchange; i++)
 			if (s->pct_change[i] == s->nops)
 				c->prio = s->pct_low--;
+	resched(s, c);
+}
+
+/* c's time has just grown: it goes on while it is the earliest, else the
+ * earliest CPU runs. */
+static void resched(struct iopt_sim *s, struct sim_cpu *c)
+{
+	struct sim_cpu *n;
+
+	if (s->p.sched == IOPT_SIM_SCHED_PCT) {
 		n = pct_pick(s, c);
 		if (n == c)
 			return;
@@ -282,6 +327,7 @@ static void cpu_main(void *arg)
 		c->run_fn(c->idx, c->arg);
 	else
 		c->thread_fn(c->arg);
+	sim_ifold(s, c);
 	/* Finished: what it buffered becomes visible, its read sections
 	 * count as ended, its joiner resumes. */
 	sim_sb_drain_all(s, c);
@@ -580,6 +626,7 @@ void iopt_sim_params_default(struct iopt_sim_params *p)
 		.sb_drain_min = 10,
 		.sb_drain_max = 200,
 		.stack_bytes = 256 * 1024,
+		.ipc = 2.0,
 	};
 }
 
@@ -592,7 +639,7 @@ int iopt_sim_create(const struct iopt_sim_params *p, struct iopt_sim **out)
 	    (p->memmodel != IOPT_SIM_SC && p->memmodel != IOPT_SIM_TSO) ||
 	    (p->sched != IOPT_SIM_SCHED_RANDOM && p->sched != IOPT_SIM_SCHED_PCT) ||
 	    (p->memmodel == IOPT_SIM_TSO && !p->sb_entries) ||
-	    p->stack_bytes < 16384)
+	    p->stack_bytes < 16384 || !(p->ipc >= 0) || p->ipc > 64)
 		return -EINVAL;
 	s = calloc(1, sizeof(*s));
 	if (!s)
@@ -608,6 +655,7 @@ int iopt_sim_create(const struct iopt_sim_params *p, struct iopt_sim **out)
 	s->trace_hash = 0xcbf29ce484222325u;	/* FNV-1a offset basis */
 	s->sb_next = UINT64_MAX;
 	s->limit = p->max_cycles ? p->max_cycles : UINT64_MAX;
+	s->cyc_per_insn_q16 = p->ipc > 0 ? (uint64_t)(65536.0 / p->ipc + 0.5) : 0;
 	s->host.heap_pos = -1;
 	s->host.state = SIM_RUNNING;
 	s->host.idx = IOPT_SIM_MAX_CPUS;
@@ -705,8 +753,11 @@ uint64_t iopt_sim_now(void)
 {
 	struct iopt_sim *s;
 
-	if (sim_cur)
+	if (sim_cur) {
+		if (sim_icount && !sim_raw)
+			sim_ifold(sim_cur_sim, sim_cur);
 		return sim_cur->now;
+	}
 	s = sim_ambient(false);
 	return s ? s->now : 0;
 }
@@ -817,6 +868,7 @@ void iopt_sim_stats(const struct iopt_sim *sim, struct iopt_sim_stats *st)
 		st->total_ops += sim->ops[i];
 	}
 	st->switches = sim->switches;
+	st->instructions = sim->insns;
 	st->grace_periods = sim->grace_periods;
 	st->rcu_callbacks = sim->rcu_callbacks;
 	st->trace_hash = sim->trace_hash;

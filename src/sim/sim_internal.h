@@ -71,6 +71,8 @@ struct sim_cpu {
 	uint64_t now;			/* cycles */
 	uint64_t key;			/* tie-break among equal times */
 	uint64_t cycles;		/* cycles spent running (statistics) */
+	uint64_t insns;			/* instructions charged (sim_icharge.c) */
+	uint64_t icycles;		/* cycles charged for them */
 	unsigned idx;
 	enum sim_cpu_state state;
 	int heap_pos;
@@ -149,6 +151,8 @@ struct iopt_sim {
 	uint64_t ops[IOPT_SIM_OP_COUNT];
 	uint64_t nops;			/* operations charged (PCT steps) */
 	uint64_t switches;
+	uint64_t insns;			/* instructions charged, all CPUs */
+	uint64_t cyc_per_insn_q16;	/* 65536 / p.ipc; 0: not charged */
 	uint64_t grace_periods, rcu_callbacks;
 	uint64_t trace_hash;
 	double host_s;
@@ -169,7 +173,18 @@ extern jmp_buf *sim_raw_escape;
  * raw mode: sim_cur is NULL meanwhile), or NULL. */
 extern struct sim_cpu *sim_mmio_cpu;
 
+/* sim_icharge.c: instructions the instrumented code executed since the
+ * engine last looked (the running CPU's, the host context's or a model's). */
+extern uint64_t sim_icount;
+
 /* sim_core.c */
+/* The running CPU c's pending instructions onto its time (no scheduling
+ * decision: the next charge makes it). */
+void sim_ifold(struct iopt_sim *s, struct sim_cpu *c);
+/* At a platform operation of c, before it acts: its instructions since
+ * the last one, and a switch if another CPU is now earlier (so the
+ * operation takes effect at the time the instructions brought it to). */
+void sim_ipoint(struct iopt_sim *s, struct sim_cpu *c);
 void sim_charge(struct iopt_sim *s, struct sim_cpu *c, enum iopt_sim_op op,
 		uint64_t cycles);
 /* sim_charge() for a further part of an operation already counted: the

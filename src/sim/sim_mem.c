@@ -436,6 +436,7 @@ uint64_t sim_load(const void *p, unsigned size, enum sim_order order)
 	if (!c)
 		return raw_load(p, size);
 	s = sim_cur_sim;
+	sim_ipoint(s, c);
 	pre_op(s, c);
 	/* What an attached model has written by now is there to be read. */
 	if (s->nmodels)
@@ -461,6 +462,7 @@ void sim_store(void *p, unsigned size, enum sim_order order, uint64_t v)
 		return;
 	}
 	s = sim_cur_sim;
+	sim_ipoint(s, c);
 	pre_op(s, c);
 	l = line_find(s, p);
 	cost = line_cost(s, c, l, true, __builtin_return_address(0));
@@ -483,6 +485,7 @@ static struct sim_line *rmw_begin(struct iopt_sim *s, struct sim_cpu *c,
 	struct sim_line *l;
 	uint64_t wait = 0;
 
+	sim_ipoint(s, c);
 	pre_op(s, c);
 	if (tso(s))
 		wait = sim_sb_drain_all(s, c);
@@ -545,6 +548,7 @@ void sim_fence(void)
 	if (!c)
 		return;
 	s = sim_cur_sim;
+	sim_ipoint(s, c);
 	pre_op(s, c);
 	sim_charge(s, c, IOPT_SIM_OP_FENCE,
 		   s->p.fence + (tso(s) ? sim_sb_drain_all(s, c) : 0));
@@ -602,6 +606,7 @@ static void run_model(struct sim_model *m, uint64_t t)
 void sim_run_models(struct iopt_sim *s, uint64_t now)
 {
 	struct sim_cpu *c = sim_cur;
+	uint64_t pending = sim_icount;	/* c's: the models' are nobody's */
 
 	sim_cur = NULL;
 	sim_raw++;
@@ -614,6 +619,7 @@ void sim_run_models(struct iopt_sim *s, uint64_t now)
 	}
 	sim_raw--;
 	sim_cur = c;
+	sim_icount = pending;
 }
 
 struct sim_cpu *sim_mmio_cpu;
@@ -658,6 +664,7 @@ void plat_mmio_begin(const void *dev)
 		return;
 	}
 	s = sim_cur_sim;
+	sim_ipoint(s, c);
 	pre_op(s, c);
 	/* Ordered after the CPU's earlier stores (writel's barrier). */
 	at = c->now + (tso(s) ? sim_sb_drain_all(s, c) : 0);
@@ -690,6 +697,7 @@ void plat_mmio_end(const void *dev)
 	sim_raw--;
 	sim_cur = c;
 	sim_mmio_cpu = NULL;
+	sim_icount = 0;		/* the model's instructions: the device's time */
 	sim_charge_more(sim_cur_sim, c, IOPT_SIM_OP_MMIO, sim_cur_sim->p.mmio);
 }
 

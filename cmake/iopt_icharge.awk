@@ -1,0 +1,164 @@
+# SPDX-License-Identifier: MIT
+#
+# Instruction charging for the simulation build (docs/sim.md, "What an
+# instruction costs"). Input: the x86-64 assembly gcc or clang emitted for
+# one translation unit (AT&T syntax). Output: the same assembly with, at
+# the start of every basic block of an executable section,
+#
+#	call	sim_icharge_thunk
+#	.byte	0x0f, 0x1f, 0x80	# nopl disp32(%rax): disp32 = N
+#	.long	N
+#
+# where N is the number of machine instructions of the original code in
+# that block. The thunk (src/sim/sim_icharge.c) reads N from the 7-byte NOP
+# after its return address and adds it to the pending count, which the
+# engine charges to the running simulated CPU at its next platform
+# operation. The thunk changes no register and no flag, so the code
+# around it is the compiler's own; the objects are compiled with
+# -mno-red-zone, because the call pushes its return address below the
+# stack pointer.
+#
+# A block starts at a label (any jump target, function entries included)
+# and after every control transfer (jumps, calls, returns); it ends before
+# the next one. Every line of an executable section that is neither a
+# label, a directive (leading '.') nor a comment is one instruction: gcc
+# and clang print one instruction per line, prefixes (lock, rep) included,
+# and inline asm between #APP and #NO_APP the same way. A block that starts
+# with endbr64 (an indirect-branch landing pad) is charged after it.
+
+function flush(    i, first, done) {
+	if (nlines == 0)
+		return
+	first = 0
+	for (i = 1; i <= nlines; i++)
+		if (isinsn[i]) {
+			first = i
+			break
+		}
+	done = 0
+	for (i = 1; i <= nlines; i++) {
+		if (i == first && ninsn > 0 && buf[i] !~ /^[ \t]*endbr(64|32)/) {
+			emit(ninsn)
+			done = 1
+		}
+		print buf[i]
+		if (i == first && ninsn > 0 && !done) {
+			emit(ninsn)
+			done = 1
+		}
+	}
+	nlines = 0
+	ninsn = 0
+}
+
+function emit(n) {
+	print "\tcall\tsim_icharge_thunk"
+	print "\t.byte\t0x0f, 0x1f, 0x80"
+	print "\t.long\t" n
+	blocks++
+	insns += n
+}
+
+function section_is_text(name, flags) {
+	if (name ~ /^\.text/ || name ~ /^\.init$/ || name ~ /^\.fini$/)
+		return 1
+	if (flags ~ /x/)
+		return 1
+	return 0
+}
+
+function set_section(t) {
+	flush()
+	prev_text = in_text
+	in_text = t
+}
+
+BEGIN {
+	in_text = 0
+	prev_text = 0
+	nstack = 0
+	nlines = 0
+	ninsn = 0
+}
+
+{
+	line = $0
+	# Strip a trailing comment for classification (not from the output).
+	code = line
+	sub(/[ \t]*#.*/, "", code)
+}
+
+# Section changes.
+code ~ /^[ \t]*\.text([ \t]|$)/ { set_section(1); print line; next }
+code ~ /^[ \t]*\.(data|bss)([ \t]|$)/ { set_section(0); print line; next }
+code ~ /^[ \t]*\.(section|pushsection)[ \t]/ {
+	n = code
+	sub(/^[ \t]*\.[a-z]+[ \t]+/, "", n)
+	flags = ""
+	if (match(n, /"[^"]*"/))
+		flags = substr(n, RSTART + 1, RLENGTH - 2)
+	sub(/[ \t,].*/, "", n)
+	if (code ~ /\.pushsection/)
+		stack[++nstack] = in_text
+	set_section(section_is_text(n, flags))
+	print line
+	next
+}
+code ~ /^[ \t]*\.popsection/ {
+	t = nstack > 0 ? stack[nstack--] : 0
+	set_section(t)
+	print line
+	next
+}
+code ~ /^[ \t]*\.previous/ {
+	t = prev_text
+	set_section(t)
+	print line
+	next
+}
+
+!in_text { print line; next }
+
+# Labels no jump reaches (gcc's function, debug-location and lexical-block
+# labels) stay inside the block being read.
+code ~ /^[ \t]*\.L(FB|FE|VL|VU|BB|BE|BI|CFI|EHB|EHE|LST)[0-9]+:[ \t]*$/ {
+	buf[++nlines] = line
+	isinsn[nlines] = 0
+	next
+}
+
+# Any other label: a new block begins (the label stays before the charge).
+code ~ /^[ \t]*[A-Za-z0-9_.$@]+:/ {
+	flush()
+	print line
+	rest = code
+	sub(/^[ \t]*[A-Za-z0-9_.$@]+:[ \t]*/, "", rest)
+	if (rest != "")
+		print "# icharge: instruction after a label on one line" > "/dev/stderr"
+	next
+}
+
+# Directives, comments and empty lines belong to the block being read.
+code ~ /^[ \t]*(\.|$)/ {
+	buf[++nlines] = line
+	isinsn[nlines] = 0
+	next
+}
+
+# An instruction.
+{
+	buf[++nlines] = line
+	isinsn[nlines] = 1
+	ninsn++
+	m = code
+	sub(/^[ \t]*/, "", m)
+	sub(/[ \t].*/, "", m)
+	if (m ~ /^(j[a-z]+|call[a-z]*|ret[a-z]*|ud2|hlt|syscall|sysenter|int3?|iret[a-z]*|loop[a-z]*)$/)
+		flush()
+}
+
+END {
+	flush()
+	if (stats != "")
+		printf "%d blocks, %d instructions\n", blocks, insns > stats
+}
