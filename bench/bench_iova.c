@@ -451,7 +451,7 @@ static void case_fragmented(void)
 
 		if (only_live && live != only_live)
 			continue;
-		const long m = 20000;
+		const long m = bench_iters(20000, 1);
 		uint64_t *got = bench_calloc((size_t)m, sizeof(uint64_t)), end;
 		double *t[FRAG_PASSES], *rep = bench_calloc((size_t)m, sizeof(double));
 		double *srt = bench_calloc((size_t)m, sizeof(double));
@@ -664,7 +664,7 @@ static void case_exhaust32(void)
 				iopt_iova_alloc_dma(d, 1, full, IOPT_IOVA_FORCE_64, c, &p);
 				iopt_iova_free_cached(d, p, 1, c);
 			}
-		const long n = k == 0 ? 2000 : 200000;
+		const long n = bench_iters(k == 0 ? 2000 : 200000, 1);
 		uint64_t t0 = bench_now_ns();
 
 		for (long i = 0; i < n; i++) {
@@ -728,7 +728,7 @@ static void case_invalidation(void)
 		{ "exhaust", IOPT_INVAL_EXHAUST, 0, 0 },
 	};
 	const unsigned cpus = 16;
-	const long unmaps = 1000000;
+	const long unmaps = bench_iters(1000000, 1);
 
 	for (unsigned k = 0; k < sizeof(p) / sizeof(p[0]); k++) {
 		struct iopt_iova_cfg cfg = { .end_pfn = 1ull << 20, .nr_cpus = cpus,
@@ -909,7 +909,7 @@ static void case_record(void)
 	for (int k = 0; k < 2; k++) {
 		long live = only_live ? only_live : lives[k];
 		double a[64], b[64], c[64];
-		const long n = 1000000;
+		const long n = bench_iters(1000000, 1);
 
 		if (only_live && k)
 			break;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Running a suite on simulated CPUs: `iopt-bench SUITE --sim N [--seed S]
- * [--sim-mem sc|tso] [options]`.
+ * [--sim-mem sc|tso] [--sim-ipc X] [options]` (--sim-ipc: iopt_sim_params.ipc).
  *
  * iopt-bench (host library) finds --sim and execs iopt-bench-sim from its
  * own directory with the same arguments (iopt_bench.c). iopt-bench-sim
@@ -56,9 +56,21 @@ unsigned bench_sim_cpus(void)
 	return sim_cpus;
 }
 
+/*
+ * IOPT_BENCH_ITERS_DIV=D (environment) divides by D instead, on the host
+ * as on the simulation: the same iteration counts on both, for an
+ * instruction count of the host run under callgrind to set beside the
+ * simulation's (docs/sim.md, "Calibration").
+ */
 long bench_iters(long n, long div)
 {
-	if (!sim_cpus || div <= 1)
+	const char *e = getenv("IOPT_BENCH_ITERS_DIV");
+
+	if (e && *e)
+		div = strtol(e, NULL, 10);
+	else if (!sim_cpus)
+		return n;
+	if (div <= 1)
 		return n;
 	return n / div > 0 ? n / div : 1;
 }
@@ -190,6 +202,7 @@ int bench_simrun_main(int argc, char **argv, bench_dispatch_fn dispatch)
 		{ "sim-mem", BENCH_CHOICE, &mem, .choices = mem_names },
 		{ "sim-sched", BENCH_CHOICE, &sched_k, .choices = sched_names },
 		{ "sim-hot", BENCH_FLAG, &hot, .help = "" },
+		{ "sim-ipc", BENCH_REAL, &p.ipc, .lo = 0, .hi = 64 },
 		{ 0 },
 	};
 	const char *who = argc > 1 ? argv[1] : "";

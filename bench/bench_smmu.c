@@ -175,7 +175,10 @@ static double mutex_chunk_ns(long iters)
 static void run_xlate(const char *name, struct xmodel *r, long n,
 		      uint64_t (*va_of)(long i, void *arg), void *arg)
 {
-	uint64_t *lat = bench_calloc((size_t)n, sizeof(uint64_t));
+	uint64_t *lat;
+
+	n = bench_iters(n, 1);	/* IOPT_BENCH_ITERS_DIV, for instruction counts */
+	lat = bench_calloc((size_t)n, sizeof(uint64_t));
 
 	/* Touch the latency array first: its page faults are not the model's. */
 	memset(lat, 0, sizeof(uint64_t) * (size_t)n);
@@ -368,7 +371,7 @@ static void case_drv_batch(bool host_clock)
 static void case_cmdq(void)
 {
 	struct rig r;
-	const int pairs = 20000;
+	const int pairs = (int)bench_iters(20000, 1);
 
 	rig_init(&r, true, true);
 	uint64_t first = 0, last = 0, t0 = bench_now_ns();

@@ -432,7 +432,9 @@ static void usage(const struct bench_cli *cli)
 	if (!cli->no_sim)
 		printf("on N simulated CPUs (iopt-bench-sim, docs/sim.md):\n"
 		       "  --sim N [--seed S] [--sim-mem sc|tso] "
-		       "[--sim-sched random|pct] [--sim-hot]\n");
+		       "[--sim-sched random|pct] [--sim-hot]\n"
+		       "  [--sim-ipc X (instructions a cycle, 0..64; 0: "
+		       "instructions free)]\n");
 }
 
 bool bench_parse(const struct bench_cli *cli, int argc, char **argv, int *status)

@@ -37,24 +37,72 @@ function flush(    i, first, done) {
 		}
 	done = 0
 	for (i = 1; i <= nlines; i++) {
-		if (i == first && ninsn > 0 && buf[i] !~ /^[ \t]*endbr(64|32)/) {
-			emit(ninsn)
+		if (i == first && ninsn + nargs > 0 && buf[i] !~ /^[ \t]*endbr(64|32)/) {
+			emit(ninsn, nargs)
 			done = 1
 		}
 		print buf[i]
-		if (i == first && ninsn > 0 && !done) {
-			emit(ninsn)
+		if (i == first && ninsn + nargs > 0 && !done) {
+			emit(ninsn, nargs)
 			done = 1
 		}
 	}
+	for (i = 1; i <= nlines; i++)
+		delete nocount[i]
 	nlines = 0
 	ninsn = 0
+	nargs = 0
 }
 
-function emit(n) {
+# A call into the engine (a platform operation) stands for the host's one
+# instruction (an atomic, a fence, a TLS read): the call is counted as that
+# instruction, but the constant arguments the call passes (size, memory
+# order, operation, an immediate operand: plat_sim.h), which the host's
+# instruction encodes in itself, are not. They are the block's last writes
+# of an immediate (mov $imm, or xor of a register with itself) to the
+# argument registers after the pointer, before the call.
+function engine_args(    i, r, seen, c) {
+	split("", seen)
+	for (i = nlines - 1; i >= 1; i--) {
+		if (!isinsn[i] || nocount[i])
+			continue
+		c = buf[i]
+		sub(/[ \t]*#.*/, "", c)
+		if (match(c, /^[ \t]*mov[lq]?[ \t]+\$-?(0x)?[0-9a-f]+,[ \t]*%(e?si|e?dx|e?cx|r8d?|rsi|rdx|rcx)[ \t]*$/)) {
+			r = c
+			sub(/.*%/, "", r)
+		} else if (match(c, /^[ \t]*xor[lq]?[ \t]+%(e?si|e?dx|e?cx|r8d?|rsi|rdx|rcx),[ \t]*%(e?si|e?dx|e?cx|r8d?|rsi|rdx|rcx)[ \t]*$/)) {
+			r = c
+			sub(/.*%/, "", r)
+			if (c !~ ("%" r ",[ \t]*%" r))
+				continue
+		} else {
+			continue
+		}
+		sub(/^r/, "", r)
+		sub(/^e/, "", r)
+		sub(/d$/, "", r)
+		if (r in seen)
+			continue
+		seen[r] = 1
+		nocount[i] = 1	# kept in the output, not counted
+		ninsn--
+		nargs++
+		engine_argc++
+	}
+}
+
+# The charge: the NOP's displacement holds the instructions charged in its
+# low 16 bits (what the thunk reads) and the engine-call arguments left
+# out in its high 16 bits (for tests/check_icharge.sh).
+function emit(n, k) {
+	if (n > 65535 || k > 65535) {
+		print "icharge: a block of more than 65535 instructions" > "/dev/stderr"
+		exit 1
+	}
 	print "\tcall\tsim_icharge_thunk"
 	print "\t.byte\t0x0f, 0x1f, 0x80"
-	print "\t.long\t" n
+	print "\t.long\t" (n + k * 65536)
 	blocks++
 	insns += n
 }
@@ -74,6 +122,7 @@ function set_section(t) {
 }
 
 BEGIN {
+	ENGINE_CALL = "[ \t](sim_(load|store|rmw|cas|fence|cpu_local)|plat_(mutex_lock|mutex_unlock|rcu_read_lock|rcu_read_unlock|cpu_id|cpu_relax|clock_ns|mmio_begin|mmio_end))(@PLT)?[ \t]*$"
 	in_text = 0
 	prev_text = 0
 	nstack = 0
@@ -153,6 +202,8 @@ code ~ /^[ \t]*(\.|$)/ {
 	m = code
 	sub(/^[ \t]*/, "", m)
 	sub(/[ \t].*/, "", m)
+	if (m ~ /^call/ && code ~ ENGINE_CALL)
+		engine_args()
 	if (m ~ /^(j[a-z]+|call[a-z]*|ret[a-z]*|ud2|hlt|syscall|sysenter|int3?|iret[a-z]*|loop[a-z]*)$/)
 		flush()
 }
@@ -160,5 +211,5 @@ code ~ /^[ \t]*(\.|$)/ {
 END {
 	flush()
 	if (stats != "")
-		printf "%d blocks, %d instructions\n", blocks, insns > stats
+		printf "%d blocks, %d instructions, %d engine call arguments\n", blocks, insns, engine_argc > stats
 }

@@ -180,6 +180,9 @@ if [ $have_sim = 1 ]; then
   done
   bad "--sim-mem 'x'" pgtable --sim 2 --sim-mem x
   bad "--sim-sched 'x'" pgtable --sim 2 --sim-sched x
+  bad "--sim-ipc '-1'" pgtable --sim 2 --sim-ipc -1
+  bad "--sim-ipc '65'" pgtable --sim 2 --sim-ipc 65
+  bad "--sim-ipc 'nan'" pgtable --sim 2 --sim-ipc nan
   bad "--sim-hot" pgtable --sim 2 --sim-hot=1
   bad "'--bogus'" pgtable --sim 2 --bogus
   run pgtable --sim 2 --seed 0 --pages 16 --json

@@ -9,7 +9,9 @@
  *	call sim_icharge_thunk
  *	nopl N(%rax)		(0f 1f 80, then N as 32 bits)
  *
- * with N the block's instruction count in the compiler's own code. The
+ * with N's low 16 bits the block's instruction count in the compiler's own
+ * code (the high 16 bits: the engine-call arguments the count leaves out,
+ * cmake/iopt_icharge.awk). The
  * thunk adds N to sim_icount, changing no register and no flag (the
  * instrumented code is the compiler's, unaware of the call), and returns
  * onto the NOP. The engine (sim_core.c, sim_ifold()) moves the pending
@@ -37,7 +39,7 @@ __asm__(".text\n"
 	"\tpushq %rax\n"
 	"\tpushq %rcx\n"
 	"\tmovq 16(%rsp), %rax\n"		/* return address: the NOP */
-	"\tmovl 3(%rax), %eax\n"		/* its displacement: N */
+	"\tmovzwl 3(%rax), %eax\n"	/* its displacement's low half: N */
 	"\tmovq sim_icount(%rip), %rcx\n"
 	"\tleaq (%rcx,%rax), %rcx\n"
 	"\tmovq %rcx, sim_icount(%rip)\n"
