@@ -112,6 +112,8 @@ static void print_run(const char *name, unsigned cpus, uint64_t seed,
 		       "\"seed\":%llu,\"memmodel\":\"%s\",\"ops\":%llu,"
 		       "\"sim_ops\":%llu,\"switches\":%llu,"
 		       "\"trace_hash\":\"%016llx\",\"host_s\":%.3f,"
+		       "\"sim_threads\":%u,\"sim_instructions\":%llu,"
+		       "\"sim_insns_per_host_sec\":%.0f,"
 		       "\"sim_ops_per_host_sec\":%.0f,\"sim_ns\":%.0f,"
 		       "\"sim_ns_per_op\":%.2f,\"ops_per_sim_sec\":%.0f%s}\n",
 		       name, cpus, (unsigned long long)seed,
@@ -119,7 +121,10 @@ static void print_run(const char *name, unsigned cpus, uint64_t seed,
 		       (unsigned long long)ops_done,
 		       (unsigned long long)st->total_ops,
 		       (unsigned long long)st->switches,
-		       (unsigned long long)st->trace_hash, st->host_s, rate,
+		       (unsigned long long)st->trace_hash, st->host_s, cpus,
+		       (unsigned long long)st->instructions,
+		       st->host_s > 0 ? (double)st->instructions / st->host_s : 0,
+		       rate,
 		       sim_ns, ops_done ? sim_ns * cpus / (double)ops_done : 0,
 		       sim_ns > 0 ? (double)ops_done / sim_ns * 1e9 : 0, extra);
 	else

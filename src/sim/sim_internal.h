@@ -13,7 +13,12 @@
  *
  * Memory (sim_mem.c): a hash table of 64-byte lines with their coherence
  * state; TSO store buffers per CPU. RCU (sim_rcu.c): grace periods in
- * simulated time, callbacks run by a simulated callback CPU.
+ * simulated time, callbacks run by a simulated callback CPU. Instructions
+ * (sim_icharge.c): the instrumented code adds each basic block's count to
+ * sim_icount; sim_ipoint()/sim_ifold() move it onto the running CPU's
+ * time at its platform operations, and what the host context and raw-mode
+ * model runs executed is dropped (switch_to(), sim_run_models(),
+ * plat_mmio_end()).
  */
 #ifndef IOPT_SIM_INTERNAL_H
 #define IOPT_SIM_INTERNAL_H
