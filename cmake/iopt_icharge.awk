@@ -55,40 +55,47 @@ function flush(    i, first, done) {
 }
 
 # A call into the engine (a platform operation) stands for the host's one
-# instruction (an atomic, a fence, a TLS read): the call is counted as that
-# instruction, but the constant arguments the call passes (size, memory
-# order, operation, an immediate operand: plat_sim.h), which the host's
-# instruction encodes in itself, are not. They are the block's last writes
-# of an immediate (mov $imm, or xor of a register with itself) to the
-# argument registers after the pointer, before the call.
-function engine_args(    i, r, seen, c) {
+# instruction (an atomic, a fence, a TLS read), which takes its address
+# and operands where they are, with the constants (size, memory order,
+# operation, an immediate operand) encoded in itself. So the call is
+# counted as that instruction, and the moves that only set up its
+# arguments are not: for each argument register (rdi, rsi, rdx, rcx,
+# r8), its last write in the block before the call, when that write is a
+# register or immediate move, a lea or a self-xor (a load from memory is
+# counted: the host needs the value too).
+function argreg(r) {
+	if (r !~ /^(r|e)?(di|si|dx|cx)$/ && r !~ /^r8d?$/)
+		return ""
+	sub(/^r8d?$/, "r8", r)
+	sub(/^(r|e)/, "", r)
+	return r
+}
+
+function engine_args(    i, c, m, dst, r, seen) {
 	split("", seen)
 	for (i = nlines - 1; i >= 1; i--) {
 		if (!isinsn[i] || nocount[i])
 			continue
 		c = buf[i]
 		sub(/[ \t]*#.*/, "", c)
-		if (match(c, /^[ \t]*mov[lq]?[ \t]+\$-?(0x)?[0-9a-f]+,[ \t]*%(e?si|e?dx|e?cx|r8d?|rsi|rdx|rcx)[ \t]*$/)) {
-			r = c
-			sub(/.*%/, "", r)
-		} else if (match(c, /^[ \t]*xor[lq]?[ \t]+%(e?si|e?dx|e?cx|r8d?|rsi|rdx|rcx),[ \t]*%(e?si|e?dx|e?cx|r8d?|rsi|rdx|rcx)[ \t]*$/)) {
-			r = c
-			sub(/.*%/, "", r)
-			if (c !~ ("%" r ",[ \t]*%" r))
-				continue
-		} else {
+		sub(/[ \t]+$/, "", c)
+		if (!match(c, /%[a-z0-9]+$/))
 			continue
+		dst = argreg(substr(c, RSTART + 1))
+		if (dst == "" || (dst in seen))
+			continue
+		seen[dst] = 1
+		m = c
+		sub(/^[ \t]*/, "", m)
+		sub(/[ \t].*/, "", m)
+		if (m ~ /^(mov[lq]?|lea[lq]?)$/ && c !~ /^[ \t]*mov[lq]?[ \t]+[^$%]/ ||
+		    (m ~ /^xor[lq]?$/ && match(c, /%[a-z0-9]+,[ \t]*%[a-z0-9]+$/) &&
+		     argreg(substr(c, RSTART + 1, index(substr(c, RSTART), ",") - 2)) == dst)) {
+			nocount[i] = 1	# kept in the output, not counted
+			ninsn--
+			nargs++
+			engine_argc++
 		}
-		sub(/^r/, "", r)
-		sub(/^e/, "", r)
-		sub(/d$/, "", r)
-		if (r in seen)
-			continue
-		seen[r] = 1
-		nocount[i] = 1	# kept in the output, not counted
-		ninsn--
-		nargs++
-		engine_argc++
 	}
 }
 
