@@ -11,12 +11,15 @@
 #
 #   check_icharge.sh OBJDUMP OBJECT_OR_DIRECTORY...
 #
-# A directory stands for every *.o under it.
+# A directory stands for every *.o under it; a CMake list for its items.
 set -eu
 objdump_bin=$1
 shift
 status=0
-objs=$(for a in "$@"; do
+# An argument may be a CMake list (a;b;c, as $<TARGET_OBJECTS:...> gives).
+objs=$(for l in "$@"; do
+	echo "$l" | tr ';' '\n'
+done | while read -r a; do
 	if [ -d "$a" ]; then find "$a" -name '*.o' | sort; else echo "$a"; fi
 done)
 [ -n "$objs" ] || { echo "check_icharge: no objects"; exit 1; }
