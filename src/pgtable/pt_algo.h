@@ -1399,6 +1399,11 @@ PT_ALGO int pt_dirty_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 					pt_sync_entries(F, pt, tbl, base, n);
 					pt_gather_range(pt, gather, base_va, n,
 							item);
+					/* Item 9: a block split in flight may
+					 * still be cached writable-dirty. */
+					if (!pt_splits_idle(pt))
+						pt_split_report_slots(pt, base_va,
+								      gather);
 					cleaned = true;
 				}
 			}
