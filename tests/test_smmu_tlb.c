@@ -16,7 +16,7 @@
 
 #include <iopgtable/smmu.h>
 
-#include "../src/smmu_model/tlb.h"
+#include "../src/smmu_model/common/tlb.h"
 #include "tutil.h"
 
 static uint64_t bitsat(const uint64_t w[2], unsigned lo, unsigned width)

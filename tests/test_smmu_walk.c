@@ -24,7 +24,7 @@
 #include <iopgtable/physmem.h>
 #include <iopgtable/smmu.h>
 
-#include "../src/smmu_model/walk.h"
+#include "../src/smmu_model/common/walk.h"
 #include "tutil.h"
 
 /* An SMMU with an OAS of oas bits, HTTU level httu and every granule. */

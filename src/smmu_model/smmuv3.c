@@ -23,8 +23,8 @@
 #include "../platform/platform.h"
 #include "common/model_core.h"
 #include "common/runner.h"
-#include "tlb.h"
-#include "walk.h"
+#include "common/tlb.h"
+#include "common/walk.h"
 
 /* Register offsets (6.3). */
 #define R_IDR0		0x00

@@ -26,8 +26,8 @@
 #include <iopgtable/smmu.h>
 
 #include "../../platform/platform.h"
-#include "../tlb.h"
-#include "../walk.h"
+#include "tlb.h"
+#include "walk.h"
 #include "hit_memo.h"
 #include "model_time.h"
 #include "walk_cache.h"

@@ -16,8 +16,8 @@
 
 #include <iopgtable/smmu.h>
 
-#include "../tlb.h"
-#include "../walk.h"
+#include "tlb.h"
+#include "walk.h"
 
 struct smmu_wcache {
 	bool enabled;

@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "../platform/platform.h"
+#include "../../platform/platform.h"
 
 static const unsigned ps_bits[8] = { 32, 36, 40, 42, 44, 48, 52, 52 };
 
