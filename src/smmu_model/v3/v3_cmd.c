@@ -12,7 +12,7 @@
 
 #include <iopgtable/smmu.h>
 
-#include "fields.h"
+#include "v3_fields.h"
 
 /* Fields common to several commands (4.1.6, 4.4.1). */
 #define F_SSV(X)	X(11, 1, 0, ssv)

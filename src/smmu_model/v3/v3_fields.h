@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Bit fields of the SMMUv3's little-endian structures and commands, as
- * arrays of 64-bit words: the one place the encoders (cmd.c, structs.c)
- * place and take a field. A field is (lo, width, shift): its lowest bit
- * counted from bit 0 of word 0, its width (never straddling a word), and
- * how far the value is shifted right to give the field (an address whose
- * bits below shift the field leaves out). Called with constants, each
- * inlines to a few instructions.
+ * arrays of 64-bit words: the one place the encoders (v3_cmd.c,
+ * v3_structs.c) place and take a field. A field is (lo, width, shift):
+ * its lowest bit counted from bit 0 of word 0, its width (never
+ * straddling a word), and how far the value is shifted right to give the
+ * field (an address whose bits below shift the field leaves out). Called
+ * with constants, each inlines to a few instructions.
  */
-#ifndef IOPT_SMMU_FIELDS_H
-#define IOPT_SMMU_FIELDS_H
+#ifndef IOPT_SMMUV3_FIELDS_H
+#define IOPT_SMMUV3_FIELDS_H
 
 #include <stdint.h>
 

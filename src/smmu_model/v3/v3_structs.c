@@ -4,7 +4,7 @@
  * fields are listed once, as X(lo, width, shift, member) with lo the
  * absolute bit number within the 512-bit structure, as the specification
  * gives it, and shift how far the member is shifted right to give the
- * field (addresses); the list expands into both directions (fields.h).
+ * field (addresses); the list expands into both directions (v3_fields.h).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -12,7 +12,7 @@
 
 #include <iopgtable/smmu.h>
 
-#include "fields.h"
+#include "v3_fields.h"
 
 #define STE_FIELDS(X)							\
 	X(0, 1, 0, valid)						\
