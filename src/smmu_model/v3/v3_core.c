@@ -20,11 +20,11 @@
 #include <iopgtable/physmem.h>
 #include <iopgtable/smmu.h>
 
-#include "../platform/platform.h"
-#include "common/model_core.h"
-#include "common/runner.h"
-#include "common/tlb.h"
-#include "common/walk.h"
+#include "../../platform/platform.h"
+#include "../common/model_core.h"
+#include "../common/runner.h"
+#include "../common/tlb.h"
+#include "../common/walk.h"
 
 /* Register offsets (6.3). */
 #define R_IDR0		0x00
