@@ -20,131 +20,8 @@
 #include <iopgtable/physmem.h>
 #include <iopgtable/smmu.h>
 
-#include "../../platform/platform.h"
-#include "../common/model_core.h"
 #include "../common/runner.h"
-#include "../common/tlb.h"
-#include "../common/walk.h"
-
-/* Register offsets (6.3). */
-#define R_IDR0		0x00
-#define R_IDR1		0x04
-#define R_IDR2		0x08
-#define R_IDR3		0x0c
-#define R_IDR4		0x10
-#define R_IDR5		0x14
-#define R_IIDR		0x18
-#define R_AIDR		0x1c
-#define R_CR0		0x20
-#define R_CR0ACK	0x24
-#define R_CR1		0x28
-#define R_CR2		0x2c
-#define R_GBPA		0x44
-#define R_IRQ_CTRL	0x50
-#define R_IRQ_CTRLACK	0x54
-#define R_GERROR	0x60
-#define R_GERRORN	0x64
-#define R_GERROR_IRQ_CFG0 0x68
-#define R_GERROR_IRQ_CFG1 0x70
-#define R_GERROR_IRQ_CFG2 0x74
-#define R_STRTAB_BASE	0x80
-#define R_STRTAB_BASE_CFG 0x88
-#define R_CMDQ_BASE	0x90
-#define R_CMDQ_PROD	0x98
-#define R_CMDQ_CONS	0x9c
-#define R_EVENTQ_BASE	0xa0
-#define R_EVENTQ_IRQ_CFG0 0xb0
-#define R_EVENTQ_IRQ_CFG1 0xb8
-#define R_EVENTQ_IRQ_CFG2 0xbc
-#define R_EVENTQ_PROD	0x100a8
-#define R_EVENTQ_CONS	0x100ac
-
-#define CR0_SMMUEN	(1u << 0)
-#define CR0_EVENTQEN	(1u << 2)
-#define CR0_CMDQEN	(1u << 3)
-#define CR0_ATSCHK	(1u << 4)
-#define CR2_RECINVSID	(1u << 1)
-#define GBPA_ABORT	(1u << 20)
-#define GBPA_UPDATE	(1u << 31)
-#define IRQ_GERROR_EN	(1u << 0)
-#define IRQ_EVENTQ_EN	(1u << 2)
-#define GERROR_CMDQ_ERR	(1u << 0)
-#define GERROR_EVENTQ_ABT (1u << 2)
-#define GERROR_SFM	(1u << 8)
-#define CR1_TABLE	0xfc0u		/* TABLE_SH, TABLE_OC, TABLE_IC */
-#define CR1_QUEUE	0x03fu		/* QUEUE_SH, QUEUE_OC, QUEUE_IC */
-#define GBPA_FIELDS	0x1f3f1fu	/* ABORT ... MemAttr, no RES0 bits */
-#define GERROR_MSI_CMDQ_ABT (1u << 4)
-#define GERROR_MSI_EVTQ_ABT (1u << 5)
-#define GERROR_MSI_GERROR_ABT (1u << 7)
-#define CONS_ERR_SHIFT	24
-#define FETCH_MASK	(((1ull << 56) - 1) & ~7ull)	/* FetchAddr[55:3] */
-#define CERROR_ILL	1u
-#define CERROR_ABT	2u
-#define CMD_SSEC_BIT	10		/* SSec, 4.1.6 */
-#define Q_OVFLG		(1u << 31)
-/* PROD writes remembered while their commands wait (see vis below). */
-#define CMD_VIS_MARKS	64
-
-/* A configuration cache entry: what an STE (and CD) decode to for one
- * StreamID and SubstreamID, ready for the walker. */
-struct cfg_entry {
-	bool valid;
-	uint32_t sid, ssid;
-	bool ssv;
-	bool s1, s2;		/* stages that translate */
-	bool ats_pass;		/* Translated traffic may pass (EATS 1, not bypass) */
-	/* Record translation-related faults (F_TRANSLATION, F_ADDR_SIZE,
-	 * F_ACCESS, F_PERMISSION) of stage 1 (CD.R) and of stage 2, the
-	 * CD fetch and stage 1 table walk included (STE.S2R) (5.5). */
-	bool rec_s1, rec_s2;
-	uint16_t vmid, asid;
-	bool ttb_ok[2];		/* TTB0, TTB1 walks enabled */
-	struct smmu_stage_cfg s1c[2], s2c;
-	uint64_t stamp;
-};
-
-struct iopt_smmu {
-	struct iopt_smmu_params p;
-	/* Memory, irq callback, lock, clock, slots, TLB and walk cache
-	 * (common/model_core.h, shared with the SMMUv2 model). */
-	struct smmu_core core;
-
-	uint32_t idr[6];
-	uint32_t cr0, cr1, cr2, gbpa, irq_ctrl, gerror, gerrorn;
-	/* *_IRQ_CFG0/1/2 (6.3.20-22, 6.3.30-32): MSI address, data, MemAttr. */
-	struct { uint64_t addr; uint32_t data, attr; } msi[2];	/* by IRQ line */
-	uint64_t strtab_base;
-	uint32_t strtab_cfg;
-	uint64_t cmdq_base, evtq_base;
-	uint32_t cmdq_prod, cmdq_cons, evtq_prod, evtq_cons;
-
-	uint64_t cmd_free;		/* engine free from this cycle */
-	uint64_t fetch_pa;		/* last STE/CD fetch address (F_*_FETCH) */
-	uint64_t cmd_visible;		/* cycle PROD last moved */
-	/*
-	 * When each waiting command became visible: a FIFO of PROD writes
-	 * that moved PROD forward, oldest first. The commands up to vis[i].prod
-	 * (not covered by an older mark) became visible at vis[i].cycle.
-	 */
-	struct { uint32_t prod; uint64_t cycle; } vis[CMD_VIS_MARKS];
-	unsigned vis_head, vis_n;
-
-	struct cfg_entry *cfg;
-	unsigned ncfg;
-	uint32_t cfg_set_mask;		/* sets - 1 */
-	uint64_t cfg_tick;
-	bool cfg_pure;			/* the last cfg_lookup hit changed nothing */
-
-	struct iopt_smmu_stats st;
-};
-
-/* ---- helpers ------------------------------------------------------------ */
-
-static uint64_t fld(uint64_t v, unsigned hi, unsigned lo)
-{
-	return (v >> lo) & ((hi - lo == 63) ? ~0ull : (1ull << (hi - lo + 1)) - 1);
-}
+#include "v3_model.h"
 
 static unsigned oas_code(unsigned oas)
 {
@@ -258,8 +135,6 @@ void iopt_smmu_destroy(struct iopt_smmu *s)
 
 /* ---- errors, events, interrupts ------------------------------------------ */
 
-static void gerror_raise(struct iopt_smmu *s, uint32_t bit, uint64_t cycle);
-
 /*
  * Signal the event queue or GERROR interrupt (3.18.2): a pulse on its
  * wired output, which this model implements when an irq callback is
@@ -277,35 +152,19 @@ static void raise_irq(struct iopt_smmu *s, unsigned line, uint64_t cycle)
 		uint32_t data = s->msi[line].data;
 
 		if (s->core.mem.write(s->core.mem.ctx, s->msi[line].addr, &data, 4) < 0)
-			gerror_raise(s, line == IOPT_SMMU_IRQ_EVTQ ? GERROR_MSI_EVTQ_ABT :
-				     GERROR_MSI_GERROR_ABT, cycle);
+			v3_gerror_raise(s, line == IOPT_SMMU_IRQ_EVTQ ? GERROR_MSI_EVTQ_ABT :
+					GERROR_MSI_GERROR_ABT, cycle);
 	}
 }
 
 /* GERROR bits are active while they differ from GERRORN (7.5). */
-static void gerror_raise(struct iopt_smmu *s, uint32_t bit, uint64_t cycle)
+void v3_gerror_raise(struct iopt_smmu *s, uint32_t bit, uint64_t cycle)
 {
 	if ((s->gerror ^ s->gerrorn) & bit)
 		return;		/* already active */
 	s->gerror ^= bit;
 	if (s->irq_ctrl & IRQ_GERROR_EN)
 		raise_irq(s, IOPT_SMMU_IRQ_GERROR, cycle);
-}
-
-/* A queue's effective base (6.3.26, 6.3.29): ADDR [51:5], aligned down to
- * the larger of the queue's size in bytes and 32. */
-static uint64_t q_base(uint64_t reg, uint64_t bytes)
-{
-	uint64_t align = bytes > 32 ? bytes : 32;
-
-	return reg & ((1ull << 52) - 1) & ~(align - 1);
-}
-
-static unsigned q_log2(uint64_t base, unsigned max)
-{
-	unsigned l = (unsigned)fld(base, 4, 0);
-
-	return l > max ? max : l;
 }
 
 /*
@@ -334,11 +193,11 @@ static uint64_t event_word0(unsigned type, const struct iopt_smmu_txn *t)
 
 /* Write an event record (7.3): word 0 from type and t, words 1-3 as
  * given; lost (overflow flag) when the queue is full or disabled. */
-static void event(struct iopt_smmu *s, unsigned type, const struct iopt_smmu_txn *t,
-		  uint64_t w1, uint64_t w2, uint64_t w3, uint64_t cycle)
+void v3_event(struct iopt_smmu *s, unsigned type, const struct iopt_smmu_txn *t,
+	      uint64_t w1, uint64_t w2, uint64_t w3, uint64_t cycle)
 {
 	uint64_t rec[4];
-	unsigned l2 = q_log2(s->evtq_base, s->p.evtqs);
+	unsigned l2 = v3_q_log2(s->evtq_base, s->p.evtqs);
 	uint32_t wrap = 1u << l2, mask = wrap - 1;
 	uint32_t prod = s->evtq_prod & (wrap | mask), cons = s->evtq_cons & (wrap | mask);
 
@@ -361,7 +220,7 @@ static void event(struct iopt_smmu *s, unsigned type, const struct iopt_smmu_txn
 	rec[1] = w1;
 	rec[2] = w2;
 	rec[3] = w3;
-	uint64_t base = q_base(s->evtq_base, 32ull << l2);
+	uint64_t base = v3_q_base(s->evtq_base, 32ull << l2);
 
 	if (s->core.mem.write(s->core.mem.ctx, base + (uint64_t)(prod & mask) * 32, rec,
 			 sizeof(rec)) < 0) {
@@ -369,7 +228,7 @@ static void event(struct iopt_smmu *s, unsigned type, const struct iopt_smmu_txn
 		 * does not move, the record is lost, EVENTQ_ABT_ERR is
 		 * activated and the queue is unwritable until acknowledged. */
 		s->st.events_lost++;
-		gerror_raise(s, GERROR_EVENTQ_ABT, cycle);
+		v3_gerror_raise(s, GERROR_EVENTQ_ABT, cycle);
 		return;
 	}
 	s->evtq_prod = (s->evtq_prod & Q_OVFLG) | ((prod + 1) & ((wrap << 1) - 1));
@@ -391,10 +250,10 @@ static void event(struct iopt_smmu *s, unsigned type, const struct iopt_smmu_txn
 static unsigned fetch_ste(struct iopt_smmu *s, uint32_t sid, struct iopt_ste *ste,
 			  uint64_t w[8], int64_t *lat)
 {
-	unsigned lit = (unsigned)fld(s->strtab_cfg, 5, 0);
+	unsigned lit = (unsigned)v3_fld(s->strtab_cfg, 5, 0);
 	unsigned log2size = lit < s->p.sidsize ? lit : s->p.sidsize;
-	unsigned split = (unsigned)fld(s->strtab_cfg, 10, 6);
-	unsigned fmt = (unsigned)fld(s->strtab_cfg, 17, 16);
+	unsigned split = (unsigned)v3_fld(s->strtab_cfg, 10, 6);
+	unsigned fmt = (unsigned)v3_fld(s->strtab_cfg, 17, 16);
 	uint64_t base = s->strtab_base & (((1ull << 52) - 1) & ~0x3full);
 	uint64_t pa;
 	int64_t l;
@@ -417,7 +276,7 @@ static unsigned fetch_ste(struct iopt_smmu *s, uint32_t sid, struct iopt_ste *st
 		if (l < 0)
 			return IOPT_EVT_F_STE_FETCH;
 		*lat += l;
-		unsigned span = (unsigned)fld(l1, 4, 0);
+		unsigned span = (unsigned)v3_fld(l1, 4, 0);
 
 		if (!span || span > split + 1 ||
 		    (sid & ((1u << split) - 1)) >= (1u << (span - 1)))
@@ -501,8 +360,8 @@ static struct cfg_entry *cfg_set(struct iopt_smmu *s, uint32_t sid, uint32_t ssi
 	return &s->cfg[(size_t)((h >> 7) & s->cfg_set_mask) * s->p.cfg.ways];
 }
 
-static struct cfg_entry *cfg_lookup(struct iopt_smmu *s, uint32_t sid,
-				    bool ssv, uint32_t ssid)
+struct cfg_entry *v3_cfg_lookup(struct iopt_smmu *s, uint32_t sid,
+				bool ssv, uint32_t ssid)
 {
 	if (!s->ncfg)
 		return NULL;
@@ -530,7 +389,7 @@ static struct cfg_entry *cfg_lookup(struct iopt_smmu *s, uint32_t sid,
 	return NULL;
 }
 
-static void cfg_insert(struct iopt_smmu *s, const struct cfg_entry *in)
+void v3_cfg_insert(struct iopt_smmu *s, const struct cfg_entry *in)
 {
 	if (!s->ncfg)
 		return;
@@ -547,7 +406,7 @@ static void cfg_insert(struct iopt_smmu *s, const struct cfg_entry *in)
 
 /* ---- translation ---------------------------------------------------------- */
 
-static unsigned walk_fault_event(enum smmu_fault f)
+unsigned v3_walk_fault_event(enum smmu_fault f)
 {
 	switch (f) {
 	case SMMU_F_TRANSLATION: return IOPT_EVT_F_TRANSLATION;
@@ -570,8 +429,6 @@ static unsigned acc_of(const struct iopt_smmu_txn *t)
 	return (t->write ? SMMU_ACC_WRITE : 0) | (t->exec ? SMMU_ACC_EXEC : 0) |
 	       (t->priv ? SMMU_ACC_PRIV : 0);
 }
-
-static void run_cmds(struct iopt_smmu *s, uint64_t until);
 
 /* What the ID registers advertise, for the ILLEGAL-structure rules. */
 static struct smmu_caps caps_of(const struct iopt_smmu *s)
@@ -613,9 +470,9 @@ static bool ipa_to_pa(struct iopt_smmu *s, const struct cfg_entry *c,
  * fetch latencies. On failure, what c holds so far still says how to
  * record (rec_s2).
  */
-static unsigned build_cfg(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
-			  struct cfg_entry *c, int64_t *lat,
-			  struct smmu_walk_res *w)
+unsigned v3_build_cfg(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
+		      struct cfg_entry *c, int64_t *lat,
+		      struct smmu_walk_res *w)
 {
 	const struct smmu_caps caps = caps_of(s);
 	struct iopt_ste ste;
@@ -673,7 +530,7 @@ static unsigned build_cfg(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 		uint64_t l1_pa = ste.s1_context_ptr + (uint64_t)(c->ssid >> split) * 8, l1;
 
 		if (c->s2 && ipa_to_pa(s, c, &l1_pa, lat, w))
-			return walk_fault_event(w->fault);
+			return v3_walk_fault_event(w->fault);
 		s->fetch_pa = l1_pa;
 		l = mem_read(s, l1_pa, &l1, 8);
 		if (l < 0)
@@ -688,7 +545,7 @@ static unsigned build_cfg(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 		cd_pa = ste.s1_context_ptr + (uint64_t)c->ssid * 64;
 	}
 	if (c->s2 && ipa_to_pa(s, c, &cd_pa, lat, w))
-		return walk_fault_event(w->fault);
+		return v3_walk_fault_event(w->fault);
 	s->fetch_pa = cd_pa;
 	l = mem_read(s, cd_pa, cdw, sizeof(cdw));
 
@@ -757,7 +614,7 @@ translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 	}
 	/* Configuration: the cache, or the stream table (and CD). */
 	tcur += s->p.cfg.latency;
-	c = cfg_lookup(s, t->sid, t->ssv, t->ssv ? t->ssid : 0);
+	c = v3_cfg_lookup(s, t->sid, t->ssv, t->ssv ? t->ssid : 0);
 	if (c) {
 		s->st.cfg_hits++;
 	} else {
@@ -765,7 +622,7 @@ translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 
 		s->st.cfg_misses++;
 		memset(&w, 0, sizeof(w));
-		ev = build_cfg(s, t, &local, &lat, &w);
+		ev = v3_build_cfg(s, t, &local, &lat, &w);
 		tcur += (uint64_t)lat;
 		if (ev) {
 			if (w.fault) {
@@ -776,7 +633,7 @@ translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 			}
 			goto done;
 		}
-		cfg_insert(s, &local);
+		v3_cfg_insert(s, &local);
 		c = &local;
 	}
 	if (t->translated) {
@@ -837,7 +694,7 @@ translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 	s->st.walks++;
 	s->st.fetches += w.fetches;
 	if (w.fault) {
-		ev = walk_fault_event(w.fault);
+		ev = v3_walk_fault_event(w.fault);
 		goto fault_event;
 	}
 	r->oa = w.oa;
@@ -879,24 +736,24 @@ fault_event:
 		 * Stage 2 faults (CLASS CD, TT or IN) follow STE.S2R, stage 1
 		 * faults CD.R. */
 		if (ev == IOPT_EVT_F_WALK_EABT)
-			event(s, ev, t, w1, t->addr, w.fetch_pa & FETCH_MASK, tcur);
+			v3_event(s, ev, t, w1, t->addr, w.fetch_pa & FETCH_MASK, tcur);
 		else if (w.fault_stage == 2 ? (c ? c->rec_s2 : local.rec_s2) :
 					      c->rec_s1)
-			event(s, ev, t, w1, t->addr,
-			      w.ipa & (((1ull << 52) - 1) & ~0xfffull), tcur);
+			v3_event(s, ev, t, w1, t->addr,
+				 w.ipa & (((1ull << 52) - 1) & ~0xfffull), tcur);
 	}
 	goto out_fault;
 done:
 	if (ev == IOPT_EVT_F_UUT)	/* 7.3.2: incoming InD/PnU; Reason 1 */
-		event(s, ev, t, access_bits(t, t->exec) | 1, t->addr, 0, tcur);
+		v3_event(s, ev, t, access_bits(t, t->exec) | 1, t->addr, 0, tcur);
 	else if (ev == IOPT_EVT_F_TRANSL_FORBIDDEN)	/* 7.3.8: RnW only */
-		event(s, ev, t, t->write ? 0 : 1ull << 35, t->addr, 0, tcur);
+		v3_event(s, ev, t, t->write ? 0 : 1ull << 35, t->addr, 0, tcur);
 	else if (ev == IOPT_EVT_F_STE_FETCH || ev == IOPT_EVT_F_CD_FETCH)
-		event(s, ev, t, 0, 0, s->fetch_pa & FETCH_MASK, tcur);	/* 7.3.4, 7.3.10 */
+		v3_event(s, ev, t, 0, 0, s->fetch_pa & FETCH_MASK, tcur);	/* 7.3.4, 7.3.10 */
 	else if (ev == IOPT_EVT_C_BAD_STREAMID && !(s->cr2 & CR2_RECINVSID))
 		;				/* 7.3.3: recorded only when asked */
 	else if (ev && ev != IOPT_EVT_ABORT)
-		event(s, ev, t, 0, 0, 0, tcur);	/* configuration errors: no address */
+		v3_event(s, ev, t, 0, 0, 0, tcur);	/* configuration errors: no address */
 out_fault:
 	if (ev)
 		s->st.faults++;
@@ -942,7 +799,7 @@ translate_serialised(struct iopt_smmu *s, const struct iopt_smmu_txn *txn,
 		return ret;
 	}
 	if (!cmdq_idle(s))
-		run_cmds(s, cycle);	/* commands due by now take effect first */
+		v3_run_cmds(s, cycle);	/* commands due by now take effect first */
 	else
 		smmu_core_time_set(&s->core, cycle);
 	ret = translate_locked(s, txn, cycle, resp);
@@ -993,8 +850,8 @@ int iopt_smmu_translate(struct iopt_smmu *s, const struct iopt_smmu_txn *txn,
 
 /* ---- command queue -------------------------------------------------------- */
 
-static void invalidate_cfg(struct iopt_smmu *s, bool all, uint32_t sid_lo,
-			   uint32_t sid_hi, bool by_ssid, uint32_t ssid)
+void v3_cfg_invalidate(struct iopt_smmu *s, bool all, uint32_t sid_lo,
+		       uint32_t sid_hi, bool by_ssid, uint32_t ssid)
 {
 	for (unsigned i = 0; i < s->ncfg; i++) {
 		struct cfg_entry *e = &s->cfg[i];
@@ -1124,21 +981,21 @@ static void exec_cmd(struct iopt_smmu *s, const struct iopt_smmu_cmd *cmd,
 	s->st.cmds[cmd->opcode]++;
 	switch (cmd->opcode) {
 	case IOPT_CMD_CFGI_STE:
-		invalidate_cfg(s, false, cmd->sid, cmd->sid, false, 0);
+		v3_cfg_invalidate(s, false, cmd->sid, cmd->sid, false, 0);
 		break;
 	case IOPT_CMD_CFGI_STE_RANGE:
 		if (cmd->range == 31)
-			invalidate_cfg(s, true, 0, 0, false, 0);
+			v3_cfg_invalidate(s, true, 0, 0, false, 0);
 		else
-			invalidate_cfg(s, false,
-				       cmd->sid & ~((2u << cmd->range) - 1),
-				       cmd->sid | ((2u << cmd->range) - 1), false, 0);
+			v3_cfg_invalidate(s, false,
+					  cmd->sid & ~((2u << cmd->range) - 1),
+					  cmd->sid | ((2u << cmd->range) - 1), false, 0);
 		break;
 	case IOPT_CMD_CFGI_CD:
-		invalidate_cfg(s, false, cmd->sid, cmd->sid, true, cmd->ssid);
+		v3_cfg_invalidate(s, false, cmd->sid, cmd->sid, true, cmd->ssid);
 		break;
 	case IOPT_CMD_CFGI_CD_ALL:
-		invalidate_cfg(s, false, cmd->sid, cmd->sid, false, 0);
+		v3_cfg_invalidate(s, false, cmd->sid, cmd->sid, false, 0);
 		break;
 	case IOPT_CMD_SYNC:
 		/* c is the completion cycle: every earlier command has
@@ -1154,7 +1011,7 @@ static void exec_cmd(struct iopt_smmu *s, const struct iopt_smmu_cmd *cmd,
 				uint32_t data = cmd->msi_data;
 
 				if (s->core.mem.write(s->core.mem.ctx, cmd->msi_addr, &data, 4) < 0)
-					gerror_raise(s, GERROR_MSI_CMDQ_ABT, c);
+					v3_gerror_raise(s, GERROR_MSI_CMDQ_ABT, c);
 			}
 		}
 		break;
@@ -1187,16 +1044,16 @@ static uint32_t q_dist(uint32_t a, uint32_t b, unsigned l2)
 	return (a - b) & ((2u << l2) - 1);
 }
 
-static bool cmdq_stopped(const struct iopt_smmu *s)
+bool v3_cmdq_stopped(const struct iopt_smmu *s)
 {
 	return !(s->cr0 & CR0_CMDQEN) || ((s->gerror ^ s->gerrorn) & GERROR_CMDQ_ERR);
 }
 
 /* PROD was written at cycle with the commands before prod now visible:
  * remember when the new ones became visible. */
-static void cmd_publish(struct iopt_smmu *s, uint32_t prod, uint64_t cycle)
+void v3_cmd_publish(struct iopt_smmu *s, uint32_t prod, uint64_t cycle)
 {
-	unsigned l2 = q_log2(s->cmdq_base, s->p.cmdqs);
+	unsigned l2 = v3_q_log2(s->cmdq_base, s->p.cmdqs);
 	uint32_t cons = q_ptr(s->cmdq_cons, l2);
 	uint32_t d = q_dist(prod, cons, l2);
 
@@ -1258,12 +1115,12 @@ struct cmd_step {
  */
 static bool next_cmd(struct iopt_smmu *s, struct cmd_step *c)
 {
-	unsigned l2 = q_log2(s->cmdq_base, s->p.cmdqs);
+	unsigned l2 = v3_q_log2(s->cmdq_base, s->p.cmdqs);
 	uint32_t prod = q_ptr(s->cmdq_prod, l2), cons = q_ptr(s->cmdq_cons, l2);
-	uint64_t base = q_base(s->cmdq_base, 16ull << l2);
+	uint64_t base = v3_q_base(s->cmdq_base, 16ull << l2);
 	uint64_t vis, start;
 
-	if (cmdq_stopped(s) || prod == cons)
+	if (v3_cmdq_stopped(s) || prod == cons)
 		return false;
 	vis = cmd_visible_at(s, cons, l2);
 	start = s->cmd_free > vis ? s->cmd_free : vis;
@@ -1279,12 +1136,12 @@ static bool next_cmd(struct iopt_smmu *s, struct cmd_step *c)
 
 /* Perform commands that complete by until (their effects at their
  * completion cycle). */
-static void run_cmds(struct iopt_smmu *s, uint64_t until)
+void v3_run_cmds(struct iopt_smmu *s, uint64_t until)
 {
 	struct cmd_step c;
 
 	while (next_cmd(s, &c) && c.done <= until) {
-		unsigned l2 = q_log2(s->cmdq_base, s->p.cmdqs);
+		unsigned l2 = v3_q_log2(s->cmdq_base, s->p.cmdqs);
 		uint32_t cons = q_ptr(s->cmdq_cons, l2);
 
 		/* Invalidations, the queue's state: no hit memo survives a
@@ -1297,7 +1154,7 @@ static void run_cmds(struct iopt_smmu *s, uint64_t until)
 			s->cmdq_cons = (s->cmdq_cons & ~(0x7fu << CONS_ERR_SHIFT)) |
 				       c.err << CONS_ERR_SHIFT;
 			s->st.cmd_errors++;
-			gerror_raise(s, GERROR_CMDQ_ERR, c.done);
+			v3_gerror_raise(s, GERROR_CMDQ_ERR, c.done);
 			break;
 		}
 		exec_cmd(s, &c.cmd, c.done);
@@ -1333,10 +1190,12 @@ int iopt_smmu_run_until(struct iopt_smmu *s, uint64_t cycle)
 	plat_mutex_lock(&s->core.lock);
 	ret = smmu_core_time_at(&s->core, &cycle);
 	if (!ret)
-		run_cmds(s, cycle);
+		v3_run_cmds(s, cycle);
 	plat_mutex_unlock(&s->core.lock);
 	return ret;
 }
+
+/* ---- registers ------------------------------------------------------------ */
 
 /* ---- registers ------------------------------------------------------------ */
 
@@ -1377,7 +1236,7 @@ int iopt_smmu_mmio_read(struct iopt_smmu *s, uint64_t off, unsigned size,
 		plat_mutex_unlock(&s->core.lock);
 		return -EINVAL;
 	}
-	run_cmds(s, cycle);
+	v3_run_cmds(s, cycle);
 	switch (off) {
 	case R_IDR0: case R_IDR1: case R_IDR2: case R_IDR3: case R_IDR4:
 	case R_IDR5:
@@ -1443,8 +1302,8 @@ int iopt_smmu_mmio_write(struct iopt_smmu *s, uint64_t off, unsigned size,
 		plat_mutex_unlock(&s->core.lock);
 		return -EINVAL;
 	}
-	run_cmds(s, cycle);
-	stopped = cmdq_stopped(s);
+	v3_run_cmds(s, cycle);
+	stopped = v3_cmdq_stopped(s);
 	/* 6.2: a 32-bit write to one half of a 64-bit register leaves the
 	 * other half; it is then written as the whole register. An 8-byte
 	 * write to two 32-bit registers writes the lower one only (one of
@@ -1533,15 +1392,15 @@ int iopt_smmu_mmio_write(struct iopt_smmu *s, uint64_t off, unsigned size,
 		}
 		break;
 	case R_CMDQ_PROD:
-		s->cmdq_prod = v32 & ((2u << q_log2(s->cmdq_base, s->p.cmdqs)) - 1);
-		cmd_publish(s, s->cmdq_prod, cycle);
+		s->cmdq_prod = v32 & ((2u << v3_q_log2(s->cmdq_base, s->p.cmdqs)) - 1);
+		v3_cmd_publish(s, s->cmdq_prod, cycle);
 		break;
 	case R_CMDQ_CONS:
 		/* 6.3.28: RD and its wrap bit; a written ERR is ignored (one
 		 * of the two behaviours permitted). */
 		if (!(s->cr0 & CR0_CMDQEN))
 			s->cmdq_cons = (s->cmdq_cons & (0x7fu << CONS_ERR_SHIFT)) |
-				       (v32 & ((2u << q_log2(s->cmdq_base, s->p.cmdqs)) - 1));
+				       (v32 & ((2u << v3_q_log2(s->cmdq_base, s->p.cmdqs)) - 1));
 		break;
 	case R_EVENTQ_BASE:
 		if (!(s->cr0 & CR0_EVENTQEN))
@@ -1562,11 +1421,11 @@ int iopt_smmu_mmio_write(struct iopt_smmu *s, uint64_t off, unsigned size,
 	case R_EVENTQ_PROD:
 		if (!(s->cr0 & CR0_EVENTQEN))
 			s->evtq_prod = v32 & (Q_OVFLG |
-					      ((2u << q_log2(s->evtq_base, s->p.evtqs)) - 1));
+					      ((2u << v3_q_log2(s->evtq_base, s->p.evtqs)) - 1));
 		break;
 	case R_EVENTQ_CONS:
 		s->evtq_cons = v32 & (Q_OVFLG |
-				      ((2u << q_log2(s->evtq_base, s->p.evtqs)) - 1));
+				      ((2u << v3_q_log2(s->evtq_base, s->p.evtqs)) - 1));
 		break;
 	default:
 		break;				/* WI */
@@ -1574,7 +1433,7 @@ int iopt_smmu_mmio_write(struct iopt_smmu *s, uint64_t off, unsigned size,
 	/* A queue restarted (CMDQEN set, CMDQ_ERR acknowledged) takes its
 	 * next command no earlier than now; other writes leave the command
 	 * engine's timing alone. */
-	if (stopped && !cmdq_stopped(s) && s->cmd_free < cycle)
+	if (stopped && !v3_cmdq_stopped(s) && s->cmd_free < cycle)
 		s->cmd_free = cycle;
 	/* Any register may change what a translation does (CR0, the
 	 * tables' bases, PROD with commands to wait for): retire the hit
