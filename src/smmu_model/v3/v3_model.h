@@ -7,6 +7,7 @@
  *   v3_evtq.c       global errors (GERROR), interrupts, MSIs, the event queue
  *   v3_strtab.c     stream table and CD fetch and checks, configuration cache
  *   v3_cmdq.c       command queue: checks, costs, effects, visibility, engine
+ *   v3_translate.c  translation: configuration, TLB, walk, faults, hit memo
  *   v3_structs.c    STE and CD encoders and decoders (5.2, 5.4)
  *   v3_cmd.c        command encoders and decoders (4)
  *   v3_fields.h     the bit-field helpers of the two codecs
