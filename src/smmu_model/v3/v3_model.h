@@ -2,12 +2,12 @@
 /*
  * The SMMUv3 model's state and the register map it implements, shared by
  * the files of src/smmu_model/v3/ (one concern each):
- *   v3_core.c       creation, parameters, statistics, runner, and what is
- *                   not split out yet
+ *   v3_core.c       creation, parameters, statistics, runner
  *   v3_evtq.c       global errors (GERROR), interrupts, MSIs, the event queue
  *   v3_strtab.c     stream table and CD fetch and checks, configuration cache
  *   v3_cmdq.c       command queue: checks, costs, effects, visibility, engine
  *   v3_translate.c  translation: configuration, TLB, walk, faults, hit memo
+ *   v3_regs.c       register file (6.3): ID registers, MMIO reads and writes
  *   v3_structs.c    STE and CD encoders and decoders (5.2, 5.4)
  *   v3_cmd.c        command encoders and decoders (4)
  *   v3_fields.h     the bit-field helpers of the two codecs
@@ -183,5 +183,7 @@ unsigned v3_walk_fault_event(enum smmu_fault f);
 void v3_run_cmds(struct iopt_smmu *s, uint64_t until);
 bool v3_cmdq_stopped(const struct iopt_smmu *s);
 void v3_cmd_publish(struct iopt_smmu *s, uint32_t prod, uint64_t cycle);
+
+void v3_regs_reset(struct iopt_smmu *s);
 
 #endif
