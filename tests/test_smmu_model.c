@@ -207,6 +207,12 @@ static void test_registers(void **state)
 	assert_int_equal(v >> 2 & 3, 2);		/* TTF: AArch64 */
 	assert_int_equal(v >> 6 & 3, 2);		/* HTTU: AF + dirty */
 	assert_int_equal(v >> 13 & 1, 1);		/* MSI */
+	/* The whole word (6.3.1): S2P, S1P, TTF 0b10, COHACC, HTTU 0b10,
+	 * ASID16, MSI, SEV, VMID16, CD2L, TTENDIAN 0b10, STALL_MODEL 0b01,
+	 * TERM_MODEL, ST_LEVEL 0b01; nothing else (no ATS, RES0 bits 0). */
+	assert_int_equal(v, 0x1 | 0x2 | 0x2 << 2 | 0x10 | 0x2 << 6 | 0x1000 |
+			 0x2000 | 0x4000 | 0x40000 | 0x80000 | 0x2 << 21 |
+			 0x1 << 24 | 0x4000000 | 0x1 << 27);
 	v = rd(&r, 0x4);				/* IDR1 */
 	assert_int_equal(v & 63, 16);			/* SIDSIZE */
 	assert_int_equal(v >> 6 & 31, 10);		/* SSIDSIZE */

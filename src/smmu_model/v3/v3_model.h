@@ -12,6 +12,19 @@
  *   v3_cmd.c        command encoders and decoders (4)
  *   v3_fields.h     the bit-field helpers of the two codecs
  *
+ * A register-level SMMUv3 (IHI0070): the register file (6.3), stream and
+ * context tables (5.1-5.4), translation through the walker
+ * (common/walk.c) and the TLB (common/tlb.c), the command queue (4) and
+ * the event queue (7), with a deterministic timing model
+ * (docs/smmu_model.md).
+ *
+ * Time: the model's time (smmu_core_now: s->core.clk.now, or a later
+ * lock-free hit's cycle) is the cycle up to which internal events
+ * (command completions) have been performed. Every entry point first runs
+ * the model up to its cycle. The command engine is sequential: command k
+ * completes at max(its visibility, completion of k - 1) + its cost, so a
+ * CMD_SYNC completes only after every earlier command has.
+ *
  * Register offsets and fields are IHI0070's (section numbers beside
  * them). Not thread-safe: the entry points (iopt_smmu_translate, the MMIO
  * accessors, iopt_smmu_run_until) take the model's lock around every call

@@ -14,6 +14,39 @@
 
 #include "v3_model.h"
 
+/*
+ * ID register fields (IHI0070 6.3.1-6.3.6), each at its bit position; the
+ * values this model advertises whatever its parameters are given here.
+ */
+#define IDR0_S2P		(1u << 0)	/* stage 2 */
+#define IDR0_S1P		(1u << 1)	/* stage 1 */
+#define IDR0_TTF_AARCH64	(2u << 2)	/* TTF [3:2]: AArch64 tables only */
+#define IDR0_COHACC		(1u << 4)	/* coherent table and queue access */
+#define IDR0_HTTU_SHIFT		6		/* HTTU [7:6] */
+#define IDR0_ATS		(1u << 10)
+#define IDR0_NS1ATS		(1u << 11)	/* split-stage ATS not supported */
+#define IDR0_ASID16		(1u << 12)
+#define IDR0_MSI		(1u << 13)
+#define IDR0_SEV		(1u << 14)
+#define IDR0_VMID16		(1u << 18)
+#define IDR0_CD2L		(1u << 19)	/* 2-level CD tables (S1Fmt 1, 2) */
+#define IDR0_TTENDIAN_LE	(2u << 21)	/* TTENDIAN [22:21]: little-endian */
+#define IDR0_STALL_MODEL_NONE	(1u << 24)	/* STALL_MODEL [25:24]: no stall */
+#define IDR0_TERM_MODEL		(1u << 26)	/* terminate always aborts */
+#define IDR0_ST_LEVEL_2LVL	(1u << 27)	/* ST_LEVEL [28:27]: 2-level too */
+
+#define IDR1_SIDSIZE_SHIFT	0		/* SIDSIZE [5:0] */
+#define IDR1_SSIDSIZE_SHIFT	6		/* SSIDSIZE [10:6] */
+#define IDR1_EVENTQS_SHIFT	16		/* EVENTQS [20:16] */
+#define IDR1_CMDQS_SHIFT	21		/* CMDQS [25:21] */
+
+#define IDR3_RIL		(1u << 10)	/* range invalidation */
+
+#define IDR5_OAS_SHIFT		0		/* OAS [2:0] */
+#define IDR5_GRAN4K		(1u << 4)
+#define IDR5_GRAN16K		(1u << 5)
+#define IDR5_GRAN64K		(1u << 6)
+
 static unsigned oas_code(unsigned oas)
 {
 	static const unsigned bits[] = { 32, 36, 40, 42, 44, 48, 52 };
@@ -30,23 +63,24 @@ void v3_regs_reset(struct iopt_smmu *s)
 {
 	const struct iopt_smmu_params *p = &s->p;
 
-	/* ID registers (6.3.1-6.3.6). */
-	s->idr[0] = (p->s2 ? 1u : 0) | (p->s1 ? 1u << 1 : 0) | 2u << 2 |
-		    1u << 4 | (uint32_t)p->httu << 6 | (p->asid16 ? 1u << 12 : 0) |
-		    (p->msi ? 1u << 13 : 0) | (p->sev ? 1u << 14 : 0) |
-		    (p->vmid16 ? 1u << 18 : 0) | 1u << 19 /* CD2L */ |
-		    2u << 21 /* TTENDIAN: little-endian */ | 1u << 26 /* TERM_MODEL */ |
-		    (p->strtab_2lvl ? 1u << 27 : 0) | 1u << 24 /* STALL: no */ |
-		    (p->s1 ? 1u << 19 : 0) /* CD2L: S1Fmt 1, 2 walked */ |
-		    2u << 21 /* TTENDIAN: little-endian tables only */ |
-		    (p->ats ? 1u << 10 : 0) |
-		    /* NS1ATS (no split-stage ATS): RES0 unless ATS, S1P, S2P. */
-		    (p->ats && p->s1 && p->s2 ? 1u << 11 : 0);
-	s->idr[1] = p->sidsize | p->ssidsize << 6 | p->evtqs << 16 |
-		    p->cmdqs << 21;
-	s->idr[3] = p->ril ? 1u << 10 : 0;
-	s->idr[5] = oas_code(p->oas) | (p->gran4k ? 1u << 4 : 0) |
-		    (p->gran16k ? 1u << 5 : 0) | (p->gran64k ? 1u << 6 : 0);
+	/* ID registers (6.3.1-6.3.6); IDR2 and IDR4 read 0. */
+	s->idr[0] = (p->s2 ? IDR0_S2P : 0) | (p->s1 ? IDR0_S1P : 0) |
+		    IDR0_TTF_AARCH64 | IDR0_COHACC |
+		    (uint32_t)p->httu << IDR0_HTTU_SHIFT |
+		    (p->ats ? IDR0_ATS : 0) |
+		    /* No split-stage ATS: RES0 unless ATS, S1P and S2P. */
+		    (p->ats && p->s1 && p->s2 ? IDR0_NS1ATS : 0) |
+		    (p->asid16 ? IDR0_ASID16 : 0) | (p->msi ? IDR0_MSI : 0) |
+		    (p->sev ? IDR0_SEV : 0) | (p->vmid16 ? IDR0_VMID16 : 0) |
+		    IDR0_CD2L | IDR0_TTENDIAN_LE | IDR0_STALL_MODEL_NONE |
+		    IDR0_TERM_MODEL | (p->strtab_2lvl ? IDR0_ST_LEVEL_2LVL : 0);
+	s->idr[1] = p->sidsize << IDR1_SIDSIZE_SHIFT |
+		    p->ssidsize << IDR1_SSIDSIZE_SHIFT |
+		    p->evtqs << IDR1_EVENTQS_SHIFT | p->cmdqs << IDR1_CMDQS_SHIFT;
+	s->idr[3] = p->ril ? IDR3_RIL : 0;
+	s->idr[5] = oas_code(p->oas) << IDR5_OAS_SHIFT |
+		    (p->gran4k ? IDR5_GRAN4K : 0) | (p->gran16k ? IDR5_GRAN16K : 0) |
+		    (p->gran64k ? IDR5_GRAN64K : 0);
 	s->gbpa = GBPA_ABORT;
 }
 
