@@ -6,7 +6,8 @@
  *   v2_regs.c     global register space (GR0, GR1) and ID registers
  *   v2_stream.c   stream matching (SMRn, S2CRn)
  *   v2_cb.c       context bank registers, translation, faults, stall
- *   v2_tlbi.c     TLB maintenance, syncs, ATS1* operations
+ *   v2_tlbi.c     TLB maintenance, syncs
+ *   v2_ats.c      ATS1* address translation operations, PAR
  *
  * Register offsets and field positions are those of the project's
  * reference notes (Linux arm-smmu.h, OpenBSD smmureg.h, MMU-500 TRM
@@ -353,6 +354,8 @@ bool v2_sync_active(struct iopt_smmuv2 *s, int cb, uint64_t cycle);
 void v2_sync_block(struct iopt_smmuv2 *s, unsigned n);
 void v2_sync_unblock(struct iopt_smmuv2 *s, uint64_t cycle);
 uint64_t v2_next_event(const struct iopt_smmuv2 *s);
+
+/* v2_ats.c */
 void v2_ats(struct iopt_smmuv2 *s, unsigned n, uint32_t off, uint64_t val,
 	    unsigned size, uint64_t cycle);
 /* PAR as read at cycle (an ATS1* result becomes visible as it completes). */
