@@ -62,7 +62,9 @@
  *      its slot knows that every earlier command has completed.
  *  G7. Waits never hang: space, owner-less work and sync waits all go
  *      through drv_poll_step(), which times out; the owner's waits (5.)
- *      depend only on other producers' non-blocking steps 2-5.
+ *      depend only on other producers' non-blocking steps 2-5. Their
+ *      backoff steps run drv_cmdq_recover(): a queue stopped by an error
+ *      (GERROR.CMDQ_ERR) never completes anything until recovered.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -244,7 +246,7 @@ static int reserve(struct iopt_smmuv3_drv *drv, uint32_t need, bool set_owned,
 			int ret;
 
 			if (!polling) {
-				drv_poll_init(drv, &p);
+				drv_poll_init(drv, &p, drv_cmdq_recover);
 				drv_count(drv, full_waits, 1);
 				polling = true;
 			}
@@ -321,7 +323,7 @@ static int wait_sync_wfe(struct iopt_smmuv3_drv *drv, uint32_t pos,
 	struct drv_poll p;
 	int ret;
 
-	drv_poll_init(drv, &p);
+	drv_poll_init(drv, &p, drv_cmdq_recover);
 	for (;;) {
 		/* Token before the condition (drv_wait.h contract 1). */
 		uint64_t tok = drv_event_seq(&drv->sev);
@@ -379,7 +381,7 @@ static int wait_sync(struct iopt_smmuv3_drv *drv, uint32_t pos, uint32_t *cons)
 	/* A timed-out step is followed by one more look at the sync, as
 	 * Linux's readx_poll_timeout() does: the wait may have lost the
 	 * host CPU (or the bus) past the timeout while the sync completed. */
-	drv_poll_init(drv, &p);
+	drv_poll_init(drv, &p, drv_cmdq_recover);
 	if (drv->info.sync == IOPT_SMMUV3_DRV_SYNC_MSI) {
 		const uint32_t *w = (const uint32_t *)(const void *)
 			(cq->q.ring + (size_t)q_idx(&cq->q, pos) * 2);

@@ -164,10 +164,14 @@ struct drv_poll {
 	uint64_t start_cycle, start_ns;
 	unsigned spins;
 	uint64_t delay;
+	/* Called after each backoff wait, or NULL: what the waiter does
+	 * while its wait is long (the command queue: drv_cmdq_recover). */
+	void (*backoff)(struct iopt_smmuv3_drv *drv);
 };
-void drv_poll_init(struct iopt_smmuv3_drv *drv, struct drv_poll *p);
+void drv_poll_init(struct iopt_smmuv3_drv *drv, struct drv_poll *p,
+		   void (*backoff)(struct iopt_smmuv3_drv *drv));
 /* One wait step; -ETIMEDOUT once the limit has passed. Backoff steps
- * also look for a stopped command queue (GERROR.CMDQ_ERR) and recover. */
+ * call p->backoff first. */
 int drv_poll_step(struct iopt_smmuv3_drv *drv, struct drv_poll *p);
 /* Write CR0 (or IRQ_CTRL) and wait until its ACK register matches. */
 int drv_write_ack(struct iopt_smmuv3_drv *drv, uint64_t reg, uint64_t ack,
