@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What every SMMU model is built on (SMMUv3 in smmuv3.c, SMMUv2 in v2/):
+ * What every SMMU model is built on (SMMUv3 in v3/, SMMUv2 in v2/):
  * the memory and interrupt callbacks, the model's lock and clock
  * (model_time.h), the translation and walk slots of the timing core, the
  * TLB and the walk cache, and the translation steps both models take the
