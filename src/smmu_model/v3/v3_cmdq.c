@@ -199,11 +199,6 @@ static uint32_t q_dist(uint32_t a, uint32_t b, unsigned l2)
 	return (a - b) & ((2u << l2) - 1);
 }
 
-bool v3_cmdq_stopped(const struct iopt_smmu *s)
-{
-	return !(s->cr0 & CR0_CMDQEN) || ((s->gerror ^ s->gerrorn) & GERROR_CMDQ_ERR);
-}
-
 /* PROD was written at cycle with the commands before prod now visible:
  * remember when the new ones became visible. */
 void v3_cmd_publish(struct iopt_smmu *s, uint32_t prod, uint64_t cycle)

@@ -178,6 +178,13 @@ static inline unsigned v3_q_log2(uint64_t base, unsigned max)
 	return l > max ? max : l;
 }
 
+/* Does the command queue stand still: disabled, or stopped by an error
+ * (CMDQ_ERR active, 7.1)? Inline: the MMIO write path asks it twice. */
+static inline bool v3_cmdq_stopped(const struct iopt_smmu *s)
+{
+	return !(s->cr0 & CR0_CMDQEN) || ((s->gerror ^ s->gerrorn) & GERROR_CMDQ_ERR);
+}
+
 void v3_gerror_raise(struct iopt_smmu *s, uint32_t bit, uint64_t cycle);
 void v3_event(struct iopt_smmu *s, unsigned type, const struct iopt_smmu_txn *t,
 	      uint64_t w1, uint64_t w2, uint64_t w3, uint64_t cycle);
@@ -194,7 +201,6 @@ unsigned v3_build_cfg(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 unsigned v3_walk_fault_event(enum smmu_fault f);
 
 void v3_run_cmds(struct iopt_smmu *s, uint64_t until);
-bool v3_cmdq_stopped(const struct iopt_smmu *s);
 void v3_cmd_publish(struct iopt_smmu *s, uint32_t prod, uint64_t cycle);
 
 void v3_regs_reset(struct iopt_smmu *s);
