@@ -1,4 +1,14 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The translation table walker (walk.h): stage configurations decoded
+ * from CDs and STEs, the long-descriptor walk (stage 1 and 2, nested
+ * fetches through stage 2, hardware access-flag and dirty updates) and
+ * the short-descriptor (v7s) walk of the SMMUv2 model. One file over 600
+ * lines on purpose: the two walks share the fault, abort and stage 2
+ * fetch helpers, kept static so that the compiler inlines them (or
+ * their fast paths) into the walks, which run on every TLB miss of both
+ * models.
+ */
 #include "walk.h"
 
 #include <errno.h>

@@ -4,7 +4,10 @@
  * transaction routed to a bank (CBARn type, CBA2Rn format, SCTLR, TCR,
  * TTBRn, MAIRn decoded into the shared walker's stage configuration,
  * walk.h), the TLB (tlb.h), and the fault path (FSR, FAR, FSYNR0,
- * IPAFAR; terminate, or stall until RESUME).
+ * IPAFAR; terminate, or stall until RESUME). One file over 600 lines on
+ * purpose: the bank's decoded configuration (ctx_of) and the access,
+ * fault and stall helpers are static, so that the compiler inlines the
+ * small ones into the translation path.
  */
 #include <string.h>
 
