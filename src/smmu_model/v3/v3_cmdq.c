@@ -7,13 +7,7 @@
  * completes only after every earlier command has (docs/smmu_model.md,
  * Timing).
  */
-#include <errno.h>
-#include <stddef.h>
-#include <stdlib.h>
 #include <string.h>
-
-#include <iopgtable/physmem.h>
-#include <iopgtable/smmu.h>
 
 #include "v3_model.h"
 

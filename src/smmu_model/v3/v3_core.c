@@ -9,9 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <iopgtable/physmem.h>
-#include <iopgtable/smmu.h>
-
 #include "../common/runner.h"
 #include "v3_model.h"
 

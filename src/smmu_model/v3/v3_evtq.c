@@ -4,14 +4,6 @@
  * GERRORN (7.5), the wired and MSI interrupts (3.18), and event records
  * (7.2-7.4).
  */
-#include <errno.h>
-#include <stddef.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include <iopgtable/physmem.h>
-#include <iopgtable/smmu.h>
-
 #include "v3_model.h"
 
 /*

@@ -5,12 +5,6 @@
  * access rules.
  */
 #include <errno.h>
-#include <stddef.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include <iopgtable/physmem.h>
-#include <iopgtable/smmu.h>
 
 #include "v3_model.h"
 

@@ -7,11 +7,7 @@
  */
 #include <errno.h>
 #include <stddef.h>
-#include <stdlib.h>
 #include <string.h>
-
-#include <iopgtable/physmem.h>
-#include <iopgtable/smmu.h>
 
 #include "v3_model.h"
 

@@ -4,13 +4,7 @@
  * stream table, the TLB, the walk (common/walk.c) and the fault events
  * (7.3); and the lock-free replay of TLB hits (common/hit_memo.h).
  */
-#include <errno.h>
-#include <stddef.h>
-#include <stdlib.h>
 #include <string.h>
-
-#include <iopgtable/physmem.h>
-#include <iopgtable/smmu.h>
 
 #include "v3_model.h"
 
