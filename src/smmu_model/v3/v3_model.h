@@ -189,8 +189,49 @@ void v3_gerror_raise(struct iopt_smmu *s, uint32_t bit, uint64_t cycle);
 void v3_event(struct iopt_smmu *s, unsigned type, const struct iopt_smmu_txn *t,
 	      uint64_t w1, uint64_t w2, uint64_t w3, uint64_t cycle);
 
-struct cfg_entry *v3_cfg_lookup(struct iopt_smmu *s, uint32_t sid,
-				bool ssv, uint32_t ssid);
+/* The configuration cache is set-associative: a StreamID/SubstreamID pair
+ * lives in one set of cfg.ways entries, replaced least recently used. */
+static inline struct cfg_entry *v3_cfg_set(struct iopt_smmu *s, uint32_t sid,
+					   uint32_t ssid)
+{
+	uint32_t h = (sid * 0x9e3779b1u) ^ (ssid * 0x85ebca6bu);
+
+	/* sets is a power of two (checked at creation): a mask, no divide. */
+	return &s->cfg[(size_t)((h >> 7) & s->cfg_set_mask) * s->p.cfg.ways];
+}
+
+/* The entry for (sid, ssv, ssid), or NULL. Inline: every locked
+ * translation looks its configuration up here (v3_translate.c); the rest
+ * of the cache is in v3_strtab.c. */
+static inline struct cfg_entry *v3_cfg_lookup(struct iopt_smmu *s, uint32_t sid,
+					      bool ssv, uint32_t ssid)
+{
+	if (!s->ncfg)
+		return NULL;
+	struct cfg_entry *set = v3_cfg_set(s, sid, ssid);
+
+	for (unsigned i = 0; i < s->p.cfg.ways; i++) {
+		struct cfg_entry *e = &set[i];
+
+		if (e->valid && e->sid == sid && e->ssv == ssv && e->ssid == ssid) {
+			/* LRU: only the order of a set's stamps matters; the
+			 * most recent entry of its set stays as it is (so that
+			 * a hit on it changes nothing: common/hit_memo.h). */
+			s->cfg_pure = true;
+			if (e->stamp == s->cfg_tick)
+				return e;	/* the newest stamp of all */
+			for (unsigned k = 0; k < s->p.cfg.ways; k++)
+				if (set[k].valid && set[k].stamp > e->stamp) {
+					e->stamp = ++s->cfg_tick;
+					s->cfg_pure = false;
+					break;
+				}
+			return e;
+		}
+	}
+	return NULL;
+}
+
 void v3_cfg_insert(struct iopt_smmu *s, const struct cfg_entry *in);
 void v3_cfg_invalidate(struct iopt_smmu *s, bool all, uint32_t sid_lo,
 		       uint32_t sid_hi, bool by_ssid, uint32_t ssid);

@@ -130,50 +130,11 @@ static unsigned check_ste(struct iopt_smmu *s, const struct iopt_ste *ste,
 	return 0;
 }
 
-/* The configuration cache is set-associative: a StreamID/SubstreamID pair
- * lives in one set of cfg.ways entries, replaced least recently used. */
-static struct cfg_entry *cfg_set(struct iopt_smmu *s, uint32_t sid, uint32_t ssid)
-{
-	uint32_t h = (sid * 0x9e3779b1u) ^ (ssid * 0x85ebca6bu);
-
-	/* sets is a power of two (checked at creation): a mask, no divide. */
-	return &s->cfg[(size_t)((h >> 7) & s->cfg_set_mask) * s->p.cfg.ways];
-}
-
-struct cfg_entry *v3_cfg_lookup(struct iopt_smmu *s, uint32_t sid,
-				bool ssv, uint32_t ssid)
-{
-	if (!s->ncfg)
-		return NULL;
-	struct cfg_entry *set = cfg_set(s, sid, ssid);
-
-	for (unsigned i = 0; i < s->p.cfg.ways; i++) {
-		struct cfg_entry *e = &set[i];
-
-		if (e->valid && e->sid == sid && e->ssv == ssv && e->ssid == ssid) {
-			/* LRU: only the order of a set's stamps matters; the
-			 * most recent entry of its set stays as it is (so that
-			 * a hit on it changes nothing: common/hit_memo.h). */
-			s->cfg_pure = true;
-			if (e->stamp == s->cfg_tick)
-				return e;	/* the newest stamp of all */
-			for (unsigned k = 0; k < s->p.cfg.ways; k++)
-				if (set[k].valid && set[k].stamp > e->stamp) {
-					e->stamp = ++s->cfg_tick;
-					s->cfg_pure = false;
-					break;
-				}
-			return e;
-		}
-	}
-	return NULL;
-}
-
 void v3_cfg_insert(struct iopt_smmu *s, const struct cfg_entry *in)
 {
 	if (!s->ncfg)
 		return;
-	struct cfg_entry *set = cfg_set(s, in->sid, in->ssid), *v = NULL;
+	struct cfg_entry *set = v3_cfg_set(s, in->sid, in->ssid), *v = NULL;
 
 	/* An invalid entry, else the least recently used. */
 	for (unsigned i = 0; i < s->p.cfg.ways; i++)
