@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include <iopgtable/pgtable.h>
+#include <iopgtable/sim.h>
 #include <iopgtable/version.h>
 
 int main(void)
@@ -18,6 +19,11 @@ int main(void)
 	    iopt_version_number() != IOPT_VERSION_NUMBER) {
 		fprintf(stderr, "consumer: header %s, library %s\n",
 			IOPT_VERSION_STRING, iopt_version());
+		return 1;
+	}
+	/* The host library is not the simulation (tests/consumer/sim.c). */
+	if (iopt_sim_available() != 0) {
+		fprintf(stderr, "consumer: the host library says it simulates\n");
 		return 1;
 	}
 	if (iopt_alloc(&cfg, &pt))
