@@ -23,8 +23,8 @@
  * altogether would stop alu too. Each two-thread run also times each
  * thread's loop alone: in a pair under ONE_CORE, both threads slowed
  * alike points at the two CPUs sharing a core, one of them near full
- * speed at the other CPU's core being shared or taken (docs/smmu_model.md,
- * "Issue 13: what the machine gives two threads").
+ * speed at the other CPU's core being shared or taken
+ * (docs/history/smmu_model.md, "what the machine gives two threads").
  *
  * Each pair is one two-thread run beside the one-thread runs before and
  * after it (shared with the neighbouring pairs; they alternate between

@@ -657,8 +657,8 @@ static void case_tlbsync(unsigned nthreads, bool locked, double seconds)
  * over the threads): what one thread's hits cost another's (lines moved
  * between cores) lowers it, time spent waiting for a core does not.
  * Other load still moves it: when the threads only take turns on one
- * core they do not contend at all (docs/smmu_model.md, "Hit scaling:
- * measured").
+ * core they do not contend at all (docs/history/smmu_model.md, "Hit
+ * scaling: measured").
  */
 struct hit_thread {
 	void *m;

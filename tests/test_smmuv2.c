@@ -106,7 +106,7 @@
 #define FSR_PF		(1u << 3)
 #define FSR_UUT		(1u << 8)
 /* FSR.FORMAT 10:9 (Linux ARM_SMMU_CB_FSR_FORMAT); the encoding is the
- * model's documented choice (docs/smmu_model.md). */
+ * model's documented choice (docs/smmuv2_model.md). */
 #define FSR_FMT_A32S	(0u << 9)
 #define FSR_FMT_A32L	(1u << 9)
 #define FSR_FMT_A64	(2u << 9)

@@ -17,7 +17,7 @@
  * The SMMUv2 architecture document (IHI0062) is not among the sources this
  * model was written from; register offsets and field positions come from
  * the facts collected in the project's reference notes (the Linux and
- * OpenBSD drivers' headers, the MMU-500 TRM). docs/smmu_model.md lists
+ * OpenBSD drivers' headers, the MMU-500 TRM). docs/smmuv2_model.md lists
  * the register map implemented and every behaviour chosen where those
  * sources are silent.
  *
@@ -48,7 +48,7 @@ extern "C" {
 
 /*
  * What a sync written while another sync is active on the same register
- * does. The sources do not say (docs/smmu_model.md):
+ * does. The sources do not say (docs/smmuv2_model.md):
  *  RESTART: the active sync restarts: it completes sync_cycles after the
  *    newest write, and after every maintenance operation issued before
  *    that write. Many CPUs syncing in turn keep SACTIVE at 1, the

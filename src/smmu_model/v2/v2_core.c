@@ -31,7 +31,7 @@ int iopt_smmuv2_preset(const char *name, struct iopt_smmuv2_params *p)
 		 * match register groups; 4K/16K/64K granules; 48-bit
 		 * addresses; TLB hit latency "two clocks" best case (2.1). The
 		 * TLB and walk-cache geometry is this model's assumption
-		 * (docs/smmu_model.md). */
+		 * (docs/smmuv2_model.md). */
 		q.num_smrg = 128;
 		q.num_cb = 128;
 		q.num_s2cb = 0;

@@ -166,7 +166,7 @@
 #define FSR_FORMAT	(3u << FSR_FORMAT_SHIFT)
 /* FSR.FORMAT and the fault PAR's FORMAT: the translation table format of
  * the bank that recorded the fault (the sources give the field, not its
- * encoding: this model's choice, docs/smmu_model.md). */
+ * encoding: this model's choice, docs/smmuv2_model.md). */
 #define V2_FMT_AARCH32_S 0u		/* short descriptor (v7s) */
 #define V2_FMT_AARCH32_L 1u		/* AArch32 LPAE (VMSAv8-32 long) */
 #define V2_FMT_AARCH64	2u

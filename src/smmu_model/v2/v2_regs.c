@@ -4,7 +4,7 @@
  * status, global TLB maintenance and sync, SMRn, S2CRn) and GR1 (CBARn,
  * CBFRSYNRAn, CBA2Rn). Field positions per the project's reference notes
  * (Linux arm-smmu.h, OpenBSD smmureg.h); reset values this model chose
- * where the sources leave them UNKNOWN are listed in docs/smmu_model.md.
+ * where the sources leave them UNKNOWN are listed in docs/smmuv2_model.md.
  */
 #include <string.h>
 
@@ -46,7 +46,7 @@ void v2_regs_reset(struct iopt_smmuv2 *s)
 	/* Reset: client port disabled (bypass, no faults) until software
 	 * enables it; no SMR valid; every S2CR faults. The sources leave
 	 * these UNKNOWN or IMPLEMENTATION DEFINED; this is the model's
-	 * choice (docs/smmu_model.md). */
+	 * choice (docs/smmuv2_model.md). */
 	s->scr0 = SCR0_CLIENTPD;
 	for (unsigned i = 0; i < 128; i++) {
 		s->smr[i] = 0;

@@ -9,7 +9,7 @@
  * a sync waits for it. A bank's TLBSYNC covers the operations written to
  * that bank; sTLBGSYNC covers every operation, global or per bank (the
  * sources do not say whether a bank's sync also covers global ones; this
- * model says no: docs/smmu_model.md).
+ * model says no: docs/smmuv2_model.md).
  *
  * Sync: SACTIVE/GSACTIVE read 1 until max(write, the covered operations'
  * completion) + sync_cycles. A sync written while one is active on the
