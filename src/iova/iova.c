@@ -43,7 +43,7 @@ static unsigned nr_stripes(const struct iopt_iova *d)
 
 /*
  * The three below are the stripe arithmetic of every allocation and free
- * (issue 13: a tenth of a two-stripe pair's instructions when they
+ * (a tenth of a two-stripe pair's instructions when they
  * rebuilt their masks from the orders each time): the masks are kept in
  * the domain. One stripe keeps its early return: the identity, cheaper
  * than the general formula (to which it reduces: stripe_shift 0,

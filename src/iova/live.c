@@ -11,7 +11,7 @@
 /*
  * Old slots examined per operation while a move lasts. Each entry moved
  * lands at a random slot of the new table, whose pages the kernel gives
- * on first touch (2-7 us each on the VM issue 13 measures on): at 32 an
+ * on first touch (2-7 us each on the development VM): at 32 an
  * operation could take 16 such faults, 30-80 us; at 8, a few.
  */
 #define MOVE_SCAN 8

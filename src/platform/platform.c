@@ -82,8 +82,8 @@ uint64_t plat_clock_ns(void)
  * relaxed load: any value it holds was the thread's CPU at some point,
  * which is all sched_getcpu() promises too). glibc 2.36's sched_getcpu()
  * asks the vDSO instead: 4-5 ns on this VM against under 1 ns, and the
- * IOVA allocator asks on every allocation (issue 13: the 2-thread tree
- * pair).
+ * IOVA allocator asks on every allocation (the 2-thread tree pair
+ * measured it).
  */
 unsigned plat_cpu_id(void)
 {
