@@ -34,6 +34,7 @@
 #include <iopgtable/physmem.h>
 #include <iopgtable/smmu.h>
 #include <iopgtable/smmuv2.h>
+#include <iopgtable/testbed.h>
 
 #include "bench.h"
 
@@ -56,6 +57,7 @@ static bool want(const char *name)
 #define REPS 5
 
 struct rig {
+	struct iopt_testbed *tb;
 	struct iopt_physmem *pm;
 	struct iopt_smmu *s;
 	struct iopt_pgtable *pt;
@@ -63,21 +65,33 @@ struct rig {
 	uint64_t cycle;
 };
 
+/* The model alone (no driver) on 256 MiB of 100-cycle memory. */
+static struct iopt_testbed *model_bed(enum iopt_testbed_smmu smmu, bool tlb,
+				      bool walk_cache, bool shared)
+{
+	struct iopt_testbed_cfg c;
+	struct iopt_testbed *tb;
+
+	iopt_testbed_default_cfg(&c, smmu);
+	c.mem_base = MEM_BASE;
+	c.mem_size = 256u << 20;
+	c.mem_latency = 100;
+	c.v3.shared_clock = c.v2.shared_clock = shared;
+	c.v3.tlb.enable = c.v2.tlb.enable = tlb;
+	c.v3.walk.enable = c.v2.walk.enable = walk_cache;
+	c.probe = c.dma = c.attach = false;
+	bench_must(iopt_testbed_create(&c, &tb), "iopt_testbed_create");
+	return tb;
+}
+
 static void rig_init_clk(struct rig *r, bool tlb, bool walk_cache, bool shared)
 {
-	struct iopt_smmu_params p;
-	struct iopt_smmu_mem mem;
 	uint64_t pa, w[8];
 
-	iopt_smmu_default_params(&p);
-	p.shared_clock = shared;
-	p.tlb.enable = tlb;
-	p.walk.enable = walk_cache;
-	bench_must(iopt_physmem_create(MEM_BASE, 256u << 20, &r->pm),
-		   "iopt_physmem_create");
+	r->tb = model_bed(IOPT_TESTBED_SMMUV3, tlb, walk_cache, shared);
+	r->pm = iopt_testbed_physmem(r->tb);
+	r->s = iopt_testbed_smmuv3(r->tb);
 	bench_must(iopt_physmem_alloc(r->pm, 1u << 20, &pa), "iopt_physmem_alloc");
-	iopt_smmu_physmem(r->pm, 100, &mem);	/* 100-cycle memory */
-	bench_must(iopt_smmu_create(&p, &mem, NULL, NULL, &r->s), "iopt_smmu_create");
 	iopt_smmu_mmio_write(r->s, 0x80, 8, STRTAB, 0);
 	iopt_smmu_mmio_write(r->s, 0x88, 4, 4, 0);
 	iopt_smmu_mmio_write(r->s, 0x90, 8, CMDQ | 10, 0);
@@ -116,8 +130,7 @@ static void rig_init(struct rig *r, bool tlb, bool walk_cache)
 static void rig_fini(struct rig *r)
 {
 	iopt_free(r->pt);
-	iopt_smmu_destroy(r->s);
-	iopt_physmem_destroy(r->pm);
+	iopt_testbed_destroy(r->tb);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -292,11 +305,6 @@ static double case_mutex(void)
 #define DRV_BATCH	16
 #define DRV_BATCHES	10000
 
-static uint64_t drv_runner_clock(void *ctx)
-{
-	return iopt_smmu_runner_now(ctx);
-}
-
 /* DRV_BATCHES batches of DRV_BATCH TLBI_NH_VA + CMD_SYNC; host ns each. */
 static double drv_batches(struct iopt_smmuv3_drv *drv, uint64_t *va)
 {
@@ -320,33 +328,22 @@ static double drv_batches(struct iopt_smmuv3_drv *drv, uint64_t *va)
 
 static void case_drv_batch(bool host_clock)
 {
-	struct iopt_smmu_params p;
-	struct iopt_smmu_mem mem;
-	struct iopt_smmuv3_drv_cfg cfg;
+	struct iopt_testbed_cfg c;
+	struct iopt_testbed *tb;
 	struct iopt_smmuv3_drv *drv;
-	struct iopt_smmu_runner *run = NULL;
-	struct iopt_physmem *pm;
-	struct iopt_smmu *s;
 	double ns[REPS];
 	uint64_t va = 0;
 
-	if (iopt_physmem_create(MEM_BASE, 16u << 20, &pm))
+	/* The default model and driver on 16 MiB, no domain. */
+	iopt_testbed_default_cfg(&c, IOPT_TESTBED_SMMUV3);
+	c.mem_base = MEM_BASE;
+	c.mem_size = 16u << 20;
+	if (host_clock)
+		c.clock = IOPT_TESTBED_CLOCK_RUNNER;
+	c.dma = c.attach = false;
+	if (iopt_testbed_create(&c, &tb))
 		exit(1);
-	iopt_smmu_physmem(pm, 10, &mem);
-	iopt_smmu_default_params(&p);
-	if (iopt_smmu_create(&p, &mem, NULL, NULL, &s))
-		exit(1);
-	iopt_smmuv3_drv_default_cfg(&cfg);
-	cfg.smmu = s;
-	cfg.pm = pm;
-	if (host_clock) {
-		if (iopt_smmu_runner_start(s, 1.0, &run))
-			exit(1);
-		cfg.clock = drv_runner_clock;
-		cfg.clock_ctx = run;
-	}
-	if (iopt_smmuv3_drv_probe(&cfg, &drv))
-		exit(1);
+	drv = iopt_testbed_smmuv3_drv(tb);
 	drv_batches(drv, &va);			/* warm up */
 	for (int i = 0; i < REPS; i++)
 		ns[i] = drv_batches(drv, &va);
@@ -361,11 +358,7 @@ static void case_drv_batch(bool host_clock)
 		printf("drv_tlbi_batch %-7s  %8.1f host ns per batch of 16 "
 		       "TLBI_NH_VA + CMD_SYNC\n", host_clock ? "host" : "virtual",
 		       med);
-	iopt_smmuv3_drv_remove(drv);
-	if (run)
-		iopt_smmu_runner_stop(run);
-	iopt_smmu_destroy(s);
-	iopt_physmem_destroy(pm);
+	iopt_testbed_destroy(tb);
 }
 
 static void case_cmdq(void)
@@ -453,6 +446,7 @@ static void case_cmdq(void)
 #define V2_CB_TLBSTATUS	0x7f4
 
 struct rig2 {
+	struct iopt_testbed *tb;
 	struct iopt_physmem *pm;
 	struct iopt_smmuv2 *s;
 	struct iopt_pgtable *pt;
@@ -465,17 +459,12 @@ struct rig2 {
 static void rig2_init(struct rig2 *r, bool tlb, bool walk_cache, bool shared)
 {
 	struct iopt_smmuv2_params p;
-	struct iopt_smmu_mem mem;
 	struct iopt_info info;
 
 	iopt_smmuv2_preset("mmu-500", &p);
-	p.tlb.enable = tlb;
-	p.walk.enable = walk_cache;
-	p.shared_clock = shared;
-	bench_must(iopt_physmem_create(MEM_BASE, 256u << 20, &r->pm),
-		   "iopt_physmem_create");
-	iopt_smmu_physmem(r->pm, 100, &mem);	/* 100-cycle memory */
-	bench_must(iopt_smmuv2_create(&p, &mem, NULL, NULL, &r->s), "iopt_smmuv2_create");
+	r->tb = model_bed(IOPT_TESTBED_SMMUV2, tlb, walk_cache, shared);
+	r->pm = iopt_testbed_physmem(r->tb);
+	r->s = iopt_testbed_smmuv2(r->tb);
 	struct iopt_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
 			       .ias = 48, .oas = 48, .coherent_walk = true,
 			       .mem = iopt_physmem_mem_ops(), .mem_ctx = r->pm };
@@ -500,8 +489,7 @@ static void rig2_init(struct rig2 *r, bool tlb, bool walk_cache, bool shared)
 static void rig2_fini(struct rig2 *r)
 {
 	iopt_free(r->pt);
-	iopt_smmuv2_destroy(r->s);
-	iopt_physmem_destroy(r->pm);
+	iopt_testbed_destroy(r->tb);
 }
 
 static uint64_t v2_xlate(void *m, uint64_t va, uint64_t cycle)
