@@ -27,6 +27,7 @@
 #include <iopgtable/driver.h>
 #include <iopgtable/physmem.h>
 #include <iopgtable/smmu.h>
+#include <iopgtable/testbed.h>
 
 #include "tutil.h"
 
@@ -87,9 +88,9 @@ void *__wrap_aligned_alloc(size_t a, size_t n)
 /* ---- the rig ------------------------------------------------------------ */
 
 struct rig {
+	struct iopt_testbed *tb;
 	struct iopt_physmem *pm;
 	struct iopt_smmu *s;
-	struct iopt_smmu_mem mem;
 	struct iopt_smmuv3_drv *drv;
 	struct fpm fm;
 	struct iopt_dma *d;
@@ -98,30 +99,28 @@ struct rig {
 static void rig_up(struct rig *r, enum iopt_smmuv3_drv_cmdq cq,
 		   enum iopt_smmuv3_drv_sync sy, uint64_t host_timeout_ns)
 {
-	struct iopt_smmu_params p;
-	struct iopt_smmuv3_drv_cfg c;
+	struct iopt_testbed_cfg c;
 
 	memset(r, 0, sizeof(*r));
-	assert_int_equal(iopt_physmem_create(MEM_BASE, MEM_SIZE, &r->pm), 0);
-	iopt_smmu_physmem(r->pm, 10, &r->mem);
-	iopt_smmu_default_params(&p);
-	assert_int_equal(iopt_smmu_create(&p, &r->mem, NULL, NULL, &r->s), 0);
-	iopt_smmuv3_drv_default_cfg(&c);
-	c.smmu = r->s;
-	c.pm = r->pm;
-	c.cmdq = cq;
-	c.sync = sy;
+	/* Memory, model and driver; the tests create the domains. */
+	iopt_testbed_default_cfg(&c, IOPT_TESTBED_SMMUV3);
+	c.mem_base = MEM_BASE;
+	c.mem_size = MEM_SIZE;
+	c.drv3.cmdq = cq;
+	c.drv3.sync = sy;
 	if (host_timeout_ns)
-		c.host_timeout_ns = host_timeout_ns;
-	assert_int_equal(iopt_smmuv3_drv_probe(&c, &r->drv), 0);
+		c.drv3.host_timeout_ns = host_timeout_ns;
+	c.dma = c.attach = false;
+	assert_int_equal(iopt_testbed_create(&c, &r->tb), 0);
+	r->pm = iopt_testbed_physmem(r->tb);
+	r->s = iopt_testbed_smmuv3(r->tb);
+	r->drv = iopt_testbed_smmuv3_drv(r->tb);
 	r->fm.pm = r->pm;
 }
 
 static void dma_cfg(struct rig *r, struct iopt_dma_cfg *c, enum iopt_inval pol)
 {
-	iopt_dma_default_cfg(c);
-	c->ops = iopt_dma_smmuv3_ops();
-	c->drv = r->drv;
+	assert_int_equal(iopt_testbed_dma_cfg(r->tb, c), 0);
 	c->pt.mem = &fpm_ops;
 	c->pt.mem_ctx = &r->fm;
 	c->policy = pol;
@@ -138,9 +137,7 @@ static void dma_up(struct rig *r, const struct iopt_dma_cfg *c)
 static void rig_down(struct rig *r)
 {
 	iopt_dma_destroy(r->d);
-	iopt_smmuv3_drv_remove(r->drv);
-	iopt_smmu_destroy(r->s);
-	iopt_physmem_destroy(r->pm);
+	iopt_testbed_destroy(r->tb);
 }
 
 static struct iopt_smmu_resp dev(struct rig *r, uint64_t addr, bool write)

@@ -34,6 +34,7 @@
 #include <iopgtable/physmem.h>
 #include <iopgtable/smmu.h>
 #include <iopgtable/smmuv2.h>
+#include <iopgtable/testbed.h>
 
 #include "tutil.h"
 
@@ -51,50 +52,32 @@ enum kind { V3, V2, NR_KINDS };
 
 struct rig {
 	enum kind kind;
+	struct iopt_testbed *tb;
 	struct iopt_physmem *pm;
-	struct iopt_smmu_mem mem;
-	struct iopt_smmu *s3;
-	struct iopt_smmuv3_drv *d3;
-	struct iopt_smmuv2 *s2;
-	struct iopt_smmuv2_drv *d2;
 	struct fpm fm;
 	struct iopt_dma *d;
 };
 
+/* Memory, the kind's model ("mmu-500" for SMMUv2) and driver; the tests
+ * create the domains (dma_up()). */
 static void rig_up(struct rig *r, enum kind k)
 {
+	struct iopt_testbed_cfg c;
+
 	memset(r, 0, sizeof(*r));
 	r->kind = k;
-	assert_int_equal(iopt_physmem_create(MEM_BASE, MEM_SIZE, &r->pm), 0);
-	iopt_smmu_physmem(r->pm, 10, &r->mem);
+	iopt_testbed_default_cfg(&c, k == V3 ? IOPT_TESTBED_SMMUV3 : IOPT_TESTBED_SMMUV2);
+	c.mem_base = MEM_BASE;
+	c.mem_size = MEM_SIZE;
+	c.dma = c.attach = false;
+	assert_int_equal(iopt_testbed_create(&c, &r->tb), 0);
+	r->pm = iopt_testbed_physmem(r->tb);
 	r->fm.pm = r->pm;
-	if (k == V3) {
-		struct iopt_smmu_params p;
-		struct iopt_smmuv3_drv_cfg c;
-
-		iopt_smmu_default_params(&p);
-		assert_int_equal(iopt_smmu_create(&p, &r->mem, NULL, NULL, &r->s3), 0);
-		iopt_smmuv3_drv_default_cfg(&c);
-		c.smmu = r->s3;
-		c.pm = r->pm;
-		assert_int_equal(iopt_smmuv3_drv_probe(&c, &r->d3), 0);
-	} else {
-		struct iopt_smmuv2_params p;
-		struct iopt_smmuv2_drv_cfg c;
-
-		assert_int_equal(iopt_smmuv2_preset("mmu-500", &p), 0);
-		assert_int_equal(iopt_smmuv2_create(&p, &r->mem, NULL, NULL, &r->s2), 0);
-		iopt_smmuv2_drv_default_cfg(&c);
-		c.smmu = r->s2;
-		assert_int_equal(iopt_smmuv2_drv_probe(&c, &r->d2), 0);
-	}
 }
 
 static void dma_cfg(struct rig *r, struct iopt_dma_cfg *c, enum iopt_inval pol)
 {
-	iopt_dma_default_cfg(c);
-	c->ops = r->kind == V3 ? iopt_dma_smmuv3_ops() : iopt_dma_smmuv2_ops();
-	c->drv = r->kind == V3 ? (void *)r->d3 : (void *)r->d2;
+	assert_int_equal(iopt_testbed_dma_cfg(r->tb, c), 0);
 	c->pt.oas = 40;
 	c->pt.mem = &fpm_ops;
 	c->pt.mem_ctx = &r->fm;
@@ -117,14 +100,7 @@ static void dma_up(struct rig *r, enum iopt_inval pol, bool attach)
 static void rig_down(struct rig *r)
 {
 	iopt_dma_destroy(r->d);
-	if (r->kind == V3) {
-		iopt_smmuv3_drv_remove(r->d3);
-		iopt_smmu_destroy(r->s3);
-	} else {
-		iopt_smmuv2_drv_remove(r->d2);
-		iopt_smmuv2_destroy(r->s2);
-	}
-	iopt_physmem_destroy(r->pm);
+	iopt_testbed_destroy(r->tb);
 }
 
 static uint64_t used(struct rig *r)
@@ -135,20 +111,10 @@ static uint64_t used(struct rig *r)
 /* A device access at addr through the model: true and *oa, or a fault. */
 static bool dev(struct rig *r, uint64_t addr, bool write, uint64_t *oa)
 {
-	if (r->kind == V3) {
-		struct iopt_smmu_txn t = { .sid = SID, .addr = addr, .write = write };
-		struct iopt_smmu_resp resp;
+	int ret = iopt_testbed_dev_access(r->tb, SID, addr, write, oa, NULL);
 
-		assert_int_equal(iopt_smmuv3_drv_translate(r->d3, &t, &resp), 0);
-		*oa = resp.oa;
-		return resp.fault == 0;
-	}
-	struct iopt_smmuv2_txn t = { .sid = SID, .addr = addr, .write = write };
-	struct iopt_smmuv2_resp resp;
-
-	assert_int_equal(iopt_smmuv2_drv_translate(r->d2, &t, &resp), 0);
-	*oa = resp.oa;
-	return resp.result == IOPT_SMMUV2_OK;
+	assert_true(ret == 0 || ret == -EFAULT);
+	return ret == 0;
 }
 
 /* Sample offsets of a mapping of len bytes: both ends and every step. */

@@ -31,6 +31,7 @@
 #include <iopgtable/physmem.h>
 #include <iopgtable/sim.h>
 #include <iopgtable/smmu.h>
+#include <iopgtable/testbed.h>
 
 #include "tthread.h"
 #include "tutil.h"
@@ -54,9 +55,8 @@
 #endif
 
 struct stress {
-	struct iopt_physmem *pm;
+	struct iopt_testbed *tb;
 	struct iopt_smmu *s;
-	struct iopt_smmu_mem mem;
 	struct iopt_smmuv3_drv *drv;
 	struct iopt_dma *d;
 	long ops;
@@ -217,9 +217,7 @@ static void *device_main(void *arg)
 static void run(enum iopt_inval pol, enum iopt_smmuv3_drv_cmdq cq,
 		enum iopt_smmuv3_drv_sync sy)
 {
-	struct iopt_smmu_params p;
-	struct iopt_smmuv3_drv_cfg c;
-	struct iopt_dma_cfg dc;
+	struct iopt_testbed_cfg c;
 	struct worker w[NTHREADS];
 	struct plat_thread dev;
 	struct stress *s = calloc(1, sizeof(*s));
@@ -228,41 +226,30 @@ static void run(enum iopt_inval pol, enum iopt_smmuv3_drv_cmdq cq,
 	assert_non_null(s);
 	s->ops = tu_stress_ops(OPS_DEFAULT);
 	s->pol = pol;
-	assert_int_equal(iopt_physmem_create(MEM_BASE, MEM_SIZE, &s->pm), 0);
-	iopt_smmu_physmem(s->pm, 10, &s->mem);
 	/* On simulated CPUs (the _sim build): the model on the simulation's
 	 * timeline, the driver on its clock (docs/sim.md). NULL on host. */
 	struct iopt_sim *sim = iopt_sim_ambient();
 
-	iopt_smmu_default_params(&p);
-	p.shared_clock = sim != NULL;
-	assert_int_equal(iopt_smmu_create(&p, &s->mem, NULL, NULL, &s->s), 0);
-	if (sim)
-		assert_int_equal(iopt_sim_attach_smmu(sim, s->s, 1.0), 0);
-	iopt_smmuv3_drv_default_cfg(&c);
+	iopt_testbed_default_cfg(&c, IOPT_TESTBED_SMMUV3);
+	c.mem_base = MEM_BASE;
+	c.mem_size = MEM_SIZE;
 	if (sim) {
-		c.clock = iopt_sim_model_cycles;
-		c.clock_ctx = s->s;
+		c.clock = IOPT_TESTBED_CLOCK_SIM;
+		c.sim = sim;
 	}
-	c.smmu = s->s;
-	c.pm = s->pm;
-	c.cmdq = cq;
-	c.sync = sy;
-	c.cmdq_log2 = 4;	/* a small queue: many wraps */
-	assert_int_equal(iopt_smmuv3_drv_probe(&c, &s->drv), 0);
-
-	iopt_dma_default_cfg(&dc);
-	dc.ops = iopt_dma_smmuv3_ops();
-	dc.drv = s->drv;
-	dc.pt.mem = iopt_physmem_mem_ops();
-	dc.pt.mem_ctx = s->pm;
-	dc.policy = pol;
-	dc.fq_entries = 8;	/* flushes often */
-	dc.nr_cpus = NTHREADS;
-	dc.iova_start = SPACE_START;
-	dc.iova_end = SPACE_START + SPACE_PAGES * PAGE;
-	assert_int_equal(iopt_dma_create(&dc, &s->d), 0);
-	assert_int_equal(iopt_dma_attach(s->d, SID), 0);
+	c.drv3.cmdq = cq;
+	c.drv3.sync = sy;
+	c.drv3.cmdq_log2 = 4;	/* a small queue: many wraps */
+	c.dma_cfg.policy = pol;
+	c.dma_cfg.fq_entries = 8;	/* flushes often */
+	c.dma_cfg.nr_cpus = NTHREADS;
+	c.dma_cfg.iova_start = SPACE_START;
+	c.dma_cfg.iova_end = SPACE_START + SPACE_PAGES * PAGE;
+	c.sid = SID;
+	assert_int_equal(iopt_testbed_create(&c, &s->tb), 0);
+	s->s = iopt_testbed_smmuv3(s->tb);
+	s->drv = iopt_testbed_smmuv3_drv(s->tb);
+	s->d = iopt_testbed_dma(s->tb);
 	/* Keeps the last-level table (so unmaps never remove it). */
 	assert_int_equal(iopt_dma_map(s->d, 0x1000, PAGE, IOPT_READ, ~0ull, 0,
 				      &pin), 0);
@@ -306,12 +293,7 @@ static void run(enum iopt_inval pol, enum iopt_smmuv3_drv_cmdq cq,
 	if (pol != IOPT_INVAL_STRICT)
 		assert_true(ds.flush_alls > 0);
 
-	iopt_dma_destroy(s->d);
-	iopt_smmuv3_drv_remove(s->drv);
-	if (sim)
-		assert_int_equal(iopt_sim_detach_smmu(sim, s->s), 0);
-	iopt_smmu_destroy(s->s);
-	iopt_physmem_destroy(s->pm);
+	iopt_testbed_destroy(s->tb);	/* detaches the model from sim */
 	free(s);
 }
 
