@@ -30,6 +30,7 @@
 #include <iopgtable/driver_v2.h>
 #include <iopgtable/physmem.h>
 #include <iopgtable/smmuv2.h>
+#include <iopgtable/testbed.h>
 #include "hold_clock.h"
 
 #define MEM_BASE	0x80000000ull
@@ -59,35 +60,47 @@
 #define SCTLR_CFCFG	(1u << 7)
 
 struct rig {
+	struct iopt_testbed *tb;
 	struct iopt_physmem *pm;
-	struct iopt_smmu_mem mem;
 	struct iopt_smmuv2_params p;
 	struct iopt_smmuv2 *s;
 	struct iopt_smmuv2_drv *drv;
 	uint64_t cb0;
 };
 
+/* The testbed's defaults: memory, the "mmu-500" model, the driver; no
+ * domain (the tests make their own). */
+static void rig_cfg(struct iopt_testbed_cfg *c)
+{
+	iopt_testbed_default_cfg(c, IOPT_TESTBED_SMMUV2);
+	c->mem_base = MEM_BASE;
+	c->mem_size = MEM_SIZE;
+	c->dma = c->attach = false;
+}
+
+static void rig_up_cfg(struct rig *r, const struct iopt_testbed_cfg *c)
+{
+	memset(r, 0, sizeof(*r));
+	assert_int_equal(iopt_testbed_create(c, &r->tb), 0);
+	r->pm = iopt_testbed_physmem(r->tb);
+	r->p = c->v2;
+	r->s = iopt_testbed_smmuv2(r->tb);
+	r->drv = iopt_testbed_smmuv2_drv(r->tb);
+	r->cb0 = (1ull << (r->p.numpagendxb + 1)) << 12;
+}
+
 static void rig_up(struct rig *r, bool stall)
 {
-	struct iopt_smmuv2_drv_cfg c;
+	struct iopt_testbed_cfg c;
 
-	memset(r, 0, sizeof(*r));
-	assert_int_equal(iopt_physmem_create(MEM_BASE, MEM_SIZE, &r->pm), 0);
-	iopt_smmu_physmem(r->pm, 10, &r->mem);
-	assert_int_equal(iopt_smmuv2_preset("mmu-500", &r->p), 0);
-	assert_int_equal(iopt_smmuv2_create(&r->p, &r->mem, NULL, NULL, &r->s), 0);
-	r->cb0 = (1ull << (r->p.numpagendxb + 1)) << 12;
-	iopt_smmuv2_drv_default_cfg(&c);
-	c.smmu = r->s;
-	c.stall = stall;
-	assert_int_equal(iopt_smmuv2_drv_probe(&c, &r->drv), 0);
+	rig_cfg(&c);
+	c.drv2.stall = stall;
+	rig_up_cfg(r, &c);
 }
 
 static void rig_down(struct rig *r)
 {
-	iopt_smmuv2_drv_remove(r->drv);
-	iopt_smmuv2_destroy(r->s);
-	iopt_physmem_destroy(r->pm);
+	iopt_testbed_destroy(r->tb);
 }
 
 static uint64_t reg(struct rig *r, uint64_t off)
@@ -391,12 +404,8 @@ static void test_dma_strict(void **state)
 
 	(void)state;
 	rig_up(&r, false);
-	iopt_dma_default_cfg(&dc);
-	dc.ops = iopt_dma_smmuv2_ops();
-	dc.drv = r.drv;
+	assert_int_equal(iopt_testbed_dma_cfg(r.tb, &dc), 0);
 	dc.pt.oas = 40;
-	dc.pt.mem = iopt_physmem_mem_ops();
-	dc.pt.mem_ctx = r.pm;
 	dc.nr_cpus = 1;
 	assert_int_equal(iopt_dma_create(&dc, &d), 0);
 	assert_int_equal(iopt_dma_attach(d, SID), 0);
@@ -441,24 +450,18 @@ static void *hold_other(void *arg)
 
 static void test_clock_no_driver_lock(void **state)
 {
-	struct iopt_smmuv2_drv_cfg c;
+	struct iopt_testbed_cfg c;
 	struct hold_clock h = { 0 };
 	struct rig r;
 	pthread_t b;
 	uint64_t v;
 
 	(void)state;
-	memset(&r, 0, sizeof(r));
-	assert_int_equal(iopt_physmem_create(MEM_BASE, MEM_SIZE, &r.pm), 0);
-	iopt_smmu_physmem(r.pm, 10, &r.mem);
-	assert_int_equal(iopt_smmuv2_preset("mmu-500", &r.p), 0);
-	r.p.shared_clock = true;	/* the contract for an external clock */
-	assert_int_equal(iopt_smmuv2_create(&r.p, &r.mem, NULL, NULL, &r.s), 0);
-	iopt_smmuv2_drv_default_cfg(&c);
-	c.smmu = r.s;
-	c.clock = hold_clock_read;
-	c.clock_ctx = &h;
-	assert_int_equal(iopt_smmuv2_drv_probe(&c, &r.drv), 0);
+	rig_cfg(&c);
+	c.v2.shared_clock = true;	/* the contract for an external clock */
+	c.drv2.clock = hold_clock_read;
+	c.drv2.clock_ctx = &h;
+	rig_up_cfg(&r, &c);
 	h.drv = r.drv;
 	assert_int_equal(pthread_create(&b, NULL, hold_other, &h), 0);
 	__atomic_store_n(&h.g.armed, 1, __ATOMIC_RELEASE);

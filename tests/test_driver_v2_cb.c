@@ -31,6 +31,7 @@
 #include <iopgtable/driver_v2.h>
 #include <iopgtable/physmem.h>
 #include <iopgtable/smmuv2.h>
+#include <iopgtable/testbed.h>
 
 #define MEM_BASE	0x80000000ull
 #define MEM_SIZE	(64ull << 20)
@@ -54,8 +55,8 @@
 #define FSR_PF		(1u << 3)
 
 struct rig {
+	struct iopt_testbed *tb;
 	struct iopt_physmem *pm;
-	struct iopt_smmu_mem mem;
 	struct iopt_smmuv2_params p;
 	struct iopt_smmuv2 *s;
 	struct iopt_smmuv2_drv *drv;
@@ -65,28 +66,30 @@ struct rig {
 static void rig_up(struct rig *r, const char *preset, unsigned numsidb,
 		   unsigned num_smrg)
 {
-	struct iopt_smmuv2_drv_cfg c;
+	struct iopt_testbed_cfg c;
 
 	memset(r, 0, sizeof(*r));
-	assert_int_equal(iopt_physmem_create(MEM_BASE, MEM_SIZE, &r->pm), 0);
-	iopt_smmu_physmem(r->pm, 10, &r->mem);
-	assert_int_equal(iopt_smmuv2_preset(preset, &r->p), 0);
+	/* Memory, the model from the preset, the driver; no domain. */
+	iopt_testbed_default_cfg(&c, IOPT_TESTBED_SMMUV2);
+	c.mem_base = MEM_BASE;
+	c.mem_size = MEM_SIZE;
+	assert_int_equal(iopt_smmuv2_preset(preset, &c.v2), 0);
 	if (numsidb)
-		r->p.numsidb = numsidb;
+		c.v2.numsidb = numsidb;
 	if (num_smrg)
-		r->p.num_smrg = num_smrg;
-	assert_int_equal(iopt_smmuv2_create(&r->p, &r->mem, NULL, NULL, &r->s), 0);
+		c.v2.num_smrg = num_smrg;
+	c.dma = c.attach = false;
+	assert_int_equal(iopt_testbed_create(&c, &r->tb), 0);
+	r->pm = iopt_testbed_physmem(r->tb);
+	r->p = c.v2;
+	r->s = iopt_testbed_smmuv2(r->tb);
+	r->drv = iopt_testbed_smmuv2_drv(r->tb);
 	r->cb0 = (1ull << (r->p.numpagendxb + 1)) << 12;
-	iopt_smmuv2_drv_default_cfg(&c);
-	c.smmu = r->s;
-	assert_int_equal(iopt_smmuv2_drv_probe(&c, &r->drv), 0);
 }
 
 static void rig_down(struct rig *r)
 {
-	iopt_smmuv2_drv_remove(r->drv);
-	iopt_smmuv2_destroy(r->s);
-	iopt_physmem_destroy(r->pm);
+	iopt_testbed_destroy(r->tb);
 }
 
 static uint64_t reg(struct rig *r, uint64_t off, unsigned size)
@@ -507,14 +510,10 @@ static void dma_v7s(enum iopt_inval pol)
 	const uint32_t sid = 0x11;
 
 	rig_up(&r, "generic", 0, 0);
-	iopt_dma_default_cfg(&dc);
-	dc.ops = iopt_dma_smmuv2_ops();
-	dc.drv = r.drv;
+	assert_int_equal(iopt_testbed_dma_cfg(r.tb, &dc), 0);
 	dc.pt.fmt = IOPT_ARM_V7S;
 	dc.pt.ias = 32;
 	dc.pt.oas = 32;
-	dc.pt.mem = iopt_physmem_mem_ops();
-	dc.pt.mem_ctx = r.pm;
 	dc.policy = pol;
 	dc.nr_cpus = 1;
 	assert_int_equal(iopt_dma_create(&dc, &d), 0);

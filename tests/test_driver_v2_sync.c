@@ -37,6 +37,7 @@
 #include <iopgtable/driver_v2.h>
 #include <iopgtable/physmem.h>
 #include <iopgtable/smmuv2.h>
+#include <iopgtable/testbed.h>
 
 #define MEM_BASE	0x80000000ull
 #define MEM_SIZE	(16ull << 20)
@@ -57,11 +58,6 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t runner_clock(void *ctx)
-{
-	return iopt_smmuv2_runner_now(ctx);
 }
 
 static void *worker(void *arg)
@@ -85,12 +81,10 @@ static struct iopt_smmuv2_drv_stats contend(enum iopt_smmuv2_drv_sync mode,
 					    uint64_t run_ns, bool until_timeout,
 					    uint64_t *restarts)
 {
-	struct iopt_smmuv2_params p;
-	struct iopt_smmu_mem mem;
+	struct iopt_testbed_cfg c;
+	struct iopt_testbed *tb;
 	struct iopt_physmem *pm;
 	struct iopt_smmuv2 *s;
-	struct iopt_smmuv2_runner *run;
-	struct iopt_smmuv2_drv_cfg c;
 	struct iopt_smmuv2_drv *drv;
 	struct iopt_smmuv2_drv_domain *dom;
 	struct iopt_smmuv2_drv_stats st;
@@ -99,20 +93,20 @@ static struct iopt_smmuv2_drv_stats contend(enum iopt_smmuv2_drv_sync mode,
 	struct ctx cx[THREADS];
 	pthread_t th[THREADS];
 
-	assert_int_equal(iopt_physmem_create(MEM_BASE, MEM_SIZE, &pm), 0);
-	iopt_smmu_physmem(pm, 10, &mem);
-	assert_int_equal(iopt_smmuv2_preset("mmu-500", &p), 0);
-	assert_int_equal(p.sync_mode, IOPT_SMMUV2_SYNC_RESTART);
-	p.sync_cycles = 200000;
-	assert_int_equal(iopt_smmuv2_create(&p, &mem, NULL, NULL, &s), 0);
-	assert_int_equal(iopt_smmuv2_runner_start(s, 1.0, &run), 0);
-	iopt_smmuv2_drv_default_cfg(&c);
-	c.smmu = s;
-	c.sync = mode;
-	c.clock = runner_clock;
-	c.clock_ctx = run;
-	c.sync_timeout_cycles = 2000000;
-	assert_int_equal(iopt_smmuv2_drv_probe(&c, &drv), 0);
+	/* The "mmu-500" model on the free-running clock, its driver. */
+	iopt_testbed_default_cfg(&c, IOPT_TESTBED_SMMUV2);
+	c.mem_base = MEM_BASE;
+	c.mem_size = MEM_SIZE;
+	assert_int_equal(c.v2.sync_mode, IOPT_SMMUV2_SYNC_RESTART);
+	c.v2.sync_cycles = 200000;
+	c.clock = IOPT_TESTBED_CLOCK_RUNNER;
+	c.drv2.sync = mode;
+	c.drv2.sync_timeout_cycles = 2000000;
+	c.dma = c.attach = false;
+	assert_int_equal(iopt_testbed_create(&c, &tb), 0);
+	pm = iopt_testbed_physmem(tb);
+	s = iopt_testbed_smmuv2(tb);
+	drv = iopt_testbed_smmuv2_drv(tb);
 	assert_int_equal(iopt_smmuv2_drv_domain_alloc(drv, 1, &dom), 0);
 	struct iopt_cfg pc = {
 		.fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096, .ias = 48, .oas = 40,
@@ -138,10 +132,7 @@ static struct iopt_smmuv2_drv_stats contend(enum iopt_smmuv2_drv_sync mode,
 	assert_int_equal(iopt_smmuv2_drv_detach(dom, SID), 0);
 	iopt_smmuv2_drv_domain_free(dom);
 	iopt_free(pt);
-	iopt_smmuv2_drv_remove(drv);
-	iopt_smmuv2_runner_stop(run);
-	iopt_smmuv2_destroy(s);
-	iopt_physmem_destroy(pm);
+	iopt_testbed_destroy(tb);
 	print_message("sync=%d: %llu syncs, %llu restarts, %llu timeouts\n",
 		      (int)mode, (unsigned long long)st.syncs,
 		      (unsigned long long)*restarts,
