@@ -26,6 +26,7 @@
 #include <iopgtable/driver.h>
 #include <iopgtable/physmem.h>
 #include <iopgtable/smmu.h>
+#include <iopgtable/testbed.h>
 
 #include "tthread.h"
 
@@ -55,9 +56,9 @@
 #define A_EVENTQ_CONS	0x100ac
 
 struct rig {
+	struct iopt_testbed *tb;
 	struct iopt_physmem *pm;
 	struct iopt_smmu *s;
-	struct iopt_smmu_mem mem;
 	struct iopt_smmuv3_drv *drv;
 	uint64_t irqs;		/* EVTQ interrupts raised */
 	uint64_t taken;		/* ... and taken by a poller */
@@ -67,15 +68,15 @@ struct rig {
 	int dev_errors;
 };
 
-/* The model's interrupt: forwarded, and counted for the pollers. */
+/* The model's interrupt, after the testbed forwarded it to the driver:
+ * counted for the pollers. */
 static void t_irq(void *ctx, unsigned line, uint64_t cycle)
 {
 	struct rig *r = ctx;
 
 	(void)cycle;
-	if (!r->drv)
+	if (!__atomic_load_n(&r->drv, __ATOMIC_ACQUIRE))
 		return;
-	iopt_smmuv3_drv_irq(r->drv, line);
 	if (line == IOPT_SMMU_IRQ_EVTQ)
 		__atomic_fetch_add(&r->irqs, 1, __ATOMIC_RELEASE);
 }
@@ -146,8 +147,7 @@ static void *poller(void *p)
 /* One round: a fresh model and driver, the threads, the checks. */
 static void run_round(unsigned round)
 {
-	struct iopt_smmu_params p;
-	struct iopt_smmuv3_drv_cfg c;
+	struct iopt_testbed_cfg c;
 	struct iopt_smmuv3_drv_domain *dom;
 	struct iopt_smmu_stats st;
 	struct iopt_pgtable *pt;
@@ -157,18 +157,23 @@ static void run_round(unsigned round)
 	uint64_t prod, cons;
 
 	assert_non_null(r);
-	assert_int_equal(iopt_physmem_create(MEM_BASE, MEM_SIZE, &r->pm), 0);
-	iopt_smmu_physmem(r->pm, 10, &r->mem);
-	iopt_smmu_default_params(&p);
-	assert_int_equal(iopt_smmu_create(&p, &r->mem, t_irq, r, &r->s), 0);
-	iopt_smmuv3_drv_default_cfg(&c);
-	c.smmu = r->s;
-	c.pm = r->pm;
-	c.evtq_log2 = 4;		/* 16 records: wraps, may overflow */
-	c.event = t_event;
-	c.event_ctx = r;
-	c.host_timeout_ns = 120000000000ull;
-	assert_int_equal(iopt_smmuv3_drv_probe(&c, &r->drv), 0);
+	/* Memory, the default model with its interrupts to the driver (and
+	 * to t_irq), the driver; the domain is made below. */
+	iopt_testbed_default_cfg(&c, IOPT_TESTBED_SMMUV3);
+	c.mem_base = MEM_BASE;
+	c.mem_size = MEM_SIZE;
+	c.irq = t_irq;
+	c.irq_ctx = r;
+	c.irq_to_driver = true;
+	c.drv3.evtq_log2 = 4;		/* 16 records: wraps, may overflow */
+	c.drv3.event = t_event;
+	c.drv3.event_ctx = r;
+	c.drv3.host_timeout_ns = 120000000000ull;
+	c.dma = c.attach = false;
+	assert_int_equal(iopt_testbed_create(&c, &r->tb), 0);
+	r->pm = iopt_testbed_physmem(r->tb);
+	r->s = iopt_testbed_smmuv3(r->tb);
+	__atomic_store_n(&r->drv, iopt_testbed_smmuv3_drv(r->tb), __ATOMIC_RELEASE);
 	struct iopt_cfg pc = {
 		.fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096, .ias = 48, .oas = 48,
 		.coherent_walk = true, .tlb = iopt_smmuv3_drv_tlb_ops(),
@@ -216,9 +221,7 @@ static void run_round(unsigned round)
 	assert_int_equal(iopt_smmuv3_drv_detach(dom, SID), 0);
 	iopt_free(pt);
 	iopt_smmuv3_drv_domain_free(dom);
-	iopt_smmuv3_drv_remove(r->drv);
-	iopt_smmu_destroy(r->s);
-	iopt_physmem_destroy(r->pm);
+	iopt_testbed_destroy(r->tb);
 	free(r);
 }
 

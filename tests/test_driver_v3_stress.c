@@ -28,6 +28,7 @@
 #include <iopgtable/physmem.h>
 #include <iopgtable/sim.h>
 #include <iopgtable/smmu.h>
+#include <iopgtable/testbed.h>
 
 #include "tthread.h"
 
@@ -64,6 +65,7 @@ struct sync_rec {
 };
 
 struct rig {
+	struct iopt_testbed *tb;
 	struct iopt_physmem *pm;
 	struct iopt_smmu *s;
 	struct iopt_smmu_mem inner, mem;
@@ -224,8 +226,7 @@ static void *device(void *arg)
 static void run_variant(enum iopt_smmuv3_drv_cmdq cmdq,
 			enum iopt_smmuv3_drv_sync sync)
 {
-	struct iopt_smmu_params p;
-	struct iopt_smmuv3_drv_cfg c;
+	struct iopt_testbed_cfg c;
 	struct iopt_smmuv3_drv_domain *dom;
 	struct iopt_smmuv3_drv_stats st;
 	struct iopt_pgtable *pt;
@@ -247,25 +248,25 @@ static void run_variant(enum iopt_smmuv3_drv_cmdq cmdq,
 	 * timeline, the driver on its clock (docs/sim.md). NULL on host. */
 	struct iopt_sim *sim = iopt_sim_ambient();
 
-	iopt_smmu_default_params(&p);
-	p.shared_clock = sim != NULL;
-	assert_int_equal(iopt_smmu_create(&p, &r->mem, NULL, NULL, &r->s), 0);
-	if (sim)
-		assert_int_equal(iopt_sim_attach_smmu(sim, r->s, 1.0), 0);
-	iopt_smmuv3_drv_default_cfg(&c);
-	c.smmu = r->s;
+	/* The default model reading memory through the tracer, and the
+	 * driver; the domain is made below. */
+	iopt_testbed_default_cfg(&c, IOPT_TESTBED_SMMUV3);
 	c.pm = r->pm;
-	c.cmdq = cmdq;
-	c.sync = sync;
-	c.cmdq_log2 = 3;		/* 8 entries: constant wrapping */
+	c.mem = &r->mem;
+	if (sim) {
+		c.clock = IOPT_TESTBED_CLOCK_SIM;
+		c.sim = sim;
+	}
+	c.drv3.cmdq = cmdq;
+	c.drv3.sync = sync;
+	c.drv3.cmdq_log2 = 3;		/* 8 entries: constant wrapping */
 	/* Sanitizer builds on a small host starve spinning threads for
 	 * seconds; the model-time limit still applies. */
-	c.host_timeout_ns = 120000000000ull;
-	if (sim) {
-		c.clock = iopt_sim_model_cycles;
-		c.clock_ctx = r->s;
-	}
-	assert_int_equal(iopt_smmuv3_drv_probe(&c, &r->drv), 0);
+	c.drv3.host_timeout_ns = 120000000000ull;
+	c.dma = c.attach = false;
+	assert_int_equal(iopt_testbed_create(&c, &r->tb), 0);
+	r->s = iopt_testbed_smmuv3(r->tb);
+	r->drv = iopt_testbed_smmuv3_drv(r->tb);
 	r->msi = sync == IOPT_SMMUV3_DRV_SYNC_MSI;
 
 	/* A device keeps translating 16 pages meanwhile. */
@@ -356,10 +357,7 @@ static void run_variant(enum iopt_smmuv3_drv_cmdq cmdq,
 	assert_int_equal(iopt_smmuv3_drv_detach(dom, DEV_SID), 0);
 	assert_int_equal(iopt_smmuv3_drv_domain_free(dom), 0);
 	iopt_free(pt);
-	iopt_smmuv3_drv_remove(r->drv);
-	if (sim)
-		assert_int_equal(iopt_sim_detach_smmu(sim, r->s), 0);
-	iopt_smmu_destroy(r->s);
+	iopt_testbed_destroy(r->tb);	/* detaches the model from sim */
 	iopt_physmem_destroy(r->pm);
 	pthread_mutex_destroy(&r->lock);
 	free(r->trace);
