@@ -32,6 +32,7 @@
 #include <iopgtable/driver.h>
 #include <iopgtable/physmem.h>
 #include <iopgtable/smmu.h>
+#include <iopgtable/testbed.h>
 
 #include <pthread.h>
 #include <sched.h>
@@ -69,6 +70,7 @@ struct tcmd {
 };
 
 struct rig {
+	struct iopt_testbed *tb;
 	struct iopt_physmem *pm;
 	struct iopt_smmu *s;
 	struct iopt_smmu_mem inner, mem;
@@ -124,15 +126,6 @@ static int t_cas64(void *ctx, uint64_t pa, uint64_t *old, uint64_t v)
 	return r->inner.cas64(r->inner.ctx, pa, old, v);
 }
 
-static void t_irq(void *ctx, unsigned line, uint64_t cycle)
-{
-	struct rig *r = ctx;
-
-	(void)cycle;
-	if (r->drv)
-		iopt_smmuv3_drv_irq(r->drv, line);
-}
-
 static void t_event(void *ctx, const struct iopt_smmuv3_drv_event *ev)
 {
 	struct rig *r = ctx;
@@ -151,9 +144,21 @@ static uint64_t t_clock(void *ctx)
 	return r->clock_cycle;
 }
 
+/* The model's interrupts, to the driver the test probed. */
+static void t_irq(void *ctx, unsigned line, uint64_t cycle)
+{
+	struct rig *r = ctx;
+
+	(void)cycle;
+	if (r->drv)
+		iopt_smmuv3_drv_irq(r->drv, line);
+}
+
+/* Memory (read through the command tracer) and the model alone, on the
+ * testbed; the tests probe the driver themselves (rig_probe()). */
 static void rig_model(struct rig *r, const struct iopt_smmu_params *p)
 {
-	struct iopt_smmu_params d;
+	struct iopt_testbed_cfg c;
 
 	memset(r, 0, sizeof(*r));
 	assert_int_equal(iopt_physmem_create(MEM_BASE, MEM_SIZE, &r->pm), 0);
@@ -164,11 +169,16 @@ static void rig_model(struct rig *r, const struct iopt_smmu_params *p)
 	r->mem.load64 = t_load64;
 	r->mem.cas64 = t_cas64;
 	r->mem.ctx = r;
-	if (!p) {
-		iopt_smmu_default_params(&d);
-		p = &d;
-	}
-	assert_int_equal(iopt_smmu_create(p, &r->mem, t_irq, r, &r->s), 0);
+	iopt_testbed_default_cfg(&c, IOPT_TESTBED_SMMUV3);
+	c.pm = r->pm;
+	c.mem = &r->mem;
+	if (p)
+		c.v3 = *p;
+	c.irq = t_irq;
+	c.irq_ctx = r;
+	c.probe = c.dma = c.attach = false;
+	assert_int_equal(iopt_testbed_create(&c, &r->tb), 0);
+	r->s = iopt_testbed_smmuv3(r->tb);
 }
 
 static void rig_cfg(struct rig *r, struct iopt_smmuv3_drv_cfg *c)
@@ -188,7 +198,7 @@ static void rig_probe(struct rig *r, const struct iopt_smmuv3_drv_cfg *c)
 static void rig_free(struct rig *r)
 {
 	iopt_smmuv3_drv_remove(r->drv);
-	iopt_smmu_destroy(r->s);
+	iopt_testbed_destroy(r->tb);
 	iopt_physmem_destroy(r->pm);
 	free(r->trace);
 }
