@@ -32,6 +32,7 @@
 #include <iopgtable/physmem.h>
 #include <iopgtable/sim.h>
 #include <iopgtable/smmuv2.h>
+#include <iopgtable/testbed.h>
 
 #define MEM_BASE	0x80000000ull
 #define MEM_SIZE	(16ull << 20)
@@ -58,11 +59,10 @@ static void contend(enum iopt_smmuv2_drv_sync mode,
 {
 	struct iopt_sim_params sp;
 	struct iopt_sim *sim;
-	struct iopt_smmuv2_params p;
-	struct iopt_smmu_mem mem;
+	struct iopt_testbed_cfg c;
+	struct iopt_testbed *tb;
 	struct iopt_physmem *pm;
 	struct iopt_smmuv2 *s;
-	struct iopt_smmuv2_drv_cfg c;
 	struct iopt_smmuv2_drv *drv;
 	struct iopt_pgtable *pt;
 	struct iopt_smmuv2_stats m0;
@@ -72,19 +72,19 @@ static void contend(enum iopt_smmuv2_drv_sync mode,
 	sp.cpus = CPUS;
 	sp.seed = 1;
 	assert_int_equal(iopt_sim_create(&sp, &sim), 0);
-	assert_int_equal(iopt_physmem_create(MEM_BASE, MEM_SIZE, &pm), 0);
-	iopt_smmu_physmem(pm, 10, &mem);
-	assert_int_equal(iopt_smmuv2_preset("mmu-500", &p), 0);
-	assert_int_equal(p.sync_mode, IOPT_SMMUV2_SYNC_RESTART);
-	p.shared_clock = true;
-	assert_int_equal(iopt_smmuv2_create(&p, &mem, NULL, NULL, &s), 0);
-	assert_int_equal(iopt_sim_attach_smmuv2(sim, s, 1.0), 0);
-	iopt_smmuv2_drv_default_cfg(&c);
-	c.smmu = s;
-	c.sync = mode;
-	c.clock = iopt_sim_model_cycles;
-	c.clock_ctx = s;
-	assert_int_equal(iopt_smmuv2_drv_probe(&c, &drv), 0);
+	/* The "mmu-500" model on the simulation's timeline, its driver. */
+	iopt_testbed_default_cfg(&c, IOPT_TESTBED_SMMUV2);
+	c.mem_base = MEM_BASE;
+	c.mem_size = MEM_SIZE;
+	assert_int_equal(c.v2.sync_mode, IOPT_SMMUV2_SYNC_RESTART);
+	c.clock = IOPT_TESTBED_CLOCK_SIM;	/* sets shared_clock */
+	c.sim = sim;
+	c.drv2.sync = mode;
+	c.dma = c.attach = false;
+	assert_int_equal(iopt_testbed_create(&c, &tb), 0);
+	pm = iopt_testbed_physmem(tb);
+	s = iopt_testbed_smmuv2(tb);
+	drv = iopt_testbed_smmuv2_drv(tb);
 	assert_int_equal(iopt_smmuv2_drv_domain_alloc(drv, 1, &r.dom), 0);
 	struct iopt_cfg pc = {
 		.fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096, .ias = 48, .oas = 40,
@@ -111,10 +111,8 @@ static void contend(enum iopt_smmuv2_drv_sync mode,
 	assert_int_equal(iopt_smmuv2_drv_detach(r.dom, SID), 0);
 	iopt_smmuv2_drv_domain_free(r.dom);
 	iopt_free(pt);
-	iopt_smmuv2_drv_remove(drv);
+	iopt_testbed_destroy(tb);
 	iopt_sim_destroy(sim);
-	iopt_smmuv2_destroy(s);
-	iopt_physmem_destroy(pm);
 }
 
 static void test_none_restarts(void **state)
