@@ -20,7 +20,7 @@
  * Concurrency: create and destroy must not race with any other call on the
  * testbed; the accessors never fail and may be called from any thread;
  * iopt_testbed_dev_access() may be called from any thread at once, as the
- * drivers' translate calls may.
+ * drivers' translate calls may. docs/testbed.md has the defaults in a table.
  */
 #ifndef IOPGTABLE_TESTBED_H
 #define IOPGTABLE_TESTBED_H
@@ -79,8 +79,9 @@ struct iopt_testbed_cfg {
 	 * SMMUv2 (the "mmu-500" preset). irq, when set, receives the
 	 * model's interrupts (with the model's lock held: it must not call
 	 * the model); irq_to_driver forwards them to iopt_smmuv3_drv_irq()
-	 * first (SMMUv3 only; the SMMUv2 driver takes no interrupts). With
-	 * neither the model is created without wired interrupt outputs. */
+	 * first, once probe has returned (SMMUv3 only; the SMMUv2 driver
+	 * takes no interrupts). With neither the model is created without
+	 * wired interrupt outputs. */
 	struct iopt_smmu_params v3;
 	struct iopt_smmuv2_params v2;
 	void (*irq)(void *ctx, unsigned line, uint64_t cycle);
