@@ -42,6 +42,15 @@ static void on_event(void *ctx, const struct iopt_smmuv3_drv_event *ev)
 	e->ev = *ev;
 }
 
+/* The defaults, with the SMMUv3 driver's events recorded in *e. */
+static void cfg_events(struct iopt_testbed_cfg *c, enum iopt_testbed_smmu smmu,
+		       struct events *e)
+{
+	iopt_testbed_default_cfg(c, smmu);
+	c->drv3.event = on_event;
+	c->drv3.event_ctx = e;
+}
+
 /* Map a 3-page buffer at BUF_PA + 0x10; every byte offset the device
  * touches lands at the same offset from BUF_PA + 0x10; after the unmap
  * the device faults (strict at once, the others after the flush). */
@@ -92,9 +101,7 @@ static void t_every_smmu_and_policy(void **state)
 			struct iopt_testbed *tb = NULL;
 			struct events e = { 0 };
 
-			iopt_testbed_default_cfg(&c, smmus[s]);
-			c.drv3.event = on_event;
-			c.drv3.event_ctx = &e;
+			cfg_events(&c, smmus[s], &e);
 			c.dma_cfg.policy = policies[p];
 			c.dma_cfg.nr_cpus = 2;
 			c.sid = 7;
@@ -127,9 +134,7 @@ static void t_stage2_runner(void **state)
 		struct iopt_testbed *tb;
 		struct events e = { 0 };
 
-		iopt_testbed_default_cfg(&c, smmus[s]);
-		c.drv3.event = on_event;
-		c.drv3.event_ctx = &e;
+		cfg_events(&c, smmus[s], &e);
 		c.clock = IOPT_TESTBED_CLOCK_RUNNER;
 		c.dma_cfg.pt.fmt = IOPT_ARM_64_LPAE_S2;
 		c.dma_cfg.pt.ias = 40;
