@@ -12,6 +12,8 @@
 #include <iopgtable/sim.h>
 #include <iopgtable/testbed.h>
 
+#include "../platform/platform.h"
+
 #define TB_MEM_BASE	0x80000000ull
 #define TB_MEM_SIZE	(256ull << 20)
 #define TB_MEM_LATENCY	10
@@ -27,8 +29,10 @@ struct iopt_testbed {
 	struct iopt_smmu_runner *run3;
 	struct iopt_smmuv2_runner *run2;
 	bool on_sim;
-	/* Written once probe returns; read by tb_irq, which the model may
-	 * call from another thread (a runner's) at any time. */
+	/* drv3 as an integer, published once probe returns, for tb_irq(),
+	 * which the model may call from another thread (a runner's) at any
+	 * time. */
+	uint64_t irq_drv;
 	struct iopt_smmuv3_drv *drv3;
 	struct iopt_smmuv2_drv *drv2;
 	struct iopt_dma *d;
@@ -87,13 +91,15 @@ static bool tb_cfg_valid(const struct iopt_testbed_cfg *c)
 static void tb_irq(void *ctx, unsigned line, uint64_t cycle)
 {
 	struct iopt_testbed *tb = ctx;
-	struct iopt_smmuv3_drv *drv;
+	uint64_t drv;
 
 	if (tb->cfg.irq_to_driver) {
-		/* Pairs with the release store after probe. */
-		drv = __atomic_load_n(&tb->drv3, __ATOMIC_ACQUIRE);
+		/* Acquire pairs with the release store in tb_probe(): the
+		 * driver is seen whole. */
+		drv = plat_load_acq64(&tb->irq_drv);
 		if (drv)
-			iopt_smmuv3_drv_irq(drv, line);
+			iopt_smmuv3_drv_irq((struct iopt_smmuv3_drv *)(uintptr_t)drv,
+					    line);
 	}
 	if (tb->cfg.irq)
 		tb->cfg.irq(tb->cfg.irq_ctx, line, cycle);
@@ -184,7 +190,6 @@ static int tb_probe(struct iopt_testbed *tb)
 
 	if (tb->s3) {
 		struct iopt_smmuv3_drv_cfg d = c->drv3;
-		struct iopt_smmuv3_drv *drv;
 
 		d.smmu = tb->s3;
 		d.pm = tb->pm;
@@ -195,10 +200,10 @@ static int tb_probe(struct iopt_testbed *tb)
 			d.clock = tb_runner3_clock;
 			d.clock_ctx = tb->run3;
 		}
-		ret = iopt_smmuv3_drv_probe(&d, &drv);
+		ret = iopt_smmuv3_drv_probe(&d, &tb->drv3);
 		if (!ret)
-			/* Pairs with the acquire load in tb_irq(). */
-			__atomic_store_n(&tb->drv3, drv, __ATOMIC_RELEASE);
+			/* Release pairs with the acquire load in tb_irq(). */
+			plat_store_rel64(&tb->irq_drv, (uintptr_t)tb->drv3);
 		return ret;
 	}
 	struct iopt_smmuv2_drv_cfg d = c->drv2;
