@@ -28,6 +28,7 @@
 
 #include <iopgtable/physmem.h>
 #include <iopgtable/smmu.h>
+#include <iopgtable/testbed.h>
 
 #include "tthread.h"
 #include "tutil.h"
@@ -45,6 +46,7 @@
 #define DBM		(1ull << 51)
 
 struct env {
+	struct iopt_testbed *tb;
 	struct iopt_physmem *pm;
 	struct iopt_smmu *s;
 	struct iopt_pgtable *pt;
@@ -141,19 +143,22 @@ static const struct iopt_tlb_ops tlb_ops = {
 
 static void env_init(struct env *e, bool tlb)
 {
-	struct iopt_smmu_params p;
-	struct iopt_smmu_mem mem;
+	struct iopt_testbed_cfg c;
 	uint64_t pa, w[8];
 
 	memset(e, 0, sizeof(*e));
 	e->inv_lo = UINT64_MAX;
-	assert_int_equal(iopt_physmem_create(MEM_BASE, 64u << 20, &e->pm), 0);
+	/* Memory and the model alone: the test programs it. */
+	iopt_testbed_default_cfg(&c, IOPT_TESTBED_SMMUV3);
+	c.mem_base = MEM_BASE;
+	c.mem_size = 64u << 20;
+	c.v3.httu = 2;			/* access flag and dirty state */
+	c.v3.tlb.enable = tlb;
+	c.probe = c.dma = c.attach = false;
+	assert_int_equal(iopt_testbed_create(&c, &e->tb), 0);
+	e->pm = iopt_testbed_physmem(e->tb);
+	e->s = iopt_testbed_smmuv3(e->tb);
 	assert_int_equal(iopt_physmem_alloc(e->pm, 1u << 20, &pa), 0);
-	iopt_smmu_physmem(e->pm, 10, &mem);
-	iopt_smmu_default_params(&p);
-	p.httu = 2;			/* access flag and dirty state */
-	p.tlb.enable = tlb;
-	assert_int_equal(iopt_smmu_create(&p, &mem, NULL, NULL, &e->s), 0);
 	assert_int_equal(iopt_smmu_mmio_write(e->s, 0x80, 8, STRTAB, 0), 0);
 	assert_int_equal(iopt_smmu_mmio_write(e->s, 0x88, 4, 4, 0), 0);
 	assert_int_equal(iopt_smmu_mmio_write(e->s, 0x90, 8, CMDQ | 8, 0), 0);
@@ -181,8 +186,7 @@ static void env_init(struct env *e, bool tlb)
 static void env_fini(struct env *e)
 {
 	iopt_free(e->pt);
-	iopt_smmu_destroy(e->s);
-	iopt_physmem_destroy(e->pm);
+	iopt_testbed_destroy(e->tb);
 }
 
 /* A device access through the model; it must translate to va + OFF. */

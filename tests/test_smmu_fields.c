@@ -22,6 +22,7 @@
 
 #include <iopgtable/physmem.h>
 #include <iopgtable/smmu.h>
+#include <iopgtable/testbed.h>
 
 #include "evt_layout.h"
 #include "tutil.h"
@@ -153,9 +154,9 @@ static void setf(uint64_t w[8], unsigned lo, unsigned width, uint64_t v)
 #define HOLE	0x10000000000ull	/* no memory: accesses abort */
 
 struct rig {
+	struct iopt_testbed *tb;
 	struct iopt_physmem *pm;
 	struct iopt_smmu *s;
-	struct iopt_smmu_mem mem;
 	uint64_t cycle, brk;
 };
 
@@ -181,11 +182,23 @@ static uint64_t mmio_r(struct rig *r, uint64_t off, unsigned size)
 
 static void setup(struct rig *r, const struct iopt_smmu_params *p)
 {
-	struct iopt_smmu_params d;
+	struct iopt_testbed_cfg c;
 	uint64_t pa;
 
 	memset(r, 0, sizeof(*r));
-	assert_int_equal(iopt_physmem_create(MEM_BASE, 32u << 20, &r->pm), 0);
+	/* Memory (1-cycle accesses) and the model alone. */
+	iopt_testbed_default_cfg(&c, IOPT_TESTBED_SMMUV3);
+	c.mem_base = MEM_BASE;
+	c.mem_size = 32u << 20;
+	c.mem_latency = 1;
+	if (p)
+		c.v3 = *p;
+	else
+		params(&c.v3);
+	c.probe = c.dma = c.attach = false;
+	assert_int_equal(iopt_testbed_create(&c, &r->tb), 0);
+	r->pm = iopt_testbed_physmem(r->tb);
+	r->s = iopt_testbed_smmuv3(r->tb);
 	/* The first 16 MiB are the test's, in 2 MiB frames. */
 	for (uint64_t f = 0; f < 8; f++) {
 		assert_int_equal(iopt_physmem_alloc(r->pm, IOPT_PHYSMEM_FRAME, &pa), 0);
@@ -194,12 +207,6 @@ static void setup(struct rig *r, const struct iopt_smmu_params *p)
 		       IOPT_PHYSMEM_FRAME);
 	}
 	r->brk = TABLES;
-	iopt_smmu_physmem(r->pm, 1, &r->mem);
-	if (!p) {
-		params(&d);
-		p = &d;
-	}
-	assert_int_equal(iopt_smmu_create(p, &r->mem, NULL, NULL, &r->s), 0);
 	mmio_w(r, 0x80, 8, STRTAB);		/* STRTAB_BASE */
 	mmio_w(r, 0x88, 4, 8);			/* linear, 2^8 STEs */
 	mmio_w(r, 0x90, 8, CMDQ | 8);
@@ -209,8 +216,7 @@ static void setup(struct rig *r, const struct iopt_smmu_params *p)
 
 static void teardown(struct rig *r)
 {
-	iopt_smmu_destroy(r->s);
-	iopt_physmem_destroy(r->pm);
+	iopt_testbed_destroy(r->tb);
 }
 
 static uint64_t *ptr(struct rig *r, uint64_t pa)

@@ -57,6 +57,7 @@
 #include <iopgtable/physmem.h>
 #include <iopgtable/smmu.h>
 #include <iopgtable/smmuv2.h>
+#include <iopgtable/testbed.h>
 
 #include "tutil.h"
 
@@ -111,6 +112,7 @@ static uint64_t pa_of(unsigned p, uint32_t g)
 
 struct rig {
 	int version;
+	struct iopt_testbed *tb;
 	struct iopt_physmem *pm;
 	struct iopt_smmu *s3;
 	struct iopt_smmuv2 *s2;
@@ -261,18 +263,31 @@ static void invalidate(struct rig *r, uint64_t va)
 /* slots: translation slots (0: the preset's); shared: shared clock. */
 static void rig_init_at(struct rig *r, int version, unsigned slots, bool shared)
 {
-	struct iopt_smmu_mem mem;
+	struct iopt_testbed_cfg c;
 	struct iopt_info info;
 
 	memset(r, 0, sizeof(*r));
 	r->version = version;
 	uint64_t reserved;
 
-	assert_int_equal(iopt_physmem_create(MEM_BASE, 64u << 20, &r->pm), 0);
+	/* Memory (20-cycle accesses) and the model alone: the test
+	 * programs it. */
+	iopt_testbed_default_cfg(&c, version == 2 ? IOPT_TESTBED_SMMUV2 :
+				 IOPT_TESTBED_SMMUV3);
+	c.mem_base = MEM_BASE;
+	c.mem_size = 64u << 20;
+	c.mem_latency = 20;
+	c.v2.shared_clock = c.v3.shared_clock = shared;
+	if (slots)
+		c.v2.translation_slots = c.v3.translation_slots = slots;
+	c.probe = c.dma = c.attach = false;
+	assert_int_equal(iopt_testbed_create(&c, &r->tb), 0);
+	r->pm = iopt_testbed_physmem(r->tb);
+	r->s2 = iopt_testbed_smmuv2(r->tb);
+	r->s3 = iopt_testbed_smmuv3(r->tb);
 	/* The stream table, queues and CD table: not for the page table. */
 	assert_int_equal(iopt_physmem_alloc(r->pm, 1u << 20, &reserved), 0);
 	assert_int_equal(reserved, MEM_BASE);
-	iopt_smmu_physmem(r->pm, 20, &mem);
 	struct iopt_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
 			       .ias = 48, .oas = 48, .coherent_walk = true,
 			       .mem = iopt_physmem_mem_ops(), .mem_ctx = r->pm };
@@ -280,14 +295,7 @@ static void rig_init_at(struct rig *r, int version, unsigned slots, bool shared)
 	assert_int_equal(iopt_alloc(&pc, &r->pt), 0);
 	iopt_get_info(r->pt, &info);
 	if (version == 2) {
-		struct iopt_smmuv2_params p;
-
-		assert_int_equal(iopt_smmuv2_preset("mmu-500", &p), 0);
-		p.shared_clock = shared;
-		if (slots)
-			p.translation_slots = slots;
-		assert_int_equal(iopt_smmuv2_create(&p, &mem, NULL, NULL, &r->s2), 0);
-		r->cb0 = (1ull << (p.numpagendxb + 1)) << 12;
+		r->cb0 = (1ull << (c.v2.numpagendxb + 1)) << 12;
 		struct { uint64_t off; unsigned size; uint64_t v; } w[] = {
 			{ V2_S2CR0, 4, 0 },			/* translate, bank 0 */
 			{ V2_SMR0, 4, 1u << 31 },		/* VALID, ID 0 */
@@ -306,17 +314,11 @@ static void rig_init_at(struct rig *r, int version, unsigned slots, bool shared)
 								w[i].v, 0), 0);
 		return;
 	}
-	struct iopt_smmu_params p;
 	struct iopt_cd cd;
 	struct iopt_ste ste = { .valid = true, .config = IOPT_STE_S1,
 				.s1_context_ptr = CDTAB };
 	uint64_t words[8];
 
-	iopt_smmu_default_params(&p);
-	p.shared_clock = shared;
-	if (slots)
-		p.translation_slots = slots;
-	assert_int_equal(iopt_smmu_create(&p, &mem, NULL, NULL, &r->s3), 0);
 	assert_int_equal(iopt_cd_from_pgtable(r->pt, ASID, &cd), 0);
 	iopt_cd_encode(&cd, words);
 	memcpy(iopt_physmem_ptr(r->pm, CDTAB, 64), words, 64);
@@ -338,11 +340,7 @@ static void rig_init(struct rig *r, int version)
 static void rig_fini(struct rig *r)
 {
 	iopt_free(r->pt);
-	if (r->version == 2)
-		iopt_smmuv2_destroy(r->s2);
-	else
-		iopt_smmu_destroy(r->s3);
-	iopt_physmem_destroy(r->pm);
+	iopt_testbed_destroy(r->tb);
 }
 
 static void run(int version)

@@ -47,6 +47,7 @@
 
 #include <iopgtable/physmem.h>
 #include <iopgtable/smmu.h>
+#include <iopgtable/testbed.h>
 
 #include "tthread.h"
 #include "tutil.h"
@@ -104,6 +105,7 @@ struct bad_rec {
 };
 
 struct shared {
+	struct iopt_testbed *tb;
 	struct iopt_physmem *pm;
 	struct iopt_smmu *s;
 	struct iopt_pgtable *pt;
@@ -627,8 +629,7 @@ static void *mapper(void *arg)
 
 static void test_contract_under_translation(void **state)
 {
-	struct iopt_smmu_params p;
-	struct iopt_smmu_mem mem;
+	struct iopt_testbed_cfg c;
 	struct mapper mp[MAPPERS];
 	uint64_t pa, w[8];
 	struct plat_thread dt[DEVICES], mt[MAPPERS];
@@ -640,15 +641,19 @@ static void test_contract_under_translation(void **state)
 	assert_non_null(sh.state);
 	for (size_t i = 0; i < PAGES; i++)
 		sh.state[i] = 1ull << 36;	/* nothing mapped: faults */
-	assert_int_equal(iopt_physmem_create(MEM_BASE, 64u << 20, &sh.pm), 0);
+	/* Memory and the model alone: the test programs it. */
+	iopt_testbed_default_cfg(&c, IOPT_TESTBED_SMMUV3);
+	c.mem_base = MEM_BASE;
+	c.mem_size = 64u << 20;
+	assert_true(c.v3.ril);
+	c.v3.tlb.entries = 256;		/* small caches: evictions and refills */
+	c.v3.walk.entries = 16;
+	c.v3.shared_clock = true;	/* threads tick one clock outside the lock */
+	c.probe = c.dma = c.attach = false;
+	assert_int_equal(iopt_testbed_create(&c, &sh.tb), 0);
+	sh.pm = iopt_testbed_physmem(sh.tb);
+	sh.s = iopt_testbed_smmuv3(sh.tb);
 	assert_int_equal(iopt_physmem_alloc(sh.pm, 1u << 20, &pa), 0);
-	iopt_smmu_physmem(sh.pm, 10, &mem);
-	iopt_smmu_default_params(&p);
-	assert_true(p.ril);
-	p.tlb.entries = 256;		/* small caches: evictions and refills */
-	p.walk.entries = 16;
-	p.shared_clock = true;		/* threads tick one clock outside the lock */
-	assert_int_equal(iopt_smmu_create(&p, &mem, NULL, NULL, &sh.s), 0);
 	assert_int_equal(iopt_smmu_mmio_write(sh.s, 0x80, 8, STRTAB, 0), 0);
 	assert_int_equal(iopt_smmu_mmio_write(sh.s, 0x88, 4, 4, 0), 0);
 	assert_int_equal(iopt_smmu_mmio_write(sh.s, 0x90, 8, CMDQ | 8, 0), 0);
@@ -710,8 +715,7 @@ static void test_contract_under_translation(void **state)
 	assert_true(sh.ok > 1000 && sh.faults > 100);
 	assert_true(sh.unchecked < (sh.ok + sh.faults) / 4);
 	iopt_free(sh.pt);
-	iopt_smmu_destroy(sh.s);
-	iopt_physmem_destroy(sh.pm);
+	iopt_testbed_destroy(sh.tb);
 	free(sh.state);
 	plat_mutex_destroy(&sh.lock);
 }
