@@ -429,6 +429,78 @@ static void test_unsynced_entry_is_kicked(void **state)
 	tmem_destroy(&m);
 }
 
+/*
+ * A dirty harvest through an entry another thread has just published and
+ * not yet synced: a split in flight, the device view still holding the
+ * writable-dirty block. The harvest cleans the page's leaf in the new
+ * table and invalidates it; the device's next walk must reach that clean
+ * leaf, so the harvest syncs the entry before it relies on it (the sync
+ * bit protocol), or the device keeps writing through the old dirty block
+ * and the dirty state of those writes is lost.
+ */
+static void test_dirty_harvest_kicks_unsynced_entry(void **state)
+{
+	struct tmem m;
+	struct iopt_cfg cfg = {
+		.fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096, .ias = 40,
+		.oas = 40, .coherent_walk = false, .quirks = IOPT_QUIRK_HD,
+		.mem = &tmem_ops, .mem_ctx = &m,
+	};
+	struct iopt_pgtable *pt = NULL;
+	struct iopt_info info;
+	struct iopt_gather g;
+	struct iopt_walk w;
+	struct ref_walk r;
+	const uint64_t va = SZ_1G, page = SZ_1G + 0x42000;
+
+	(void)state;
+	tmem_init(&m, 0x80000000ull, 64u << 20);
+	assert_int_equal(iopt_alloc(&cfg, &pt), 0);
+	iopt_get_info(pt, &info);
+	assert_int_equal(iopt_map_pages(pt, va, va, SZ_2M, 1,
+					IOPT_READ | IOPT_WRITE, NULL), 0);
+	/* The device wrote to the block: writable-dirty, AP[2] cleared
+	 * (Arm ARM D8.5), in memory as the CPU sees it. */
+	memset(&w, 0, sizeof(w));
+	assert_int_equal(iopt_walk(pt, va, &w), 0);
+	struct iopt_walk_level *bl = &w.level[w.nr_levels - 1];
+	uint64_t *host = tmem_host_p2v(bl->table_pa, &m);
+	uint64_t *dev = tmem_dev_p2v(bl->table_pa, &m);
+	uint64_t block = bl->desc & ~(1ull << 7);
+
+	assert_int_equal(bl->level, 2);
+	host[bl->index] = dev[bl->index] = block;
+	ref_walk(&info, 0, tmem_dev_p2v, &m, page, &r);
+	assert_true(r.mapped && r.dirty && r.size == SZ_2M);
+
+	/* Split it (its leaves keep the block's dirty state), then put the
+	 * entry back to where the splitter was between its publishing
+	 * compare-and-swap and its sync: sync bit clear, device view still
+	 * the block. */
+	iopt_gather_init(&g);
+	assert_int_equal(iopt_unmap_pages(pt, va, SZ_4K, 1, &g), (int64_t)SZ_4K);
+	uint64_t tpte = host[bl->index];
+
+	assert_true(tpte & 2 && tpte >> 55 & 1);
+	host[bl->index] = tpte & ~(1ull << 55);
+	dev[bl->index] = block;
+
+	iopt_gather_init(&g);
+	assert_int_equal(iopt_read_and_clear_dirty(pt, page, SZ_4K, 0, &g,
+						   NULL, NULL), 0);
+	iopt_tlb_sync(pt);
+	/* The device's next walk reaches the cleaned 4K leaf. */
+	ref_walk(&info, 0, tmem_dev_p2v, &m, page, &r);
+	assert_true(r.mapped);
+	assert_int_equal(r.size, SZ_4K);
+	assert_false(r.dirty);
+	assert_int_equal(r.oa, page);
+	assert_true(host[bl->index] >> 55 & 1);
+	iopt_free(pt);
+	assert_int_equal(m.live, 0);
+	tmem_destroy(&m);
+}
+
 struct conc {
 	struct iopt_pgtable *pt;
 	struct tmem *m;
@@ -485,6 +557,7 @@ int main(void)
 		cmocka_unit_test(test_one_sync_per_run),
 		cmocka_unit_test(test_invalidate_after_sync),
 		cmocka_unit_test(test_unsynced_entry_is_kicked),
+		cmocka_unit_test(test_dirty_harvest_kicks_unsynced_entry),
 		cmocka_unit_test(test_concurrent_install_never_exposes_garbage),
 	};
 

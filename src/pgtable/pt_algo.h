@@ -1358,7 +1358,12 @@ PT_ALGO int pt_dirty_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 			enum pt_kind kind = pt_kind_of(F, pt, pte, d);
 
 			if (kind == PT_TABLE) {
-				tbl = pt_virt(pt, F->table_pa(pt, pte, lvl));
+				/* Synced first (item 6): the leaves cleaned
+				 * below are invalidated for the device, whose
+				 * next walk must reach them, not the block a
+				 * split in flight replaced, still in its view
+				 * while the entry is unsynced. */
+				tbl = pt_follow(F, pt, tbl, idx, pte, d);
 				d++;
 				continue;
 			}
