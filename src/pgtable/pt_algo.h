@@ -433,16 +433,28 @@ PT_ALGO uint64_t pt_table_hint(const struct iopt_pgtable *pt, unsigned d)
 
 /* ---- splits in flight (item 9) ---------------------------------------- */
 
+/* Passes over the slots with a relax between them before a waiting
+ * claim starts to sleep, and how long it sleeps between later passes. */
+#define PT_SPLIT_SPINS 64
+#define PT_SPLIT_NAP_NS 10000
+
 /*
  * Claim a slot for the split of the block at base (depth d), before its
  * table is published. Waits while all PT_SPLIT_SLOTS are held: their
  * holders are between publication and report, a few steps that wait for
- * nothing but the driver's add_page. Returns the slot.
+ * nothing but the driver's add_page. That call is the driver's and may
+ * take long (a full command queue) or its thread may be descheduled, so
+ * the wait spins PT_SPLIT_SPINS passes (plat_cpu_relax()) and then sleeps
+ * PT_SPLIT_NAP_NS between passes (plat_sleep_ns(): the host gives the CPU
+ * to the holders, the simulation charges the time and runs the other
+ * CPUs). The caller is inside its RCU read section, where blocking is
+ * allowed (platform.h); a waiter holds nothing that a holder waits for.
+ * Returns the slot.
  */
 PT_COLD unsigned pt_split_claim(struct iopt_pgtable *pt, uint64_t base,
 				unsigned d)
 {
-	for (;;) {
+	for (unsigned pass = 0;; pass++) {
 		for (unsigned i = 0; i < PT_SPLIT_SLOTS; i++) {
 			uint64_t empty = 0;
 
@@ -458,7 +470,10 @@ PT_COLD unsigned pt_split_claim(struct iopt_pgtable *pt, uint64_t base,
 				return i;
 			}
 		}
-		plat_cpu_relax();
+		if (pass < PT_SPLIT_SPINS)
+			plat_cpu_relax();
+		else
+			plat_sleep_ns(PT_SPLIT_NAP_NS);
 	}
 }
 
