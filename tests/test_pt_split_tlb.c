@@ -14,7 +14,17 @@
  * an invalidation that was issued and then synced, honouring the level
  * hint as an SMMUv3 range invalidation with TTL does (IHI0070 4.4.1.1: an
  * invalidation with a level hint removes only leaves of that level). When
- * B's sync returns, B's page must not translate, in the TLB or the table.
+ * B's sync returns, B's page must not translate, in the TLB or the table,
+ * and each unmap of B's must have reported the block (gather and
+ * add_page).
+ *
+ * B also maps a page of the block before unmapping it (the map's walk
+ * must not cache the new table, or the unmap would take the cached path
+ * past the split), and unmaps two pages (nor may the first unmap's walk).
+ * And A is held, instead, right after the compare-and-swap that publishes
+ * its table, through a hook compiled only into this test
+ * (IOPT_PT_TEST_HOOKS, pt_test_published()): the block's slot must be
+ * claimed by then.
  *
  * Matrix: LPAE 4K granule 2M, 1G and 32M (contiguous) blocks split by 4K
  * and 64K (contiguous) unmaps; 16K granule 32M blocks; 64K granule 512M
@@ -135,12 +145,19 @@ static bool tlb_translates(uint64_t va)
 
 /* ---- the forced interleaving ------------------------------------------ */
 
+/* Where A is held: in its add_page for the block (the report), or right
+ * after the compare-and-swap that published the block's table (the test
+ * hook, pt_test_published()), before anything else A does. */
+enum hold_at { HOLD_REPORT, HOLD_PUBLISH };
+
 static struct {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	pthread_t a;
-	uint64_t hold_va, hold_gran;	/* A's report to hold */
+	enum hold_at at;
+	uint64_t hold_va, hold_gran;	/* A's split block to hold */
 	bool published, b_done, held;
+	unsigned b_reports;	/* add_page calls for the block by B */
 } ctl = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
 
 /* Wait (at most 10 s) until *flag; returns whether it became true. */
@@ -168,21 +185,45 @@ static void ctl_set(bool *flag)
 	pthread_mutex_unlock(&ctl.lock);
 }
 
+/* On A: hold A until B is done. The device may have cached the block up
+ * to the publication of its table. */
+static void ctl_hold(void)
+{
+	ctl.held = true;
+	tlb_fill(ctl.hold_va, ctl.hold_gran, ctl.hold_gran);
+	ctl_set(&ctl.published);
+	ctl_wait(&ctl.b_done);
+}
+
 static void cb_add_page(struct iopt_gather *g, uint64_t iova, uint64_t gran,
 			void *cookie)
 {
 	(void)g;
 	(void)cookie;
-	if (pthread_equal(pthread_self(), ctl.a) && !ctl.held &&
-	    iova == ctl.hold_va && gran == ctl.hold_gran) {
-		/* A split has published its table and reports the block: the
-		 * device may have cached the block up to the publication. */
-		ctl.held = true;
-		tlb_fill(iova, gran, gran);
-		ctl_set(&ctl.published);
-		ctl_wait(&ctl.b_done);
-	}
+	bool block = iova == ctl.hold_va && gran == ctl.hold_gran;
+
+	if (!pthread_equal(pthread_self(), ctl.a))
+		ctl.b_reports += block;
+	else if (ctl.at == HOLD_REPORT && !ctl.held && block)
+		ctl_hold();	/* A split has published and reports the block */
 	tlb_issue(iova, gran, gran);
+}
+
+/*
+ * The library's test hook (pt_algo.h, IOPT_PT_TEST_HOOKS): a table whose
+ * entry covers span bytes was just published by the calling thread. A's
+ * split of the block is held there, before it syncs or reports anything:
+ * its slot must be claimed already.
+ */
+struct iopt_pgtable;
+void pt_test_published(struct iopt_pgtable *pt, uint64_t span);
+
+void pt_test_published(struct iopt_pgtable *pt, uint64_t span)
+{
+	(void)pt;
+	if (ctl.at == HOLD_PUBLISH && pthread_equal(pthread_self(), ctl.a) &&
+	    !ctl.held && span == ctl.hold_gran)
+		ctl_hold();
 }
 
 static void cb_flush_walk(uint64_t iova, uint64_t size, uint64_t gran,
@@ -286,8 +327,62 @@ static void *thread_a(void *p)
 	return NULL;
 }
 
-/* Returns whether B's unmap completed with its page still cached. */
-static bool run_case(const struct scase *c)
+/*
+ * What B does in the window where A is held, each a way to reach A's new
+ * table that must still report A's block:
+ *   B_UNMAP:     unmap a page of the block;
+ *   B_MAP_UNMAP: map that page first (-EEXIST: the split left nothing
+ *                free), a map that reaches the new leaf table and must not
+ *                cache it, then unmap it (the cached path would skip the
+ *                block);
+ *   B_TWO:       unmap two pages of the block: the first walk must not
+ *                cache the table either, so the second reports it too.
+ */
+enum b_mode { B_UNMAP, B_MAP_UNMAP, B_TWO };
+
+static const char *const hold_name[] = { "held in add_page",
+					 "held after publish" };
+static const char *const mode_name[] = { "unmap", "map+unmap", "two unmaps" };
+
+/* Does g cover the held block, with its size among its sizes? A driver
+ * that invalidates from the gather alone must get it too. */
+static bool gather_has_block(const struct iopt_gather *g)
+{
+	return g->start <= ctl.hold_va &&
+	       g->last >= ctl.hold_va + ctl.hold_gran - 1 &&
+	       (g->sizes & ctl.hold_gran);
+}
+
+/* B unmaps va in the window; returns whether the unmap reported A's
+ * block (gather and add_page). */
+static bool b_unmap(const struct scase *c, struct iopt_pgtable *pt,
+		    uint64_t va)
+{
+	struct iopt_gather g;
+	unsigned before = ctl.b_reports;
+
+	iopt_gather_init(&g);
+	assert_int_equal(iopt_unmap_pages(pt, va, c->unmap, 1, &g),
+			 (int64_t)c->unmap);
+	return gather_has_block(&g) && ctl.b_reports > before;
+}
+
+/* B's second page: next to its first, in the same held block, not A's. */
+static uint64_t second_page(const struct scase *c)
+{
+	uint64_t b = c->va + c->b_off, up = b + c->unmap, down = b - c->unmap;
+	uint64_t a = c->va + c->a_off;
+	bool up_ok = (up & ~(ctl.hold_gran - 1)) == ctl.hold_va && up != a;
+	uint64_t b2 = up_ok ? up : down;
+
+	assert_int_equal(b2 & ~(ctl.hold_gran - 1), ctl.hold_va);
+	assert_true(b2 != a);
+	return b2;
+}
+
+/* Returns whether B's requests completed with a page of theirs still
+ * cached, or without reporting the block. */
+static bool run_case(const struct scase *c, enum hold_at at, enum b_mode mode)
 {
 	struct iopt_cfg cfg = {
 		.fmt = c->fmt, .granule = c->granule, .ias = c->ias,
@@ -297,7 +392,6 @@ static bool run_case(const struct scase *c)
 	};
 	struct iopt_pgtable *pt = NULL;
 	uint64_t b_va = c->va + c->b_off, pa;
-	struct iopt_gather gb;
 
 	assert_int_equal(iopt_alloc(&cfg, &pt), 0);
 	/* Output address = input address: mapped below 4G for v7s and
@@ -308,68 +402,104 @@ static bool run_case(const struct scase *c)
 	tlb_fill(c->va, c->block, c->item);	/* the device used the block */
 
 	ctl.published = ctl.b_done = ctl.held = false;
+	ctl.at = at;
+	ctl.b_reports = 0;
 	ctl.hold_va = b_va & ~(c->hold - 1);
 	ctl.hold_gran = c->hold;
+	uint64_t b2 = mode == B_TWO ? second_page(c) : b_va;
 	struct a_arg a = { pt, c->va + c->a_off, c->unmap, 0, true };
 	pthread_t th;
 
 	assert_int_equal(pthread_create(&th, NULL, thread_a, &a), 0);
 	bool published = ctl_wait(&ctl.published);
-	int64_t b_ret = -1;
-	bool b_tlb = false;
-	int b_walk = 0;
+	bool reported = false, b_tlb = false;
+	int b_map = 0, b_walk = 0;
 
-	iopt_gather_init(&gb);
 	if (published) {
 		/* B: A has published its table and not yet reported the
 		 * block. */
-		b_ret = iopt_unmap_pages(pt, b_va, c->unmap, 1, &gb);
+		if (mode == B_MAP_UNMAP)
+			b_map = iopt_map_pages(pt, b_va, b_va, c->unmap, 1,
+					       IOPT_READ | IOPT_WRITE, NULL);
+		reported = b_unmap(c, pt, b_va);
+		if (mode == B_TWO)
+			reported &= b_unmap(c, pt, b2);
 		iopt_tlb_sync(pt);
-		b_tlb = tlb_translates(b_va);
-		b_walk = iopt_iova_to_phys(pt, b_va, &pa);
+		b_tlb = tlb_translates(b_va) || tlb_translates(b2);
+		b_walk = iopt_iova_to_phys(pt, b_va, &pa) |
+			 iopt_iova_to_phys(pt, b2, &pa);
 	}
 	ctl_set(&ctl.b_done);
 	pthread_join(th, NULL);
+	ctl.at = HOLD_REPORT;	/* the hook holds nothing outside run_case() */
 
 	if (!published)
-		print_error("[%s] A never reported the block\n", c->name);
+		print_error("[%s, %s] A never got to the block\n", c->name,
+			    hold_name[at]);
 	assert_true(published);
-	assert_int_equal(b_ret, (int64_t)c->unmap);
+	if (mode == B_MAP_UNMAP)
+		assert_int_equal(b_map, -EEXIST);
 	assert_int_equal(b_walk, -ENOENT);
-	/* A driver that invalidates from the gather alone must get the
-	 * block too, without a level hint. */
-	bool b_gather = gb.start <= ctl.hold_va &&
-			gb.last >= ctl.hold_va + c->hold - 1 &&
-			(gb.sizes & c->hold);
-
-	if (b_tlb || !b_gather)
-		print_error("[%s] after B's unmap and sync:%s%s\n", c->name,
+	if (b_tlb || !reported)
+		print_error("[%s, %s, B %s] after B's unmaps and sync:%s%s\n",
+			    c->name, hold_name[at], mode_name[mode],
 			    b_tlb ? " B's page still translates through the "
 				    "cached block;" : "",
-			    !b_gather ? " B's gather lacks the block" : "");
+			    !reported ? " an unmap of B's did not report the "
+					"block" : "");
 	/* A completed as well; the rest of the block still maps. */
 	assert_int_equal(a.ret, (int64_t)c->unmap);
 	assert_false(tlb_translates(c->va + c->a_off));
 	assert_int_equal(iopt_iova_to_phys(pt, c->va + c->a_off, &pa), -ENOENT);
 	uint64_t other = c->va + c->block - c->unmap;
 
-	if (other != b_va && other != c->va + c->a_off) {
+	if (other != b_va && other != b2 && other != c->va + c->a_off) {
 		assert_int_equal(iopt_iova_to_phys(pt, other, &pa), 0);
 		assert_int_equal(pa, other);
 	}
 	assert_false(tlb.overflow);
 	iopt_free(pt);
-	return b_tlb || !b_gather;
+	return b_tlb || !reported;
+}
+
+/* Every case, A held at at, B doing mode. */
+static void split_matrix(enum hold_at at, enum b_mode mode)
+{
+	unsigned bad = 0;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		bad += run_case(&cases[i], at, mode);
+	assert_int_equal(bad, 0);
 }
 
 static void test_split_in_flight(void **state)
 {
-	unsigned bad = 0;
-
 	(void)state;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		bad += run_case(&cases[i]);
-	assert_int_equal(bad, 0);
+	split_matrix(HOLD_REPORT, B_UNMAP);
+}
+
+/* A map that reaches the new table does not cache it. */
+static void test_split_in_flight_map(void **state)
+{
+	(void)state;
+	split_matrix(HOLD_REPORT, B_MAP_UNMAP);
+}
+
+/* Nor does an unmap's walk: B's second unmap reports the block too. */
+static void test_split_in_flight_two_unmaps(void **state)
+{
+	(void)state;
+	split_matrix(HOLD_REPORT, B_TWO);
+}
+
+/* The slot is claimed before the table is published: B, running through
+ * the table right after A's compare-and-swap, already finds it. */
+static void test_split_claimed_before_publish(void **state)
+{
+	(void)state;
+	split_matrix(HOLD_PUBLISH, B_UNMAP);
+	split_matrix(HOLD_PUBLISH, B_MAP_UNMAP);
+	split_matrix(HOLD_PUBLISH, B_TWO);
 }
 
 /* ---- more splits in flight than slots ---------------------------------- */
@@ -497,6 +627,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_split_in_flight),
+		cmocka_unit_test(test_split_in_flight_map),
+		cmocka_unit_test(test_split_in_flight_two_unmaps),
+		cmocka_unit_test(test_split_claimed_before_publish),
 		cmocka_unit_test(test_split_slots_full),
 	};
 

@@ -279,6 +279,22 @@ static inline void pt_wait_busy(struct iopt_pgtable *pt)
 	plat_mutex_unlock(&pt->split_lock);
 }
 
+#ifdef IOPT_PT_TEST_HOOKS
+/*
+ * Test builds only (tests/CMakeLists.txt compiles the formats once more
+ * with IOPT_PT_TEST_HOOKS for tests/test_pt_split_tlb.c, which defines
+ * it): called on the publishing thread right after its compare-and-swap
+ * published a table whose entry covers span bytes, before anything else
+ * that thread does, so that a test can run another thread through the
+ * new table at that point (item 9: a split's slot is claimed by then).
+ * The library's own builds compile it out.
+ */
+void pt_test_published(struct iopt_pgtable *pt, uint64_t span);
+#define PT_TEST_PUBLISHED(pt, d) pt_test_published(pt, 1ull << (pt)->shift[d])
+#else
+#define PT_TEST_PUBLISHED(pt, d) ((void)0)
+#endif
+
 /*
  * Publish child (already filled and synced) in tbl[idx] if it still holds
  * *pte. Returns true if published; otherwise frees child and sets *pte to
@@ -294,6 +310,7 @@ PT_ALGO bool pt_publish(const struct pt_fmt *F, struct iopt_pgtable *pt,
 	/* Release: publishes the child's contents; pairs with the acquire
 	 * loads of every walker that reads this entry. */
 	if (pt_cas(F, tbl, idx, &old, tpte)) {
+		PT_TEST_PUBLISHED(pt, d);
 		*pte = tpte;
 		return true;
 	}
