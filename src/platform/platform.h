@@ -182,7 +182,11 @@ void plat_mutex_destroy(struct plat_mutex *m);
 /* Start fn(arg) on a new thread. 0 or a negative errno. */
 int plat_thread_start(struct plat_thread *t, void *(*fn)(void *), void *arg);
 void plat_thread_join(struct plat_thread *t);
-/* Sleep the calling thread (timer threads only). */
+/* Sleep the calling thread: give up the CPU for ns (the host), or charge
+ * ns and let the other simulated CPUs run (the simulation). For timer
+ * threads, the back-off of polling loops (the runner, the SMMUv2 sync
+ * poll) and cold waits that must not spin for ever (a split waiting for a
+ * slot, src/pgtable/pt_algo.h). */
 void plat_sleep_ns(uint64_t ns);
 
 /* ---- time and CPU ----------------------------------------------------- */
