@@ -24,11 +24,11 @@
 #include <time.h>
 
 #include <iopgtable/dma.h>
-#include <iopgtable/driver.h>
-#include <iopgtable/driver_v2.h>
+#include <iopgtable/smmuv3_drv.h>
+#include <iopgtable/smmuv2_drv.h>
 #include <iopgtable/iova.h>
 #include <iopgtable/physmem.h>
-#include <iopgtable/smmu.h>
+#include <iopgtable/smmuv3.h>
 #include <iopgtable/smmuv2.h>
 #include <iopgtable/testbed.h>
 
@@ -466,7 +466,7 @@ static void print_result(const struct opts *o, const struct result *r)
 
 /* The page table of the parts has TLB ops, as the DMA domain's has, that
  * do what a lazy unmap's do: nothing per leaf (a gather is passed). */
-static void nop_add_page(struct iopt_gather *g, uint64_t iova, uint64_t gr,
+static void nop_add_page(struct iopt_pgtable_gather *g, uint64_t iova, uint64_t gr,
 			 void *cookie)
 {
 	(void)g; (void)iova; (void)gr; (void)cookie;
@@ -483,7 +483,7 @@ static void nop_cookie(void *cookie)
 	(void)cookie;
 }
 
-static const struct iopt_tlb_ops parts_tlb = {
+static const struct iopt_pgtable_tlb_ops parts_tlb = {
 	.flush_all = nop_cookie, .flush_walk = nop_flush_walk,
 	.add_page = nop_add_page, .sync = NULL,
 };
@@ -507,7 +507,7 @@ static void parts_up(struct iopt_physmem **pm, struct iopt_iova **iova,
 {
 	struct iopt_iova_cfg ic = { .granule = PAGE, .start_pfn = 1,
 				    .end_pfn = 1ull << 36, .nr_cpus = 1 };
-	struct iopt_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
+	struct iopt_pgtable_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
 			       .ias = 48, .oas = 48, .coherent_walk = true };
 
 	bench_must(iopt_physmem_create(MEM_BASE, MEM_SIZE, pm), "iopt_physmem_create");
@@ -515,9 +515,9 @@ static void parts_up(struct iopt_physmem **pm, struct iopt_iova **iova,
 	pc.mem_ctx = *pm;
 	pc.tlb = &parts_tlb;
 	bench_must(iopt_iova_create(&ic, iova), "iopt_iova_create");
-	bench_must(iopt_alloc(&pc, pt), "iopt_alloc");
-	bench_must(iopt_map_pages(*pt, PARTS_VA + PAGE, 0x1000, PAGE, 1, IOPT_READ,
-				  NULL), "iopt_map_pages");
+	bench_must(iopt_pgtable_alloc(&pc, pt), "iopt_pgtable_alloc");
+	bench_must(iopt_pgtable_map_pages(*pt, PARTS_VA + PAGE, 0x1000, PAGE, 1, IOPT_READ,
+					  NULL), "iopt_pgtable_map_pages");
 }
 
 /* One iteration of the parts in one loop: cached IOVA pair, one-page map,
@@ -526,14 +526,14 @@ static void parts_up(struct iopt_physmem **pm, struct iopt_iova **iova,
 static inline void parts_one(struct iopt_iova *iova, struct iopt_pgtable *pt,
 			     uint64_t k, unsigned prot)
 {
-	struct iopt_gather g;
+	struct iopt_pgtable_gather g;
 	uint64_t pfn, at = PARTS_VA + (2 + k % 256) * PAGE;
 
 	iopt_iova_alloc_cached(iova, 1, ~0ull, 0, true, &pfn);
 	iopt_iova_free_cached(iova, pfn, 1, 0);
-	iopt_map_pages(pt, at, 1ull << 32, PAGE, 1, prot, NULL);
-	iopt_gather_init(&g);
-	iopt_unmap_pages(pt, at, PAGE, 1, &g);
+	iopt_pgtable_map_pages(pt, at, 1ull << 32, PAGE, 1, prot, NULL);
+	iopt_pgtable_gather_init(&g);
+	iopt_pgtable_unmap_pages(pt, at, PAGE, 1, &g);
 }
 
 /* --parts-ops N: the parts' loop N times, untimed, for an instruction
@@ -547,7 +547,7 @@ static int parts_only(const struct opts *o, long n)
 	parts_up(&pm, &iova, &pt);
 	for (long k = 0; k < n; k++)
 		parts_one(iova, pt, (uint64_t)k, o->prot);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	iopt_iova_destroy(iova);
 	iopt_physmem_destroy(pm);
 	printf("parts: %ld iterations\n", n);
@@ -569,16 +569,16 @@ static void measure_parts(const struct opts *o, struct parts *p)
 	end = bench_now_ns() + (uint64_t)(o->seconds * 1e9);
 	while (bench_now_ns() < end) {
 		for (int k = 0; k < 64; k++, n++) {
-			struct iopt_gather g;
+			struct iopt_pgtable_gather g;
 			uint64_t t0 = bench_now_ns(), t1, t2, t3;
 
 			iopt_iova_alloc_cached(iova, 1, ~0ull, 0, true, &pfn);
 			iopt_iova_free_cached(iova, pfn, 1, 0);
 			t1 = bench_now_ns();
-			iopt_map_pages(pt, va, 1ull << 32, PAGE, 1, o->prot, NULL);
+			iopt_pgtable_map_pages(pt, va, 1ull << 32, PAGE, 1, o->prot, NULL);
 			t2 = bench_now_ns();
-			iopt_gather_init(&g);
-			iopt_unmap_pages(pt, va, PAGE, 1, &g);
+			iopt_pgtable_gather_init(&g);
+			iopt_pgtable_unmap_pages(pt, va, PAGE, 1, &g);
 			t3 = bench_now_ns();
 			a += (double)(t1 - t0);
 			m += (double)(t2 - t1);
@@ -597,7 +597,7 @@ static void measure_parts(const struct opts *o, struct parts *p)
 	end = bench_now_ns() + (uint64_t)(o->seconds * 1e9);
 	while (bench_now_ns() < end) {
 		uint64_t t0 = bench_now_ns(), t1, t2, t3;
-		struct iopt_gather g;
+		struct iopt_pgtable_gather g;
 
 		for (int k = 0; k < 256; k++) {
 			iopt_iova_alloc_cached(iova, 1, ~0ull, 0, true, &pfn);
@@ -605,12 +605,12 @@ static void measure_parts(const struct opts *o, struct parts *p)
 		}
 		t1 = bench_now_ns();
 		for (uint64_t k = 2; k < 258; k++)
-			iopt_map_pages(pt, va + k * PAGE, 1ull << 32, PAGE, 1,
-				       o->prot, NULL);
+			iopt_pgtable_map_pages(pt, va + k * PAGE, 1ull << 32, PAGE, 1,
+					       o->prot, NULL);
 		t2 = bench_now_ns();
-		iopt_gather_init(&g);
+		iopt_pgtable_gather_init(&g);
 		for (uint64_t k = 2; k < 258; k++)
-			iopt_unmap_pages(pt, va + k * PAGE, PAGE, 1, &g);
+			iopt_pgtable_unmap_pages(pt, va + k * PAGE, PAGE, 1, &g);
 		t3 = bench_now_ns();
 		bulk += (double)(t3 - t0);
 		nb += 256;
@@ -633,7 +633,7 @@ static void measure_parts(const struct opts *o, struct parts *p)
 	}
 	p->loop_ns = lp / (double)nl;
 	p->loop_cpu_ns = lc / (double)nl;
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	iopt_iova_destroy(iova);
 	iopt_physmem_destroy(pm);
 }
@@ -708,7 +708,7 @@ static int measure_paired(const struct opts *base, double *lazy_ns,
 	*lazy_ns = (double)lazy_cpu / (double)n;
 	*lazy_excl_ns = (double)(lazy_cpu - (dev < lazy_cpu ? dev : 0)) / (double)n;
 	*parts_ns = (double)parts_cpu / (double)n;
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	iopt_iova_destroy(iova);
 	iopt_physmem_destroy(pm);
 	rig_down(&r);

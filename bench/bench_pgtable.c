@@ -30,7 +30,7 @@
 #define MAX_LIST 16
 
 struct pg_opts {
-	enum iopt_fmt fmt;
+	enum iopt_pgtable_fmt fmt;
 	uint32_t granule;
 	unsigned threads[MAX_LIST];
 	unsigned nthreads;
@@ -72,13 +72,13 @@ static void noop_flush_walk(uint64_t i, uint64_t s, uint64_t g, void *c)
 {
 	(void)i; (void)s; (void)g; (void)c;
 }
-static void noop_add_page(struct iopt_gather *gt, uint64_t i, uint64_t g,
+static void noop_add_page(struct iopt_pgtable_gather *gt, uint64_t i, uint64_t g,
 			  void *c)
 {
 	(void)gt; (void)i; (void)g; (void)c;
 }
 
-static const struct iopt_tlb_ops noop_tlb = {
+static const struct iopt_pgtable_tlb_ops noop_tlb = {
 	.flush_all = noop_flush_all,
 	.flush_walk = noop_flush_walk,
 	.add_page = noop_add_page,
@@ -90,23 +90,23 @@ static void *pg_worker(void *arg)
 	struct pg_thread *t = arg;
 	struct pg_variant *v = t->v;
 	uint64_t g = v->o->granule, n = v->o->pgcount;
-	struct iopt_gather gather;
+	struct iopt_pgtable_gather gather;
 
 	bench_pin(t->id);
 	bench_barrier_wait(&v->bar);
 	t->map_t0 = bench_now_ns();
 	for (uint64_t c = 0; c < t->ncalls; c++)
-		if (iopt_map_pages(v->pt, t->calls[c], t->calls[c], g, n,
-				   IOPT_READ | IOPT_WRITE, NULL))
+		if (iopt_pgtable_map_pages(v->pt, t->calls[c], t->calls[c], g, n,
+					   IOPT_READ | IOPT_WRITE, NULL))
 			t->err = 1;
 	t->map_t1 = bench_now_ns();
 	bench_barrier_wait(&v->bar);
 	t->unmap_t0 = bench_now_ns();
-	iopt_gather_init(&gather);
-	struct iopt_gather *gp = v->o->no_gather ? NULL : &gather;
+	iopt_pgtable_gather_init(&gather);
+	struct iopt_pgtable_gather *gp = v->o->no_gather ? NULL : &gather;
 
 	for (uint64_t c = 0; c < t->ncalls; c++)
-		if (iopt_unmap_pages(v->pt, t->calls[c], g, n, gp) !=
+		if (iopt_pgtable_unmap_pages(v->pt, t->calls[c], g, n, gp) !=
 		    (int64_t)(g * n))
 			t->err = 1;
 	t->unmap_t1 = bench_now_ns();
@@ -180,7 +180,7 @@ static void pg_layout(const struct pg_opts *o, unsigned ias, unsigned T,
 	}
 }
 
-static unsigned fmt_ias(enum iopt_fmt f)
+static unsigned fmt_ias(enum iopt_pgtable_fmt f)
 {
 	switch (f) {
 	case IOPT_ARM_32_LPAE_S1:
@@ -197,7 +197,7 @@ static int pg_variant_init(struct pg_variant *v, const struct pg_opts *o,
 			   unsigned T, bool locked)
 {
 	unsigned ias = fmt_ias(o->fmt);
-	struct iopt_cfg cfg = {
+	struct iopt_pgtable_cfg cfg = {
 		.fmt = o->fmt, .granule = o->granule, .ias = ias,
 		.oas = o->fmt == IOPT_ARM_V7S ? 32 : ias < 40 ? 40 : ias,
 		.coherent_walk = true, .serialised = locked, .tlb = &noop_tlb,
@@ -216,9 +216,9 @@ static int pg_variant_init(struct pg_variant *v, const struct pg_opts *o,
 		fprintf(stderr, "pgtable: --pages too large for the input range\n");
 		return -EINVAL;
 	}
-	ret = iopt_alloc(&cfg, &v->pt);
+	ret = iopt_pgtable_alloc(&cfg, &v->pt);
 	if (ret) {
-		fprintf(stderr, "pgtable: iopt_alloc: %s\n", strerror(-ret));
+		fprintf(stderr, "pgtable: iopt_pgtable_alloc: %s\n", strerror(-ret));
 		return ret;
 	}
 	v->o = o;
@@ -244,14 +244,14 @@ static void pg_variant_fini(struct pg_variant *v)
 	for (unsigned t = 0; t < v->nthreads; t++)
 		free(v->th[t].calls);
 	bench_barrier_destroy(&v->bar);
-	iopt_free(v->pt);
+	iopt_pgtable_free(v->pt);
 	free(v->th);
 	free(v->map_ns);
 	free(v->unmap_ns);
 	free(v->ops);
 }
 
-static const char *const fmt_names[IOPT_FMT_COUNT + 1] = {
+static const char *const fmt_names[IOPT_PGTABLE_FMT_COUNT + 1] = {
 	[IOPT_ARM_64_LPAE_S1] = "arm64-lpae-s1", [IOPT_ARM_64_LPAE_S2] = "arm64-lpae-s2",
 	[IOPT_ARM_32_LPAE_S1] = "arm32-lpae-s1", [IOPT_ARM_32_LPAE_S2] = "arm32-lpae-s2",
 	[IOPT_ARM_V7S] = "v7s",
@@ -317,7 +317,7 @@ int bench_pgtable_main(int argc, char **argv)
 
 	if (!bench_parse(&cli, argc, argv, &status))
 		return status;
-	o.fmt = (enum iopt_fmt)fmt;
+	o.fmt = (enum iopt_pgtable_fmt)fmt;
 	o.granule = (uint32_t)granule;
 	o.modes[0] = modes & 1;
 	o.modes[1] = modes & 2;

@@ -175,11 +175,11 @@ static void nf_walk(uint64_t i, uint64_t s, uint64_t g, void *c)
 {
 	(void)i; (void)s; (void)g; (void)c;
 }
-static void nf_page(struct iopt_gather *gt, uint64_t i, uint64_t g, void *c)
+static void nf_page(struct iopt_pgtable_gather *gt, uint64_t i, uint64_t g, void *c)
 {
 	(void)gt; (void)i; (void)g; (void)c;
 }
-static const struct iopt_tlb_ops nf_tlb = {
+static const struct iopt_pgtable_tlb_ops nf_tlb = {
 	.flush_all = nf_all, .flush_walk = nf_walk, .add_page = nf_page,
 };
 
@@ -192,19 +192,19 @@ struct pg_arg {
 static void pg_cpu(unsigned cpu, void *p)
 {
 	struct pg_arg *a = p;
-	struct iopt_gather g;
+	struct iopt_pgtable_gather g;
 	/* Each CPU its own 1 GiB of IOVA: its own leaf tables, shared upper
 	 * levels (as per-CPU IOVA caches hand out). */
 	uint64_t base = (uint64_t)(cpu + 1) << 30;
 
-	iopt_gather_init(&g);
+	iopt_pgtable_gather_init(&g);
 	for (uint64_t i = 0; i < a->pages; i++) {
 		uint64_t va = base + i * 4096;
 
-		if (iopt_map_pages(a->pt, va, va, 4096, 1,
-				   IOPT_READ | IOPT_WRITE, NULL))
+		if (iopt_pgtable_map_pages(a->pt, va, va, 4096, 1,
+					   IOPT_READ | IOPT_WRITE, NULL))
 			a->errors++;
-		if (iopt_unmap_pages(a->pt, va, 4096, 1, &g) != 4096)
+		if (iopt_pgtable_unmap_pages(a->pt, va, 4096, 1, &g) != 4096)
 			a->errors++;
 	}
 }
@@ -212,7 +212,7 @@ static void pg_cpu(unsigned cpu, void *p)
 static int case_pgtable(unsigned cpus, uint64_t seed, uint64_t pages,
 			enum iopt_sim_memmodel mm)
 {
-	struct iopt_cfg cfg = {
+	struct iopt_pgtable_cfg cfg = {
 		.fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096, .ias = 48,
 		.oas = 48, .coherent_walk = true, .tlb = &nf_tlb,
 	};
@@ -223,7 +223,7 @@ static int case_pgtable(unsigned cpus, uint64_t seed, uint64_t pages,
 	char extra[160];
 	int err;
 
-	err = iopt_alloc(&cfg, &a.pt);
+	err = iopt_pgtable_alloc(&cfg, &a.pt);
 	if (err)
 		return err;
 	iopt_sim_params_default(&p);
@@ -251,7 +251,7 @@ static int case_pgtable(unsigned cpus, uint64_t seed, uint64_t pages,
 			       st.hot[i].last_writer_pc);
 		iopt_sim_destroy(s);
 	}
-	iopt_free(a.pt);
+	iopt_pgtable_free(a.pt);
 	return err;
 }
 

@@ -24,11 +24,11 @@
  * (one per CPU), and the last three the engine's speed over the host
  * time since the previous JSON line.
  *
- * The dma suite differs: it gets --threads N but no --runs, and runs on
- * the simulation's host context (outside any run), because it attaches
- * its SMMU model to the simulation (iopt_sim_attach_smmu(), which a
- * simulated CPU may not call; bench_sim()) before its workers start; the
- * workers, started from the host context, are the N simulated CPUs.
+ * The dma suite differs: it gets --threads N but no --runs, and runs on the
+ * simulation's host context (outside any run), because it attaches its SMMU
+ * model to the simulation (iopt_sim_attach_smmuv3(), which a simulated CPU may
+ * not call; bench_sim()) before its workers start; the workers, started from
+ * the host context, are the N simulated CPUs.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>

@@ -30,9 +30,9 @@
 #include <string.h>
 #include <time.h>
 
-#include <iopgtable/driver.h>
+#include <iopgtable/smmuv3_drv.h>
 #include <iopgtable/physmem.h>
-#include <iopgtable/smmu.h>
+#include <iopgtable/smmuv3.h>
 #include <iopgtable/smmuv2.h>
 #include <iopgtable/testbed.h>
 
@@ -59,7 +59,7 @@ static bool want(const char *name)
 struct rig {
 	struct iopt_testbed *tb;
 	struct iopt_physmem *pm;
-	struct iopt_smmu *s;
+	struct iopt_smmuv3 *s;
 	struct iopt_pgtable *pt;
 	uint32_t prod;
 	uint64_t cycle;
@@ -92,23 +92,23 @@ static void rig_init_clk(struct rig *r, bool tlb, bool walk_cache, bool shared)
 	r->pm = iopt_testbed_physmem(r->tb);
 	r->s = iopt_testbed_smmuv3(r->tb);
 	bench_must(iopt_physmem_alloc(r->pm, 1u << 20, &pa), "iopt_physmem_alloc");
-	iopt_smmu_mmio_write(r->s, 0x80, 8, STRTAB, 0);
-	iopt_smmu_mmio_write(r->s, 0x88, 4, 4, 0);
-	iopt_smmu_mmio_write(r->s, 0x90, 8, CMDQ | 10, 0);
-	iopt_smmu_mmio_write(r->s, 0xa0, 8, EVTQ | 6, 0);
-	iopt_smmu_mmio_write(r->s, 0x20, 4, 0xd, 0);
-	struct iopt_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
+	iopt_smmuv3_mmio_write(r->s, 0x80, 8, STRTAB, 0);
+	iopt_smmuv3_mmio_write(r->s, 0x88, 4, 4, 0);
+	iopt_smmuv3_mmio_write(r->s, 0x90, 8, CMDQ | 10, 0);
+	iopt_smmuv3_mmio_write(r->s, 0xa0, 8, EVTQ | 6, 0);
+	iopt_smmuv3_mmio_write(r->s, 0x20, 4, 0xd, 0);
+	struct iopt_pgtable_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
 			       .ias = 48, .oas = 48, .coherent_walk = true,
 			       .mem = iopt_physmem_mem_ops(), .mem_ctx = r->pm };
-	bench_must(iopt_alloc(&pc, &r->pt), "iopt_alloc");
-	struct iopt_cd cd;
-	struct iopt_ste ste = { .valid = true, .config = IOPT_STE_S1,
+	bench_must(iopt_pgtable_alloc(&pc, &r->pt), "iopt_pgtable_alloc");
+	struct iopt_smmuv3_cd cd;
+	struct iopt_smmuv3_ste ste = { .valid = true, .config = IOPT_SMMUV3_STE_S1,
 				.s1_context_ptr = CDTAB };
 
-	iopt_cd_from_pgtable(r->pt, 1, &cd);
-	iopt_cd_encode(&cd, w);
+	iopt_smmuv3_cd_from_pgtable(r->pt, 1, &cd);
+	iopt_smmuv3_cd_encode(&cd, w);
 	memcpy(iopt_physmem_ptr(r->pm, CDTAB, 64), w, 64);
-	iopt_ste_encode(&ste, w);
+	iopt_smmuv3_ste_encode(&ste, w);
 	memcpy(iopt_physmem_ptr(r->pm, STRTAB, 64), w, 64);
 	r->prod = 0;
 	r->cycle = 0;
@@ -118,8 +118,8 @@ static void rig_init_clk(struct rig *r, bool tlb, bool walk_cache, bool shared)
 static void rig_map(struct iopt_pgtable *pt, uint64_t va, uint64_t pa,
 		    uint64_t pages)
 {
-	bench_must(iopt_map_pages(pt, va, pa, 4096, pages, IOPT_READ, NULL),
-		   "iopt_map_pages");
+	bench_must(iopt_pgtable_map_pages(pt, va, pa, 4096, pages, IOPT_READ, NULL),
+		   "iopt_pgtable_map_pages");
 }
 
 static void rig_init(struct rig *r, bool tlb, bool walk_cache)
@@ -129,7 +129,7 @@ static void rig_init(struct rig *r, bool tlb, bool walk_cache)
 
 static void rig_fini(struct rig *r)
 {
-	iopt_free(r->pt);
+	iopt_pgtable_free(r->pt);
 	iopt_testbed_destroy(r->tb);
 }
 
@@ -155,18 +155,18 @@ struct xmodel {
 
 static uint64_t v3_xlate(void *m, uint64_t va, uint64_t cycle)
 {
-	struct iopt_smmu_txn t = { .sid = 0, .addr = va, .priv = true };
-	struct iopt_smmu_resp resp;
+	struct iopt_smmuv3_txn t = { .sid = 0, .addr = va, .priv = true };
+	struct iopt_smmuv3_resp resp;
 
-	iopt_smmu_translate(m, &t, cycle, &resp);
+	iopt_smmuv3_translate(m, &t, cycle, &resp);
 	return resp.ready;
 }
 
 static void v3_stats(void *m, struct xstats *x)
 {
-	struct iopt_smmu_stats st;
+	struct iopt_smmuv3_stats st;
 
-	iopt_smmu_get_stats(m, &st);
+	iopt_smmuv3_get_stats(m, &st);
 	*x = (struct xstats){ st.tlb_hits, st.tlb_misses, st.walk_cache_hits,
 			      st.walk_cache_misses, st.walks, st.fetches };
 }
@@ -308,13 +308,13 @@ static double case_mutex(void)
 /* DRV_BATCHES batches of DRV_BATCH TLBI_NH_VA + CMD_SYNC; host ns each. */
 static double drv_batches(struct iopt_smmuv3_drv *drv, uint64_t *va)
 {
-	struct iopt_smmu_cmd c[DRV_BATCH];
+	struct iopt_smmuv3_cmd c[DRV_BATCH];
 	uint64_t t0 = bench_now_ns();
 
 	for (int b = 0; b < DRV_BATCHES; b++) {
 		for (int k = 0; k < DRV_BATCH; k++) {
-			c[k] = (struct iopt_smmu_cmd){
-				.opcode = IOPT_CMD_TLBI_NH_VA, .asid = 1,
+			c[k] = (struct iopt_smmuv3_cmd){
+				.opcode = IOPT_SMMUV3_CMD_TLBI_NH_VA, .asid = 1,
 				.leaf = true, .addr = *va };
 			*va = (*va + 4096) & ((1ull << 48) - 1);
 		}
@@ -370,29 +370,29 @@ static void case_cmdq(void)
 	uint64_t first = 0, last = 0, t0 = bench_now_ns();
 
 	for (int i = 0; i < pairs; i++) {
-		struct iopt_smmu_cmd c[2] = {
-			{ .opcode = IOPT_CMD_TLBI_NH_VA, .asid = 1,
+		struct iopt_smmuv3_cmd c[2] = {
+			{ .opcode = IOPT_SMMUV3_CMD_TLBI_NH_VA, .asid = 1,
 			  .addr = (uint64_t)i << 12 },
-			{ .opcode = IOPT_CMD_SYNC },
+			{ .opcode = IOPT_SMMUV3_CMD_SYNC },
 		};
 
 		for (int k = 0; k < 2; k++) {
 			uint64_t w[2];
 
-			iopt_smmu_cmd_encode(&c[k], w);
+			iopt_smmuv3_cmd_encode(&c[k], w);
 			memcpy(iopt_physmem_ptr(r.pm, CMDQ + (r.prod & 1023) * 16ull, 16),
 			       w, 16);
 			r.prod = (r.prod + 1) & 2047;
 		}
 		if (i % 256 == 255 || i == pairs - 1) {
-			iopt_smmu_mmio_write(r.s, 0x98, 4, r.prod, r.cycle);
+			iopt_smmuv3_mmio_write(r.s, 0x98, 4, r.prod, r.cycle);
 			uint64_t next;
 
-			while ((next = iopt_smmu_next_event(r.s)) != UINT64_MAX) {
+			while ((next = iopt_smmuv3_next_event(r.s)) != UINT64_MAX) {
 				if (!first)
 					first = next;
 				r.cycle = next;
-				iopt_smmu_run_until(r.s, next);
+				iopt_smmuv3_run_until(r.s, next);
 			}
 			last = r.cycle;
 		}
@@ -400,9 +400,9 @@ static void case_cmdq(void)
 	double host = (double)(bench_now_ns() - t0) / (2.0 * pairs);
 	double per_us = 2.0 * pairs / ((double)(last - first + 1) / 1000.0);
 
-	struct iopt_smmu_stats st;
+	struct iopt_smmuv3_stats st;
 
-	iopt_smmu_get_stats(r.s, &st);
+	iopt_smmuv3_get_stats(r.s, &st);
 	if (json)
 		printf("{\"suite\":\"smmu\",\"case\":\"cmdq\",\"commands\":%d,"
 		       "\"cycles\":%llu,\"cmds_per_sim_us\":%.1f,\"host_ns_per_cmd\":%.1f,"
@@ -459,17 +459,17 @@ struct rig2 {
 static void rig2_init(struct rig2 *r, bool tlb, bool walk_cache, bool shared)
 {
 	struct iopt_smmuv2_params p;
-	struct iopt_info info;
+	struct iopt_pgtable_info info;
 
 	iopt_smmuv2_preset("mmu-500", &p);
 	r->tb = model_bed(IOPT_TESTBED_SMMUV2, tlb, walk_cache, shared);
 	r->pm = iopt_testbed_physmem(r->tb);
 	r->s = iopt_testbed_smmuv2(r->tb);
-	struct iopt_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
+	struct iopt_pgtable_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
 			       .ias = 48, .oas = 48, .coherent_walk = true,
 			       .mem = iopt_physmem_mem_ops(), .mem_ctx = r->pm };
-	bench_must(iopt_alloc(&pc, &r->pt), "iopt_alloc");
-	iopt_get_info(r->pt, &info);
+	bench_must(iopt_pgtable_alloc(&pc, &r->pt), "iopt_pgtable_alloc");
+	iopt_pgtable_get_info(r->pt, &info);
 	r->cb0 = (1ull << (p.numpagendxb + 1)) << 12;
 	iopt_smmuv2_mmio_write(r->s, V2_S2CR0, 4, 0, 0);
 	iopt_smmuv2_mmio_write(r->s, V2_SMR0, 4, 1u << 31, 0);
@@ -488,7 +488,7 @@ static void rig2_init(struct rig2 *r, bool tlb, bool walk_cache, bool shared)
 
 static void rig2_fini(struct rig2 *r)
 {
-	iopt_free(r->pt);
+	iopt_pgtable_free(r->pt);
 	iopt_testbed_destroy(r->tb);
 }
 
@@ -694,11 +694,11 @@ static void *hit_thread_main(void *arg)
 			cycle = r.ready;
 		}
 	} else {
-		struct iopt_smmu_txn t = { .sid = 0, .addr = 0x40000234, .priv = true };
-		struct iopt_smmu_resp r;
+		struct iopt_smmuv3_txn t = { .sid = 0, .addr = 0x40000234, .priv = true };
+		struct iopt_smmuv3_resp r;
 
 		for (long i = 0; i < h->n; i++) {
-			if (iopt_smmu_translate(h->m, &t, cycle, &r) || r.fault ||
+			if (iopt_smmuv3_translate(h->m, &t, cycle, &r) || r.fault ||
 			    r.oa != 0x7000000234ull)
 				h->faults++;
 			cycle = r.ready;

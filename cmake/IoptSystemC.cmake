@@ -49,8 +49,8 @@ if(IOPT_SYSTEMC_SKIP)
   message(STATUS "SystemC components: skipped: ${IOPT_SYSTEMC_SKIP}")
 else()
   message(STATUS "SystemC components: building with SystemC ${IOPT_SYSTEMC_VERSION}")
-  # No -Wshadow: in C++ the C header's function iopt_walk() "hides the
-  # constructor" of struct iopt_walk (<iopgtable/pgtable.h>).
+  # No -Wshadow: in C++ the C header's function iopt_pgtable_walk() "hides the
+  # constructor" of struct iopt_pgtable_walk (<iopgtable/pgtable.h>).
   set(IOPT_CXX_WARNINGS -Wall -Wextra -Wno-unused-parameter)
   if(IOPT_WERROR)
     list(APPEND IOPT_CXX_WARNINGS -Werror)

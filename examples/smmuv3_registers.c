@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include <iopgtable/physmem.h>
-#include <iopgtable/smmu.h>
+#include <iopgtable/smmuv3.h>
 
 /* Registers (IHI0070 6.2); the event queue's pointers are on page 1. */
 #define CR0		0x20
@@ -33,21 +33,21 @@
 #define BUF	0x40000000ull	/* the page the device reaches */
 
 static struct iopt_physmem *pm;
-static struct iopt_smmu *smmu;
+static struct iopt_smmuv3 *smmu;
 static uint64_t now;		/* the simulator's clock, in model cycles */
 static uint64_t cmdq, evtq;	/* queue bases (physical) */
 static uint32_t cmd_prod;
 
 static void wr(uint64_t off, unsigned size, uint64_t val)
 {
-	iopt_smmu_mmio_write(smmu, off, size, val, ++now);
+	iopt_smmuv3_mmio_write(smmu, off, size, val, ++now);
 }
 
 static uint64_t rd(uint64_t off)
 {
 	uint64_t v = 0;
 
-	iopt_smmu_mmio_read(smmu, off, 4, &v, ++now);
+	iopt_smmuv3_mmio_read(smmu, off, 4, &v, ++now);
 	return v;
 }
 
@@ -57,18 +57,18 @@ static void run(void)
 {
 	uint64_t next;
 
-	while ((next = iopt_smmu_next_event(smmu)) != UINT64_MAX) {
+	while ((next = iopt_smmuv3_next_event(smmu)) != UINT64_MAX) {
 		now = next > now ? next : now;
-		iopt_smmu_run_until(smmu, now);
+		iopt_smmuv3_run_until(smmu, now);
 	}
 }
 
 /* Write one command into the queue (256 slots) and publish it via PROD. */
-static void cmd(const struct iopt_smmu_cmd *c)
+static void cmd(const struct iopt_smmuv3_cmd *c)
 {
 	uint64_t w[2];
 
-	iopt_smmu_cmd_encode(c, w);
+	iopt_smmuv3_cmd_encode(c, w);
 	memcpy(iopt_physmem_ptr(pm, cmdq + (cmd_prod & 255) * 16, 16), w, 16);
 	cmd_prod = (cmd_prod + 1) & 511;	/* index + wrap bit */
 	wr(CMDQ_PROD, 4, cmd_prod);
@@ -76,28 +76,28 @@ static void cmd(const struct iopt_smmu_cmd *c)
 
 int main(void)
 {
-	struct iopt_smmu_params p;
+	struct iopt_smmuv3_params p;
 	struct iopt_smmu_mem mem;
 	struct iopt_pgtable *pt;
-	struct iopt_ste ste = { .valid = true, .config = IOPT_STE_S1 };
-	struct iopt_cd cd;
+	struct iopt_smmuv3_ste ste = { .valid = true, .config = IOPT_SMMUV3_STE_S1 };
+	struct iopt_smmuv3_cd cd;
 	uint64_t strtab, cdpa, w[8];
 
 	/* 16 MiB of physical memory and the model, reading it at 10 cycles. */
 	if (iopt_physmem_create(0x80000000, 16 << 20, &pm))
 		return 1;
 	iopt_smmu_physmem(pm, 10, &mem);
-	iopt_smmu_default_params(&p);
-	if (iopt_smmu_create(&p, &mem, NULL, NULL, &smmu))
+	iopt_smmuv3_default_params(&p);
+	if (iopt_smmuv3_create(&p, &mem, NULL, NULL, &smmu))
 		return 1;
 
 	/* A stage 1 page table in that memory: IOVA -> BUF, one 4K page. */
-	struct iopt_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
+	struct iopt_pgtable_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
 			       .ias = 48, .oas = 48, .coherent_walk = true,
 			       .mem = iopt_physmem_mem_ops(), .mem_ctx = pm };
 
-	if (iopt_alloc(&pc, &pt) ||
-	    iopt_map_pages(pt, IOVA, BUF, 4096, 1, IOPT_READ | IOPT_WRITE, NULL))
+	if (iopt_pgtable_alloc(&pc, &pt) ||
+	    iopt_pgtable_map_pages(pt, IOVA, BUF, 4096, 1, IOPT_READ | IOPT_WRITE, NULL))
 		return 1;
 
 	/* Stream table (16 STEs, linear), a CD, the command queue (256
@@ -106,11 +106,11 @@ int main(void)
 	iopt_physmem_alloc(pm, 64, &cdpa);
 	iopt_physmem_alloc(pm, 256 * 16, &cmdq);
 	iopt_physmem_alloc(pm, 64 * 32, &evtq);
-	iopt_cd_from_pgtable(pt, 1, &cd);	/* ASID 1, record faults */
-	iopt_cd_encode(&cd, w);
+	iopt_smmuv3_cd_from_pgtable(pt, 1, &cd);	/* ASID 1, record faults */
+	iopt_smmuv3_cd_encode(&cd, w);
 	memcpy(iopt_physmem_ptr(pm, cdpa, 64), w, 64);
 	ste.s1_context_ptr = cdpa;
-	iopt_ste_encode(&ste, w);
+	iopt_smmuv3_ste_encode(&ste, w);
 	memcpy(iopt_physmem_ptr(pm, strtab + SID * 64, 64), w, 64);
 
 	/* Program the bases (LOG2SIZE in the low bits), then enable. */
@@ -123,19 +123,19 @@ int main(void)
 		return 1;
 
 	/* The STE may be cached: invalidate it, then wait with a CMD_SYNC. */
-	cmd(&(struct iopt_smmu_cmd){ .opcode = IOPT_CMD_CFGI_STE, .sid = SID,
+	cmd(&(struct iopt_smmuv3_cmd){ .opcode = IOPT_SMMUV3_CMD_CFGI_STE, .sid = SID,
 				     .leaf = true });
-	cmd(&(struct iopt_smmu_cmd){ .opcode = IOPT_CMD_SYNC });
+	cmd(&(struct iopt_smmuv3_cmd){ .opcode = IOPT_SMMUV3_CMD_SYNC });
 	run();
 	printf("commands consumed: CONS %llu\n", (unsigned long long)rd(CMDQ_CONS));
 	if (rd(CMDQ_CONS) != cmd_prod)
 		return 1;
 
 	/* A device read at IOVA + 0x123. */
-	struct iopt_smmu_txn t = { .sid = SID, .addr = IOVA + 0x123 };
-	struct iopt_smmu_resp r;
+	struct iopt_smmuv3_txn t = { .sid = SID, .addr = IOVA + 0x123 };
+	struct iopt_smmuv3_resp r;
 
-	if (iopt_smmu_translate(smmu, &t, ++now, &r) || r.fault || r.oa != BUF + 0x123)
+	if (iopt_smmuv3_translate(smmu, &t, ++now, &r) || r.fault || r.oa != BUF + 0x123)
 		return 1;
 	printf("translated 0x%llx -> 0x%llx in %llu cycles\n",
 	       (unsigned long long)t.addr, (unsigned long long)r.oa,
@@ -144,7 +144,7 @@ int main(void)
 	/* An access one page further: not mapped, so a translation fault,
 	 * recorded in the event queue (F_TRANSLATION, 7.3.12). */
 	t.addr = IOVA + 0x1000;
-	if (iopt_smmu_translate(smmu, &t, ++now, &r) || r.fault != IOPT_EVT_F_TRANSLATION)
+	if (iopt_smmuv3_translate(smmu, &t, ++now, &r) || r.fault != IOPT_SMMUV3_EVT_F_TRANSLATION)
 		return 1;
 	run();
 	uint32_t prod = (uint32_t)rd(EVENTQ_PROD), cons = (uint32_t)rd(EVENTQ_CONS);
@@ -158,13 +158,13 @@ int main(void)
 	printf("event 0x%02llx: StreamID %llu, InputAddr 0x%llx\n",
 	       (unsigned long long)(rec[0] & 0xff),
 	       (unsigned long long)(rec[0] >> 32), (unsigned long long)rec[2]);
-	if ((rec[0] & 0xff) != IOPT_EVT_F_TRANSLATION || rec[0] >> 32 != SID ||
+	if ((rec[0] & 0xff) != IOPT_SMMUV3_EVT_F_TRANSLATION || rec[0] >> 32 != SID ||
 	    rec[2] != t.addr)
 		return 1;
 	wr(EVENTQ_CONS, 4, cons + 1);		/* consumed */
 
-	iopt_free(pt);
-	iopt_smmu_destroy(smmu);
+	iopt_pgtable_free(pt);
+	iopt_smmuv3_destroy(smmu);
 	iopt_physmem_destroy(pm);
 	return 0;
 }

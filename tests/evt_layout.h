@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <iopgtable/smmu.h>
+#include <iopgtable/smmuv3.h>
 
 /*
  * Event record fields, {lowest bit, width} in the 256-bit record, and
@@ -48,26 +48,26 @@ static const struct { unsigned lo, width; } evf_pos[EVF_N] = {
 			 EVB(INPUTADDR) | EVB(IPA))
 
 static const struct { unsigned type; uint32_t fields; } ev_layout[] = {
-	{ IOPT_EVT_F_UUT, EVB_W0 | EVB(REASON) | EVB_ACCESS | EVB(INPUTADDR) },
-	{ IOPT_EVT_C_BAD_STREAMID, EVB_W0 },
-	{ IOPT_EVT_F_STE_FETCH, EVB_W0 | EVB(REASON) | EVB(GPCF) | EVB(FETCHADDR) },
-	{ IOPT_EVT_C_BAD_STE, EVB_W0 },
+	{ IOPT_SMMUV3_EVT_F_UUT, EVB_W0 | EVB(REASON) | EVB_ACCESS | EVB(INPUTADDR) },
+	{ IOPT_SMMUV3_EVT_C_BAD_STREAMID, EVB_W0 },
+	{ IOPT_SMMUV3_EVT_F_STE_FETCH, EVB_W0 | EVB(REASON) | EVB(GPCF) | EVB(FETCHADDR) },
+	{ IOPT_SMMUV3_EVT_C_BAD_STE, EVB_W0 },
 	/* 7.3.7: StreamID only, no SubstreamID or SSV. */
-	{ IOPT_EVT_F_STREAM_DISABLED, EVB(TYPE) | EVB(SID) },
+	{ IOPT_SMMUV3_EVT_F_STREAM_DISABLED, EVB(TYPE) | EVB(SID) },
 	/* 7.3.8: StreamID, RnW and InputAddr only. */
-	{ IOPT_EVT_F_TRANSL_FORBIDDEN,
+	{ IOPT_SMMUV3_EVT_F_TRANSL_FORBIDDEN,
 	  EVB(TYPE) | EVB(SID) | EVB(RNW) | EVB(INPUTADDR) },
 	/* 7.3.9: SubstreamID always valid, no SSV qualifier. */
-	{ IOPT_EVT_C_BAD_SUBSTREAMID, EVB(TYPE) | EVB(SSID) | EVB(SID) },
-	{ IOPT_EVT_F_CD_FETCH, EVB_W0 | EVB(REASON) | EVB(GPCF) | EVB(FETCHADDR) },
-	{ IOPT_EVT_C_BAD_CD, EVB_W0 },
-	{ IOPT_EVT_F_WALK_EABT, EVB_W0 | EVB(REASON) | EVB(GPCF) | EVB_ACCESS |
+	{ IOPT_SMMUV3_EVT_C_BAD_SUBSTREAMID, EVB(TYPE) | EVB(SSID) | EVB(SID) },
+	{ IOPT_SMMUV3_EVT_F_CD_FETCH, EVB_W0 | EVB(REASON) | EVB(GPCF) | EVB(FETCHADDR) },
+	{ IOPT_SMMUV3_EVT_C_BAD_CD, EVB_W0 },
+	{ IOPT_SMMUV3_EVT_F_WALK_EABT, EVB_W0 | EVB(REASON) | EVB(GPCF) | EVB_ACCESS |
 				EVB(S2) | EVB(CLASS) | EVB(INPUTADDR) |
 				EVB(FETCHADDR) },
-	{ IOPT_EVT_F_TRANSLATION, EVB_XLATE },
-	{ IOPT_EVT_F_ADDR_SIZE, EVB_XLATE },
-	{ IOPT_EVT_F_ACCESS, EVB_XLATE },
-	{ IOPT_EVT_F_PERMISSION, EVB_XLATE },
+	{ IOPT_SMMUV3_EVT_F_TRANSLATION, EVB_XLATE },
+	{ IOPT_SMMUV3_EVT_F_ADDR_SIZE, EVB_XLATE },
+	{ IOPT_SMMUV3_EVT_F_ACCESS, EVB_XLATE },
+	{ IOPT_SMMUV3_EVT_F_PERMISSION, EVB_XLATE },
 	/* Not produced by the model (docs/smmu_model.md): F_BAD_ATS_TREQ
 	 * (no ATS Translation Requests), F_TLB_CONFLICT and F_CFG_CONFLICT
 	 * (no conflicts by construction), E_PAGE_REQUEST (no PRI),

@@ -7,7 +7,7 @@
  */
 #include "tutil.h"
 
-void ref_walk_v7s(const struct iopt_info *info, uint32_t quirks, tu_p2v_fn p2v,
+void ref_walk_v7s(const struct iopt_pgtable_info *info, uint32_t quirks, tu_p2v_fn p2v,
 		  void *ctx, uint64_t va, struct ref_walk *w);
 
 static uint64_t mtk_pa(uint32_t d)
@@ -17,7 +17,7 @@ static uint64_t mtk_pa(uint32_t d)
 }
 
 /* Memory type from the TEX-remap index {TEX[0], C, B}. */
-static unsigned remap(const struct iopt_info *info, unsigned idx)
+static unsigned remap(const struct iopt_pgtable_info *info, unsigned idx)
 {
 	unsigned tr = (info->regs.prrr >> (2 * idx)) & 3;
 	unsigned ir = (info->regs.nmrr >> (2 * idx)) & 3;
@@ -27,12 +27,12 @@ static unsigned remap(const struct iopt_info *info, unsigned idx)
 	return ir == 1 ? IOPT_CACHE : 0;
 }
 
-void ref_walk_v7s(const struct iopt_info *info, uint32_t quirks, tu_p2v_fn p2v,
+void ref_walk_v7s(const struct iopt_pgtable_info *info, uint32_t quirks, tu_p2v_fn p2v,
 		  void *ctx, uint64_t va, struct ref_walk *w)
 {
-	bool mtk = quirks & IOPT_QUIRK_MTK_EXT, ttbr_ext = quirks &
-							   IOPT_QUIRK_MTK_TTBR_EXT;
-	bool perms = !(quirks & IOPT_QUIRK_NO_PERMS);
+	bool mtk = quirks & IOPT_PGTABLE_QUIRK_MTK_EXT, ttbr_ext = quirks &
+							   IOPT_PGTABLE_QUIRK_MTK_TTBR_EXT;
+	bool perms = !(quirks & IOPT_PGTABLE_QUIRK_NO_PERMS);
 	unsigned n = (unsigned)(info->regs.tcr & 7);	/* TTBCR.N */
 	unsigned l1_bits = info->ias > 32 ? info->ias - 20 : 12 - n;
 	uint64_t base;

@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include <iopgtable/smmu.h>
+#include <iopgtable/smmuv3.h>
 
 struct spec_field {
 	const char *name;
@@ -41,7 +41,7 @@ struct spec_struct {
 	  lo, width, shift }
 
 /* Chapter 4 (4.1.6 common fields; 4.2-4.7 each command). */
-#define C_(m, lo, w, sh)	SF(struct iopt_smmu_cmd, m, lo, w, sh)
+#define C_(m, lo, w, sh)	SF(struct iopt_smmuv3_cmd, m, lo, w, sh)
 #define C_SSV		C_(ssv, 11, 1, 0)
 #define C_SSID		C_(ssid, 12, 20, 0)	/* SubstreamID [31:12] */
 #define C_SID		C_(sid, 32, 32, 0)	/* StreamID [63:32] */
@@ -84,7 +84,7 @@ static const struct spec_struct spec_cmds[] = {
 };
 
 /* 5.2 (absolute bit numbers in the 512-bit STE). */
-#define S_(m, lo, w, sh)	SF(struct iopt_ste, m, lo, w, sh)
+#define S_(m, lo, w, sh)	SF(struct iopt_smmuv3_ste, m, lo, w, sh)
 static const struct spec_struct spec_ste = {
 	"STE", 0, 8, 23, {
 		S_(valid, 0, 1, 0), S_(config, 1, 3, 0), S_(s1_fmt, 4, 2, 0),
@@ -103,7 +103,7 @@ static const struct spec_struct spec_ste = {
 };
 
 /* 5.4 (absolute bit numbers in the 512-bit CD). */
-#define D_(m, lo, w, sh)	SF(struct iopt_cd, m, lo, w, sh)
+#define D_(m, lo, w, sh)	SF(struct iopt_smmuv3_cd, m, lo, w, sh)
 static const struct spec_struct spec_cd = {
 	"CD", 0, 8, 30, {
 		D_(t0sz, 0, 6, 0), D_(tg0, 6, 2, 0), D_(ir0, 8, 2, 0),
@@ -197,31 +197,31 @@ static inline int spec_encode(const struct spec_struct *s, const void *obj,
 			      uint64_t *w)
 {
 	if (s == &spec_ste)
-		return iopt_ste_encode(obj, w);
+		return iopt_smmuv3_ste_encode(obj, w);
 	if (s == &spec_cd)
-		return iopt_cd_encode(obj, w);
-	return iopt_smmu_cmd_encode(obj, w);
+		return iopt_smmuv3_cd_encode(obj, w);
+	return iopt_smmuv3_cmd_encode(obj, w);
 }
 
 static inline int spec_decode(const struct spec_struct *s, const uint64_t *w,
 			      void *obj)
 {
 	if (s == &spec_ste) {
-		iopt_ste_decode(w, obj);
+		iopt_smmuv3_ste_decode(w, obj);
 		return 0;
 	}
 	if (s == &spec_cd) {
-		iopt_cd_decode(w, obj);
+		iopt_smmuv3_cd_decode(w, obj);
 		return 0;
 	}
-	return iopt_smmu_cmd_decode(w, obj);
+	return iopt_smmuv3_cmd_decode(w, obj);
 }
 
 /* Storage for any of the three (commands set opcode first). */
 union spec_obj {
-	struct iopt_smmu_cmd cmd;
-	struct iopt_ste ste;
-	struct iopt_cd cd;
+	struct iopt_smmuv3_cmd cmd;
+	struct iopt_smmuv3_ste ste;
+	struct iopt_smmuv3_cd cd;
 };
 
 static inline void spec_init(const struct spec_struct *s, union spec_obj *o)

@@ -16,12 +16,12 @@
 #include <iopgtable/pgtable.h>
 
 static struct {
-	int (*alloc)(const struct iopt_cfg *, struct iopt_pgtable **);
+	int (*alloc)(const struct iopt_pgtable_cfg *, struct iopt_pgtable **);
 	void (*free)(struct iopt_pgtable *);
 	int (*map)(struct iopt_pgtable *, uint64_t, uint64_t, uint64_t, size_t,
 		   unsigned, uint64_t *);
 	int64_t (*unmap)(struct iopt_pgtable *, uint64_t, uint64_t, size_t,
-			 struct iopt_gather *);
+			 struct iopt_pgtable_gather *);
 	int (*to_phys)(struct iopt_pgtable *, uint64_t, uint64_t *);
 } lib;
 
@@ -74,14 +74,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "dlopen: %s\n", dlerror());
 		return 1;
 	}
-	*(void **)&lib.alloc = dlsym(h, "iopt_alloc");
-	*(void **)&lib.free = dlsym(h, "iopt_free");
-	*(void **)&lib.map = dlsym(h, "iopt_map_pages");
-	*(void **)&lib.unmap = dlsym(h, "iopt_unmap_pages");
-	*(void **)&lib.to_phys = dlsym(h, "iopt_iova_to_phys");
+	*(void **)&lib.alloc = dlsym(h, "iopt_pgtable_alloc");
+	*(void **)&lib.free = dlsym(h, "iopt_pgtable_free");
+	*(void **)&lib.map = dlsym(h, "iopt_pgtable_map_pages");
+	*(void **)&lib.unmap = dlsym(h, "iopt_pgtable_unmap_pages");
+	*(void **)&lib.to_phys = dlsym(h, "iopt_pgtable_iova_to_phys");
 	CHECK(lib.alloc && lib.free && lib.map && lib.unmap && lib.to_phys);
 
-	struct iopt_cfg cfg = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
+	struct iopt_pgtable_cfg cfg = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
 				.ias = 48, .oas = 48, .coherent_walk = true };
 
 	CHECK(lib.alloc(&cfg, &pt) == 0);

@@ -24,9 +24,9 @@
 #include <cmocka.h>
 
 #include <iopgtable/dma.h>
-#include <iopgtable/driver.h>
+#include <iopgtable/smmuv3_drv.h>
 #include <iopgtable/physmem.h>
-#include <iopgtable/smmu.h>
+#include <iopgtable/smmuv3.h>
 #include <iopgtable/testbed.h>
 
 #include "tutil.h"
@@ -90,7 +90,7 @@ void *__wrap_aligned_alloc(size_t a, size_t n)
 struct rig {
 	struct iopt_testbed *tb;
 	struct iopt_physmem *pm;
-	struct iopt_smmu *s;
+	struct iopt_smmuv3 *s;
 	struct iopt_smmuv3_drv *drv;
 	struct fpm fm;
 	struct iopt_dma *d;
@@ -140,10 +140,10 @@ static void rig_down(struct rig *r)
 	iopt_testbed_destroy(r->tb);
 }
 
-static struct iopt_smmu_resp dev(struct rig *r, uint64_t addr, bool write)
+static struct iopt_smmuv3_resp dev(struct rig *r, uint64_t addr, bool write)
 {
-	struct iopt_smmu_txn t = { .sid = SID, .addr = addr, .write = write };
-	struct iopt_smmu_resp resp;
+	struct iopt_smmuv3_txn t = { .sid = SID, .addr = addr, .write = write };
+	struct iopt_smmuv3_resp resp;
 
 	assert_int_equal(iopt_smmuv3_drv_translate(r->drv, &t, &resp), 0);
 	return resp;
@@ -154,7 +154,7 @@ static void expect_mapped(struct rig *r, uint64_t iova, uint64_t pa,
 			  uint64_t len, bool writable)
 {
 	for (uint64_t o = 0;; o = o + PAGE < len - 1 ? o + PAGE : len - 1) {
-		struct iopt_smmu_resp x = dev(r, iova + o, false);
+		struct iopt_smmuv3_resp x = dev(r, iova + o, false);
 
 		assert_int_equal(x.fault, 0);
 		assert_int_equal(x.oa, pa + o);
@@ -178,7 +178,7 @@ static void expect_fault(struct rig *r, uint64_t iova, uint64_t len)
 
 /* ---- map, device, unmap, per policy ------------------------------------- */
 
-static void map_unmap_policy(enum iopt_inval pol, enum iopt_fmt fmt,
+static void map_unmap_policy(enum iopt_inval pol, enum iopt_pgtable_fmt fmt,
 			     uint32_t granule,
 			     enum iopt_smmuv3_drv_cmdq cq,
 			     enum iopt_smmuv3_drv_sync sy)
@@ -214,7 +214,7 @@ static void map_unmap_policy(enum iopt_inval pol, enum iopt_fmt fmt,
 		expect_fault(&r, blk, 2u << 20);
 	} else {
 		/* It may still hit the TLB, but only with the old PA. */
-		struct iopt_smmu_resp x = dev(&r, iova, false);
+		struct iopt_smmuv3_resp x = dev(&r, iova, false);
 
 		assert_true(x.fault == EVT_F_TRANSLATION ||
 			    (x.fault == 0 && x.oa == pa));
@@ -619,10 +619,10 @@ static void test_map_allocfail(void **state)
 
 static void cmdq_enable(struct rig *r, bool on)
 {
-	assert_int_equal(iopt_smmu_mmio_write(r->s, A_CR0, 4,
-					      A_CR0_SMMUEN | A_CR0_EVENTQEN |
-					      (on ? A_CR0_CMDQEN : 0),
-					      iopt_smmuv3_drv_cycle(r->drv)), 0);
+	assert_int_equal(iopt_smmuv3_mmio_write(r->s, A_CR0, 4,
+						A_CR0_SMMUEN | A_CR0_EVENTQEN |
+						(on ? A_CR0_CMDQEN : 0),
+						iopt_smmuv3_drv_cycle(r->drv)), 0);
 }
 
 static void test_sync_timeout(void **state)

@@ -29,10 +29,10 @@
 #include <cmocka.h>
 
 #include <iopgtable/dma.h>
-#include <iopgtable/driver.h>
-#include <iopgtable/driver_v2.h>
+#include <iopgtable/smmuv3_drv.h>
+#include <iopgtable/smmuv2_drv.h>
 #include <iopgtable/physmem.h>
-#include <iopgtable/smmu.h>
+#include <iopgtable/smmuv3.h>
 #include <iopgtable/smmuv2.h>
 #include <iopgtable/testbed.h>
 

@@ -27,10 +27,10 @@
 #include <cmocka.h>
 
 #include <iopgtable/dma.h>
-#include <iopgtable/driver.h>
+#include <iopgtable/smmuv3_drv.h>
 #include <iopgtable/physmem.h>
 #include <iopgtable/sim.h>
-#include <iopgtable/smmu.h>
+#include <iopgtable/smmuv3.h>
 #include <iopgtable/testbed.h>
 
 #include "tthread.h"
@@ -56,7 +56,7 @@
 
 struct stress {
 	struct iopt_testbed *tb;
-	struct iopt_smmu *s;
+	struct iopt_smmuv3 *s;
 	struct iopt_smmuv3_drv *drv;
 	struct iopt_dma *d;
 	long ops;
@@ -151,8 +151,8 @@ static void *worker_main(void *arg)
 		}
 		/* The device reads the new mapping: the new PA, never an
 		 * old one still cached for this IOVA. */
-		struct iopt_smmu_txn t = { .sid = SID, .addr = iova };
-		struct iopt_smmu_resp r;
+		struct iopt_smmuv3_txn t = { .sid = SID, .addr = iova };
+		struct iopt_smmuv3_resp r;
 
 		if (iopt_smmuv3_drv_translate(s->drv, &t, &r) || r.fault ||
 		    r.oa != pa)
@@ -194,8 +194,8 @@ static void *device_main(void *arg)
 		uint64_t v = ld(&s->live[tu_rand(&rnd) % NTHREADS]);
 		uint64_t addr = v ? (v & ~(PAGE - 1)) + (tu_rand(&rnd) % (v & 3)) * PAGE :
 				SPACE_START + (tu_rand(&rnd) % SPACE_PAGES) * PAGE;
-		struct iopt_smmu_txn t = { .sid = SID, .addr = addr + 0x10 };
-		struct iopt_smmu_resp r;
+		struct iopt_smmuv3_txn t = { .sid = SID, .addr = addr + 0x10 };
+		struct iopt_smmuv3_resp r;
 
 		if (iopt_smmuv3_drv_translate(s->drv, &t, &r)) {
 			bump(&s->errors);

@@ -27,7 +27,7 @@
 #include <cmocka.h>
 
 #include <iopgtable/dma.h>
-#include <iopgtable/driver_v2.h>
+#include <iopgtable/smmuv2_drv.h>
 #include <iopgtable/physmem.h>
 #include <iopgtable/smmuv2.h>
 #include <iopgtable/testbed.h>
@@ -111,18 +111,18 @@ static uint64_t reg(struct rig *r, uint64_t off)
 	return v;
 }
 
-static struct iopt_pgtable *make_pt(struct rig *r, enum iopt_fmt fmt,
+static struct iopt_pgtable *make_pt(struct rig *r, enum iopt_pgtable_fmt fmt,
 				    unsigned ias,
 				    struct iopt_smmuv2_drv_domain *dom)
 {
-	struct iopt_cfg cfg = {
+	struct iopt_pgtable_cfg cfg = {
 		.fmt = fmt, .granule = 4096, .ias = ias, .oas = 40,
 		.coherent_walk = true, .tlb = iopt_smmuv2_drv_tlb_ops(),
 		.tlb_cookie = dom, .mem = iopt_physmem_mem_ops(), .mem_ctx = r->pm,
 	};
 	struct iopt_pgtable *pt;
 
-	assert_int_equal(iopt_alloc(&cfg, &pt), 0);
+	assert_int_equal(iopt_pgtable_alloc(&cfg, &pt), 0);
 	return pt;
 }
 
@@ -157,12 +157,12 @@ static void test_reset(void **state)
 	rig_down(&r);
 }
 
-static void map_translate_unmap(enum iopt_fmt fmt, unsigned stage, unsigned ias)
+static void map_translate_unmap(enum iopt_pgtable_fmt fmt, unsigned stage, unsigned ias)
 {
 	struct iopt_smmuv2_drv_domain *dom;
 	struct iopt_smmuv2_drv_stats st;
 	struct iopt_pgtable *pt;
-	struct iopt_gather g;
+	struct iopt_pgtable_gather g;
 	uint64_t pa = 0;
 	struct rig r;
 
@@ -190,8 +190,8 @@ static void map_translate_unmap(enum iopt_fmt fmt, unsigned stage, unsigned ias)
 
 	assert_int_equal(dev(&r, SID, IOVA + 0x123).result, IOPT_SMMUV2_ABORT);
 	assert_int_equal(iopt_smmuv2_drv_resume(dom, true), 0);
-	assert_int_equal(iopt_map_pages(pt, IOVA, PA, 4096, 1,
-					IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(pt, IOVA, PA, 4096, 1,
+						IOPT_READ | IOPT_WRITE, NULL), 0);
 	struct iopt_smmuv2_resp resp = dev(&r, SID, IOVA + 0x123);
 
 	assert_int_equal(resp.result, IOPT_SMMUV2_OK);
@@ -204,9 +204,9 @@ static void map_translate_unmap(enum iopt_fmt fmt, unsigned stage, unsigned ias)
 			 -ENOENT);
 
 	/* The entry is in the model's TLB now; unmap + sync removes it. */
-	iopt_gather_init(&g);
-	assert_int_equal(iopt_unmap_pages(pt, IOVA, 4096, 1, &g), 4096);
-	iopt_tlb_sync(pt);
+	iopt_pgtable_gather_init(&g);
+	assert_int_equal(iopt_pgtable_unmap_pages(pt, IOVA, 4096, 1, &g), 4096);
+	iopt_pgtable_tlb_sync(pt);
 	resp = dev(&r, SID, IOVA + 0x123);
 	assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
 	assert_int_not_equal(reg(&r, cbp + CB_FSR) & FSR_TF, 0);
@@ -220,7 +220,7 @@ static void map_translate_unmap(enum iopt_fmt fmt, unsigned stage, unsigned ias)
 	assert_int_equal(iopt_smmuv2_drv_detach(dom, SID), 0);
 	assert_int_equal(reg(&r, R_SMR(0)), 0);
 	assert_int_equal(iopt_smmuv2_drv_domain_free(dom), 0);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	rig_down(&r);
 }
 
@@ -245,7 +245,7 @@ static void test_unmap_needs_invalidation(void **state)
 {
 	struct iopt_smmuv2_drv_domain *dom;
 	struct iopt_pgtable *pt;
-	struct iopt_cfg cfg;
+	struct iopt_pgtable_cfg cfg;
 	struct rig r;
 
 	(void)state;
@@ -259,15 +259,15 @@ static void test_unmap_needs_invalidation(void **state)
 	cfg.coherent_walk = true;
 	cfg.mem = iopt_physmem_mem_ops();
 	cfg.mem_ctx = r.pm;
-	assert_int_equal(iopt_alloc(&cfg, &pt), 0);	/* no TLB ops */
+	assert_int_equal(iopt_pgtable_alloc(&cfg, &pt), 0);	/* no TLB ops */
 	assert_int_equal(iopt_smmuv2_drv_attach(dom, pt, SID), 0);
-	assert_int_equal(iopt_map_pages(pt, IOVA, PA, 4096, 1, IOPT_READ, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(pt, IOVA, PA, 4096, 1, IOPT_READ, NULL), 0);
 	assert_int_equal(dev(&r, SID, IOVA).result, IOPT_SMMUV2_OK);
-	assert_int_equal(iopt_unmap_pages(pt, IOVA, 4096, 1, NULL), 4096);
+	assert_int_equal(iopt_pgtable_unmap_pages(pt, IOVA, 4096, 1, NULL), 4096);
 	assert_int_equal(dev(&r, SID, IOVA).oa, PA);	/* stale TLB hit */
 	assert_int_equal(iopt_smmuv2_drv_detach(dom, SID), 0);
 	assert_int_equal(iopt_smmuv2_drv_domain_free(dom), 0);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	rig_down(&r);
 }
 
@@ -320,7 +320,7 @@ static void test_stall_blocks_sync(void **state)
 
 	assert_int_equal(iopt_smmuv2_drv_detach(dom, SID), 0);
 	assert_int_equal(iopt_smmuv2_drv_domain_free(dom), 0);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	rig_down(&r);
 }
 
@@ -351,12 +351,12 @@ static void test_bad_args(void **state)
 	pt = make_pt(&r, IOPT_ARM_64_LPAE_S1, 48, dom);
 	pt2 = make_pt(&r, IOPT_ARM_64_LPAE_S1, 48, dom2);
 	s2 = make_pt(&r, IOPT_ARM_64_LPAE_S2, 40, dom);
-	struct iopt_cfg vc = {
+	struct iopt_pgtable_cfg vc = {
 		.fmt = IOPT_ARM_V7S, .granule = 4096, .ias = 32, .oas = 32,
 		.coherent_walk = true,
 	};
 
-	assert_int_equal(iopt_alloc(&vc, &v7s), 0);
+	assert_int_equal(iopt_pgtable_alloc(&vc, &v7s), 0);
 	/* Not attached: no hardware walk. */
 	assert_int_equal(iopt_smmuv2_drv_iova_to_phys(dom, IOVA, &pa), -EINVAL);
 	assert_int_equal(iopt_smmuv2_drv_attach(dom, v7s, SID), -EINVAL);
@@ -382,10 +382,10 @@ static void test_bad_args(void **state)
 	assert_int_equal(iopt_smmuv2_drv_detach(dom, SID), 0);
 	assert_int_equal(iopt_smmuv2_drv_domain_free(dom), 0);
 	assert_int_equal(iopt_smmuv2_drv_domain_free(dom2), 0);
-	iopt_free(pt);
-	iopt_free(pt2);
-	iopt_free(s2);
-	iopt_free(v7s);
+	iopt_pgtable_free(pt);
+	iopt_pgtable_free(pt2);
+	iopt_pgtable_free(s2);
+	iopt_pgtable_free(v7s);
 	rig_down(&r);
 }
 

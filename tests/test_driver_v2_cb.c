@@ -28,7 +28,7 @@
 #include <cmocka.h>
 
 #include <iopgtable/dma.h>
-#include <iopgtable/driver_v2.h>
+#include <iopgtable/smmuv2_drv.h>
 #include <iopgtable/physmem.h>
 #include <iopgtable/smmuv2.h>
 #include <iopgtable/testbed.h>
@@ -100,17 +100,17 @@ static uint64_t reg(struct rig *r, uint64_t off, unsigned size)
 	return v;
 }
 
-static struct iopt_pgtable *make_pt(struct rig *r, enum iopt_fmt fmt,
+static struct iopt_pgtable *make_pt(struct rig *r, enum iopt_pgtable_fmt fmt,
 				    unsigned ias, unsigned oas, void *dom)
 {
-	struct iopt_cfg cfg = {
+	struct iopt_pgtable_cfg cfg = {
 		.fmt = fmt, .granule = 4096, .ias = ias, .oas = oas,
 		.coherent_walk = true, .tlb = iopt_smmuv2_drv_tlb_ops(),
 		.tlb_cookie = dom, .mem = iopt_physmem_mem_ops(), .mem_ctx = r->pm,
 	};
 	struct iopt_pgtable *pt;
 
-	assert_int_equal(iopt_alloc(&cfg, &pt), 0);
+	assert_int_equal(iopt_pgtable_alloc(&cfg, &pt), 0);
 	return pt;
 }
 
@@ -168,8 +168,8 @@ static void test_smr_masks(void **state)
 	for (int d = 0; d < 2; d++) {
 		assert_int_equal(iopt_smmuv2_drv_domain_alloc(r.drv, 1, &dom[d]), 0);
 		pt[d] = make_pt(&r, IOPT_ARM_64_LPAE_S1, 48, 40, dom[d]);
-		assert_int_equal(iopt_map_pages(pt[d], iova, pa[d], 4096, 1,
-						IOPT_READ | IOPT_WRITE, NULL), 0);
+		assert_int_equal(iopt_pgtable_map_pages(pt[d], iova, pa[d], 4096, 1,
+							IOPT_READ | IOPT_WRITE, NULL), 0);
 	}
 	for (unsigned i = 0; i < NSMR; i++)
 		e[i].dom = -1;
@@ -276,7 +276,7 @@ static void test_smr_masks(void **state)
 						e[k].id, e[k].mask), 0);
 	for (int d = 0; d < 2; d++) {
 		assert_int_equal(iopt_smmuv2_drv_domain_free(dom[d]), 0);
-		iopt_free(pt[d]);
+		iopt_pgtable_free(pt[d]);
 	}
 	rig_down(&r);
 }
@@ -299,7 +299,7 @@ static void test_v7s_bank(void **state)
 	};
 	struct iopt_smmuv2_drv_domain *dom, *first;
 	struct iopt_pgtable *pt;
-	struct iopt_gather g;
+	struct iopt_pgtable_gather g;
 	struct rig r;
 	const uint32_t sid = 0x21;
 
@@ -329,8 +329,8 @@ static void test_v7s_bank(void **state)
 	assert_true(ttbr >= MEM_BASE && ttbr < MEM_BASE + MEM_SIZE);
 
 	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
-		assert_int_equal(iopt_map_pages(pt, m[i].iova, m[i].pa, m[i].size, 1,
-						m[i].prot, NULL), 0);
+		assert_int_equal(iopt_pgtable_map_pages(pt, m[i].iova, m[i].pa, m[i].size, 1,
+							m[i].prot, NULL), 0);
 	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
 		/* First, a middle and the last byte of each mapping. */
 		const uint64_t offs[3] = { 0, m[i].size / 2 + 0x24, m[i].size - 1 };
@@ -367,10 +367,10 @@ static void test_v7s_bank(void **state)
 	 * driver's AArch32 TLBIVA (VA | ASID, 32 bits) + TLBSYNC must remove
 	 * them. */
 	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
-		iopt_gather_init(&g);
-		assert_int_equal(iopt_unmap_pages(pt, m[i].iova, m[i].size, 1, &g),
+		iopt_pgtable_gather_init(&g);
+		assert_int_equal(iopt_pgtable_unmap_pages(pt, m[i].iova, m[i].size, 1, &g),
 				 m[i].size);
-		iopt_tlb_sync(pt);
+		iopt_pgtable_tlb_sync(pt);
 		struct iopt_smmuv2_resp resp = dev(&r, sid, m[i].iova, false);
 
 		assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
@@ -380,7 +380,7 @@ static void test_v7s_bank(void **state)
 	assert_int_equal(iopt_smmuv2_drv_detach(dom, sid), 0);
 	assert_int_equal(iopt_smmuv2_drv_domain_free(dom), 0);
 	assert_int_equal(iopt_smmuv2_drv_domain_free(first), 0);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	rig_down(&r);
 }
 
@@ -401,7 +401,7 @@ static void test_v7s_refused(void **state)
 	assert_int_equal(reg(&r, r.cb0 + 4096ull * iopt_smmuv2_drv_domain_cb(dom) +
 			     CB_SCTLR, 4), 0);
 	assert_int_equal(iopt_smmuv2_drv_domain_free(dom), 0);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	rig_down(&r);
 }
 
@@ -415,7 +415,7 @@ static void test_nested_bank(void **state)
 	static const uint64_t va_hole = 0x22222000ull, ipa_hole = 0x50000000ull;
 	struct iopt_smmuv2_drv_domain *s2, *s1, *other;
 	struct iopt_pgtable *s2pt, *s1pt;
-	struct iopt_gather g;
+	struct iopt_pgtable_gather g;
 	struct rig r;
 	const uint32_t sid = 0x7;
 
@@ -429,22 +429,22 @@ static void test_nested_bank(void **state)
 	s2pt = make_pt(&r, IOPT_ARM_64_LPAE_S2, 40, 40, s2);
 	/* The physmem window at IPA = PA (the stage 1 table lives there and
 	 * is fetched through stage 2), then the pages the test uses. */
-	assert_int_equal(iopt_map_pages(s2pt, MEM_BASE, MEM_BASE, 2ull << 20,
-					MEM_SIZE >> 21, IOPT_READ | IOPT_WRITE, NULL), 0);
-	assert_int_equal(iopt_map_pages(s2pt, ipa, pa, 4096, 1,
-					IOPT_READ | IOPT_WRITE, NULL), 0);
-	assert_int_equal(iopt_map_pages(s2pt, ipa_ro, pa + 0x1000, 4096, 1,
-					IOPT_READ, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(s2pt, MEM_BASE, MEM_BASE, 2ull << 20,
+						MEM_SIZE >> 21, IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(s2pt, ipa, pa, 4096, 1,
+						IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(s2pt, ipa_ro, pa + 0x1000, 4096, 1,
+						IOPT_READ, NULL), 0);
 	assert_int_equal(iopt_smmuv2_drv_bind(s2, s2pt), 0);
 	assert_int_equal(iopt_smmuv2_drv_bind(s2, s2pt), 0);	/* again: no-op */
 	assert_int_equal(iopt_smmuv2_drv_domain_alloc_nested(s2, &s1), 0);
 	s1pt = make_pt(&r, IOPT_ARM_64_LPAE_S1, 48, 40, s1);
-	assert_int_equal(iopt_map_pages(s1pt, va, ipa, 4096, 1,
-					IOPT_READ | IOPT_WRITE, NULL), 0);
-	assert_int_equal(iopt_map_pages(s1pt, va_ro, ipa_ro, 4096, 1,
-					IOPT_READ | IOPT_WRITE, NULL), 0);
-	assert_int_equal(iopt_map_pages(s1pt, va_hole, ipa_hole, 4096, 1,
-					IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(s1pt, va, ipa, 4096, 1,
+						IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(s1pt, va_ro, ipa_ro, 4096, 1,
+						IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(s1pt, va_hole, ipa_hole, 4096, 1,
+						IOPT_READ | IOPT_WRITE, NULL), 0);
 	assert_int_equal(iopt_smmuv2_drv_attach(s1, s1pt, sid), 0);
 	/* CBAR: TYPE 3 (17:16), the stage 2 bank in 15:8. */
 	unsigned cb1 = iopt_smmuv2_drv_domain_cb(s1), cb2 = iopt_smmuv2_drv_domain_cb(s2);
@@ -472,19 +472,19 @@ static void test_nested_bank(void **state)
 	/* Stage 2 unmap (the combined entry is cached): its TLB ops must
 	 * reach the nested entry. */
 	assert_int_equal(dev(&r, sid, va, false).result, IOPT_SMMUV2_OK);
-	iopt_gather_init(&g);
-	assert_int_equal(iopt_unmap_pages(s2pt, ipa, 4096, 1, &g), 4096);
-	iopt_tlb_sync(s2pt);
+	iopt_pgtable_gather_init(&g);
+	assert_int_equal(iopt_pgtable_unmap_pages(s2pt, ipa, 4096, 1, &g), 4096);
+	iopt_pgtable_tlb_sync(s2pt);
 	assert_int_equal(dev(&r, sid, va, false).result, IOPT_SMMUV2_ABORT);
 	assert_int_equal(iopt_smmuv2_drv_resume(s1, true), 0);
 	assert_int_equal(iopt_smmuv2_drv_resume(s2, true), 0);
 	/* Back, then a stage 1 unmap. */
-	assert_int_equal(iopt_map_pages(s2pt, ipa, pa, 4096, 1,
-					IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(s2pt, ipa, pa, 4096, 1,
+						IOPT_READ | IOPT_WRITE, NULL), 0);
 	assert_int_equal(dev(&r, sid, va, false).oa, pa);
-	iopt_gather_init(&g);
-	assert_int_equal(iopt_unmap_pages(s1pt, va, 4096, 1, &g), 4096);
-	iopt_tlb_sync(s1pt);
+	iopt_pgtable_gather_init(&g);
+	assert_int_equal(iopt_pgtable_unmap_pages(s1pt, va, 4096, 1, &g), 4096);
+	iopt_pgtable_tlb_sync(s1pt);
 	assert_int_equal(dev(&r, sid, va, false).result, IOPT_SMMUV2_ABORT);
 	assert_int_equal(iopt_smmuv2_drv_resume(s1, true), 0);
 
@@ -492,8 +492,8 @@ static void test_nested_bank(void **state)
 	assert_int_equal(iopt_smmuv2_drv_domain_free(s1), 0);
 	assert_int_equal(iopt_smmuv2_drv_domain_free(s2), 0);
 	assert_int_equal(iopt_smmuv2_drv_domain_free(other), 0);
-	iopt_free(s1pt);
-	iopt_free(s2pt);
+	iopt_pgtable_free(s1pt);
+	iopt_pgtable_free(s2pt);
 	rig_down(&r);
 }
 

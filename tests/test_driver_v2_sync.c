@@ -34,7 +34,7 @@
 #include <time.h>
 #include <cmocka.h>
 
-#include <iopgtable/driver_v2.h>
+#include <iopgtable/smmuv2_drv.h>
 #include <iopgtable/physmem.h>
 #include <iopgtable/smmuv2.h>
 #include <iopgtable/testbed.h>
@@ -63,7 +63,7 @@ static uint64_t now_ns(void)
 static void *worker(void *arg)
 {
 	struct ctx *c = arg;
-	const struct iopt_tlb_ops *ops = iopt_smmuv2_drv_tlb_ops();
+	const struct iopt_pgtable_tlb_ops *ops = iopt_smmuv2_drv_tlb_ops();
 	struct iopt_smmuv2_drv_stats st;
 
 	while (now_ns() < c->stop_ns) {
@@ -108,13 +108,13 @@ static struct iopt_smmuv2_drv_stats contend(enum iopt_smmuv2_drv_sync mode,
 	s = iopt_testbed_smmuv2(tb);
 	drv = iopt_testbed_smmuv2_drv(tb);
 	assert_int_equal(iopt_smmuv2_drv_domain_alloc(drv, 1, &dom), 0);
-	struct iopt_cfg pc = {
+	struct iopt_pgtable_cfg pc = {
 		.fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096, .ias = 48, .oas = 40,
 		.coherent_walk = true, .tlb = iopt_smmuv2_drv_tlb_ops(),
 		.tlb_cookie = dom, .mem = iopt_physmem_mem_ops(), .mem_ctx = pm,
 	};
 
-	assert_int_equal(iopt_alloc(&pc, &pt), 0);
+	assert_int_equal(iopt_pgtable_alloc(&pc, &pt), 0);
 	assert_int_equal(iopt_smmuv2_drv_attach(dom, pt, SID), 0);
 	iopt_smmuv2_get_stats(s, &m0);
 	uint64_t stop = now_ns() + run_ns;
@@ -131,7 +131,7 @@ static struct iopt_smmuv2_drv_stats contend(enum iopt_smmuv2_drv_sync mode,
 	*restarts = m1.sync_restarts - m0.sync_restarts;
 	assert_int_equal(iopt_smmuv2_drv_detach(dom, SID), 0);
 	iopt_smmuv2_drv_domain_free(dom);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	iopt_testbed_destroy(tb);
 	print_message("sync=%d: %llu syncs, %llu restarts, %llu timeouts\n",
 		      (int)mode, (unsigned long long)st.syncs,

@@ -29,9 +29,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include <iopgtable/driver.h>
+#include <iopgtable/smmuv3_drv.h>
 #include <iopgtable/physmem.h>
-#include <iopgtable/smmu.h>
+#include <iopgtable/smmuv3.h>
 #include <iopgtable/testbed.h>
 
 #include <pthread.h>
@@ -72,7 +72,7 @@ struct tcmd {
 struct rig {
 	struct iopt_testbed *tb;
 	struct iopt_physmem *pm;
-	struct iopt_smmu *s;
+	struct iopt_smmuv3 *s;
 	struct iopt_smmu_mem inner, mem;
 	struct iopt_smmuv3_drv *drv;
 	struct tcmd *trace;
@@ -156,7 +156,7 @@ static void t_irq(void *ctx, unsigned line, uint64_t cycle)
 
 /* Memory (read through the command tracer) and the model alone, on the
  * testbed; the tests probe the driver themselves (rig_probe()). */
-static void rig_model(struct rig *r, const struct iopt_smmu_params *p)
+static void rig_model(struct rig *r, const struct iopt_smmuv3_params *p)
 {
 	struct iopt_testbed_cfg c;
 
@@ -207,30 +207,30 @@ static uint64_t model_reg(struct rig *r, uint64_t off, unsigned size)
 {
 	uint64_t v;
 
-	assert_int_equal(iopt_smmu_mmio_read(r->s, off, size, &v,
-					     iopt_smmuv3_drv_cycle(r->drv)), 0);
+	assert_int_equal(iopt_smmuv3_mmio_read(r->s, off, size, &v,
+					       iopt_smmuv3_drv_cycle(r->drv)), 0);
 	return v;
 }
 
-static struct iopt_pgtable *make_pt(struct rig *r, enum iopt_fmt fmt,
+static struct iopt_pgtable *make_pt(struct rig *r, enum iopt_pgtable_fmt fmt,
 				    struct iopt_smmuv3_drv_domain *dom)
 {
-	struct iopt_cfg cfg = {
+	struct iopt_pgtable_cfg cfg = {
 		.fmt = fmt, .granule = 4096, .ias = 48, .oas = 48,
 		.coherent_walk = true, .tlb = iopt_smmuv3_drv_tlb_ops(),
 		.tlb_cookie = dom, .mem = iopt_physmem_mem_ops(), .mem_ctx = r->pm,
 	};
 	struct iopt_pgtable *pt;
 
-	assert_int_equal(iopt_alloc(&cfg, &pt), 0);
+	assert_int_equal(iopt_pgtable_alloc(&cfg, &pt), 0);
 	return pt;
 }
 
-static struct iopt_smmu_resp dev_access(struct rig *r, uint32_t sid,
-					uint64_t addr, bool write)
+static struct iopt_smmuv3_resp dev_access(struct rig *r, uint32_t sid,
+					  uint64_t addr, bool write)
 {
-	struct iopt_smmu_txn t = { .sid = sid, .addr = addr, .write = write };
-	struct iopt_smmu_resp resp;
+	struct iopt_smmuv3_txn t = { .sid = sid, .addr = addr, .write = write };
+	struct iopt_smmuv3_resp resp;
 
 	assert_int_equal(iopt_smmuv3_drv_translate(r->drv, &t, &resp), 0);
 	return resp;
@@ -240,12 +240,12 @@ static struct iopt_smmu_resp dev_access(struct rig *r, uint32_t sid,
 
 static void probe_registers(bool two_level)
 {
-	struct iopt_smmu_params p;
+	struct iopt_smmuv3_params p;
 	struct iopt_smmuv3_drv_cfg c;
 	struct iopt_smmuv3_drv_info info;
 	struct rig r;
 
-	iopt_smmu_default_params(&p);
+	iopt_smmuv3_default_params(&p);
 	p.strtab_2lvl = two_level;
 	rig_model(&r, &p);
 	rig_cfg(&r, &c);
@@ -300,15 +300,15 @@ static void map_unmap_fault(enum iopt_smmuv3_drv_cmdq cmdq,
 			    enum iopt_smmuv3_drv_sync sync, bool ril,
 			    unsigned stage)
 {
-	struct iopt_smmu_params p;
+	struct iopt_smmuv3_params p;
 	struct iopt_smmuv3_drv_cfg c;
 	struct iopt_smmuv3_drv_domain *dom;
 	struct iopt_smmuv3_drv_stats st;
-	struct iopt_smmu_resp resp;
+	struct iopt_smmuv3_resp resp;
 	struct iopt_pgtable *pt;
 	struct rig r;
 
-	iopt_smmu_default_params(&p);
+	iopt_smmuv3_default_params(&p);
 	p.ril = ril;
 	rig_model(&r, &p);
 	rig_cfg(&r, &c);
@@ -321,10 +321,10 @@ static void map_unmap_fault(enum iopt_smmuv3_drv_cmdq cmdq,
 	assert_int_equal(iopt_smmuv3_drv_attach(dom, pt, SID), 0);
 
 	/* A 2 MiB block read/write and a 4 KiB page read-only. */
-	assert_int_equal(iopt_map_pages(pt, IOVA, PA & ~0x1fffffull, 2u << 20, 1,
-					IOPT_READ | IOPT_WRITE, NULL), 0);
-	assert_int_equal(iopt_map_pages(pt, IOVA + (4u << 20), PA, 4096, 1,
-					IOPT_READ, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(pt, IOVA, PA & ~0x1fffffull, 2u << 20, 1,
+						IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(pt, IOVA + (4u << 20), PA, 4096, 1,
+						IOPT_READ, NULL), 0);
 	resp = dev_access(&r, SID, IOVA + 0x1234, false);
 	assert_int_equal(resp.fault, 0);
 	assert_int_equal(resp.oa, (PA & ~0x1fffffull) + 0x1234);
@@ -338,9 +338,9 @@ static void map_unmap_fault(enum iopt_smmuv3_drv_cmdq cmdq,
 	assert_int_equal(resp.fault, EVT_F_PERMISSION);
 
 	/* The TLB holds both now; unmap + sync must remove them. */
-	assert_int_equal(iopt_unmap_pages(pt, IOVA + (4u << 20), 4096, 1, NULL), 4096);
-	assert_int_equal(iopt_unmap_pages(pt, IOVA, 2u << 20, 1, NULL), 2u << 20);
-	iopt_tlb_sync(pt);
+	assert_int_equal(iopt_pgtable_unmap_pages(pt, IOVA + (4u << 20), 4096, 1, NULL), 4096);
+	assert_int_equal(iopt_pgtable_unmap_pages(pt, IOVA, 2u << 20, 1, NULL), 2u << 20);
+	iopt_pgtable_tlb_sync(pt);
 	resp = dev_access(&r, SID, IOVA + (4u << 20) + 0x10, false);
 	assert_int_equal(resp.fault, EVT_F_TRANSLATION);
 	resp = dev_access(&r, SID, IOVA + 0x1234, false);
@@ -365,32 +365,32 @@ static void map_unmap_fault(enum iopt_smmuv3_drv_cmdq cmdq,
 	 * block's size (the TLB-maintenance contract of docs/pgtable.md). */
 	uint64_t blk = IOVA + (8u << 20);
 
-	assert_int_equal(iopt_map_pages(pt, blk, 0x60000000, 2u << 20, 1,
-					IOPT_READ, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(pt, blk, 0x60000000, 2u << 20, 1,
+						IOPT_READ, NULL), 0);
 	assert_int_equal(dev_access(&r, SID, blk + 0x5008, false).oa, 0x60005008);
-	assert_int_equal(iopt_unmap_pages(pt, blk + 0x5000, 4096, 1, NULL), 4096);
-	iopt_tlb_sync(pt);
+	assert_int_equal(iopt_pgtable_unmap_pages(pt, blk + 0x5000, 4096, 1, NULL), 4096);
+	iopt_pgtable_tlb_sync(pt);
 	assert_int_equal(dev_access(&r, SID, blk + 0x5008, false).fault,
 			 EVT_F_TRANSLATION);
 	resp = dev_access(&r, SID, blk + 0x6008, false);
 	assert_int_equal(resp.fault, 0);
 	assert_int_equal(resp.oa, 0x60006008);
-	assert_int_equal(iopt_unmap_pages(pt, blk, 4096, 5, NULL), 5 * 4096);
-	assert_int_equal(iopt_unmap_pages(pt, blk + 0x6000, 4096, 506, NULL),
+	assert_int_equal(iopt_pgtable_unmap_pages(pt, blk, 4096, 5, NULL), 5 * 4096);
+	assert_int_equal(iopt_pgtable_unmap_pages(pt, blk + 0x6000, 4096, 506, NULL),
 			 506 * 4096);
-	iopt_tlb_sync(pt);
+	iopt_pgtable_tlb_sync(pt);
 
 	/* Detach: the stream aborts (no translation, no event). */
-	assert_int_equal(iopt_map_pages(pt, IOVA, PA, 4096, 1, IOPT_READ, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(pt, IOVA, PA, 4096, 1, IOPT_READ, NULL), 0);
 	assert_int_equal(dev_access(&r, SID, IOVA, false).fault, 0);
 	assert_int_equal(iopt_smmuv3_drv_detach(dom, SID), 0);
-	assert_int_equal(dev_access(&r, SID, IOVA, false).fault, IOPT_EVT_ABORT);
+	assert_int_equal(dev_access(&r, SID, IOVA, false).fault, IOPT_SMMUV3_EVT_ABORT);
 	assert_int_equal(iopt_smmuv3_drv_domain_free(dom), 0);
 	iopt_smmuv3_drv_get_stats(r.drv, &st);
 	assert_int_equal(st.sync_timeouts, 0);
 	assert_int_equal(st.cmd_errors, 0);
 	assert_int_equal(st.tlb_errors, 0);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	rig_free(&r);
 }
 
@@ -429,7 +429,7 @@ static size_t find_cmds(struct rig *r, size_t from, unsigned op,
 
 static void test_tlbi_encoding(void **state)
 {
-	struct iopt_smmu_params p;
+	struct iopt_smmuv3_params p;
 	struct iopt_smmuv3_drv_cfg c;
 	struct iopt_smmuv3_drv_domain *dom;
 	struct iopt_pgtable *pt;
@@ -440,7 +440,7 @@ static void test_tlbi_encoding(void **state)
 
 	(void)state;
 	/* With range invalidation. */
-	iopt_smmu_default_params(&p);
+	iopt_smmuv3_default_params(&p);
 	rig_model(&r, &p);
 	rig_cfg(&r, &c);
 	rig_probe(&r, &c);
@@ -502,12 +502,12 @@ static void test_tlbi_encoding(void **state)
 	assert_int_equal(cmds[0].w[1] & (((1ull << 52) - 1) & ~3ull), cmds[0].pa);
 	assert_int_equal(iopt_smmuv3_drv_detach(dom, 1), 0);
 	assert_int_equal(iopt_smmuv3_drv_domain_free(dom), 0);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	rig_free(&r);
 
 	/* Without range invalidation: one command per page, TG 0; above
 	 * inv_all_bytes one TLBI of the ASID. */
-	iopt_smmu_default_params(&p);
+	iopt_smmuv3_default_params(&p);
 	p.ril = false;
 	rig_model(&r, &p);
 	rig_cfg(&r, &c);
@@ -535,7 +535,7 @@ static void test_tlbi_encoding(void **state)
 	assert_int_equal(find_cmds(&r, mark, OP_TLBI_S12_VMALL, cmds, 64), 1);
 	assert_int_equal(iopt_smmuv3_drv_detach(dom, 2), 0);
 	assert_int_equal(iopt_smmuv3_drv_domain_free(dom), 0);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	rig_free(&r);
 }
 
@@ -552,7 +552,7 @@ static void test_tlbi_encoding(void **state)
 static void big_range(unsigned stage, uint32_t granule, uint64_t iova,
 		      uint64_t size)
 {
-	struct iopt_smmu_params p;
+	struct iopt_smmuv3_params p;
 	struct iopt_smmuv3_drv_cfg c;
 	struct iopt_smmuv3_drv_domain *dom;
 	struct iopt_smmuv3_drv_stats st;
@@ -563,29 +563,29 @@ static void big_range(unsigned stage, uint32_t granule, uint64_t iova,
 		iova + size - granule,
 	};
 
-	iopt_smmu_default_params(&p);
+	iopt_smmuv3_default_params(&p);
 	assert_true(p.ril);
 	rig_model(&r, &p);
 	rig_cfg(&r, &c);
 	rig_probe(&r, &c);
 	assert_int_equal(iopt_smmuv3_drv_domain_alloc(r.drv, stage, &dom), 0);
-	struct iopt_cfg cfg = {
+	struct iopt_pgtable_cfg cfg = {
 		.fmt = stage == 1 ? IOPT_ARM_64_LPAE_S1 : IOPT_ARM_64_LPAE_S2,
 		.granule = granule, .ias = 48, .oas = 48, .coherent_walk = true,
 		.mem = iopt_physmem_mem_ops(), .mem_ctx = r.pm,
 	};
-	assert_int_equal(iopt_alloc(&cfg, &pt), 0);
+	assert_int_equal(iopt_pgtable_alloc(&cfg, &pt), 0);
 	assert_int_equal(iopt_smmuv3_drv_attach(dom, pt, SID), 0);
 	for (unsigned i = 0; i < 3; i++) {
 		uint64_t pa = 0x20000000ull + (uint64_t)i * granule;
 
-		assert_int_equal(iopt_map_pages(pt, at[i], pa, granule, 1,
-						IOPT_READ, NULL), 0);
+		assert_int_equal(iopt_pgtable_map_pages(pt, at[i], pa, granule, 1,
+							IOPT_READ, NULL), 0);
 		assert_int_equal(dev_access(&r, SID, at[i] + 8, false).oa, pa + 8);
 	}
 	/* Unmapped without invalidation: the TLB still translates. */
 	for (unsigned i = 0; i < 3; i++) {
-		assert_int_equal(iopt_unmap_pages(pt, at[i], granule, 1, NULL),
+		assert_int_equal(iopt_pgtable_unmap_pages(pt, at[i], granule, 1, NULL),
 				 granule);
 		assert_int_equal(dev_access(&r, SID, at[i] + 8, false).fault, 0);
 	}
@@ -611,7 +611,7 @@ static void big_range(unsigned stage, uint32_t granule, uint64_t iova,
 	}
 	assert_int_equal(iopt_smmuv3_drv_detach(dom, SID), 0);
 	assert_int_equal(iopt_smmuv3_drv_domain_free(dom), 0);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	rig_free(&r);
 }
 
@@ -639,8 +639,8 @@ static void test_bad_arguments(void **state)
 	struct iopt_smmuv3_drv *drv;
 	struct iopt_smmuv3_drv_domain *dom, *dom2;
 	struct iopt_pgtable *pt, *pt2;
-	struct iopt_smmu_cmd cmd = { .opcode = IOPT_CMD_TLBI_NH_ALL };
-	struct iopt_smmu_cmd many[65];
+	struct iopt_smmuv3_cmd cmd = { .opcode = IOPT_SMMUV3_CMD_TLBI_NH_ALL };
+	struct iopt_smmuv3_cmd many[65];
 	struct rig r;
 
 	(void)state;
@@ -690,8 +690,8 @@ static void test_bad_arguments(void **state)
 	assert_int_equal(iopt_smmuv3_drv_detach(dom, 5), 0);
 	assert_int_equal(iopt_smmuv3_drv_domain_free(dom), 0);
 	assert_int_equal(iopt_smmuv3_drv_domain_free(dom2), 0);
-	iopt_free(pt);
-	iopt_free(pt2);
+	iopt_pgtable_free(pt);
+	iopt_pgtable_free(pt2);
 	rig_free(&r);
 }
 
@@ -718,9 +718,9 @@ static void test_sync_timeout_cmdq_off(void **state)
 			}
 			rig_probe(&r, &c);
 			/* Turn the command queue off behind the driver's back. */
-			assert_int_equal(iopt_smmu_mmio_write(r.s, A_CR0, 4,
-							      A_CR0_SMMUEN | A_CR0_EVENTQEN,
-							      iopt_smmuv3_drv_cycle(r.drv)), 0);
+			assert_int_equal(iopt_smmuv3_mmio_write(r.s, A_CR0, 4,
+								A_CR0_SMMUEN | A_CR0_EVENTQEN,
+								iopt_smmuv3_drv_cycle(r.drv)), 0);
 			uint64_t t0 = iopt_smmuv3_drv_cycle(r.drv);
 
 			assert_int_equal(iopt_smmuv3_drv_sync(r.drv), -ETIMEDOUT);
@@ -730,10 +730,10 @@ static void test_sync_timeout_cmdq_off(void **state)
 			iopt_smmuv3_drv_get_stats(r.drv, &st);
 			assert_int_equal(st.sync_timeouts, 1);
 			/* Back on: the queue goes on, later syncs complete. */
-			assert_int_equal(iopt_smmu_mmio_write(r.s, A_CR0, 4,
-							      A_CR0_SMMUEN | A_CR0_EVENTQEN |
-							      A_CR0_CMDQEN,
-							      iopt_smmuv3_drv_cycle(r.drv)), 0);
+			assert_int_equal(iopt_smmuv3_mmio_write(r.s, A_CR0, 4,
+								A_CR0_SMMUEN | A_CR0_EVENTQEN |
+								A_CR0_CMDQEN,
+								iopt_smmuv3_drv_cycle(r.drv)), 0);
 			assert_int_equal(iopt_smmuv3_drv_sync(r.drv), 0);
 			rig_free(&r);
 		}
@@ -773,7 +773,7 @@ static void test_sync_timeout_stopped_clock(void **state)
 
 static uint64_t runner_clock(void *ctx)
 {
-	return iopt_smmu_runner_now(ctx);
+	return iopt_smmuv3_runner_now(ctx);
 }
 
 /* The free-running runner drives the model; the driver reads its clock
@@ -783,14 +783,14 @@ static void test_runner_clock(void **state)
 	struct iopt_smmuv3_drv_cfg c;
 	struct iopt_smmuv3_drv_domain *dom;
 	struct iopt_smmuv3_drv_stats st;
-	struct iopt_smmu_runner *run;
+	struct iopt_smmuv3_runner *run;
 	struct iopt_pgtable *pt;
 	struct rig r;
 
 	(void)state;
 	for (int sy = 0; sy < 2; sy++) {
 		rig_model(&r, NULL);
-		assert_int_equal(iopt_smmu_runner_start(r.s, 1.0, &run), 0);
+		assert_int_equal(iopt_smmuv3_runner_start(r.s, 1.0, &run), 0);
 		rig_cfg(&r, &c);
 		c.sync = sy;
 		c.clock = runner_clock;
@@ -799,20 +799,20 @@ static void test_runner_clock(void **state)
 		assert_int_equal(iopt_smmuv3_drv_domain_alloc(r.drv, 1, &dom), 0);
 		pt = make_pt(&r, IOPT_ARM_64_LPAE_S1, dom);
 		assert_int_equal(iopt_smmuv3_drv_attach(dom, pt, 7), 0);
-		assert_int_equal(iopt_map_pages(pt, IOVA, PA, 4096, 1, IOPT_READ, NULL), 0);
+		assert_int_equal(iopt_pgtable_map_pages(pt, IOVA, PA, 4096, 1, IOPT_READ, NULL), 0);
 		assert_int_equal(dev_access(&r, 7, IOVA + 8, false).oa, PA + 8);
-		assert_int_equal(iopt_unmap_pages(pt, IOVA, 4096, 1, NULL), 4096);
-		iopt_tlb_sync(pt);
+		assert_int_equal(iopt_pgtable_unmap_pages(pt, IOVA, 4096, 1, NULL), 4096);
+		iopt_pgtable_tlb_sync(pt);
 		assert_int_equal(dev_access(&r, 7, IOVA + 8, false).fault,
 				 EVT_F_TRANSLATION);
 		assert_int_equal(iopt_smmuv3_drv_detach(dom, 7), 0);
 		assert_int_equal(iopt_smmuv3_drv_domain_free(dom), 0);
 		iopt_smmuv3_drv_get_stats(r.drv, &st);
 		assert_int_equal(st.sync_timeouts, 0);
-		iopt_free(pt);
+		iopt_pgtable_free(pt);
 		iopt_smmuv3_drv_remove(r.drv);
 		r.drv = NULL;
-		iopt_smmu_runner_stop(run);
+		iopt_smmuv3_runner_stop(run);
 		rig_free(&r);
 	}
 }
@@ -821,7 +821,7 @@ static void test_illegal_command_recovered(void **state)
 {
 	struct iopt_smmuv3_drv_cfg c;
 	struct iopt_smmuv3_drv_stats st;
-	struct iopt_smmu_stats ms;
+	struct iopt_smmuv3_stats ms;
 	struct tcmd cmds[8];
 	struct rig r;
 
@@ -833,16 +833,16 @@ static void test_illegal_command_recovered(void **state)
 		rig_probe(&r, &c);
 		/* CMD_SYNC with CS = 0b11 is CERROR_ILL (4.7.3); the TLBI
 		 * after it must still run once the driver has recovered. */
-		struct iopt_smmu_cmd bad[2] = {
-			{ .opcode = IOPT_CMD_SYNC, .cs = 3 },
-			{ .opcode = IOPT_CMD_TLBI_NH_ASID, .asid = 77 },
+		struct iopt_smmuv3_cmd bad[2] = {
+			{ .opcode = IOPT_SMMUV3_CMD_SYNC, .cs = 3 },
+			{ .opcode = IOPT_SMMUV3_CMD_TLBI_NH_ASID, .asid = 77 },
 		};
 		size_t mark = r.ntrace;
 
 		assert_int_equal(iopt_smmuv3_drv_submit(r.drv, bad, 2, true), 0);
 		iopt_smmuv3_drv_get_stats(r.drv, &st);
 		assert_int_equal(st.cmd_errors, 1);
-		iopt_smmu_get_stats(r.s, &ms);
+		iopt_smmuv3_get_stats(r.s, &ms);
 		assert_int_equal(ms.cmd_errors, 1);
 		/* GERROR.CMDQ_ERR acknowledged: GERRORN == GERROR (7.5). */
 		assert_int_equal(model_reg(&r, A_GERROR, 4) & 1,
@@ -936,14 +936,14 @@ static void test_sync_cons_wfe(void **state)
 {
 	(void)state;
 	for (int sev = 0; sev < 2; sev++) {
-		struct iopt_smmu_params p;
+		struct iopt_smmuv3_params p;
 		struct iopt_smmuv3_drv_cfg c;
 		struct iopt_smmuv3_drv_stats st;
 		struct wfe_arg a[WFE_THREADS];
 		pthread_t t[WFE_THREADS];
 		struct rig r;
 
-		iopt_smmu_default_params(&p);
+		iopt_smmuv3_default_params(&p);
 		p.sev = sev;
 		rig_model(&r, &p);
 		rig_cfg(&r, &c);
@@ -992,8 +992,8 @@ struct hold_clock {
 static void *hold_other(void *arg)
 {
 	struct hold_clock *h = arg;
-	struct iopt_smmu_txn t = { .sid = 7, .addr = IOVA };
-	struct iopt_smmu_resp resp;
+	struct iopt_smmuv3_txn t = { .sid = 7, .addr = IOVA };
+	struct iopt_smmuv3_resp resp;
 
 	hold_clock_wait_held(&h->g);
 	if (iopt_smmuv3_drv_translate(h->drv, &t, &resp) == 0)
@@ -1003,16 +1003,16 @@ static void *hold_other(void *arg)
 
 static void test_clock_no_driver_lock(void **state)
 {
-	struct iopt_smmu_params p;
+	struct iopt_smmuv3_params p;
 	struct iopt_smmuv3_drv_cfg c;
-	struct iopt_smmu_txn t = { .sid = 7, .addr = IOVA };
-	struct iopt_smmu_resp resp;
+	struct iopt_smmuv3_txn t = { .sid = 7, .addr = IOVA };
+	struct iopt_smmuv3_resp resp;
 	struct hold_clock h = { 0 };
 	pthread_t b;
 	struct rig r;
 
 	(void)state;
-	iopt_smmu_default_params(&p);
+	iopt_smmuv3_default_params(&p);
 	p.shared_clock = true;		/* the contract for an external clock */
 	rig_model(&r, &p);
 	rig_cfg(&r, &c);
@@ -1051,8 +1051,8 @@ struct drain {
 static void drain_event(void *ctx, const struct iopt_smmuv3_drv_event *ev)
 {
 	struct drain *d = ctx;
-	struct iopt_smmu_txn t = { .sid = SID };
-	struct iopt_smmu_resp resp;
+	struct iopt_smmuv3_txn t = { .sid = SID };
+	struct iopt_smmuv3_resp resp;
 
 	assert_int_equal(ev->type, EVT_F_TRANSLATION);
 	if (d->nev < 64)
@@ -1109,7 +1109,7 @@ static void drain_check(struct drain *d, unsigned n)
 static void drain_free(struct drain *d)
 {
 	assert_int_equal(iopt_smmuv3_drv_detach(d->dom, SID), 0);
-	iopt_free(d->pt);
+	iopt_pgtable_free(d->pt);
 	iopt_smmuv3_drv_domain_free(d->dom);
 	rig_free(&d->r);
 }
@@ -1180,9 +1180,9 @@ static void test_poll_while_draining(void **state)
 static void test_event_substream_fields(void **state)
 {
 	struct drain d;
-	struct iopt_smmu_txn t = { .sid = SID, .ssv = true, .ssid = 3,
+	struct iopt_smmuv3_txn t = { .sid = SID, .ssv = true, .ssid = 3,
 				   .addr = DRAIN_IOVA };
-	struct iopt_smmu_resp resp;
+	struct iopt_smmuv3_resp resp;
 	struct iopt_smmuv3_drv_cfg c;
 
 	(void)state;
@@ -1194,14 +1194,14 @@ static void test_event_substream_fields(void **state)
 	d.pt = make_pt(&d.r, IOPT_ARM_64_LPAE_S1, d.dom);
 	assert_int_equal(iopt_smmuv3_drv_attach(d.dom, d.pt, SID), 0);
 	assert_int_equal(iopt_smmuv3_drv_translate(d.r.drv, &t, &resp), 0);
-	assert_int_equal(resp.fault, IOPT_EVT_C_BAD_SUBSTREAMID);
+	assert_int_equal(resp.fault, IOPT_SMMUV3_EVT_C_BAD_SUBSTREAMID);
 	t.ssv = false;
 	t.ssid = 0x55;		/* not presented: no SubstreamID recorded */
 	assert_int_equal(iopt_smmuv3_drv_translate(d.r.drv, &t, &resp), 0);
 	assert_int_equal(resp.fault, EVT_F_TRANSLATION);
 	d.r.nev = 0;
 	assert_int_equal(iopt_smmuv3_drv_poll(d.r.drv), 2);
-	assert_int_equal(d.r.ev[0].type, IOPT_EVT_C_BAD_SUBSTREAMID);
+	assert_int_equal(d.r.ev[0].type, IOPT_SMMUV3_EVT_C_BAD_SUBSTREAMID);
 	assert_true(d.r.ev[0].ssv);
 	assert_int_equal(d.r.ev[0].ssid, 3);
 	assert_int_equal(d.r.ev[0].raw[0] >> 11 & 1, 0);	/* no SSV bit */

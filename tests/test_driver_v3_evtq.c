@@ -23,9 +23,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include <iopgtable/driver.h>
+#include <iopgtable/smmuv3_drv.h>
 #include <iopgtable/physmem.h>
-#include <iopgtable/smmu.h>
+#include <iopgtable/smmuv3.h>
 #include <iopgtable/testbed.h>
 
 #include "tthread.h"
@@ -58,7 +58,7 @@
 struct rig {
 	struct iopt_testbed *tb;
 	struct iopt_physmem *pm;
-	struct iopt_smmu *s;
+	struct iopt_smmuv3 *s;
 	struct iopt_smmuv3_drv *drv;
 	uint64_t irqs;		/* EVTQ interrupts raised */
 	uint64_t taken;		/* ... and taken by a poller */
@@ -77,7 +77,7 @@ static void t_irq(void *ctx, unsigned line, uint64_t cycle)
 	(void)cycle;
 	if (!__atomic_load_n(&r->drv, __ATOMIC_ACQUIRE))
 		return;
-	if (line == IOPT_SMMU_IRQ_EVTQ)
+	if (line == IOPT_SMMUV3_IRQ_EVTQ)
 		__atomic_fetch_add(&r->irqs, 1, __ATOMIC_RELEASE);
 }
 
@@ -104,8 +104,8 @@ struct darg {
 static void *device(void *p)
 {
 	struct darg *a = p;
-	struct iopt_smmu_txn t = { .sid = SID };
-	struct iopt_smmu_resp resp;
+	struct iopt_smmuv3_txn t = { .sid = SID };
+	struct iopt_smmuv3_resp resp;
 
 	for (unsigned n = 1; n <= ITERS; n++) {
 		t.addr = IOVA(a->id, n);
@@ -149,7 +149,7 @@ static void run_round(unsigned round)
 {
 	struct iopt_testbed_cfg c;
 	struct iopt_smmuv3_drv_domain *dom;
-	struct iopt_smmu_stats st;
+	struct iopt_smmuv3_stats st;
 	struct iopt_pgtable *pt;
 	struct plat_thread dt[DEVICES], pt_th[POLLERS];
 	struct darg args[DEVICES];
@@ -174,7 +174,7 @@ static void run_round(unsigned round)
 	r->pm = iopt_testbed_physmem(r->tb);
 	r->s = iopt_testbed_smmuv3(r->tb);
 	__atomic_store_n(&r->drv, iopt_testbed_smmuv3_drv(r->tb), __ATOMIC_RELEASE);
-	struct iopt_cfg pc = {
+	struct iopt_pgtable_cfg pc = {
 		.fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096, .ias = 48, .oas = 48,
 		.coherent_walk = true, .tlb = iopt_smmuv3_drv_tlb_ops(),
 		.mem = iopt_physmem_mem_ops(), .mem_ctx = r->pm,
@@ -182,7 +182,7 @@ static void run_round(unsigned round)
 
 	assert_int_equal(iopt_smmuv3_drv_domain_alloc(r->drv, 1, &dom), 0);
 	pc.tlb_cookie = dom;
-	assert_int_equal(iopt_alloc(&pc, &pt), 0);
+	assert_int_equal(iopt_pgtable_alloc(&pc, &pt), 0);
 	assert_int_equal(iopt_smmuv3_drv_attach(dom, pt, SID), 0);
 	/* Probe may have left records or interrupts behind: none here. */
 	assert_int_equal(iopt_smmuv3_drv_poll(r->drv), 0);
@@ -202,7 +202,7 @@ static void run_round(unsigned round)
 		plat_thread_join(&pt_th[i]);
 
 	assert_int_equal(r->dev_errors, 0);
-	iopt_smmu_get_stats(r->s, &st);
+	iopt_smmuv3_get_stats(r->s, &st);
 	if (round == 0)
 		print_message("faults %u, recorded %llu, lost %llu, interrupts %llu\n",
 			      DEVICES * ITERS, (unsigned long long)st.events,
@@ -212,14 +212,14 @@ static void run_round(unsigned round)
 	assert_int_equal(r->delivered, st.events);
 	assert_int_equal(r->bad, 0);
 	assert_int_equal(r->disorder, 0);
-	assert_int_equal(iopt_smmu_mmio_read(r->s, A_EVENTQ_PROD, 4, &prod,
-					     iopt_smmuv3_drv_cycle(r->drv)), 0);
-	assert_int_equal(iopt_smmu_mmio_read(r->s, A_EVENTQ_CONS, 4, &cons,
-					     iopt_smmuv3_drv_cycle(r->drv)), 0);
+	assert_int_equal(iopt_smmuv3_mmio_read(r->s, A_EVENTQ_PROD, 4, &prod,
+					       iopt_smmuv3_drv_cycle(r->drv)), 0);
+	assert_int_equal(iopt_smmuv3_mmio_read(r->s, A_EVENTQ_CONS, 4, &cons,
+					       iopt_smmuv3_drv_cycle(r->drv)), 0);
 	assert_int_equal(prod & 0x1f, cons & 0x1f);	/* index and wrap */
 
 	assert_int_equal(iopt_smmuv3_drv_detach(dom, SID), 0);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	iopt_smmuv3_drv_domain_free(dom);
 	iopt_testbed_destroy(r->tb);
 	free(r);

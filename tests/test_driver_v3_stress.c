@@ -24,10 +24,10 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include <iopgtable/driver.h>
+#include <iopgtable/smmuv3_drv.h>
 #include <iopgtable/physmem.h>
 #include <iopgtable/sim.h>
-#include <iopgtable/smmu.h>
+#include <iopgtable/smmuv3.h>
 #include <iopgtable/testbed.h>
 
 #include "tthread.h"
@@ -67,7 +67,7 @@ struct sync_rec {
 struct rig {
 	struct iopt_testbed *tb;
 	struct iopt_physmem *pm;
-	struct iopt_smmu *s;
+	struct iopt_smmuv3 *s;
 	struct iopt_smmu_mem inner, mem;
 	struct iopt_smmuv3_drv *drv;
 	pthread_mutex_t lock;	/* trace */
@@ -166,7 +166,7 @@ static void *producer(void *arg)
 	struct targ *a = arg;
 	struct rig *r = a->r;
 	uint64_t seed = 0x9e3779b97f4a7c15ull * (a->id + 1), seq = 0;
-	struct iopt_smmu_cmd cmds[MAX_BATCH];
+	struct iopt_smmuv3_cmd cmds[MAX_BATCH];
 
 	unsigned iters = n_iters();
 
@@ -177,7 +177,7 @@ static void *producer(void *arg)
 
 		for (unsigned i = 0; i < n; i++) {
 			memset(&cmds[i], 0, sizeof(cmds[i]));
-			cmds[i].opcode = IOPT_CMD_TLBI_NH_VA;
+			cmds[i].opcode = IOPT_SMMUV3_CMD_TLBI_NH_VA;
 			cmds[i].asid = (uint16_t)(a->id + 1);
 			cmds[i].addr = (seq + i) << 12;
 		}
@@ -204,8 +204,8 @@ static void *producer(void *arg)
 static void *device(void *arg)
 {
 	struct rig *r = arg;
-	struct iopt_smmu_txn t = { .sid = DEV_SID };
-	struct iopt_smmu_resp resp;
+	struct iopt_smmuv3_txn t = { .sid = DEV_SID };
+	struct iopt_smmuv3_resp resp;
 	uint64_t n = 0;
 
 	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
@@ -270,7 +270,7 @@ static void run_variant(enum iopt_smmuv3_drv_cmdq cmdq,
 	r->msi = sync == IOPT_SMMUV3_DRV_SYNC_MSI;
 
 	/* A device keeps translating 16 pages meanwhile. */
-	struct iopt_cfg pc = {
+	struct iopt_pgtable_cfg pc = {
 		.fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096, .ias = 48, .oas = 48,
 		.coherent_walk = true, .tlb = iopt_smmuv3_drv_tlb_ops(),
 		.mem = iopt_physmem_mem_ops(), .mem_ctx = r->pm,
@@ -278,10 +278,10 @@ static void run_variant(enum iopt_smmuv3_drv_cmdq cmdq,
 
 	assert_int_equal(iopt_smmuv3_drv_domain_alloc(r->drv, 1, &dom), 0);
 	pc.tlb_cookie = dom;
-	assert_int_equal(iopt_alloc(&pc, &pt), 0);
+	assert_int_equal(iopt_pgtable_alloc(&pc, &pt), 0);
 	assert_int_equal(iopt_smmuv3_drv_attach(dom, pt, DEV_SID), 0);
-	assert_int_equal(iopt_map_pages(pt, DEV_IOVA, DEV_PA, 4096, 16,
-					IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(pt, DEV_IOVA, DEV_PA, 4096, 16,
+						IOPT_READ | IOPT_WRITE, NULL), 0);
 
 	size_t start = trace_len(r);
 
@@ -356,7 +356,7 @@ static void run_variant(enum iopt_smmuv3_drv_cmdq cmdq,
 
 	assert_int_equal(iopt_smmuv3_drv_detach(dom, DEV_SID), 0);
 	assert_int_equal(iopt_smmuv3_drv_domain_free(dom), 0);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	iopt_testbed_destroy(r->tb);	/* detaches the model from sim */
 	iopt_physmem_destroy(r->pm);
 	pthread_mutex_destroy(&r->lock);

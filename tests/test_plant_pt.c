@@ -9,10 +9,10 @@
  * (pt_publish()): the loser frees its table and follows the winner's.
  *
  * The checker does not trust the library: after the threads have ended,
- * tests/tutil.c's reference walker, which decodes descriptors by the Arm
- * ARM's field definitions from the registers the library reports, walks
- * every page the threads' shadows say they mapped, and the table memory
- * allocator counts what is still allocated after iopt_free().
+ * tests/tutil.c's reference walker, which decodes descriptors by the Arm ARM's
+ * field definitions from the registers the library reports, walks every page
+ * the threads' shadows say they mapped, and the table memory allocator counts
+ * what is still allocated after iopt_pgtable_free().
  *
  * Built three ways (tests/CMakeLists.txt): against the host library (a
  * stress test that must pass), against the simulation library over a seed
@@ -72,8 +72,8 @@ static void *installer(void *arg)
 		for (unsigned k = 0; k < PAGES; k++) {
 			uint64_t va = page_va(r, c->n, c->id, k);
 
-			if (iopt_map_pages(c->pt, va, va + PA_OFF, SZ_4K, 1,
-					   IOPT_READ | IOPT_WRITE, NULL))
+			if (iopt_pgtable_map_pages(c->pt, va, va + PA_OFF, SZ_4K, 1,
+						   IOPT_READ | IOPT_WRITE, NULL))
 				c->errors++;
 		}
 	}
@@ -82,7 +82,7 @@ static void *installer(void *arg)
 
 int main(void)
 {
-	struct iopt_cfg cfg = {
+	struct iopt_pgtable_cfg cfg = {
 		.fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096, .ias = 48,
 		.oas = 48, .coherent_walk = true, .mem = &tmem_ops,
 	};
@@ -91,7 +91,7 @@ int main(void)
 	struct plant_ctx c[MAXT];
 	struct plat_thread th[MAXT];
 	struct iopt_pgtable *pt;
-	struct iopt_info info;
+	struct iopt_pgtable_info info;
 	struct tmem m;
 	long errors = 0, lost = 0;
 
@@ -103,7 +103,7 @@ int main(void)
 
 	tmem_init(&m, 0x100000000ull, 256u << 20);
 	cfg.mem_ctx = &m;
-	if (!arrived || iopt_alloc(&cfg, &pt)) {
+	if (!arrived || iopt_pgtable_alloc(&cfg, &pt)) {
 		fprintf(stderr, "setup failed\n");
 		return 1;
 	}
@@ -119,7 +119,7 @@ int main(void)
 		errors += c[i].errors;
 	}
 	/* The shadow: every page every thread mapped must be there. */
-	iopt_get_info(pt, &info);
+	iopt_pgtable_get_info(pt, &info);
 	for (long r = 0; r < rounds; r++)
 		for (unsigned i = 0; i < n; i++)
 			for (unsigned k = 0; k < PAGES; k++) {
@@ -135,7 +135,7 @@ int main(void)
 					lost++;
 				}
 			}
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	long leaked = m.live;
 
 	tmem_destroy(&m);

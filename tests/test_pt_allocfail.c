@@ -27,7 +27,7 @@ static void check_shadow(struct iopt_pgtable *pt, const struct shadow *s,
 	for (uint64_t va = lo; va < hi; va += step) {
 		const struct smap *m = shadow_find(s, va);
 		uint64_t pa;
-		int r = iopt_iova_to_phys(pt, va, &pa);
+		int r = iopt_pgtable_iova_to_phys(pt, va, &pa);
 
 		if (m) {
 			assert_int_equal(r, 0);
@@ -44,7 +44,7 @@ static long run(const struct tcfg *t, const struct op *setup, size_t nsetup,
 {
 	for (long n = 1;; n++) {
 		struct tmem m;
-		struct iopt_cfg cfg = t->cfg;
+		struct iopt_pgtable_cfg cfg = t->cfg;
 		struct iopt_pgtable *pt;
 		struct shadow s;
 		bool hit;
@@ -52,26 +52,26 @@ static long run(const struct tcfg *t, const struct op *setup, size_t nsetup,
 		tmem_init(&m, 0x40000000ull, 64u << 20);
 		cfg.mem = &tmem_ops;
 		cfg.mem_ctx = &m;
-		assert_int_equal(iopt_alloc(&cfg, &pt), 0);
+		assert_int_equal(iopt_pgtable_alloc(&cfg, &pt), 0);
 		shadow_init(&s);
 		for (size_t i = 0; i < nsetup; i++) {
 			const struct op *o = &setup[i];
 
 			if (o->unmap) {
-				iopt_unmap_pages(pt, o->va, o->pgsize, o->count, NULL);
+				iopt_pgtable_unmap_pages(pt, o->va, o->pgsize, o->count, NULL);
 				shadow_remove(&s, o->va, o->pgsize * o->count);
 			} else {
-				assert_int_equal(iopt_map_pages(pt, o->va, o->pa,
-								o->pgsize, o->count,
-								IOPT_READ, NULL), 0);
+				assert_int_equal(iopt_pgtable_map_pages(pt, o->va, o->pa,
+									o->pgsize, o->count,
+									IOPT_READ, NULL), 0);
 				shadow_add(&s, o->va, o->pgsize * o->count, o->pa,
 					   IOPT_READ);
 			}
 		}
 		m.fail_at = n;
 		if (op->unmap) {
-			int64_t r = iopt_unmap_pages(pt, op->va, op->pgsize,
-						     op->count, NULL);
+			int64_t r = iopt_pgtable_unmap_pages(pt, op->va, op->pgsize,
+							     op->count, NULL);
 
 			hit = m.fail_at == 0;
 			if (hit) {
@@ -84,8 +84,8 @@ static long run(const struct tcfg *t, const struct op *setup, size_t nsetup,
 			}
 		} else {
 			uint64_t mapped = 1;
-			int r = iopt_map_pages(pt, op->va, op->pa, op->pgsize,
-					       op->count, IOPT_READ, &mapped);
+			int r = iopt_pgtable_map_pages(pt, op->va, op->pa, op->pgsize,
+						       op->count, IOPT_READ, &mapped);
 
 			hit = m.fail_at == 0;
 			if (hit) {
@@ -101,14 +101,14 @@ static long run(const struct tcfg *t, const struct op *setup, size_t nsetup,
 		check_shadow(pt, &s, lo, hi, step);
 		/* The tables still work after the failure. */
 		if (hit && !op->unmap) {
-			assert_int_equal(iopt_map_pages(pt, op->va, op->pa,
-							op->pgsize, op->count,
-							IOPT_READ, NULL), 0);
+			assert_int_equal(iopt_pgtable_map_pages(pt, op->va, op->pa,
+								op->pgsize, op->count,
+								IOPT_READ, NULL), 0);
 			shadow_add(&s, op->va, op->pgsize * op->count, op->pa,
 				   IOPT_READ);
 			check_shadow(pt, &s, lo, hi, step);
 		}
-		iopt_free(pt);
+		iopt_pgtable_free(pt);
 		assert_int_equal(m.live, 0);
 		shadow_free(&s);
 		tmem_destroy(&m);
@@ -145,13 +145,13 @@ static void test_every_allocation_point(void **state)
 				     base + 4 * l2, g), 2);
 
 		/* Splitting a block on unmap (two levels where possible). */
-		struct iopt_info info;
+		struct iopt_pgtable_info info;
 		struct iopt_pgtable *probe;
 		uint64_t big = 0;
 
-		assert_int_equal(iopt_alloc(&t[i].cfg, &probe), 0);
-		iopt_get_info(probe, &info);
-		iopt_free(probe);
+		assert_int_equal(iopt_pgtable_alloc(&t[i].cfg, &probe), 0);
+		iopt_pgtable_get_info(probe, &info);
+		iopt_pgtable_free(probe);
 		for (unsigned b = 0; b < 64; b++)
 			if ((info.pgsize_bitmap >> b & 1) && (1ull << b) <= top / 4 &&
 			    (1ull << b) <= (1ull << t[i].cfg.oas) / 4 &&

@@ -7,7 +7,7 @@
  *  C. threads unmap different pages of the same contiguous runs;
  *  D. threads overlap their requests on purpose: results are unspecified,
  *     but nothing may crash, race on freed memory or leak;
- *  E. the TLB sync protocol: after iopt_tlb_sync() returns, every
+ *  E. the TLB sync protocol: after iopt_pgtable_tlb_sync() returns, every
  *     invalidation the caller issued has completed.
  * Every mapping's output address is a function of its input address, so
  * readers can check any translation they see. IOPT_STRESS_OPS scales the
@@ -53,7 +53,7 @@ struct ctx {
 
 static struct iopt_pgtable *make(struct tmem *m)
 {
-	struct iopt_cfg cfg = {
+	struct iopt_pgtable_cfg cfg = {
 		.fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096, .ias = 48,
 		.oas = 48, .coherent_walk = true, .mem = &tmem_ops,
 		.mem_ctx = m,
@@ -61,7 +61,7 @@ static struct iopt_pgtable *make(struct tmem *m)
 	struct iopt_pgtable *pt = NULL;
 
 	tmem_init(m, 0x100000000ull, 512u << 20);
-	assert_int_equal(iopt_alloc(&cfg, &pt), 0);
+	assert_int_equal(iopt_pgtable_alloc(&cfg, &pt), 0);
 	return pt;
 }
 
@@ -74,7 +74,7 @@ static void *reader(void *arg)
 		uint64_t va = c->base + (tu_rand(&rng) % (c->npages * SZ_4K));
 		uint64_t pa;
 
-		if (iopt_iova_to_phys(c->pt, va, &pa) == 0 && pa != va + PA_OFF)
+		if (iopt_pgtable_iova_to_phys(c->pt, va, &pa) == 0 && pa != va + PA_OFF)
 			c->bad++;
 	}
 	return NULL;
@@ -96,13 +96,13 @@ static void *phase_a(void *arg)
 			uint64_t va = c->base + p * SZ_4K;
 
 			if (c->mine[p]) {
-				assert_int_equal(iopt_unmap_pages(c->pt, va, SZ_4K,
-								  1, NULL), SZ_4K);
+				assert_int_equal(iopt_pgtable_unmap_pages(c->pt, va, SZ_4K,
+									  1, NULL), SZ_4K);
 				c->mine[p] = 0;
 			} else {
-				assert_int_equal(iopt_map_pages(c->pt, va,
-								va + PA_OFF, SZ_4K,
-								1, IOPT_READ, NULL),
+				assert_int_equal(iopt_pgtable_map_pages(c->pt, va,
+									va + PA_OFF, SZ_4K,
+									1, IOPT_READ, NULL),
 						 0);
 				c->mine[p] = 1;
 			}
@@ -117,17 +117,17 @@ static void *phase_a(void *arg)
 			if (c->mine[p]) {
 				uint64_t sz = c->mine[p] == 2 ? SZ_2M : SZ_4K;
 
-				assert_int_equal(iopt_unmap_pages(c->pt, va, sz,
-								  SZ_2M / sz, NULL),
+				assert_int_equal(iopt_pgtable_unmap_pages(c->pt, va, sz,
+									  SZ_2M / sz, NULL),
 						 SZ_2M);
 				c->mine[p] = 0;
 			} else {
 				uint64_t sz = as_block ? SZ_2M : SZ_4K;
 
-				assert_int_equal(iopt_map_pages(c->pt, va,
-								va + PA_OFF, sz,
-								SZ_2M / sz, IOPT_READ,
-								NULL), 0);
+				assert_int_equal(iopt_pgtable_map_pages(c->pt, va,
+									va + PA_OFF, sz,
+									SZ_2M / sz, IOPT_READ,
+									NULL), 0);
 				c->mine[p] = as_block ? 2 : 1;
 			}
 		}
@@ -184,7 +184,7 @@ static void test_phase_a_shared_tables(void **state)
 		/* Final state against the merged shadows. */
 		for (uint64_t p = 0; p < npages; p++) {
 			uint64_t va = 0x7f00000000ull + p * SZ_4K, pa;
-			int r = iopt_iova_to_phys(pt, va, &pa);
+			int r = iopt_pgtable_iova_to_phys(pt, va, &pa);
 			uint64_t head = p < npages / 2 ? p : npages / 2 +
 					((p - npages / 2) & ~511ull);
 			bool want = state_all[head] != 0;
@@ -192,7 +192,7 @@ static void test_phase_a_shared_tables(void **state)
 			if (want)
 				assert_int_equal(pa, va + PA_OFF);
 		}
-		iopt_free(pt);
+		iopt_pgtable_free(pt);
 		assert_int_equal(m.live, 0);
 		tmem_destroy(&m);
 		free(state_all);
@@ -218,8 +218,8 @@ static void *split_worker(void *arg)
 	for (uint64_t p = (uint64_t)c->id; p < pages; p += c->n) {
 		if (tu_rand(&rng) % 8)
 			continue;
-		assert_int_equal(iopt_unmap_pages(c->pt, c->va + p * SZ_4K, SZ_4K,
-						  1, NULL), SZ_4K);
+		assert_int_equal(iopt_pgtable_unmap_pages(c->pt, c->va + p * SZ_4K, SZ_4K,
+							  1, NULL), SZ_4K);
 		c->gone[p] = 1;
 	}
 	return NULL;
@@ -236,8 +236,8 @@ static void split_round(uint64_t mapsz, uint64_t total, unsigned n,
 	uint8_t *gone = calloc(total / SZ_4K, 1);
 
 	n = tu_threads(n, MAXT);
-	assert_int_equal(iopt_map_pages(pt, va, va + PA_OFF, mapsz,
-					total / mapsz, IOPT_READ, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(pt, va, va + PA_OFF, mapsz,
+						total / mapsz, IOPT_READ, NULL), 0);
 	for (unsigned i = 0; i < n; i++) {
 		c[i] = (struct split_ctx){ pt, n, (int)i, va, total, gone, seed };
 		TU_THREAD_START(&th[i], split_worker, &c[i]);
@@ -246,9 +246,9 @@ static void split_round(uint64_t mapsz, uint64_t total, unsigned n,
 		plat_thread_join(&th[i]);
 	tu_expect_pages(pt, va, total, gone, 7, PA_OFF);
 	/* Racing splitters leave exactly one table per split entry. */
-	struct iopt_stats st;
+	struct iopt_pgtable_stats st;
 
-	iopt_get_stats(pt, &st);
+	iopt_pgtable_get_stats(pt, &st);
 	if (mapsz == SZ_1G) {
 		uint64_t touched = 0;
 
@@ -264,7 +264,7 @@ static void split_round(uint64_t mapsz, uint64_t total, unsigned n,
 		assert_int_equal(st.tables_allocated - st.tables_freed,
 				 2 + total / SZ_1G + touched);
 	}
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	assert_int_equal(m.live, 0);
 	tmem_destroy(&m);
 	free(gone);
@@ -306,15 +306,15 @@ static void *chaos(void *arg)
 
 		switch (tu_rand(&rng) % 3) {
 		case 0:
-			iopt_map_pages(c->pt, va, va + PA_OFF, sz,
-				       1 + tu_rand(&rng) % 2, IOPT_READ, NULL);
+			iopt_pgtable_map_pages(c->pt, va, va + PA_OFF, sz,
+					       1 + tu_rand(&rng) % 2, IOPT_READ, NULL);
 			break;
 		case 1:
-			iopt_unmap_pages(c->pt, va + (tu_rand(&rng) % 4) * SZ_4K,
-					 tu_rand(&rng) & 1 ? SZ_4K : sz, 1, NULL);
+			iopt_pgtable_unmap_pages(c->pt, va + (tu_rand(&rng) % 4) * SZ_4K,
+						 tu_rand(&rng) & 1 ? SZ_4K : sz, 1, NULL);
 			break;
 		default:
-			if (iopt_iova_to_phys(c->pt, va, &pa) == 0 &&
+			if (iopt_pgtable_iova_to_phys(c->pt, va, &pa) == 0 &&
 			    pa != va + PA_OFF)
 				c->bad++;
 			break;
@@ -337,7 +337,7 @@ static void test_phase_d_overlapping_chaos(void **state)
 	run_threads(c, n, chaos, false);
 	for (unsigned i = 0; i < n; i++)
 		assert_int_equal(c[i].bad, 0);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	assert_int_equal(m.live, 0);	/* nothing leaked */
 	tmem_destroy(&m);
 }
@@ -346,7 +346,7 @@ static void test_phase_d_overlapping_chaos(void **state)
 static uint64_t issued, completed, sync_calls;
 PLAT_CPU_LOCAL(uint64_t, my_last);
 
-static void e_add_page(struct iopt_gather *g, uint64_t iova, uint64_t gran,
+static void e_add_page(struct iopt_pgtable_gather *g, uint64_t iova, uint64_t gran,
 		       void *cookie)
 {
 	(void)g;
@@ -372,7 +372,7 @@ static void e_sync(void *cookie)
 		;
 }
 
-static const struct iopt_tlb_ops e_ops = { .add_page = e_add_page,
+static const struct iopt_pgtable_tlb_ops e_ops = { .add_page = e_add_page,
 					   .sync = e_sync };
 
 static void *syncer(void *arg)
@@ -382,21 +382,21 @@ static void *syncer(void *arg)
 	for (long i = 0; i < c->ops; i++) {
 		uint64_t va = c->base + ((uint64_t)i % 64) * SZ_4K;
 
-		assert_int_equal(iopt_map_pages(c->pt, va, va, SZ_4K, 1, IOPT_READ,
-						NULL), 0);
-		assert_int_equal(iopt_unmap_pages(c->pt, va, SZ_4K, 1, NULL), SZ_4K);
-		iopt_tlb_sync(c->pt);
+		assert_int_equal(iopt_pgtable_map_pages(c->pt, va, va, SZ_4K, 1, IOPT_READ,
+							NULL), 0);
+		assert_int_equal(iopt_pgtable_unmap_pages(c->pt, va, SZ_4K, 1, NULL), SZ_4K);
+		iopt_pgtable_tlb_sync(c->pt);
 		if (__atomic_load_n(&completed, __ATOMIC_ACQUIRE) < *plat_cpu_local(my_last))
 			c->bad++;
 		if (i % 16 == 0)
-			iopt_tlb_sync(c->pt);	/* nothing pending: no call */
+			iopt_pgtable_tlb_sync(c->pt);	/* nothing pending: no call */
 	}
 	return NULL;
 }
 
 static void test_phase_e_sync_protocol(void **state)
 {
-	struct iopt_cfg cfg = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
+	struct iopt_pgtable_cfg cfg = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
 				.ias = 48, .oas = 48, .coherent_walk = true,
 				.tlb = &e_ops };
 	struct iopt_pgtable *pt;
@@ -405,7 +405,7 @@ static void test_phase_e_sync_protocol(void **state)
 	long per = ops_total() / 10 / n;
 
 	(void)state;
-	assert_int_equal(iopt_alloc(&cfg, &pt), 0);
+	assert_int_equal(iopt_pgtable_alloc(&cfg, &pt), 0);
 	for (unsigned i = 0; i < n; i++)
 		c[i] = (struct ctx){ pt, NULL, n, (int)i, per,
 				     (uint64_t)(i + 1) * SZ_1G, 0, NULL, NULL, 0 };
@@ -417,14 +417,14 @@ static void test_phase_e_sync_protocol(void **state)
 	assert_int_equal(completed, issued);
 	print_message("  %lu syncs for %ld sync requests\n",
 		      (unsigned long)sync_calls, per * n + per * n / 16);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 }
 
 /* F: serialised mode. Its lock excludes: callbacks made inside it from
  * different threads never overlap, and every thread's work lands. */
 static unsigned f_inside, f_overlaps;
 
-static void f_add_page(struct iopt_gather *g, uint64_t iova, uint64_t gran,
+static void f_add_page(struct iopt_pgtable_gather *g, uint64_t iova, uint64_t gran,
 		       void *cookie)
 {
 	(void)g;
@@ -446,11 +446,11 @@ static void *f_worker(void *arg)
 	for (long i = 0; i < c->ops; i++) {
 		uint64_t va = c->base + ((uint64_t)i % 1024) * SZ_4K;
 
-		assert_int_equal(iopt_map_pages(c->pt, va, va + PA_OFF, SZ_4K, 1,
-						IOPT_READ, NULL), 0);
+		assert_int_equal(iopt_pgtable_map_pages(c->pt, va, va + PA_OFF, SZ_4K, 1,
+							IOPT_READ, NULL), 0);
 		if (i % 4 != 3)
-			assert_int_equal(iopt_unmap_pages(c->pt, va, SZ_4K, 1,
-							  NULL), SZ_4K);
+			assert_int_equal(iopt_pgtable_unmap_pages(c->pt, va, SZ_4K, 1,
+								  NULL), SZ_4K);
 		else
 			c->npages++;	/* left mapped */
 	}
@@ -459,8 +459,8 @@ static void *f_worker(void *arg)
 
 static void test_phase_f_serialised(void **state)
 {
-	static const struct iopt_tlb_ops ops = { .add_page = f_add_page };
-	struct iopt_cfg cfg = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
+	static const struct iopt_pgtable_tlb_ops ops = { .add_page = f_add_page };
+	struct iopt_pgtable_cfg cfg = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
 				.ias = 48, .oas = 48, .coherent_walk = true,
 				.serialised = true, .tlb = &ops };
 	struct iopt_pgtable *pt;
@@ -470,7 +470,7 @@ static void test_phase_f_serialised(void **state)
 	long per = ops_total() / 100 / n < 1000 ? ops_total() / 100 / n : 1000;
 
 	(void)state;
-	assert_int_equal(iopt_alloc(&cfg, &pt), 0);
+	assert_int_equal(iopt_pgtable_alloc(&cfg, &pt), 0);
 	for (unsigned i = 0; i < n; i++)
 		c[i] = (struct ctx){ pt, NULL, n, (int)i, per,
 				     (uint64_t)i * 2 * SZ_2M + SZ_1G, 0, NULL, NULL,
@@ -488,7 +488,7 @@ static void test_phase_f_serialised(void **state)
 				tu_expect_none(pt, va);
 		}
 	}
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 }
 
 int main(void)

@@ -1,21 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Dirty tracking seen through a TLB: a 64-bit stage 1 table with
- * IOPT_QUIRK_HD behind the SMMUv3 model (HTTU with dirty state), whose TLB
- * callbacks drive the model's command queue as a driver does (add_page:
- * TLBI_NH_VA Leaf=1; flush_walk: a range TLBI_NH_VA; flush_all:
- * TLBI_NH_ASID; sync: CMD_SYNC, then wait for CONS to pass it).
+ * IOPT_PGTABLE_QUIRK_HD behind the SMMUv3 model (HTTU with dirty state), whose
+ * TLB callbacks drive the model's command queue as a driver does (add_page:
+ * TLBI_NH_VA Leaf=1; flush_walk: a range TLBI_NH_VA; flush_all: TLBI_NH_ASID;
+ * sync: CMD_SYNC, then wait for CONS to pass it).
  *
- * A device write to a writable-clean page makes it dirty and fills the
- * model's TLB with the writable-dirty entry. After read-and-clear and
- * iopt_tlb_sync() the next write must set the dirty state again, which it
- * only does if cleaning invalidated that TLB entry (the model then walks
- * and updates the descriptor). Dirty state is read from the descriptors in
- * memory with the architecture's bit positions (Arm ARM D8.5, stage 1:
- * AP[2], bit 7, read-only; DBM, bit 51): writable-dirty is DBM = 1 and
- * AP[2] = 0, writable-clean DBM = 1 and AP[2] = 1. A contiguous run is one
- * unit (D8.5.5): the hardware may mark any one of its items. Cleaning
- * racing unmaps and hardware updates never leaves stray bits behind.
+ * A device write to a writable-clean page makes it dirty and fills the model's
+ * TLB with the writable-dirty entry. After read-and-clear and
+ * iopt_pgtable_tlb_sync() the next write must set the dirty state again, which
+ * it only does if cleaning invalidated that TLB entry (the model then walks and
+ * updates the descriptor). Dirty state is read from the descriptors in memory
+ * with the architecture's bit positions (Arm ARM D8.5, stage 1: AP[2], bit 7,
+ * read-only; DBM, bit 51): writable-dirty is DBM = 1 and AP[2] = 0,
+ * writable-clean DBM = 1 and AP[2] = 1. A contiguous run is one unit (D8.5.5):
+ * the hardware may mark any one of its items. Cleaning racing unmaps and
+ * hardware updates never leaves stray bits behind.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -27,7 +27,7 @@
 #include <cmocka.h>
 
 #include <iopgtable/physmem.h>
-#include <iopgtable/smmu.h>
+#include <iopgtable/smmuv3.h>
 #include <iopgtable/testbed.h>
 
 #include "tthread.h"
@@ -48,14 +48,14 @@
 struct env {
 	struct iopt_testbed *tb;
 	struct iopt_physmem *pm;
-	struct iopt_smmu *s;
+	struct iopt_smmuv3 *s;
 	struct iopt_pgtable *pt;
 	uint64_t cycle;
 	uint32_t prod;
 	/* What the callbacks saw. */
 	unsigned add_pages, syncs, flush_walks, flush_alls;
 	uint64_t inv_lo, inv_hi;	/* range covered by add_page calls */
-	struct iopt_gather *last_gather;
+	struct iopt_pgtable_gather *last_gather;
 };
 
 static uint64_t tick(struct env *e)
@@ -67,22 +67,22 @@ static void q_drain(struct env *e)
 {
 	uint64_t cons;
 
-	assert_int_equal(iopt_smmu_mmio_write(e->s, 0x98, 4, e->prod, tick(e)), 0);
+	assert_int_equal(iopt_smmuv3_mmio_write(e->s, 0x98, 4, e->prod, tick(e)), 0);
 	do {
 		uint64_t c = tick(e) + 1000;
 
 		e->cycle = c;
-		iopt_smmu_run_until(e->s, c);
-		assert_int_equal(iopt_smmu_mmio_read(e->s, 0x9c, 4, &cons, c), 0);
+		iopt_smmuv3_run_until(e->s, c);
+		assert_int_equal(iopt_smmuv3_mmio_read(e->s, 0x9c, 4, &cons, c), 0);
 	} while ((cons & 0x1ff) != e->prod);
 	assert_int_equal(cons >> 24 & 0x7f, 0);	/* CONS.ERR: no error */
 }
 
-static void q_cmd(struct env *e, const struct iopt_smmu_cmd *c)
+static void q_cmd(struct env *e, const struct iopt_smmuv3_cmd *c)
 {
 	uint64_t w[2];
 
-	assert_int_equal(iopt_smmu_cmd_encode(c, w), 0);
+	assert_int_equal(iopt_smmuv3_cmd_encode(c, w), 0);
 	memcpy(iopt_physmem_ptr(e->pm, CMDQ + (e->prod & 255) * 16ull, 16), w, 16);
 	e->prod = (e->prod + 1) & 511;
 	if ((e->prod & 127) == 0)
@@ -94,7 +94,7 @@ static void cb_sync(void *cookie)
 	struct env *e = cookie;
 
 	e->syncs++;
-	q_cmd(e, &(struct iopt_smmu_cmd){ .opcode = IOPT_CMD_SYNC });
+	q_cmd(e, &(struct iopt_smmuv3_cmd){ .opcode = IOPT_SMMUV3_CMD_SYNC });
 	q_drain(e);
 }
 
@@ -103,7 +103,7 @@ static void cb_flush_all(void *cookie)
 	struct env *e = cookie;
 
 	e->flush_alls++;
-	q_cmd(e, &(struct iopt_smmu_cmd){ .opcode = IOPT_CMD_TLBI_NH_ASID,
+	q_cmd(e, &(struct iopt_smmuv3_cmd){ .opcode = IOPT_SMMUV3_CMD_TLBI_NH_ASID,
 					  .asid = ASID });
 	cb_sync(cookie);
 }
@@ -117,11 +117,11 @@ static void cb_flush_walk(uint64_t iova, uint64_t size, uint64_t granule,
 	e->flush_walks++;
 	/* Every 4K page of the range, Leaf=0 (walk caches too). */
 	for (uint64_t a = iova; a - iova < size; a += 0x1000)
-		q_cmd(e, &(struct iopt_smmu_cmd){ .opcode = IOPT_CMD_TLBI_NH_VA,
+		q_cmd(e, &(struct iopt_smmuv3_cmd){ .opcode = IOPT_SMMUV3_CMD_TLBI_NH_VA,
 						  .asid = ASID, .addr = a });
 }
 
-static void cb_add_page(struct iopt_gather *g, uint64_t iova, uint64_t granule,
+static void cb_add_page(struct iopt_pgtable_gather *g, uint64_t iova, uint64_t granule,
 			void *cookie)
 {
 	struct env *e = cookie;
@@ -132,12 +132,12 @@ static void cb_add_page(struct iopt_gather *g, uint64_t iova, uint64_t granule,
 		e->inv_lo = iova;
 	if (iova + granule > e->inv_hi)
 		e->inv_hi = iova + granule;
-	q_cmd(e, &(struct iopt_smmu_cmd){ .opcode = IOPT_CMD_TLBI_NH_VA,
+	q_cmd(e, &(struct iopt_smmuv3_cmd){ .opcode = IOPT_SMMUV3_CMD_TLBI_NH_VA,
 					  .asid = ASID, .addr = iova,
 					  .leaf = true });
 }
 
-static const struct iopt_tlb_ops tlb_ops = {
+static const struct iopt_pgtable_tlb_ops tlb_ops = {
 	cb_flush_all, cb_flush_walk, cb_add_page, cb_sync,
 };
 
@@ -159,44 +159,44 @@ static void env_init(struct env *e, bool tlb)
 	e->pm = iopt_testbed_physmem(e->tb);
 	e->s = iopt_testbed_smmuv3(e->tb);
 	assert_int_equal(iopt_physmem_alloc(e->pm, 1u << 20, &pa), 0);
-	assert_int_equal(iopt_smmu_mmio_write(e->s, 0x80, 8, STRTAB, 0), 0);
-	assert_int_equal(iopt_smmu_mmio_write(e->s, 0x88, 4, 4, 0), 0);
-	assert_int_equal(iopt_smmu_mmio_write(e->s, 0x90, 8, CMDQ | 8, 0), 0);
-	assert_int_equal(iopt_smmu_mmio_write(e->s, 0xa0, 8, EVTQ | 4, 0), 0);
-	assert_int_equal(iopt_smmu_mmio_write(e->s, 0x20, 4, 0x9, 0), 0);
+	assert_int_equal(iopt_smmuv3_mmio_write(e->s, 0x80, 8, STRTAB, 0), 0);
+	assert_int_equal(iopt_smmuv3_mmio_write(e->s, 0x88, 4, 4, 0), 0);
+	assert_int_equal(iopt_smmuv3_mmio_write(e->s, 0x90, 8, CMDQ | 8, 0), 0);
+	assert_int_equal(iopt_smmuv3_mmio_write(e->s, 0xa0, 8, EVTQ | 4, 0), 0);
+	assert_int_equal(iopt_smmuv3_mmio_write(e->s, 0x20, 4, 0x9, 0), 0);
 
-	struct iopt_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
+	struct iopt_pgtable_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
 			       .ias = 48, .oas = 48, .coherent_walk = true,
-			       .quirks = IOPT_QUIRK_HD,
+			       .quirks = IOPT_PGTABLE_QUIRK_HD,
 			       .mem = iopt_physmem_mem_ops(), .mem_ctx = e->pm,
 			       .tlb = &tlb_ops, .tlb_cookie = e };
-	struct iopt_cd cd;
-	struct iopt_ste ste = { .valid = true, .config = IOPT_STE_S1,
+	struct iopt_smmuv3_cd cd;
+	struct iopt_smmuv3_ste ste = { .valid = true, .config = IOPT_SMMUV3_STE_S1,
 				.s1_context_ptr = CDTAB };
 
-	assert_int_equal(iopt_alloc(&pc, &e->pt), 0);
-	assert_int_equal(iopt_cd_from_pgtable(e->pt, ASID, &cd), 0);
+	assert_int_equal(iopt_pgtable_alloc(&pc, &e->pt), 0);
+	assert_int_equal(iopt_smmuv3_cd_from_pgtable(e->pt, ASID, &cd), 0);
 	assert_true(cd.ha && cd.hd);
-	iopt_cd_encode(&cd, w);
+	iopt_smmuv3_cd_encode(&cd, w);
 	memcpy(iopt_physmem_ptr(e->pm, CDTAB, 64), w, 64);
-	iopt_ste_encode(&ste, w);
+	iopt_smmuv3_ste_encode(&ste, w);
 	memcpy(iopt_physmem_ptr(e->pm, STRTAB + 64, 64), w, 64);
 }
 
 static void env_fini(struct env *e)
 {
-	iopt_free(e->pt);
+	iopt_pgtable_free(e->pt);
 	iopt_testbed_destroy(e->tb);
 }
 
 /* A device access through the model; it must translate to va + OFF. */
 static void dev_access(struct env *e, uint64_t va, bool write)
 {
-	struct iopt_smmu_txn t = { .sid = 1, .priv = true, .addr = va,
+	struct iopt_smmuv3_txn t = { .sid = 1, .priv = true, .addr = va,
 				   .write = write };
-	struct iopt_smmu_resp r;
+	struct iopt_smmuv3_resp r;
 
-	assert_int_equal(iopt_smmu_translate(e->s, &t, tick(e), &r), 0);
+	assert_int_equal(iopt_smmuv3_translate(e->s, &t, tick(e), &r), 0);
 	assert_int_equal(r.fault, 0);
 	assert_int_equal(r.oa, va + OFF);
 	if (r.ready > e->cycle)
@@ -207,11 +207,11 @@ static void dev_access(struct env *e, uint64_t va, bool write)
  * it (table address and index); the bits are read raw. */
 static uint64_t raw_leaf(struct env *e, uint64_t va)
 {
-	struct iopt_walk w;
+	struct iopt_pgtable_walk w;
 
-	assert_int_equal(iopt_walk(e->pt, va, &w), 0);
+	assert_int_equal(iopt_pgtable_walk(e->pt, va, &w), 0);
 	assert_true(w.mapped);
-	const struct iopt_walk_level *l = &w.level[w.nr_levels - 1];
+	const struct iopt_pgtable_walk_level *l = &w.level[w.nr_levels - 1];
 	uint64_t d;
 
 	memcpy(&d, iopt_physmem_ptr(e->pm, l->table_pa + 8ull * l->index, 8), 8);
@@ -249,11 +249,11 @@ static void rec(uint64_t va, uint64_t size, void *arg)
 static struct dlog harvest(struct env *e, uint64_t va, uint64_t size)
 {
 	struct dlog log = { 0 };
-	struct iopt_gather g;
+	struct iopt_pgtable_gather g;
 
-	iopt_gather_init(&g);
-	assert_int_equal(iopt_read_and_clear_dirty(e->pt, va, size, 0, &g, rec,
-						   &log), 0);
+	iopt_pgtable_gather_init(&g);
+	assert_int_equal(iopt_pgtable_read_and_clear_dirty(e->pt, va, size, 0, &g, rec,
+							   &log), 0);
 	if (log.n) {
 		/* Every reported leaf is in the gather. */
 		for (unsigned i = 0; i < log.n && i < 8; i++) {
@@ -261,7 +261,7 @@ static struct dlog harvest(struct env *e, uint64_t va, uint64_t size)
 			assert_true(g.last >= log.va[i] + log.size[i] - 1);
 		}
 	}
-	iopt_tlb_sync(e->pt);
+	iopt_pgtable_tlb_sync(e->pt);
 	return log;
 }
 
@@ -277,8 +277,8 @@ static void test_second_write_is_seen(void **state)
 		struct dlog log;
 
 		env_init(&e, true);
-		assert_int_equal(iopt_map_pages(e.pt, va, va + OFF, sz, 1,
-						IOPT_READ | IOPT_WRITE, NULL), 0);
+		assert_int_equal(iopt_pgtable_map_pages(e.pt, va, va + OFF, sz, 1,
+							IOPT_READ | IOPT_WRITE, NULL), 0);
 		assert_true(raw_clean(raw_leaf(&e, va)));
 		dev_access(&e, va + 0x10, false);		/* a read: clean */
 		assert_true(raw_clean(raw_leaf(&e, va)));
@@ -321,8 +321,8 @@ static void test_run_is_one_unit(void **state)
 
 	(void)state;
 	env_init(&e, true);
-	assert_int_equal(iopt_map_pages(e.pt, va, va + OFF, run, 1,
-					IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(e.pt, va, va + OFF, run, 1,
+						IOPT_READ | IOPT_WRITE, NULL), 0);
 	for (unsigned round = 0; round < 3; round++) {
 		uint64_t page = va + (5 + round * 4) * 0x1000ull;
 		bool any = false;
@@ -342,8 +342,8 @@ static void test_run_is_one_unit(void **state)
 	env_fini(&e);
 }
 
-/* IOPT_DIRTY_NO_CLEAR reports and neither cleans nor invalidates; a NULL
- * gather is accepted; bad arguments change nothing. */
+/* IOPT_PGTABLE_DIRTY_NO_CLEAR reports and neither cleans nor invalidates; a
+ * NULL gather is accepted; bad arguments change nothing. */
 static void test_no_clear_and_args(void **state)
 {
 	struct env e;
@@ -352,32 +352,32 @@ static void test_no_clear_and_args(void **state)
 
 	(void)state;
 	env_init(&e, true);
-	assert_int_equal(iopt_map_pages(e.pt, va, va + OFF, 0x1000, 4,
-					IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(e.pt, va, va + OFF, 0x1000, 4,
+						IOPT_READ | IOPT_WRITE, NULL), 0);
 	dev_access(&e, va + 0x2000, true);
-	assert_int_equal(iopt_read_and_clear_dirty(e.pt, va, 0x4000,
-						   IOPT_DIRTY_NO_CLEAR, NULL, rec,
-						   &log), 0);
+	assert_int_equal(iopt_pgtable_read_and_clear_dirty(e.pt, va, 0x4000,
+							   IOPT_PGTABLE_DIRTY_NO_CLEAR, NULL, rec,
+							   &log), 0);
 	assert_int_equal(log.n, 1);
 	assert_int_equal(log.va[0], va + 0x2000);
 	assert_int_equal(e.add_pages, 0);
 	assert_true(raw_dirty(raw_leaf(&e, va + 0x2000)));
-	assert_int_equal(iopt_read_and_clear_dirty(e.pt, va, 0x4000, 1u << 5,
-						   NULL, rec, &log), -EINVAL);
-	assert_int_equal(iopt_read_and_clear_dirty(e.pt, va, 0, 0, NULL, rec,
-						   &log), -EINVAL);
-	assert_int_equal(iopt_read_and_clear_dirty(e.pt, 1ull << 48, 0x1000, 0,
-						   NULL, rec, &log), -ERANGE);
+	assert_int_equal(iopt_pgtable_read_and_clear_dirty(e.pt, va, 0x4000, 1u << 5,
+							   NULL, rec, &log), -EINVAL);
+	assert_int_equal(iopt_pgtable_read_and_clear_dirty(e.pt, va, 0, 0, NULL, rec,
+							   &log), -EINVAL);
+	assert_int_equal(iopt_pgtable_read_and_clear_dirty(e.pt, 1ull << 48, 0x1000, 0,
+							   NULL, rec, &log), -ERANGE);
 	assert_true(raw_dirty(raw_leaf(&e, va + 0x2000)));
 	assert_int_equal(e.add_pages, 0);
 	/* NULL gather: add_page still runs, with the NULL gather. */
 	log.n = 0;
-	assert_int_equal(iopt_read_and_clear_dirty(e.pt, va, 0x4000, 0, NULL,
-						   rec, &log), 0);
+	assert_int_equal(iopt_pgtable_read_and_clear_dirty(e.pt, va, 0x4000, 0, NULL,
+							   rec, &log), 0);
 	assert_int_equal(log.n, 1);
 	assert_int_equal(e.add_pages, 1);
 	assert_null(e.last_gather);
-	iopt_tlb_sync(e.pt);
+	iopt_pgtable_tlb_sync(e.pt);
 	dev_access(&e, va + 0x2000, true);
 	assert_true(raw_dirty(raw_leaf(&e, va + 0x2000)));
 	env_fini(&e);
@@ -412,13 +412,13 @@ static void *race_hw(void *arg)
 
 	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
 		uint64_t va = VA0 + (tu_rand(&rng) % NPAGES) * 0x1000;
-		struct iopt_walk w;
+		struct iopt_pgtable_walk w;
 
-		if (iopt_walk(r->pt, va, &w) || !w.mapped)
+		if (iopt_pgtable_walk(r->pt, va, &w) || !w.mapped)
 			continue;
 		/* Leaf tables are never freed here (only 4K unmaps), so the
 		 * located descriptor stays table memory. */
-		const struct iopt_walk_level *l = &w.level[w.nr_levels - 1];
+		const struct iopt_pgtable_walk_level *l = &w.level[w.nr_levels - 1];
 		uint64_t *d = (uint64_t *)(uintptr_t)(l->table_pa + 8ull * l->index);
 		uint64_t v = __atomic_load_n(d, __ATOMIC_ACQUIRE);
 
@@ -435,13 +435,13 @@ static void *race_harvest(void *arg)
 	struct race *r = arg;
 
 	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
-		struct iopt_gather g;
+		struct iopt_pgtable_gather g;
 
-		iopt_gather_init(&g);
-		assert_int_equal(iopt_read_and_clear_dirty(r->pt, VA0,
-							   NPAGES * 0x1000ull, 0,
-							   &g, NULL, NULL), 0);
-		iopt_tlb_sync(r->pt);
+		iopt_pgtable_gather_init(&g);
+		assert_int_equal(iopt_pgtable_read_and_clear_dirty(r->pt, VA0,
+								   NPAGES * 0x1000ull, 0,
+								   &g, NULL, NULL), 0);
+		iopt_pgtable_tlb_sync(r->pt);
 	}
 	return NULL;
 }
@@ -462,12 +462,12 @@ static void *race_map(void *arg)
 		uint64_t va = VA0 + p * 0x1000ull;
 
 		if (mapped[p]) {
-			assert_int_equal(iopt_unmap_pages(r->pt, va, 0x1000, 1, NULL),
+			assert_int_equal(iopt_pgtable_unmap_pages(r->pt, va, 0x1000, 1, NULL),
 					 0x1000);
 		} else {
-			assert_int_equal(iopt_map_pages(r->pt, va, va, 0x1000, 1,
-							IOPT_READ | IOPT_WRITE,
-							NULL), 0);
+			assert_int_equal(iopt_pgtable_map_pages(r->pt, va, va, 0x1000, 1,
+								IOPT_READ | IOPT_WRITE,
+								NULL), 0);
 		}
 		mapped[p] = !mapped[p];
 	}
@@ -476,19 +476,19 @@ static void *race_map(void *arg)
 
 static void test_clean_races_unmap(void **state)
 {
-	struct iopt_cfg cfg = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
+	struct iopt_pgtable_cfg cfg = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
 				.ias = 48, .oas = 48, .coherent_walk = true,
-				.quirks = IOPT_QUIRK_HD };
+				.quirks = IOPT_PGTABLE_QUIRK_HD };
 	struct race r;
 	bool *mapped = r.mapped;
 	struct plat_thread hw, hv, mt;
 
 	(void)state;
 	r = (struct race){ .ops = tu_stress_ops(100000) };
-	assert_int_equal(iopt_alloc(&cfg, &r.pt), 0);
+	assert_int_equal(iopt_pgtable_alloc(&cfg, &r.pt), 0);
 	/* Map every page once so that the leaf table exists. */
-	assert_int_equal(iopt_map_pages(r.pt, VA0, VA0, 0x1000, NPAGES,
-					IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(r.pt, VA0, VA0, 0x1000, NPAGES,
+						IOPT_READ | IOPT_WRITE, NULL), 0);
 	for (int i = 0; i < NPAGES; i++)
 		mapped[i] = true;
 	/* Every racer is a thread (simulated CPUs run only while the main
@@ -505,13 +505,13 @@ static void test_clean_races_unmap(void **state)
 		uint64_t va = VA0 + p * 0x1000ull;
 
 		if (mapped[p])
-			assert_int_equal(iopt_unmap_pages(r.pt, va, 0x1000, 1, NULL),
+			assert_int_equal(iopt_pgtable_unmap_pages(r.pt, va, 0x1000, 1, NULL),
 					 0x1000);
 	}
-	assert_int_equal(iopt_map_pages(r.pt, VA0, VA0, 0x1000, NPAGES,
-					IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(r.pt, VA0, VA0, 0x1000, NPAGES,
+						IOPT_READ | IOPT_WRITE, NULL), 0);
 	assert_true(__atomic_load_n(&r.dirtied, __ATOMIC_RELAXED) > 0);
-	iopt_free(r.pt);
+	iopt_pgtable_free(r.pt);
 }
 
 int main(void)

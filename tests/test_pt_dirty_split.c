@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * iopt_read_and_clear_dirty() through a split in flight (docs/pgtable.md,
- * concurrency guarantee 10): thread A unmaps one page of a dirty 2M block
- * that the SMMU model has cached and is held inside its add_page for the
- * block; the harvest of another page of that block, through A's new table,
- * must report the block too, so that after the harvest and its sync the
- * device's next write to the page sets the dirty state again instead of
- * going through the cached writable-dirty block.
+ * iopt_pgtable_read_and_clear_dirty() through a split in flight
+ * (docs/pgtable.md, concurrency guarantee 10): thread A unmaps one page of a
+ * dirty 2M block that the SMMU model has cached and is held inside its add_page
+ * for the block; the harvest of another page of that block, through A's new
+ * table, must report the block too, so that after the harvest and its sync the
+ * device's next write to the page sets the dirty state again instead of going
+ * through the cached writable-dirty block.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include <iopgtable/physmem.h>
-#include <iopgtable/smmu.h>
+#include <iopgtable/smmuv3.h>
 
 #include <pthread.h>
 #include "tutil.h"
@@ -38,7 +38,7 @@
 
 struct env {
 	struct iopt_physmem *pm;
-	struct iopt_smmu *s;
+	struct iopt_smmuv3 *s;
 	struct iopt_pgtable *pt;
 	uint64_t cycle;
 	uint32_t prod;
@@ -62,22 +62,22 @@ static void q_drain(struct env *e)
 {
 	uint64_t cons;
 
-	assert_int_equal(iopt_smmu_mmio_write(e->s, 0x98, 4, e->prod, tick(e)), 0);
+	assert_int_equal(iopt_smmuv3_mmio_write(e->s, 0x98, 4, e->prod, tick(e)), 0);
 	do {
 		uint64_t c = tick(e) + 1000;
 
 		e->cycle = c;
-		iopt_smmu_run_until(e->s, c);
-		assert_int_equal(iopt_smmu_mmio_read(e->s, 0x9c, 4, &cons, c), 0);
+		iopt_smmuv3_run_until(e->s, c);
+		assert_int_equal(iopt_smmuv3_mmio_read(e->s, 0x9c, 4, &cons, c), 0);
 	} while ((cons & 0x1ff) != e->prod);
 	assert_int_equal(cons >> 24 & 0x7f, 0);	/* CONS.ERR: no error */
 }
 
-static void q_cmd(struct env *e, const struct iopt_smmu_cmd *c)
+static void q_cmd(struct env *e, const struct iopt_smmuv3_cmd *c)
 {
 	uint64_t w[2];
 
-	assert_int_equal(iopt_smmu_cmd_encode(c, w), 0);
+	assert_int_equal(iopt_smmuv3_cmd_encode(c, w), 0);
 	memcpy(iopt_physmem_ptr(e->pm, CMDQ + (e->prod & 255) * 16ull, 16), w, 16);
 	e->prod = (e->prod + 1) & 511;
 	if ((e->prod & 127) == 0)
@@ -88,14 +88,14 @@ static void cb_sync(void *cookie)
 {
 	struct env *e = cookie;
 
-	q_cmd(e, &(struct iopt_smmu_cmd){ .opcode = IOPT_CMD_SYNC });
+	q_cmd(e, &(struct iopt_smmuv3_cmd){ .opcode = IOPT_SMMUV3_CMD_SYNC });
 	q_drain(e);
 }
 static void cb_flush_all(void *cookie)
 {
 	struct env *e = cookie;
 
-	q_cmd(e, &(struct iopt_smmu_cmd){ .opcode = IOPT_CMD_TLBI_NH_ASID,
+	q_cmd(e, &(struct iopt_smmuv3_cmd){ .opcode = IOPT_SMMUV3_CMD_TLBI_NH_ASID,
 					  .asid = ASID });
 	cb_sync(cookie);
 }
@@ -107,13 +107,13 @@ static void cb_flush_walk(uint64_t iova, uint64_t size, uint64_t granule,
 
 	(void)granule;
 	for (uint64_t a = iova; a - iova < size; a += 0x1000)
-		q_cmd(e, &(struct iopt_smmu_cmd){ .opcode = IOPT_CMD_TLBI_NH_VA,
+		q_cmd(e, &(struct iopt_smmuv3_cmd){ .opcode = IOPT_SMMUV3_CMD_TLBI_NH_VA,
 						  .asid = ASID, .addr = a });
 }
 
 /* As the SMMUv3 driver does (smmuv3_tlb.c op_add_page): one range
  * TLBI_NH_VA, Leaf = 1, TTL from the granule (the level hint). */
-static void cb_add_page(struct iopt_gather *g, uint64_t iova, uint64_t granule,
+static void cb_add_page(struct iopt_pgtable_gather *g, uint64_t iova, uint64_t granule,
 			void *cookie)
 {
 	struct env *e = cookie;
@@ -130,20 +130,20 @@ static void cb_add_page(struct iopt_gather *g, uint64_t iova, uint64_t granule,
 			pthread_cond_wait(&ctl.cond, &ctl.lock);
 	}
 	pthread_mutex_unlock(&ctl.lock);
-	q_cmd(e, &(struct iopt_smmu_cmd){ .opcode = IOPT_CMD_TLBI_NH_VA,
+	q_cmd(e, &(struct iopt_smmuv3_cmd){ .opcode = IOPT_SMMUV3_CMD_TLBI_NH_VA,
 					  .asid = ASID, .addr = iova,
 					  .leaf = true, .tg = 1,
 					  .ttl = 4 - (lg - 3) / 9,
 					  .scale = lg - 12, .num = 0 });
 }
 
-static const struct iopt_tlb_ops tlb_ops = {
+static const struct iopt_pgtable_tlb_ops tlb_ops = {
 	cb_flush_all, cb_flush_walk, cb_add_page, cb_sync,
 };
 
 static void env_init(struct env *e, bool tlb)
 {
-	struct iopt_smmu_params p;
+	struct iopt_smmuv3_params p;
 	struct iopt_smmu_mem mem;
 	uint64_t pa, w[8];
 
@@ -151,50 +151,50 @@ static void env_init(struct env *e, bool tlb)
 	assert_int_equal(iopt_physmem_create(MEM_BASE, 64u << 20, &e->pm), 0);
 	assert_int_equal(iopt_physmem_alloc(e->pm, 1u << 20, &pa), 0);
 	iopt_smmu_physmem(e->pm, 10, &mem);
-	iopt_smmu_default_params(&p);
+	iopt_smmuv3_default_params(&p);
 	p.httu = 2;			/* access flag and dirty state */
 	p.tlb.enable = tlb;
 	p.ril = true;
-	assert_int_equal(iopt_smmu_create(&p, &mem, NULL, NULL, &e->s), 0);
-	assert_int_equal(iopt_smmu_mmio_write(e->s, 0x80, 8, STRTAB, 0), 0);
-	assert_int_equal(iopt_smmu_mmio_write(e->s, 0x88, 4, 4, 0), 0);
-	assert_int_equal(iopt_smmu_mmio_write(e->s, 0x90, 8, CMDQ | 8, 0), 0);
-	assert_int_equal(iopt_smmu_mmio_write(e->s, 0xa0, 8, EVTQ | 4, 0), 0);
-	assert_int_equal(iopt_smmu_mmio_write(e->s, 0x20, 4, 0x9, 0), 0);
+	assert_int_equal(iopt_smmuv3_create(&p, &mem, NULL, NULL, &e->s), 0);
+	assert_int_equal(iopt_smmuv3_mmio_write(e->s, 0x80, 8, STRTAB, 0), 0);
+	assert_int_equal(iopt_smmuv3_mmio_write(e->s, 0x88, 4, 4, 0), 0);
+	assert_int_equal(iopt_smmuv3_mmio_write(e->s, 0x90, 8, CMDQ | 8, 0), 0);
+	assert_int_equal(iopt_smmuv3_mmio_write(e->s, 0xa0, 8, EVTQ | 4, 0), 0);
+	assert_int_equal(iopt_smmuv3_mmio_write(e->s, 0x20, 4, 0x9, 0), 0);
 
-	struct iopt_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
+	struct iopt_pgtable_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
 			       .ias = 48, .oas = 48, .coherent_walk = true,
-			       .quirks = IOPT_QUIRK_HD,
+			       .quirks = IOPT_PGTABLE_QUIRK_HD,
 			       .mem = iopt_physmem_mem_ops(), .mem_ctx = e->pm,
 			       .tlb = &tlb_ops, .tlb_cookie = e };
-	struct iopt_cd cd;
-	struct iopt_ste ste = { .valid = true, .config = IOPT_STE_S1,
+	struct iopt_smmuv3_cd cd;
+	struct iopt_smmuv3_ste ste = { .valid = true, .config = IOPT_SMMUV3_STE_S1,
 				.s1_context_ptr = CDTAB };
 
-	assert_int_equal(iopt_alloc(&pc, &e->pt), 0);
-	assert_int_equal(iopt_cd_from_pgtable(e->pt, ASID, &cd), 0);
+	assert_int_equal(iopt_pgtable_alloc(&pc, &e->pt), 0);
+	assert_int_equal(iopt_smmuv3_cd_from_pgtable(e->pt, ASID, &cd), 0);
 	assert_true(cd.ha && cd.hd);
-	iopt_cd_encode(&cd, w);
+	iopt_smmuv3_cd_encode(&cd, w);
 	memcpy(iopt_physmem_ptr(e->pm, CDTAB, 64), w, 64);
-	iopt_ste_encode(&ste, w);
+	iopt_smmuv3_ste_encode(&ste, w);
 	memcpy(iopt_physmem_ptr(e->pm, STRTAB + 64, 64), w, 64);
 }
 
 static void env_fini(struct env *e)
 {
-	iopt_free(e->pt);
-	iopt_smmu_destroy(e->s);
+	iopt_pgtable_free(e->pt);
+	iopt_smmuv3_destroy(e->s);
 	iopt_physmem_destroy(e->pm);
 }
 
 /* A device access through the model; it must translate to va + OFF. */
 static void dev_access(struct env *e, uint64_t va, bool write)
 {
-	struct iopt_smmu_txn t = { .sid = 1, .priv = true, .addr = va,
+	struct iopt_smmuv3_txn t = { .sid = 1, .priv = true, .addr = va,
 				   .write = write };
-	struct iopt_smmu_resp r;
+	struct iopt_smmuv3_resp r;
 
-	assert_int_equal(iopt_smmu_translate(e->s, &t, tick(e), &r), 0);
+	assert_int_equal(iopt_smmuv3_translate(e->s, &t, tick(e), &r), 0);
 	assert_int_equal(r.fault, 0);
 	assert_int_equal(r.oa, va + OFF);
 	if (r.ready > e->cycle)
@@ -205,11 +205,11 @@ static void dev_access(struct env *e, uint64_t va, bool write)
  * it (table address and index); the bits are read raw. */
 static uint64_t raw_leaf(struct env *e, uint64_t va)
 {
-	struct iopt_walk w;
+	struct iopt_pgtable_walk w;
 
-	assert_int_equal(iopt_walk(e->pt, va, &w), 0);
+	assert_int_equal(iopt_pgtable_walk(e->pt, va, &w), 0);
 	assert_true(w.mapped);
-	const struct iopt_walk_level *l = &w.level[w.nr_levels - 1];
+	const struct iopt_pgtable_walk_level *l = &w.level[w.nr_levels - 1];
 	uint64_t d;
 
 	memcpy(&d, iopt_physmem_ptr(e->pm, l->table_pa + 8ull * l->index, 8), 8);
@@ -246,16 +246,16 @@ struct a_arg {
 static void *thread_a(void *p)
 {
 	struct a_arg *a = p;
-	struct iopt_gather g;
+	struct iopt_pgtable_gather g;
 
 	pthread_mutex_lock(&ctl.lock);
 	ctl.a = pthread_self();
 	ctl.armed = true;
 	pthread_mutex_unlock(&ctl.lock);
-	iopt_gather_init(&g);
-	assert_int_equal(iopt_unmap_pages(a->e->pt, a->va, 0x1000, 1, &g),
+	iopt_pgtable_gather_init(&g);
+	assert_int_equal(iopt_pgtable_unmap_pages(a->e->pt, a->va, 0x1000, 1, &g),
 			 0x1000);
-	iopt_tlb_sync(a->e->pt);
+	iopt_pgtable_tlb_sync(a->e->pt);
 	return NULL;
 }
 
@@ -276,12 +276,12 @@ static void test_harvest_through_split_in_flight(void **state)
 	unsigned n = 0;
 	pthread_t th;
 	struct a_arg a = { &e, va + 0x1000 };
-	struct iopt_gather g;
+	struct iopt_pgtable_gather g;
 
 	(void)state;
 	env_init(&e, true);
-	assert_int_equal(iopt_map_pages(e.pt, va, va + OFF, 0x200000, 1,
-					IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(e.pt, va, va + OFF, 0x200000, 1,
+						IOPT_READ | IOPT_WRITE, NULL), 0);
 	dev_access(&e, p2, true);	/* dirty; the TLB caches the block */
 	assert_true(raw_dirty(raw_leaf(&e, p2)));
 
@@ -293,10 +293,10 @@ static void test_harvest_through_split_in_flight(void **state)
 	pthread_mutex_unlock(&ctl.lock);
 
 	/* H: A's table is published, its block report not yet issued. */
-	iopt_gather_init(&g);
-	assert_int_equal(iopt_read_and_clear_dirty(e.pt, p2, 0x1000, 0, &g, rec,
-						   &n), 0);
-	iopt_tlb_sync(e.pt);
+	iopt_pgtable_gather_init(&g);
+	assert_int_equal(iopt_pgtable_read_and_clear_dirty(e.pt, p2, 0x1000, 0, &g, rec,
+							   &n), 0);
+	iopt_pgtable_tlb_sync(e.pt);
 	assert_int_equal(n, 1);			/* the split kept it dirty */
 	assert_true(raw_clean(raw_leaf(&e, p2)));
 	dev_access(&e, p2 + 8, true);		/* the second write */

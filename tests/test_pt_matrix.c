@@ -1,13 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The configuration matrix: every LPAE format x granule x ias/oas pair.
- * For each: an empty table translates nothing; every page size maps at a
- * stride and translates (checked by iopt_iova_to_phys() and by the
- * reference walker, which starts from the reported registers); overlapping
- * maps fail and change nothing; unmap removes; remapping with other
- * permissions takes effect; the largest page maps at the very top of the
- * input and output ranges. Table memory sits at non-host physical
- * addresses and must all be returned.
+ * The configuration matrix: every LPAE format x granule x ias/oas pair. For
+ * each: an empty table translates nothing; every page size maps at a stride and
+ * translates (checked by iopt_pgtable_iova_to_phys() and by the reference
+ * walker, which starts from the reported registers); overlapping maps fail and
+ * change nothing; unmap removes; remapping with other permissions takes effect;
+ * the largest page maps at the very top of the input and output ranges. Table
+ * memory sits at non-host physical addresses and must all be returned.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -34,15 +33,15 @@ static int setup(void **state)
 
 /* Translate va both ways and check it maps to pa with prot. */
 static void expect_mapped(struct iopt_pgtable *pt, struct tmem *m,
-			  const struct iopt_cfg *cfg, uint64_t va, uint64_t pa,
+			  const struct iopt_pgtable_cfg *cfg, uint64_t va, uint64_t pa,
 			  unsigned prot)
 {
-	struct iopt_info info;
+	struct iopt_pgtable_info info;
 	struct ref_walk w;
 	uint64_t got = 0;
 
-	iopt_get_info(pt, &info);
-	TU_CHK(cur, iopt_iova_to_phys(pt, va, &got) == 0);
+	iopt_pgtable_get_info(pt, &info);
+	TU_CHK(cur, iopt_pgtable_iova_to_phys(pt, va, &got) == 0);
 	TU_CHK(cur, got == pa);
 	ref_walk(&info, cfg->quirks, tmem_host_p2v, m, va, &w);
 	TU_CHK(cur, w.mapped);
@@ -51,14 +50,14 @@ static void expect_mapped(struct iopt_pgtable *pt, struct tmem *m,
 }
 
 static void expect_unmapped(struct iopt_pgtable *pt, struct tmem *m,
-			    const struct iopt_cfg *cfg, uint64_t va)
+			    const struct iopt_pgtable_cfg *cfg, uint64_t va)
 {
-	struct iopt_info info;
+	struct iopt_pgtable_info info;
 	struct ref_walk w;
 	uint64_t got;
 
-	iopt_get_info(pt, &info);
-	TU_CHK(cur, iopt_iova_to_phys(pt, va, &got) == -ENOENT);
+	iopt_pgtable_get_info(pt, &info);
+	TU_CHK(cur, iopt_pgtable_iova_to_phys(pt, va, &got) == -ENOENT);
 	ref_walk(&info, cfg->quirks, tmem_host_p2v, m, va, &w);
 	TU_CHK(cur, !w.mapped);
 }
@@ -71,13 +70,13 @@ static struct iopt_pgtable *make(struct tcfg *t, struct tmem *m)
 	t->cfg.mem = &tmem_ops;
 	t->cfg.mem_ctx = m;
 	cur = t->name;
-	TU_CHK(cur, iopt_alloc(&t->cfg, &pt) == 0);
+	TU_CHK(cur, iopt_pgtable_alloc(&t->cfg, &pt) == 0);
 	return pt;
 }
 
 static void destroy(struct iopt_pgtable *pt, struct tmem *m)
 {
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	TU_CHK(cur, m->live == 0);
 	tmem_destroy(m);
 }
@@ -88,10 +87,10 @@ static void test_empty(void **state)
 	for (size_t i = 0; i < ncfg; i++) {
 		struct tmem m;
 		struct iopt_pgtable *pt = make(&cfgs[i], &m);
-		struct iopt_info info;
+		struct iopt_pgtable_info info;
 		uint64_t top = (1ull << cfgs[i].cfg.ias) - 1;
 
-		iopt_get_info(pt, &info);
+		iopt_pgtable_get_info(pt, &info);
 		TU_CHK(cur, info.pgsize_bitmap & cfgs[i].cfg.granule);
 		TU_CHK(cur, info.levels >= 1 && info.levels <= 4);
 		TU_CHK(cur, info.start_level + info.levels == 4);
@@ -103,7 +102,7 @@ static void test_empty(void **state)
 }
 
 /* Choose an output address for a page of size sz, or report none fits. */
-static bool pick_pa(const struct iopt_cfg *cfg, uint64_t sz, unsigned n,
+static bool pick_pa(const struct iopt_pgtable_cfg *cfg, uint64_t sz, unsigned n,
 		    uint64_t *pa)
 {
 	uint64_t space = cfg->oas >= 64 ? ~0ull : 1ull << cfg->oas;
@@ -122,9 +121,9 @@ static void test_every_size(void **state)
 		struct tmem m;
 		struct tcfg *t = &cfgs[i];
 		struct iopt_pgtable *pt = make(t, &m);
-		struct iopt_info info;
+		struct iopt_pgtable_info info;
 
-		iopt_get_info(pt, &info);
+		iopt_pgtable_get_info(pt, &info);
 		for (unsigned b = 0; b < 64; b++) {
 			uint64_t sz = 1ull << b, pa, mapped = 1;
 			uint64_t space = 1ull << t->cfg.ias;
@@ -137,15 +136,15 @@ static void test_every_size(void **state)
 				continue;
 			if (!pick_pa(&t->cfg, sz, 2 * n, &pa)) {
 				/* No output address fits: must be refused. */
-				TU_CHK(cur, iopt_map_pages(pt, 0, 0, sz, 1, prot, &mapped) ==
+				TU_CHK(cur, iopt_pgtable_map_pages(pt, 0, 0, sz, 1, prot, &mapped) ==
 				    -ERANGE);
 				TU_CHK(cur, mapped == 0);
 				continue;
 			}
 			for (unsigned k = 0; k < n; k++) {
-				int r = iopt_map_pages(pt, va + k * stride,
-						       pa + k * sz, sz, 1, prot,
-						       &mapped);
+				int r = iopt_pgtable_map_pages(pt, va + k * stride,
+							       pa + k * sz, sz, 1, prot,
+							       &mapped);
 
 				if (r)
 					print_error("size %#llx va %#llx pa %#llx: %d\n",
@@ -169,15 +168,15 @@ static void test_every_size(void **state)
 			/* Overlaps fail and change nothing. */
 			long allocs = m.allocs;
 
-			TU_CHK(cur, iopt_map_pages(pt, va, 0, sz, 1, IOPT_READ, &mapped) ==
+			TU_CHK(cur, iopt_pgtable_map_pages(pt, va, 0, sz, 1, IOPT_READ, &mapped) ==
 			    -EEXIST);
 			TU_CHK(cur, mapped == 0);
-			TU_CHK(cur, iopt_map_pages(pt, va + sz - t->cfg.granule, 0,
+			TU_CHK(cur, iopt_pgtable_map_pages(pt, va + sz - t->cfg.granule, 0,
 					   t->cfg.granule, 1, IOPT_READ,
 					   NULL) == -EEXIST);
 			if (n > 1) {
 				/* Spans a hole then a mapping: all or nothing. */
-				TU_CHK(cur, iopt_map_pages(pt, va - sz, 0, sz, 2, IOPT_READ,
+				TU_CHK(cur, iopt_pgtable_map_pages(pt, va - sz, 0, sz, 2, IOPT_READ,
 						   NULL) == -EEXIST);
 				expect_unmapped(pt, &m, &t->cfg, va - sz);
 			}
@@ -186,7 +185,7 @@ static void test_every_size(void **state)
 
 			/* Unmap removes. */
 			for (unsigned k = 0; k < n; k++)
-				TU_CHK(cur, iopt_unmap_pages(pt, va + k * stride, sz, 1,
+				TU_CHK(cur, iopt_pgtable_unmap_pages(pt, va + k * stride, sz, 1,
 						     NULL) == (int64_t)sz);
 			for (unsigned k = 0; k < n; k++)
 				expect_unmapped(pt, &m, &t->cfg,
@@ -195,15 +194,15 @@ static void test_every_size(void **state)
 			unsigned prot2 = IOPT_READ | IOPT_NOEXEC | IOPT_PRIV |
 					 IOPT_MMIO;
 
-			TU_CHK(cur, iopt_map_pages(pt, va, pa, sz, 1, prot2, NULL) == 0);
+			TU_CHK(cur, iopt_pgtable_map_pages(pt, va, pa, sz, 1, prot2, NULL) == 0);
 			expect_mapped(pt, &m, &t->cfg, va + sz - 1, pa + sz - 1,
 				      prot2);
-			TU_CHK(cur, iopt_unmap_pages(pt, va, sz, 1, NULL) == (int64_t)sz);
+			TU_CHK(cur, iopt_pgtable_unmap_pages(pt, va, sz, 1, NULL) == (int64_t)sz);
 			unsigned prot3 = IOPT_WRITE;
 
-			TU_CHK(cur, iopt_map_pages(pt, va, pa, sz, 1, prot3, NULL) == 0);
+			TU_CHK(cur, iopt_pgtable_map_pages(pt, va, pa, sz, 1, prot3, NULL) == 0);
 			expect_mapped(pt, &m, &t->cfg, va, pa, prot3);
-			TU_CHK(cur, iopt_unmap_pages(pt, va, sz, 1, NULL) == (int64_t)sz);
+			TU_CHK(cur, iopt_pgtable_unmap_pages(pt, va, sz, 1, NULL) == (int64_t)sz);
 			expect_unmapped(pt, &m, &t->cfg, va);
 		}
 		destroy(pt, &m);
@@ -217,26 +216,26 @@ static void test_top_of_range(void **state)
 		struct tmem m;
 		struct tcfg *t = &cfgs[i];
 		struct iopt_pgtable *pt = make(t, &m);
-		struct iopt_info info;
+		struct iopt_pgtable_info info;
 		uint64_t space = 1ull << t->cfg.ias, big = 0, pa;
 
-		iopt_get_info(pt, &info);
+		iopt_pgtable_get_info(pt, &info);
 		for (unsigned b = 0; b < 64; b++)
 			if ((info.pgsize_bitmap >> b) & 1 && (1ull << b) < space &&
 			    pick_pa(&t->cfg, 1ull << b, 1, &pa))
 				big = 1ull << b;
 		TU_CHK(cur, big);
 		pick_pa(&t->cfg, big, 1, &pa);
-		TU_CHK(cur, iopt_map_pages(pt, space - big, pa, big, 1, IOPT_READ, NULL) ==
+		TU_CHK(cur, iopt_pgtable_map_pages(pt, space - big, pa, big, 1, IOPT_READ, NULL) ==
 		    0);
 		expect_mapped(pt, &m, &t->cfg, space - 1, pa + big - 1, IOPT_READ);
 		expect_mapped(pt, &m, &t->cfg, space - big, pa, IOPT_READ);
 		/* One page past the top is out of range. */
-		TU_CHK(cur, iopt_map_pages(pt, space, 0, t->cfg.granule, 1, IOPT_READ,
+		TU_CHK(cur, iopt_pgtable_map_pages(pt, space, 0, t->cfg.granule, 1, IOPT_READ,
 				   NULL) == -ERANGE);
-		TU_CHK(cur, iopt_map_pages(pt, space - big, 0, big, 2, IOPT_READ, NULL) ==
+		TU_CHK(cur, iopt_pgtable_map_pages(pt, space - big, 0, big, 2, IOPT_READ, NULL) ==
 		    -ERANGE);
-		TU_CHK(cur, iopt_unmap_pages(pt, space - big, big, 1, NULL) ==
+		TU_CHK(cur, iopt_pgtable_unmap_pages(pt, space - big, big, 1, NULL) ==
 		    (int64_t)big);
 		expect_unmapped(pt, &m, &t->cfg, space - 1);
 		destroy(pt, &m);
@@ -330,7 +329,7 @@ static bool s2_start_ok(bool aa32, unsigned g, unsigned oas, unsigned lvl,
 
 static void test_pgsize_bitmap_vs_architecture(void **state)
 {
-	static const enum iopt_fmt fmts[] = {
+	static const enum iopt_pgtable_fmt fmts[] = {
 		IOPT_ARM_64_LPAE_S1, IOPT_ARM_64_LPAE_S2,
 		IOPT_ARM_32_LPAE_S1, IOPT_ARM_32_LPAE_S2,
 	};
@@ -342,7 +341,7 @@ static void test_pgsize_bitmap_vs_architecture(void **state)
 		for (unsigned g = 12; g <= 16; g += 2)
 			for (unsigned o = 0; o < 6; o++)
 				for (unsigned ias = 0; ias <= 64; ias++) {
-		enum iopt_fmt fmt = fmts[f];
+		enum iopt_pgtable_fmt fmt = fmts[f];
 		bool aa32 = fmt == IOPT_ARM_32_LPAE_S1 ||
 			    fmt == IOPT_ARM_32_LPAE_S2;
 		bool s2 = fmt == IOPT_ARM_64_LPAE_S2 ||
@@ -356,7 +355,7 @@ static void test_pgsize_bitmap_vs_architecture(void **state)
 							   oas < 40)
 			continue;
 		snprintf(name, sizeof(name), "%s g%u oas%u ias%u",
-			 iopt_fmt_name(fmt), 1u << g, oas, ias);
+			 iopt_pgtable_fmt_name(fmt), 1u << g, oas, ias);
 		cur = name;
 
 		/* Input sizes: TnSZ 16-39 (25-48 bits; 52 with the 64K
@@ -372,21 +371,21 @@ static void test_pgsize_bitmap_vs_architecture(void **state)
 				any |= s2_start_ok(aa32, g, oas, l, ias);
 			ok = any;
 		}
-		struct iopt_cfg cfg = { .fmt = fmt, .granule = 1u << g,
+		struct iopt_pgtable_cfg cfg = { .fmt = fmt, .granule = 1u << g,
 					.ias = ias, .oas = oas,
 					.coherent_walk = true };
 		struct iopt_pgtable *pt = NULL;
-		int ret = iopt_alloc(&cfg, &pt);
+		int ret = iopt_pgtable_alloc(&cfg, &pt);
 
 		TU_CHK(cur, ret == (ok ? 0 : -EINVAL));
 		if (ret)
 			continue;
 		accepted++;
 
-		struct iopt_info i;
+		struct iopt_pgtable_info i;
 		unsigned start;
 
-		iopt_get_info(pt, &i);
+		iopt_pgtable_get_info(pt, &i);
 		if (s2) {
 			/* The start level the VTCR names: SL0, bits 7:6. */
 			unsigned sl0 = (unsigned)(i.regs.tcr >> 6) & 3;
@@ -405,7 +404,7 @@ static void test_pgsize_bitmap_vs_architecture(void **state)
 		}
 		TU_CHK(cur, i.start_level == start);
 		TU_CHK(cur, i.pgsize_bitmap == arch_bitmap(g, start, ias, oas));
-		iopt_free(pt);
+		iopt_pgtable_free(pt);
 	}
 	/* Guard against a loop that skipped everything. */
 	assert_true(accepted > 400);

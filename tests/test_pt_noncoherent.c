@@ -29,17 +29,17 @@
 #define SZ_1G 0x40000000ull
 #define GARBAGE 0xa5a5a5a5a5a5a5a5ull
 
-static struct iopt_pgtable *make(struct tmem *m, enum iopt_fmt fmt,
+static struct iopt_pgtable *make(struct tmem *m, enum iopt_pgtable_fmt fmt,
 				 uint32_t granule)
 {
-	struct iopt_cfg cfg = {
+	struct iopt_pgtable_cfg cfg = {
 		.fmt = fmt, .granule = granule, .ias = 40, .oas = 40,
 		.coherent_walk = false, .mem = &tmem_ops, .mem_ctx = m,
 	};
 	struct iopt_pgtable *pt = NULL;
 
 	tmem_init(m, 0x80000000ull, 64u << 20);
-	assert_int_equal(iopt_alloc(&cfg, &pt), 0);
+	assert_int_equal(iopt_pgtable_alloc(&cfg, &pt), 0);
 	return pt;
 }
 
@@ -48,7 +48,7 @@ static struct iopt_pgtable *make(struct tmem *m, enum iopt_fmt fmt,
  * descriptor holds garbage (a table followed before its contents synced).
  * Returns the number of tables seen.
  */
-static unsigned dev_scan(struct tmem *m, const struct iopt_info *info,
+static unsigned dev_scan(struct tmem *m, const struct iopt_pgtable_info *info,
 			 uint64_t table_pa, unsigned lvl, unsigned nbits)
 {
 	uint64_t *t = tmem_dev_p2v(table_pa, m);
@@ -69,10 +69,10 @@ static unsigned dev_scan(struct tmem *m, const struct iopt_info *info,
 
 static unsigned dev_scan_all(struct tmem *m, struct iopt_pgtable *pt)
 {
-	struct iopt_info info;
+	struct iopt_pgtable_info info;
 	unsigned g, shift, nbits;
 
-	iopt_get_info(pt, &info);
+	iopt_pgtable_get_info(pt, &info);
 	g = __builtin_ctz(info.granule);
 	shift = g + (3 - info.start_level) * (g - 3);
 	nbits = info.ias - shift;
@@ -85,10 +85,10 @@ static unsigned dev_scan_all(struct tmem *m, struct iopt_pgtable *pt)
 static void expect_dev(struct iopt_pgtable *pt, struct tmem *m, uint64_t va,
 		       bool mapped, uint64_t pa)
 {
-	struct iopt_info info;
+	struct iopt_pgtable_info info;
 	struct ref_walk w;
 
-	iopt_get_info(pt, &info);
+	iopt_pgtable_get_info(pt, &info);
 	ref_walk(&info, 0, tmem_dev_p2v, m, va, &w);
 	assert_int_equal(w.mapped, mapped);
 	if (mapped)
@@ -98,7 +98,7 @@ static void expect_dev(struct iopt_pgtable *pt, struct tmem *m, uint64_t va,
 static void test_device_view_follows(void **state)
 {
 	static const struct {
-		enum iopt_fmt fmt;
+		enum iopt_pgtable_fmt fmt;
 		uint32_t granule;
 	} c[] = { { IOPT_ARM_64_LPAE_S1, 4096 }, { IOPT_ARM_64_LPAE_S2, 16384 },
 		  { IOPT_ARM_64_LPAE_S1, 65536 }, { IOPT_ARM_32_LPAE_S2, 4096 } };
@@ -117,13 +117,13 @@ static void test_device_view_follows(void **state)
 
 			if (va + n * g > (1ull << 40))
 				continue;
-			if (iopt_map_pages(pt, va, pa, g, n, IOPT_READ, NULL))
+			if (iopt_pgtable_map_pages(pt, va, pa, g, n, IOPT_READ, NULL))
 				continue;
 			for (unsigned j = 0; j < n; j++)
 				expect_dev(pt, &m, va + j * g + 3, true,
 					   pa + j * g + 3);
 			if (i % 3 == 0) {
-				assert_int_equal(iopt_unmap_pages(pt, va, g, n, NULL),
+				assert_int_equal(iopt_pgtable_unmap_pages(pt, va, g, n, NULL),
 						 (int64_t)(n * g));
 				for (unsigned j = 0; j < n; j++)
 					expect_dev(pt, &m, va + j * g, false, 0);
@@ -135,15 +135,15 @@ static void test_device_view_follows(void **state)
 		uint64_t blk = g == 4096 ? SZ_2M : g == 16384 ? 32ull << 20 :
 								512ull << 20;
 
-		if (iopt_map_pages(pt, 0, 0, blk, 1, IOPT_READ, NULL) == 0) {
-			assert_int_equal(iopt_unmap_pages(pt, g, g, 1, NULL),
+		if (iopt_pgtable_map_pages(pt, 0, 0, blk, 1, IOPT_READ, NULL) == 0) {
+			assert_int_equal(iopt_pgtable_unmap_pages(pt, g, g, 1, NULL),
 					 (int64_t)g);
 			expect_dev(pt, &m, 0, true, 0);
 			expect_dev(pt, &m, g, false, 0);
 			expect_dev(pt, &m, 2 * g + 1, true, 2 * g + 1);
 		}
 		dev_scan_all(&m, pt);
-		iopt_free(pt);
+		iopt_pgtable_free(pt);
 		assert_int_equal(m.live, 0);
 		tmem_destroy(&m);
 	}
@@ -157,28 +157,28 @@ static void test_one_sync_per_run(void **state)
 	long s;
 
 	(void)state;
-	assert_int_equal(iopt_map_pages(pt, SZ_2M, 0, SZ_4K, 1, IOPT_READ, NULL),
+	assert_int_equal(iopt_pgtable_map_pages(pt, SZ_2M, 0, SZ_4K, 1, IOPT_READ, NULL),
 			 0);
 	s = m.syncs;
-	assert_int_equal(iopt_map_pages(pt, SZ_2M + SZ_4K, 0, SZ_4K, 256,
-					IOPT_READ, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(pt, SZ_2M + SZ_4K, 0, SZ_4K, 256,
+						IOPT_READ, NULL), 0);
 	assert_int_equal(m.syncs - s, 1);
 	s = m.syncs;
-	assert_int_equal(iopt_unmap_pages(pt, SZ_2M + SZ_4K, SZ_4K, 256, NULL),
+	assert_int_equal(iopt_pgtable_unmap_pages(pt, SZ_2M + SZ_4K, SZ_4K, 256, NULL),
 			 256 * SZ_4K);
 	assert_int_equal(m.syncs - s, 1);
 	/* Across two leaf tables: one sync each. */
-	assert_int_equal(iopt_map_pages(pt, 2 * SZ_2M, 0, SZ_4K, 1, IOPT_READ,
-					NULL), 0);
-	assert_int_equal(iopt_map_pages(pt, 2 * SZ_2M - 8 * SZ_4K, 0, SZ_4K, 8,
-					IOPT_READ, NULL), 0);
-	assert_int_equal(iopt_map_pages(pt, 2 * SZ_2M + SZ_4K, 0, SZ_4K, 8,
-					IOPT_READ, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(pt, 2 * SZ_2M, 0, SZ_4K, 1, IOPT_READ,
+						NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(pt, 2 * SZ_2M - 8 * SZ_4K, 0, SZ_4K, 8,
+						IOPT_READ, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(pt, 2 * SZ_2M + SZ_4K, 0, SZ_4K, 8,
+						IOPT_READ, NULL), 0);
 	s = m.syncs;
-	assert_int_equal(iopt_unmap_pages(pt, 2 * SZ_2M - 8 * SZ_4K, SZ_4K, 17,
-					  NULL), 17 * SZ_4K);
+	assert_int_equal(iopt_pgtable_unmap_pages(pt, 2 * SZ_2M - 8 * SZ_4K, SZ_4K, 17,
+						  NULL), 17 * SZ_4K);
 	assert_int_equal(m.syncs - s, 2);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	tmem_destroy(&m);
 }
 
@@ -201,10 +201,10 @@ struct inv_check {
  */
 static void inv_range(struct inv_check *c, uint64_t iova, uint64_t size)
 {
-	struct iopt_info info;
+	struct iopt_pgtable_info info;
 	uint64_t step = size / 256 > SZ_4K ? size / 256 : SZ_4K;
 
-	iopt_get_info(c->pt, &info);
+	iopt_pgtable_get_info(c->pt, &info);
 	for (uint64_t off = 0;; off += step) {
 		uint64_t va = iova + (off < size ? off : size - 1);
 		struct ref_walk dev, host;
@@ -220,7 +220,7 @@ static void inv_range(struct inv_check *c, uint64_t iova, uint64_t size)
 	}
 }
 
-static void inv_add_page(struct iopt_gather *g, uint64_t iova, uint64_t gran,
+static void inv_add_page(struct iopt_pgtable_gather *g, uint64_t iova, uint64_t gran,
 			 void *cookie)
 {
 	struct inv_check *c = cookie;
@@ -262,12 +262,12 @@ enum { OP_END, OP_MAP, OP_UNMAP };
  */
 static void test_invalidate_after_sync(void **state)
 {
-	static const struct iopt_tlb_ops ops = {
+	static const struct iopt_pgtable_tlb_ops ops = {
 		.flush_all = inv_flush_all, .flush_walk = inv_flush_walk,
 		.add_page = inv_add_page,
 	};
 	static const struct {
-		enum iopt_fmt fmt;
+		enum iopt_pgtable_fmt fmt;
 		struct {
 			int op;
 			uint64_t va, size;
@@ -342,7 +342,7 @@ static void test_invalidate_after_sync(void **state)
 		struct tmem m;
 		struct inv_check chk = { .m = &m };
 		bool v7s = c[k].fmt == IOPT_ARM_V7S;
-		struct iopt_cfg cfg = {
+		struct iopt_pgtable_cfg cfg = {
 			.fmt = c[k].fmt, .granule = 4096, .ias = v7s ? 32 : 40,
 			.oas = v7s ? 32 : 40, .coherent_walk = false,
 			.mem = &tmem_ops, .mem_ctx = &m, .tlb = &ops,
@@ -353,22 +353,22 @@ static void test_invalidate_after_sync(void **state)
 
 		snprintf(name, sizeof(name), "case %u", k);
 		tmem_init(&m, 0x80000000ull, 64u << 20);
-		assert_int_equal(iopt_alloc(&cfg, &pt), 0);
+		assert_int_equal(iopt_pgtable_alloc(&cfg, &pt), 0);
 		chk.pt = pt;
 		chk.lo = c[k].ops[0].va;
 		chk.hi = c[k].ops[0].va + SZ_2M;
 		for (unsigned i = 0; i < 4 && c[k].ops[i].op != OP_END; i++) {
 			uint64_t va = c[k].ops[i].va, sz = c[k].ops[i].size;
 			unsigned n = c[k].ops[i].count;
-			struct iopt_gather g;
+			struct iopt_pgtable_gather g;
 
 			if (c[k].ops[i].op == OP_MAP) {
-				TU_CHK(name, iopt_map_pages(pt, va, va, sz, n,
-							    IOPT_READ, NULL) ==
+				TU_CHK(name, iopt_pgtable_map_pages(pt, va, va, sz, n,
+								    IOPT_READ, NULL) ==
 					     c[k].ops[i].ret);
 			} else {
-				iopt_gather_init(&g);
-				TU_CHK(name, iopt_unmap_pages(pt, va, sz, n, &g) ==
+				iopt_pgtable_gather_init(&g);
+				TU_CHK(name, iopt_pgtable_unmap_pages(pt, va, sz, n, &g) ==
 					     c[k].ops[i].ret);
 			}
 		}
@@ -377,7 +377,7 @@ static void test_invalidate_after_sync(void **state)
 		TU_CHK(name, chk.alls == 0);	/* never called by the tables */
 		TU_CHK(name, chk.stale == 0);
 		TU_CHK(name, chk.misaligned == 0);
-		iopt_free(pt);
+		iopt_pgtable_free(pt);
 		assert_int_equal(m.live, 0);
 		tmem_destroy(&m);
 	}
@@ -387,8 +387,8 @@ static void *map_one(void *arg)
 {
 	struct iopt_pgtable *pt = arg;
 
-	return (void *)(intptr_t)iopt_map_pages(pt, SZ_2M + SZ_4K, 0, SZ_4K, 1,
-						IOPT_READ, NULL);
+	return (void *)(intptr_t)iopt_pgtable_map_pages(pt, SZ_2M + SZ_4K, 0, SZ_4K, 1,
+							IOPT_READ, NULL);
 }
 
 /* An entry installed by another thread but not yet marked synced (its
@@ -397,12 +397,12 @@ static void test_unsynced_entry_is_kicked(void **state)
 {
 	struct tmem m;
 	struct iopt_pgtable *pt = make(&m, IOPT_ARM_64_LPAE_S1, 4096);
-	struct iopt_walk w;
+	struct iopt_pgtable_walk w;
 
 	(void)state;
-	assert_int_equal(iopt_map_pages(pt, SZ_2M, 0, SZ_4K, 1, IOPT_READ, NULL),
+	assert_int_equal(iopt_pgtable_map_pages(pt, SZ_2M, 0, SZ_4K, 1, IOPT_READ, NULL),
 			 0);
-	assert_int_equal(iopt_walk(pt, SZ_2M, &w), 0);
+	assert_int_equal(iopt_pgtable_walk(pt, SZ_2M, &w), 0);
 	/* Every table entry on the way carries the software sync bit. */
 	for (unsigned l = 0; l + 1 < w.nr_levels; l++)
 		assert_true(w.level[l].desc >> 55 & 1);
@@ -425,7 +425,7 @@ static void test_unsynced_entry_is_kicked(void **state)
 	assert_true(host[idx] >> 55 & 1);
 	expect_dev(pt, &m, SZ_2M, true, 0);
 	expect_dev(pt, &m, SZ_2M + SZ_4K, true, 0);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	tmem_destroy(&m);
 }
 
@@ -441,29 +441,29 @@ static void test_unsynced_entry_is_kicked(void **state)
 static void test_dirty_harvest_kicks_unsynced_entry(void **state)
 {
 	struct tmem m;
-	struct iopt_cfg cfg = {
+	struct iopt_pgtable_cfg cfg = {
 		.fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096, .ias = 40,
-		.oas = 40, .coherent_walk = false, .quirks = IOPT_QUIRK_HD,
+		.oas = 40, .coherent_walk = false, .quirks = IOPT_PGTABLE_QUIRK_HD,
 		.mem = &tmem_ops, .mem_ctx = &m,
 	};
 	struct iopt_pgtable *pt = NULL;
-	struct iopt_info info;
-	struct iopt_gather g;
-	struct iopt_walk w;
+	struct iopt_pgtable_info info;
+	struct iopt_pgtable_gather g;
+	struct iopt_pgtable_walk w;
 	struct ref_walk r;
 	const uint64_t va = SZ_1G, page = SZ_1G + 0x42000;
 
 	(void)state;
 	tmem_init(&m, 0x80000000ull, 64u << 20);
-	assert_int_equal(iopt_alloc(&cfg, &pt), 0);
-	iopt_get_info(pt, &info);
-	assert_int_equal(iopt_map_pages(pt, va, va, SZ_2M, 1,
-					IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_pgtable_alloc(&cfg, &pt), 0);
+	iopt_pgtable_get_info(pt, &info);
+	assert_int_equal(iopt_pgtable_map_pages(pt, va, va, SZ_2M, 1,
+						IOPT_READ | IOPT_WRITE, NULL), 0);
 	/* The device wrote to the block: writable-dirty, AP[2] cleared
 	 * (Arm ARM D8.5), in memory as the CPU sees it. */
 	memset(&w, 0, sizeof(w));
-	assert_int_equal(iopt_walk(pt, va, &w), 0);
-	struct iopt_walk_level *bl = &w.level[w.nr_levels - 1];
+	assert_int_equal(iopt_pgtable_walk(pt, va, &w), 0);
+	struct iopt_pgtable_walk_level *bl = &w.level[w.nr_levels - 1];
 	uint64_t *host = tmem_host_p2v(bl->table_pa, &m);
 	uint64_t *dev = tmem_dev_p2v(bl->table_pa, &m);
 	uint64_t block = bl->desc & ~(1ull << 7);
@@ -477,18 +477,18 @@ static void test_dirty_harvest_kicks_unsynced_entry(void **state)
 	 * entry back to where the splitter was between its publishing
 	 * compare-and-swap and its sync: sync bit clear, device view still
 	 * the block. */
-	iopt_gather_init(&g);
-	assert_int_equal(iopt_unmap_pages(pt, va, SZ_4K, 1, &g), (int64_t)SZ_4K);
+	iopt_pgtable_gather_init(&g);
+	assert_int_equal(iopt_pgtable_unmap_pages(pt, va, SZ_4K, 1, &g), (int64_t)SZ_4K);
 	uint64_t tpte = host[bl->index];
 
 	assert_true(tpte & 2 && tpte >> 55 & 1);
 	host[bl->index] = tpte & ~(1ull << 55);
 	dev[bl->index] = block;
 
-	iopt_gather_init(&g);
-	assert_int_equal(iopt_read_and_clear_dirty(pt, page, SZ_4K, 0, &g,
-						   NULL, NULL), 0);
-	iopt_tlb_sync(pt);
+	iopt_pgtable_gather_init(&g);
+	assert_int_equal(iopt_pgtable_read_and_clear_dirty(pt, page, SZ_4K, 0, &g,
+							   NULL, NULL), 0);
+	iopt_pgtable_tlb_sync(pt);
 	/* The device's next walk reaches the cleaned 4K leaf. */
 	ref_walk(&info, 0, tmem_dev_p2v, &m, page, &r);
 	assert_true(r.mapped);
@@ -496,7 +496,7 @@ static void test_dirty_harvest_kicks_unsynced_entry(void **state)
 	assert_false(r.dirty);
 	assert_int_equal(r.oa, page);
 	assert_true(host[bl->index] >> 55 & 1);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	assert_int_equal(m.live, 0);
 	tmem_destroy(&m);
 }
@@ -520,9 +520,9 @@ static void *mapper(void *arg)
 
 		if (va >= (1ull << 40))
 			continue;
-		if (iopt_map_pages(c->pt, va, page * SZ_4K, SZ_4K, 1, IOPT_READ,
-				   NULL) == 0 && (i & 1))
-			iopt_unmap_pages(c->pt, va, SZ_4K, 1, NULL);
+		if (iopt_pgtable_map_pages(c->pt, va, page * SZ_4K, SZ_4K, 1, IOPT_READ,
+					   NULL) == 0 && (i & 1))
+			iopt_pgtable_unmap_pages(c->pt, va, SZ_4K, 1, NULL);
 	}
 	return NULL;
 }
@@ -545,7 +545,7 @@ static void test_concurrent_install_never_exposes_garbage(void **state)
 	for (int i = 0; i < 2; i++)
 		pthread_join(th[i], NULL);
 	dev_scan_all(&m, pt);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	assert_int_equal(m.live, 0);
 	tmem_destroy(&m);
 }

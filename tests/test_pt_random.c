@@ -29,7 +29,7 @@ static void check_va(struct iopt_pgtable *pt, const struct shadow *s,
 {
 	const struct smap *m = shadow_find(s, va);
 	uint64_t pa = 0;
-	int r = iopt_iova_to_phys(pt, va, &pa);
+	int r = iopt_pgtable_iova_to_phys(pt, va, &pa);
 
 	if (m) {
 		if (r != 0 || pa != m->pa + (va - m->va))
@@ -61,7 +61,7 @@ static void full_check(struct iopt_pgtable *pt, const struct shadow *s,
 static void stress_one(const struct tcfg *t, long ops, uint64_t seed)
 {
 	struct iopt_pgtable *pt;
-	struct iopt_info info;
+	struct iopt_pgtable_info info;
 	struct shadow s;
 	uint64_t rng = seed, g = t->cfg.granule;
 	uint64_t l2 = g << (__builtin_ctzll(g) - 3);
@@ -72,8 +72,8 @@ static void stress_one(const struct tcfg *t, long ops, uint64_t seed)
 
 	if (window > (1ull << t->cfg.ias))
 		window = 1ull << t->cfg.ias;
-	assert_int_equal(iopt_alloc(&t->cfg, &pt), 0);
-	iopt_get_info(pt, &info);
+	assert_int_equal(iopt_pgtable_alloc(&t->cfg, &pt), 0);
+	iopt_pgtable_get_info(pt, &info);
 	for (unsigned b = 0; b < 64; b++)
 		if ((info.pgsize_bitmap >> b & 1) && (1ull << b) <= window / 4 &&
 		    (1ull << b) <= (1ull << t->cfg.oas) / 4)
@@ -88,8 +88,8 @@ static void stress_one(const struct tcfg *t, long ops, uint64_t seed)
 		if (s.n > 2048 && (op & 1)) {
 			struct smap m = s.m[tu_rand(&rng) % s.n];
 
-			assert_int_equal(iopt_unmap_pages(pt, m.va, g, m.size / g,
-							  NULL), (int64_t)m.size);
+			assert_int_equal(iopt_pgtable_unmap_pages(pt, m.va, g, m.size / g,
+								  NULL), (int64_t)m.size);
 			shadow_remove(&s, m.va, m.size);
 			check_va(pt, &s, m.va);
 			continue;
@@ -109,7 +109,7 @@ static void stress_one(const struct tcfg *t, long ops, uint64_t seed)
 			    pa + cnt * sz - 1 > (1ull << t->cfg.oas) - 1)
 				continue;
 			bool clash = shadow_overlaps(&s, va, cnt * sz);
-			int r = iopt_map_pages(pt, va, pa, sz, cnt, prot, NULL);
+			int r = iopt_pgtable_map_pages(pt, va, pa, sz, cnt, prot, NULL);
 
 			assert_int_equal(r, clash ? -EEXIST : 0);
 			if (!clash) {
@@ -133,7 +133,7 @@ static void stress_one(const struct tcfg *t, long ops, uint64_t seed)
 			uint64_t va = first + k * sz;
 			bool partial = sz < m->size;
 
-			assert_int_equal(iopt_unmap_pages(pt, va, sz, cnt, NULL),
+			assert_int_equal(iopt_pgtable_unmap_pages(pt, va, sz, cnt, NULL),
 					 (int64_t)(cnt * sz));
 			shadow_remove(&s, va, cnt * sz);
 			check_va(pt, &s, va);
@@ -151,7 +151,7 @@ static void stress_one(const struct tcfg *t, long ops, uint64_t seed)
 				continue;
 			uint64_t want = shadow_mapped_prefix(&s, va, cnt * g);
 
-			assert_int_equal(iopt_unmap_pages(pt, va, g, cnt, NULL),
+			assert_int_equal(iopt_pgtable_unmap_pages(pt, va, g, cnt, NULL),
 					 (int64_t)want);
 			if (want)
 				shadow_remove(&s, va, want);
@@ -169,12 +169,12 @@ static void stress_one(const struct tcfg *t, long ops, uint64_t seed)
 	while (s.n) {
 		struct smap m = s.m[s.n - 1];
 
-		assert_int_equal(iopt_unmap_pages(pt, m.va, g, m.size / g, NULL),
+		assert_int_equal(iopt_pgtable_unmap_pages(pt, m.va, g, m.size / g, NULL),
 				 (int64_t)m.size);
 		shadow_remove(&s, m.va, m.size);
 	}
 	full_check(pt, &s, &rng, window);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	shadow_free(&s);
 }
 

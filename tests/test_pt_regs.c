@@ -20,32 +20,32 @@ static uint64_t f(uint64_t v, unsigned hi, unsigned lo)
 	return (v >> lo) & ((1ull << (hi - lo + 1)) - 1);
 }
 
-static struct iopt_pgtable *make(enum iopt_fmt fmt, uint32_t granule,
+static struct iopt_pgtable *make(enum iopt_pgtable_fmt fmt, uint32_t granule,
 				 unsigned ias, unsigned oas, uint32_t quirks,
-				 bool coherent, struct iopt_info *info)
+				 bool coherent, struct iopt_pgtable_info *info)
 {
-	struct iopt_cfg cfg = {
+	struct iopt_pgtable_cfg cfg = {
 		.fmt = fmt, .granule = granule, .ias = ias, .oas = oas,
 		.quirks = quirks, .coherent_walk = coherent,
 	};
 	struct iopt_pgtable *pt = NULL;
 
-	assert_int_equal(iopt_alloc(&cfg, &pt), 0);
-	iopt_get_info(pt, info);
+	assert_int_equal(iopt_pgtable_alloc(&cfg, &pt), 0);
+	iopt_pgtable_get_info(pt, info);
 	return pt;
 }
 
 static uint64_t top_pa(struct iopt_pgtable *pt)
 {
-	struct iopt_walk w;
+	struct iopt_pgtable_walk w;
 
-	iopt_walk(pt, 0, &w);
+	iopt_pgtable_walk(pt, 0, &w);
 	return w.level[0].table_pa;
 }
 
 static void test_s1_tcr_mair(void **state)
 {
-	struct iopt_info i;
+	struct iopt_pgtable_info i;
 	struct iopt_pgtable *pt;
 
 	(void)state;
@@ -66,7 +66,7 @@ static void test_s1_tcr_mair(void **state)
 	assert_int_equal(f(i.regs.mair, 15, 8), 0xff);
 	assert_int_equal(f(i.regs.mair, 23, 16), 0x04);
 	assert_int_equal(f(i.regs.mair, 31, 24), 0xf4);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 
 	pt = make(IOPT_ARM_64_LPAE_S1, 16384, 36, 42, 0, false, &i);
 	assert_int_equal(f(i.regs.tcr, 5, 0), 28);
@@ -75,17 +75,17 @@ static void test_s1_tcr_mair(void **state)
 	assert_int_equal(f(i.regs.tcr, 11, 10), 0);
 	assert_int_equal(f(i.regs.tcr, 13, 12), 2);	/* outer shareable */
 	assert_int_equal(f(i.regs.tcr, 34, 32), 3);	/* IPS 42 */
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 
 	pt = make(IOPT_ARM_64_LPAE_S1, 65536, 48, 48,
-		  IOPT_QUIRK_OUTER_WBWA, false, &i);
+		  IOPT_PGTABLE_QUIRK_OUTER_WBWA, false, &i);
 	assert_int_equal(f(i.regs.tcr, 15, 14), 1);	/* TG0 64K */
 	assert_int_equal(f(i.regs.tcr, 9, 8), 0);
 	assert_int_equal(f(i.regs.tcr, 11, 10), 1);	/* outer WBWA */
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 
 	pt = make(IOPT_ARM_64_LPAE_S1, 4096, 39, 40,
-		  IOPT_QUIRK_TTBR1 | IOPT_QUIRK_HD, true, &i);
+		  IOPT_PGTABLE_QUIRK_TTBR1 | IOPT_PGTABLE_QUIRK_HD, true, &i);
 	assert_int_equal(f(i.regs.tcr, 7, 7), 1);	/* EPD0 */
 	assert_int_equal(f(i.regs.tcr, 21, 16), 25);	/* T1SZ */
 	assert_int_equal(f(i.regs.tcr, 23, 23), 0);	/* EPD1 clear */
@@ -97,7 +97,7 @@ static void test_s1_tcr_mair(void **state)
 	assert_int_equal(f(i.regs.tcr, 39, 39), 1);	/* HA */
 	assert_int_equal(f(i.regs.tcr, 40, 40), 1);	/* HD */
 	assert_int_equal(i.start_level, 1);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 }
 
 static void test_s2_vtcr_concat(void **state)
@@ -124,7 +124,7 @@ static void test_s2_vtcr_concat(void **state)
 
 	(void)state;
 	for (unsigned k = 0; k < sizeof(c) / sizeof(c[0]); k++) {
-		struct iopt_info i;
+		struct iopt_pgtable_info i;
 		struct iopt_pgtable *pt = make(IOPT_ARM_64_LPAE_S2, c[k].granule,
 					       c[k].ias, c[k].oas, 0, true, &i);
 
@@ -138,13 +138,13 @@ static void test_s2_vtcr_concat(void **state)
 		assert_int_equal(i.concat, c[k].concat);
 		assert_int_equal(i.regs.ttbr & ((1ull << 48) - 1),
 				 top_pa(pt) & ((1ull << 48) - 1));
-		iopt_free(pt);
+		iopt_pgtable_free(pt);
 	}
 }
 
 static void test_32bit_regs(void **state)
 {
-	struct iopt_info i;
+	struct iopt_pgtable_info i;
 	struct iopt_pgtable *pt;
 
 	(void)state;
@@ -154,29 +154,29 @@ static void test_32bit_regs(void **state)
 	assert_int_equal(f(i.regs.tcr, 23, 23), 1);	/* EPD1 */
 	assert_int_equal(f(i.regs.tcr, 13, 12), 3);
 	assert_int_equal(i.start_level, 1);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 
 	pt = make(IOPT_ARM_32_LPAE_S2, 4096, 40, 40, 0, true, &i);
 	assert_int_equal(f(i.regs.tcr, 3, 0), 8);	/* T0SZ = -8 */
 	assert_int_equal(f(i.regs.tcr, 4, 4), 1);	/* S: sign */
 	assert_int_equal(f(i.regs.tcr, 7, 6), 1);	/* SL0: level 1 */
 	assert_int_equal(i.concat, 2);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 
 	pt = make(IOPT_ARM_32_LPAE_S2, 4096, 32, 40, 0, true, &i);
 	assert_int_equal(f(i.regs.tcr, 3, 0), 0);
 	assert_int_equal(f(i.regs.tcr, 4, 4), 0);
 	assert_int_equal(f(i.regs.tcr, 7, 6), 0);	/* 4 entries: level 2 */
 	assert_int_equal(i.concat, 4);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 }
 
 static uint64_t leaf_desc(struct iopt_pgtable *pt, uint64_t va,
 			  uint64_t *table_desc)
 {
-	struct iopt_walk w;
+	struct iopt_pgtable_walk w;
 
-	assert_int_equal(iopt_walk(pt, va, &w), 0);
+	assert_int_equal(iopt_pgtable_walk(pt, va, &w), 0);
 	assert_true(w.mapped);
 	*table_desc = w.level[0].desc;
 	return w.level[w.nr_levels - 1].desc;
@@ -184,15 +184,15 @@ static uint64_t leaf_desc(struct iopt_pgtable *pt, uint64_t va,
 
 static void test_descriptor_bits(void **state)
 {
-	struct iopt_info i;
+	struct iopt_pgtable_info i;
 	struct iopt_pgtable *pt;
 	uint64_t d, t;
 
 	(void)state;
 	/* Stage 1, NS quirk. */
-	pt = make(IOPT_ARM_64_LPAE_S1, 4096, 48, 48, IOPT_QUIRK_NS, true, &i);
-	assert_int_equal(iopt_map_pages(pt, 0x1000, 0x5000, 0x1000, 1,
-					IOPT_READ | IOPT_CACHE, NULL), 0);
+	pt = make(IOPT_ARM_64_LPAE_S1, 4096, 48, 48, IOPT_PGTABLE_QUIRK_NS, true, &i);
+	assert_int_equal(iopt_pgtable_map_pages(pt, 0x1000, 0x5000, 0x1000, 1,
+						IOPT_READ | IOPT_CACHE, NULL), 0);
 	d = leaf_desc(pt, 0x1000, &t);
 	assert_int_equal(f(d, 1, 0), 3);	/* page */
 	assert_int_equal(f(d, 4, 2), 1);	/* AttrIndx: cacheable */
@@ -206,11 +206,11 @@ static void test_descriptor_bits(void **state)
 	assert_int_equal(f(d, 54, 53), 0);
 	assert_int_equal(f(t, 1, 0), 3);	/* table */
 	assert_int_equal(f(t, 63, 63), 1);	/* NSTable */
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 
 	pt = make(IOPT_ARM_64_LPAE_S1, 4096, 48, 48, 0, true, &i);
-	assert_int_equal(iopt_map_pages(pt, 0x200000, 0x400000, 0x200000, 1,
-					IOPT_WRITE | IOPT_MMIO | IOPT_PRIV |
+	assert_int_equal(iopt_pgtable_map_pages(pt, 0x200000, 0x400000, 0x200000, 1,
+						IOPT_WRITE | IOPT_MMIO | IOPT_PRIV |
 						IOPT_NOEXEC, NULL), 0);
 	d = leaf_desc(pt, 0x200000, &t);
 	assert_int_equal(f(d, 1, 0), 1);	/* block */
@@ -220,16 +220,16 @@ static void test_descriptor_bits(void **state)
 	assert_int_equal(f(d, 9, 8), 2);	/* outer shareable */
 	assert_int_equal(f(d, 54, 53), 3);	/* UXN and PXN */
 	assert_int_equal(f(t, 63, 63), 0);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 
 	/* Stage 2, plain and with S2FWB. */
 	pt = make(IOPT_ARM_64_LPAE_S2, 4096, 48, 48, 0, true, &i);
-	assert_int_equal(iopt_map_pages(pt, 0x1000, 0x1000, 0x1000, 1,
-					IOPT_READ | IOPT_CACHE, NULL), 0);
-	assert_int_equal(iopt_map_pages(pt, 0x2000, 0x1000, 0x1000, 1,
-					IOPT_WRITE | IOPT_NOEXEC, NULL), 0);
-	assert_int_equal(iopt_map_pages(pt, 0x3000, 0x1000, 0x1000, 1,
-					IOPT_READ | IOPT_MMIO, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(pt, 0x1000, 0x1000, 0x1000, 1,
+						IOPT_READ | IOPT_CACHE, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(pt, 0x2000, 0x1000, 0x1000, 1,
+						IOPT_WRITE | IOPT_NOEXEC, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(pt, 0x3000, 0x1000, 0x1000, 1,
+						IOPT_READ | IOPT_MMIO, NULL), 0);
 	d = leaf_desc(pt, 0x1000, &t);
 	assert_int_equal(f(d, 5, 2), 0xf);	/* MemAttr outer/inner WB */
 	assert_int_equal(f(d, 7, 6), 1);	/* S2AP read */
@@ -240,40 +240,40 @@ static void test_descriptor_bits(void **state)
 	assert_int_equal(f(d, 54, 54), 1);	/* XN */
 	d = leaf_desc(pt, 0x3000, &t);
 	assert_int_equal(f(d, 5, 2), 0x1);	/* Device-nGnRE */
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 
-	pt = make(IOPT_ARM_64_LPAE_S2, 4096, 48, 48, IOPT_QUIRK_S2FWB, true, &i);
-	assert_int_equal(iopt_map_pages(pt, 0x1000, 0x1000, 0x1000, 1,
-					IOPT_READ | IOPT_CACHE, NULL), 0);
+	pt = make(IOPT_ARM_64_LPAE_S2, 4096, 48, 48, IOPT_PGTABLE_QUIRK_S2FWB, true, &i);
+	assert_int_equal(iopt_pgtable_map_pages(pt, 0x1000, 0x1000, 0x1000, 1,
+						IOPT_READ | IOPT_CACHE, NULL), 0);
 	d = leaf_desc(pt, 0x1000, &t);
 	assert_int_equal(f(d, 5, 2), 0x6);	/* FWB: stage 1 type, WB */
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 }
 
 /* 52-bit output: PA[51:48] in bits 15:12 of leaves, tables and TTBR. */
 static void test_52bit_output(void **state)
 {
 	struct tmem m;
-	struct iopt_cfg cfg = {
+	struct iopt_pgtable_cfg cfg = {
 		.fmt = IOPT_ARM_64_LPAE_S1, .granule = 65536, .ias = 48,
 		.oas = 52, .coherent_walk = true, .mem = &tmem_ops, .mem_ctx = &m,
 	};
 	struct iopt_pgtable *pt;
-	struct iopt_info i;
+	struct iopt_pgtable_info i;
 	struct ref_walk w;
 	const uint64_t base = 0xa000000000000ull;	/* tables above 2^48 */
 	const uint64_t pa = 0xfedc000010000ull;
 
 	(void)state;
 	tmem_init(&m, base, 16u << 20);
-	assert_int_equal(iopt_alloc(&cfg, &pt), 0);
-	iopt_get_info(pt, &i);
+	assert_int_equal(iopt_pgtable_alloc(&cfg, &pt), 0);
+	iopt_pgtable_get_info(pt, &i);
 	assert_int_equal(f(i.regs.tcr, 34, 32), 6);	/* IPS 52 */
 	assert_int_equal(f(i.regs.ttbr, 5, 2), 0xa);	/* BADDR[51:48] */
-	assert_int_equal(iopt_map_pages(pt, 0x10000, pa, 0x10000, 1, IOPT_READ,
-					NULL), 0);
-	assert_int_equal(iopt_map_pages(pt, 1ull << 42, 0xf000000000000ull,
-					4ull << 40, 1, IOPT_READ, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(pt, 0x10000, pa, 0x10000, 1, IOPT_READ,
+						NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(pt, 1ull << 42, 0xf000000000000ull,
+						4ull << 40, 1, IOPT_READ, NULL), 0);
 	ref_walk(&i, 0, tmem_host_p2v, &m, 0x10000 + 0x1234, &w);
 	assert_true(w.mapped);
 	assert_int_equal(w.oa, pa + 0x1234);
@@ -284,9 +284,9 @@ static void test_52bit_output(void **state)
 	assert_int_equal(w.oa, 0xf000000000005ull);
 	uint64_t got;
 
-	assert_int_equal(iopt_iova_to_phys(pt, 0x10000 + 0x1234, &got), 0);
+	assert_int_equal(iopt_pgtable_iova_to_phys(pt, 0x10000 + 0x1234, &got), 0);
 	assert_int_equal(got, pa + 0x1234);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	assert_int_equal(m.live, 0);
 	tmem_destroy(&m);
 }
@@ -302,22 +302,22 @@ static void test_52bit_output(void **state)
 static void test_52bit_output_run_crosses_2p48(void **state)
 {
 	struct tmem m;
-	struct iopt_cfg cfg = {
+	struct iopt_pgtable_cfg cfg = {
 		.fmt = IOPT_ARM_64_LPAE_S1, .granule = 65536, .ias = 48,
 		.oas = 52, .coherent_walk = true, .mem = &tmem_ops, .mem_ctx = &m,
 	};
 	struct iopt_pgtable *pt;
-	struct iopt_info i;
+	struct iopt_pgtable_info i;
 	struct ref_walk w;
 	const uint64_t pa = (1ull << 48) - 2 * 0x10000;
 	const uint64_t va = 0x40000000;
 
 	(void)state;
 	tmem_init(&m, 0x1000000, 16u << 20);
-	assert_int_equal(iopt_alloc(&cfg, &pt), 0);
-	iopt_get_info(pt, &i);
-	assert_int_equal(iopt_map_pages(pt, va, pa, 0x10000, 4,
-					IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_pgtable_alloc(&cfg, &pt), 0);
+	iopt_pgtable_get_info(pt, &i);
+	assert_int_equal(iopt_pgtable_map_pages(pt, va, pa, 0x10000, 4,
+						IOPT_READ | IOPT_WRITE, NULL), 0);
 	for (unsigned k = 0; k < 4; k++) {
 		uint64_t want = pa + k * 0x10000ull;
 
@@ -328,7 +328,7 @@ static void test_52bit_output_run_crosses_2p48(void **state)
 		assert_int_equal(f(w.desc, 47, 16), f(want, 47, 16));
 		assert_int_equal(f(w.desc, 15, 12), f(want, 51, 48));
 	}
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	assert_int_equal(m.live, 0);
 	tmem_destroy(&m);
 }
@@ -373,7 +373,7 @@ static bool mair_byte_ok(unsigned b)
 	return hi == 0 ? (lo & 3) == 0 : lo != 0;
 }
 
-static void check_regs(const char *name, const struct iopt_info *i)
+static void check_regs(const char *name, const struct iopt_pgtable_info *i)
 {
 	uint64_t t = i->regs.tcr;
 
@@ -425,19 +425,19 @@ static void check_regs(const char *name, const struct iopt_info *i)
 static void test_reserved_bits(void **state)
 {
 	static const struct {
-		enum iopt_fmt fmt;
+		enum iopt_pgtable_fmt fmt;
 		uint32_t quirks;
 	} fq[] = {
 		{ IOPT_ARM_64_LPAE_S1, 0 },
-		{ IOPT_ARM_64_LPAE_S1, IOPT_QUIRK_TTBR1 | IOPT_QUIRK_HD },
-		{ IOPT_ARM_64_LPAE_S1, IOPT_QUIRK_NS | IOPT_QUIRK_OUTER_WBWA },
+		{ IOPT_ARM_64_LPAE_S1, IOPT_PGTABLE_QUIRK_TTBR1 | IOPT_PGTABLE_QUIRK_HD },
+		{ IOPT_ARM_64_LPAE_S1, IOPT_PGTABLE_QUIRK_NS | IOPT_PGTABLE_QUIRK_OUTER_WBWA },
 		{ IOPT_ARM_64_LPAE_S2, 0 },
-		{ IOPT_ARM_64_LPAE_S2, IOPT_QUIRK_S2FWB | IOPT_QUIRK_OUTER_WBWA },
+		{ IOPT_ARM_64_LPAE_S2, IOPT_PGTABLE_QUIRK_S2FWB | IOPT_PGTABLE_QUIRK_OUTER_WBWA },
 		{ IOPT_ARM_32_LPAE_S1, 0 },
-		{ IOPT_ARM_32_LPAE_S1, IOPT_QUIRK_NS | IOPT_QUIRK_OUTER_WBWA },
+		{ IOPT_ARM_32_LPAE_S1, IOPT_PGTABLE_QUIRK_NS | IOPT_PGTABLE_QUIRK_OUTER_WBWA },
 		{ IOPT_ARM_32_LPAE_S2, 0 },
 		{ IOPT_ARM_V7S, 0 },
-		{ IOPT_ARM_V7S, IOPT_QUIRK_NS },
+		{ IOPT_ARM_V7S, IOPT_PGTABLE_QUIRK_NS },
 	};
 	unsigned n = 0;
 
@@ -447,13 +447,13 @@ static void test_reserved_bits(void **state)
 			for (unsigned ias = 25; ias <= 52; ias++)
 				for (unsigned oas = 32; oas <= 52; oas += 4)
 					for (int coh = 0; coh < 2; coh++) {
-		struct iopt_cfg cfg = {
+		struct iopt_pgtable_cfg cfg = {
 			.fmt = fq[k].fmt, .granule = g, .ias = ias, .oas = oas,
 			.quirks = fq[k].quirks, .coherent_walk = coh,
 			.mem = &tmem_ops,
 		};
 		struct iopt_pgtable *pt;
-		struct iopt_info i;
+		struct iopt_pgtable_info i;
 		struct tmem m;
 		char name[80];
 
@@ -461,15 +461,15 @@ static void test_reserved_bits(void **state)
 			continue;
 		tmem_init(&m, 0x10000000ull, 1u << 20);
 		cfg.mem_ctx = &m;
-		if (iopt_alloc(&cfg, &pt)) {
+		if (iopt_pgtable_alloc(&cfg, &pt)) {
 			tmem_destroy(&m);
 			continue;
 		}
 		snprintf(name, sizeof(name), "%s q%#x g%u ias%u oas%u coh%d",
-			 iopt_fmt_name(cfg.fmt), cfg.quirks, g, ias, oas, coh);
-		iopt_get_info(pt, &i);
+			 iopt_pgtable_fmt_name(cfg.fmt), cfg.quirks, g, ias, oas, coh);
+		iopt_pgtable_get_info(pt, &i);
 		check_regs(name, &i);
-		iopt_free(pt);
+		iopt_pgtable_free(pt);
 		tmem_destroy(&m);
 		n++;
 	}
@@ -485,7 +485,7 @@ static void test_reserved_bits(void **state)
  */
 static void test_table_addresses_fit_oas(void **state)
 {
-	static const struct { enum iopt_fmt fmt; unsigned ias, oas; } c[] = {
+	static const struct { enum iopt_pgtable_fmt fmt; unsigned ias, oas; } c[] = {
 		{ IOPT_ARM_64_LPAE_S1, 32, 32 }, { IOPT_ARM_64_LPAE_S1, 36, 36 },
 		{ IOPT_ARM_64_LPAE_S1, 40, 40 }, { IOPT_ARM_64_LPAE_S1, 42, 42 },
 		{ IOPT_ARM_64_LPAE_S1, 44, 44 }, { IOPT_ARM_64_LPAE_S1, 48, 48 },
@@ -496,29 +496,29 @@ static void test_table_addresses_fit_oas(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
-		struct iopt_cfg cfg = { .fmt = c[i].fmt, .granule = 4096,
+		struct iopt_pgtable_cfg cfg = { .fmt = c[i].fmt, .granule = 4096,
 					.ias = c[i].ias, .oas = c[i].oas,
 					.coherent_walk = true };
 		unsigned bits = c[i].fmt == IOPT_ARM_V7S ? 32 : c[i].oas;
 		uint64_t lim = 1ull << bits;
 		struct iopt_pgtable *pt;
-		struct iopt_info info;
+		struct iopt_pgtable_info info;
 
-		assert_int_equal(iopt_alloc(&cfg, &pt), 0);
-		iopt_get_info(pt, &info);
+		assert_int_equal(iopt_pgtable_alloc(&cfg, &pt), 0);
+		iopt_pgtable_get_info(pt, &info);
 		for (uint64_t va = 0; va < (1ull << 30); va += 0x10001000ull) {
-			struct iopt_walk w;
+			struct iopt_pgtable_walk w;
 
-			assert_int_equal(iopt_map_pages(pt, va, va, 4096, 1,
-							IOPT_READ, NULL), 0);
-			assert_int_equal(iopt_walk(pt, va, &w), 0);
+			assert_int_equal(iopt_pgtable_map_pages(pt, va, va, 4096, 1,
+								IOPT_READ, NULL), 0);
+			assert_int_equal(iopt_pgtable_walk(pt, va, &w), 0);
 			assert_true(w.nr_levels >= 2);
 			for (unsigned l = 0; l < w.nr_levels; l++)
-				TU_CHK(iopt_fmt_name(c[i].fmt),
+				TU_CHK(iopt_pgtable_fmt_name(c[i].fmt),
 				       w.level[l].table_pa < lim);
 		}
-		TU_CHK(iopt_fmt_name(c[i].fmt), (info.regs.ttbr & ~0xfffull) < lim);
-		iopt_free(pt);
+		TU_CHK(iopt_pgtable_fmt_name(c[i].fmt), (info.regs.ttbr & ~0xfffull) < lim);
+		iopt_pgtable_free(pt);
 	}
 }
 

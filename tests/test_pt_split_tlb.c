@@ -1,22 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A split another thread started must not leave the block cached for an
- * unmap that passes through the new table (pgtable.h, iopt_unmap_pages;
- * docs/pgtable.md "TLB maintenance"): the block's invalidation is part
- * of every such unmap.
+ * A split another thread started must not leave the block cached for an unmap
+ * that passes through the new table (pgtable.h, iopt_pgtable_unmap_pages;
+ * docs/pgtable.md "TLB maintenance"): the block's invalidation is part of every
+ * such unmap.
  *
- * The interleaving is forced through the TLB callbacks: thread A unmaps a
- * page out of a block, and its add_page for the block it split blocks
- * until thread B (the test's main thread) has unmapped another page of
- * that block through A's new table and called iopt_tlb_sync(). The device
- * is a shadow TLB written from the contract, not from the library: it
- * caches the block (and a run as one entry) and drops an entry only for
- * an invalidation that was issued and then synced, honouring the level
- * hint as an SMMUv3 range invalidation with TTL does (IHI0070 4.4.1.1: an
- * invalidation with a level hint removes only leaves of that level). When
- * B's sync returns, B's page must not translate, in the TLB or the table,
- * and each unmap of B's must have reported the block (gather and
- * add_page).
+ * The interleaving is forced through the TLB callbacks: thread A unmaps a page
+ * out of a block, and its add_page for the block it split blocks until thread B
+ * (the test's main thread) has unmapped another page of that block through A's
+ * new table and called iopt_pgtable_tlb_sync(). The device is a shadow TLB
+ * written from the contract, not from the library: it caches the block (and a
+ * run as one entry) and drops an entry only for an invalidation that was issued
+ * and then synced, honouring the level hint as an SMMUv3 range invalidation
+ * with TTL does (IHI0070 4.4.1.1: an invalidation with a level hint removes
+ * only leaves of that level). When B's sync returns, B's page must not
+ * translate, in the TLB or the table, and each unmap of B's must have reported
+ * the block (gather and add_page).
  *
  * B also maps a page of the block before unmapping it (the map's walk
  * must not cache the new table, or the unmap would take the cached path
@@ -195,7 +194,7 @@ static void ctl_hold(void)
 	ctl_wait(&ctl.b_done);
 }
 
-static void cb_add_page(struct iopt_gather *g, uint64_t iova, uint64_t gran,
+static void cb_add_page(struct iopt_pgtable_gather *g, uint64_t iova, uint64_t gran,
 			void *cookie)
 {
 	(void)g;
@@ -239,7 +238,7 @@ static void cb_sync(void *cookie)
 	tlb_sync();
 }
 
-static const struct iopt_tlb_ops shadow_ops = {
+static const struct iopt_pgtable_tlb_ops shadow_ops = {
 	.flush_walk = cb_flush_walk, .add_page = cb_add_page, .sync = cb_sync,
 };
 
@@ -247,7 +246,7 @@ static const struct iopt_tlb_ops shadow_ops = {
 
 struct scase {
 	const char *name;
-	enum iopt_fmt fmt;
+	enum iopt_pgtable_fmt fmt;
 	uint32_t granule;
 	unsigned ias;
 	uint64_t va, block;	/* the mapping: one page of block bytes */
@@ -316,14 +315,14 @@ struct a_arg {
 static void *thread_a(void *p)
 {
 	struct a_arg *a = p;
-	struct iopt_gather g;
+	struct iopt_pgtable_gather g;
 
 	/* Ordered before B's callbacks by ctl.published. */
 	if (a->is_a)
 		ctl.a = pthread_self();
-	iopt_gather_init(&g);
-	a->ret = iopt_unmap_pages(a->pt, a->va, a->size, 1, &g);
-	iopt_tlb_sync(a->pt);
+	iopt_pgtable_gather_init(&g);
+	a->ret = iopt_pgtable_unmap_pages(a->pt, a->va, a->size, 1, &g);
+	iopt_pgtable_tlb_sync(a->pt);
 	return NULL;
 }
 
@@ -346,7 +345,7 @@ static const char *const mode_name[] = { "unmap", "map+unmap", "two unmaps" };
 
 /* Does g cover the held block, with its size among its sizes? A driver
  * that invalidates from the gather alone must get it too. */
-static bool gather_has_block(const struct iopt_gather *g)
+static bool gather_has_block(const struct iopt_pgtable_gather *g)
 {
 	return g->start <= ctl.hold_va &&
 	       g->last >= ctl.hold_va + ctl.hold_gran - 1 &&
@@ -358,11 +357,11 @@ static bool gather_has_block(const struct iopt_gather *g)
 static bool b_unmap(const struct scase *c, struct iopt_pgtable *pt,
 		    uint64_t va)
 {
-	struct iopt_gather g;
+	struct iopt_pgtable_gather g;
 	unsigned before = ctl.b_reports;
 
-	iopt_gather_init(&g);
-	assert_int_equal(iopt_unmap_pages(pt, va, c->unmap, 1, &g),
+	iopt_pgtable_gather_init(&g);
+	assert_int_equal(iopt_pgtable_unmap_pages(pt, va, c->unmap, 1, &g),
 			 (int64_t)c->unmap);
 	return gather_has_block(&g) && ctl.b_reports > before;
 }
@@ -384,7 +383,7 @@ static uint64_t second_page(const struct scase *c)
  * cached, or without reporting the block. */
 static bool run_case(const struct scase *c, enum hold_at at, enum b_mode mode)
 {
-	struct iopt_cfg cfg = {
+	struct iopt_pgtable_cfg cfg = {
 		.fmt = c->fmt, .granule = c->granule, .ias = c->ias,
 		.oas = c->fmt == IOPT_ARM_V7S || c->fmt == IOPT_ARM_32_LPAE_S1 ?
 			       32 : 48,
@@ -393,11 +392,11 @@ static bool run_case(const struct scase *c, enum hold_at at, enum b_mode mode)
 	struct iopt_pgtable *pt = NULL;
 	uint64_t b_va = c->va + c->b_off, pa;
 
-	assert_int_equal(iopt_alloc(&cfg, &pt), 0);
+	assert_int_equal(iopt_pgtable_alloc(&cfg, &pt), 0);
 	/* Output address = input address: mapped below 4G for v7s and
 	 * 32-bit LPAE, whose outputs are 32 bits. */
-	assert_int_equal(iopt_map_pages(pt, c->va, c->va, c->block, 1,
-					IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(pt, c->va, c->va, c->block, 1,
+						IOPT_READ | IOPT_WRITE, NULL), 0);
 	tlb_reset();
 	tlb_fill(c->va, c->block, c->item);	/* the device used the block */
 
@@ -419,15 +418,15 @@ static bool run_case(const struct scase *c, enum hold_at at, enum b_mode mode)
 		/* B: A has published its table and not yet reported the
 		 * block. */
 		if (mode == B_MAP_UNMAP)
-			b_map = iopt_map_pages(pt, b_va, b_va, c->unmap, 1,
-					       IOPT_READ | IOPT_WRITE, NULL);
+			b_map = iopt_pgtable_map_pages(pt, b_va, b_va, c->unmap, 1,
+						       IOPT_READ | IOPT_WRITE, NULL);
 		reported = b_unmap(c, pt, b_va);
 		if (mode == B_TWO)
 			reported &= b_unmap(c, pt, b2);
-		iopt_tlb_sync(pt);
+		iopt_pgtable_tlb_sync(pt);
 		b_tlb = tlb_translates(b_va) || tlb_translates(b2);
-		b_walk = iopt_iova_to_phys(pt, b_va, &pa) |
-			 iopt_iova_to_phys(pt, b2, &pa);
+		b_walk = iopt_pgtable_iova_to_phys(pt, b_va, &pa) |
+			 iopt_pgtable_iova_to_phys(pt, b2, &pa);
 	}
 	ctl_set(&ctl.b_done);
 	pthread_join(th, NULL);
@@ -450,15 +449,15 @@ static bool run_case(const struct scase *c, enum hold_at at, enum b_mode mode)
 	/* A completed as well; the rest of the block still maps. */
 	assert_int_equal(a.ret, (int64_t)c->unmap);
 	assert_false(tlb_translates(c->va + c->a_off));
-	assert_int_equal(iopt_iova_to_phys(pt, c->va + c->a_off, &pa), -ENOENT);
+	assert_int_equal(iopt_pgtable_iova_to_phys(pt, c->va + c->a_off, &pa), -ENOENT);
 	uint64_t other = c->va + c->block - c->unmap;
 
 	if (other != b_va && other != b2 && other != c->va + c->a_off) {
-		assert_int_equal(iopt_iova_to_phys(pt, other, &pa), 0);
+		assert_int_equal(iopt_pgtable_iova_to_phys(pt, other, &pa), 0);
 		assert_int_equal(pa, other);
 	}
 	assert_false(tlb.overflow);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	return b_tlb || !reported;
 }
 
@@ -515,7 +514,7 @@ static struct {
 	    .cond = PTHREAD_COND_INITIALIZER };
 
 /* Every block report waits until the gate opens (at most 10 s). */
-static void gate_add_page(struct iopt_gather *g, uint64_t iova, uint64_t gran,
+static void gate_add_page(struct iopt_pgtable_gather *g, uint64_t iova, uint64_t gran,
 			  void *cookie)
 {
 	struct timespec t;
@@ -536,7 +535,7 @@ static void gate_add_page(struct iopt_gather *g, uint64_t iova, uint64_t gran,
 	pthread_mutex_unlock(&gate.lock);
 }
 
-static const struct iopt_tlb_ops gate_ops = { .add_page = gate_add_page };
+static const struct iopt_pgtable_tlb_ops gate_ops = { .add_page = gate_add_page };
 
 static unsigned gate_held(void)
 {
@@ -560,10 +559,10 @@ static unsigned blocks_left(struct iopt_pgtable *pt, uint64_t va)
 	unsigned n = 0;
 
 	for (unsigned k = 0; k < NSPLIT; k++) {
-		struct iopt_walk w;
+		struct iopt_pgtable_walk w;
 
 		memset(&w, 0, sizeof(w));
-		assert_int_equal(iopt_walk(pt, va + k * SZ_2M + SZ_1M, &w), 0);
+		assert_int_equal(iopt_pgtable_walk(pt, va + k * SZ_2M + SZ_1M, &w), 0);
 		n += w.mapped && w.leaf_size == SZ_2M;
 	}
 	return n;
@@ -577,7 +576,7 @@ static unsigned blocks_left(struct iopt_pgtable *pt, uint64_t va)
  */
 static void test_split_slots_full(void **state)
 {
-	struct iopt_cfg cfg = {
+	struct iopt_pgtable_cfg cfg = {
 		.fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096, .ias = 48,
 		.oas = 48, .coherent_walk = true, .tlb = &gate_ops,
 	};
@@ -587,9 +586,9 @@ static void test_split_slots_full(void **state)
 	uint64_t va = SZ_1G;
 
 	(void)state;
-	assert_int_equal(iopt_alloc(&cfg, &pt), 0);
-	assert_int_equal(iopt_map_pages(pt, va, va, SZ_2M, NSPLIT,
-					IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_pgtable_alloc(&cfg, &pt), 0);
+	assert_int_equal(iopt_pgtable_map_pages(pt, va, va, SZ_2M, NSPLIT,
+						IOPT_READ | IOPT_WRITE, NULL), 0);
 	gate.held = 0;
 	gate.open = false;
 	for (unsigned k = 0; k < NSPLIT; k++) {
@@ -616,11 +615,11 @@ static void test_split_slots_full(void **state)
 		uint64_t pa;
 
 		assert_int_equal(a[k].ret, (int64_t)SZ_4K);
-		assert_int_equal(iopt_iova_to_phys(pt, a[k].va, &pa), -ENOENT);
-		assert_int_equal(iopt_iova_to_phys(pt, a[k].va + SZ_4K, &pa), 0);
+		assert_int_equal(iopt_pgtable_iova_to_phys(pt, a[k].va, &pa), -ENOENT);
+		assert_int_equal(iopt_pgtable_iova_to_phys(pt, a[k].va + SZ_4K, &pa), 0);
 	}
 	assert_int_equal(blocks_left(pt, va), 0);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 }
 
 int main(void)

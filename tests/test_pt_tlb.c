@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The TLB-maintenance contract (struct iopt_tlb_ops in pgtable.h,
- * docs/pgtable.md "TLB maintenance"), call by call: every scenario below
- * lists, written out by hand from the contract, the exact callbacks the
- * page table must make, in order, with their (iova, size, granule):
+ * The TLB-maintenance contract (struct iopt_pgtable_tlb_ops in pgtable.h,
+ * docs/pgtable.md "TLB maintenance"), call by call: every scenario below lists,
+ * written out by hand from the contract, the exact callbacks the page table
+ * must make, in order, with their (iova, size, granule):
  *  - a split reports the block it replaced, with the block's size, so that
  *    a driver deriving a level hint (SMMUv3 TTL) from granule drops a TLB
  *    entry that caches the whole block;
@@ -58,7 +58,7 @@ static void log_add(struct log *l, char kind, uint64_t iova, uint64_t size,
 	l->n++;
 }
 
-static void cb_add_page(struct iopt_gather *g, uint64_t iova, uint64_t gran,
+static void cb_add_page(struct iopt_pgtable_gather *g, uint64_t iova, uint64_t gran,
 			void *cookie)
 {
 	(void)g;
@@ -81,22 +81,22 @@ static void cb_flush_all(void *cookie)
 	log_add(cookie, 'A', 0, 0, 0);
 }
 
-static const struct iopt_tlb_ops rec_ops = {
+static const struct iopt_pgtable_tlb_ops rec_ops = {
 	.flush_all = cb_flush_all, .flush_walk = cb_flush_walk,
 	.add_page = cb_add_page, .sync = cb_sync,
 };
 
-static struct iopt_pgtable *make(enum iopt_fmt fmt, struct log *l)
+static struct iopt_pgtable *make(enum iopt_pgtable_fmt fmt, struct log *l)
 {
 	bool v7s = fmt == IOPT_ARM_V7S;
-	struct iopt_cfg cfg = {
+	struct iopt_pgtable_cfg cfg = {
 		.fmt = fmt, .granule = 4096, .ias = v7s ? 32 : 48,
 		.oas = v7s ? 32 : 48, .coherent_walk = true, .tlb = &rec_ops,
 		.tlb_cookie = l,
 	};
 	struct iopt_pgtable *pt = NULL;
 
-	assert_int_equal(iopt_alloc(&cfg, &pt), 0);
+	assert_int_equal(iopt_pgtable_alloc(&cfg, &pt), 0);
 	return pt;
 }
 
@@ -139,13 +139,13 @@ static void expect_log(const char *name, const struct log *l,
 static void map_ok(struct iopt_pgtable *pt, uint64_t va, uint64_t pa,
 		   uint64_t size, size_t n)
 {
-	assert_int_equal(iopt_map_pages(pt, va, pa, size, n, IOPT_READ, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(pt, va, pa, size, n, IOPT_READ, NULL), 0);
 }
 
 static void unmap_ok(struct iopt_pgtable *pt, uint64_t va, uint64_t size,
-		     size_t n, struct iopt_gather *g)
+		     size_t n, struct iopt_pgtable_gather *g)
 {
-	assert_int_equal(iopt_unmap_pages(pt, va, size, n, g),
+	assert_int_equal(iopt_pgtable_unmap_pages(pt, va, size, n, g),
 			 (int64_t)(size * n));
 }
 
@@ -155,25 +155,25 @@ static void test_split_reports_block(void **state)
 {
 	struct log l = { .n = 0 };
 	struct iopt_pgtable *pt = make(IOPT_ARM_64_LPAE_S1, &l);
-	struct iopt_gather g;
+	struct iopt_pgtable_gather g;
 
 	(void)state;
 	map_ok(pt, 0x40000000, 0x80000000, SZ_2M, 1);
-	iopt_gather_init(&g);
+	iopt_pgtable_gather_init(&g);
 	unmap_ok(pt, 0x40001000, SZ_4K, 1, &g);
 	EXPECT_LOG("2M split", &l, P(0x40000000, SZ_2M), P(0x40001000, SZ_4K));
 	assert_int_equal(g.start, 0x40000000);
 	assert_int_equal(g.last, 0x40000000 + SZ_2M - 1);
 	assert_int_equal(g.pgsize, SZ_4K);
 	assert_int_equal(g.sizes, SZ_2M | SZ_4K);
-	iopt_tlb_sync(pt);
+	iopt_pgtable_tlb_sync(pt);
 	assert_int_equal(l.n, 3);
 	assert_int_equal(l.c[2].kind, 'S');
 
 	/* 1G block: the 1G block, the 2M block split out of it, the page. */
 	l.n = 0;
 	map_ok(pt, 4 * SZ_1G, 2 * SZ_1G, SZ_1G, 1);
-	iopt_gather_init(&g);
+	iopt_pgtable_gather_init(&g);
 	unmap_ok(pt, 4 * SZ_1G + 0x12345000, SZ_4K, 1, &g);
 	EXPECT_LOG("1G split", &l, P(4 * SZ_1G, SZ_1G),
 		   P(4 * SZ_1G + 0x12200000, SZ_2M),
@@ -183,12 +183,12 @@ static void test_split_reports_block(void **state)
 	/* Pages alone: one size, a valid level hint in the gather. */
 	l.n = 0;
 	map_ok(pt, 0x80000000, 0, SZ_4K, 3);
-	iopt_gather_init(&g);
+	iopt_pgtable_gather_init(&g);
 	unmap_ok(pt, 0x80000000, SZ_4K, 3, &g);
 	EXPECT_LOG("pages", &l, P(0x80000000, SZ_4K), P(0x80001000, SZ_4K),
 		   P(0x80002000, SZ_4K));
 	assert_int_equal(g.sizes, SZ_4K);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 }
 
 /* A run broken by a 4K unmap at +0x1000: flush_walk from the run's aligned
@@ -211,7 +211,7 @@ static void test_run_break_reports_aligned_run(void **state)
 	unmap_ok(pt, 0x50013000, SZ_4K, 1, NULL);
 	EXPECT_LOG("64K run", &l, W(0x50010000, SZ_64K, SZ_4K), S,
 		   P(0x50013000, SZ_4K));
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 
 	/* v7s: a supersection (16 x 1M) broken by a 4K unmap inside its
 	 * second section; a large page (16 x 4K). */
@@ -226,7 +226,7 @@ static void test_run_break_reports_aligned_run(void **state)
 	unmap_ok(pt, 0x6001f000, SZ_4K, 1, NULL);
 	EXPECT_LOG("v7s large page", &l, W(0x60010000, SZ_64K, SZ_4K), S,
 		   P(0x6001f000, SZ_4K));
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 }
 
 /* Unlinking a table: a leaf table gives the items' size, a higher table
@@ -257,7 +257,7 @@ static void test_unlink_reports_table(void **state)
 	EXPECT_LOG("block over empty table", &l, P(0xc0200000, SZ_4K),
 		   W(0xc0200000, SZ_2M, SZ_4K), S);
 	tu_expect_pa(pt, 0xc0200000 + 0x1234, 0x200000 + 0x1234);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 }
 
 /* A map that fails removes and invalidates what it wrote, then syncs. */
@@ -270,8 +270,8 @@ static void test_failed_map_invalidates(void **state)
 	/* Pages: five written in the failing table, then the sixth taken. */
 	map_ok(pt, 0x40005000, 0xf0000000, SZ_4K, 1);
 	l.n = 0;
-	assert_int_equal(iopt_map_pages(pt, 0x40000000, 0, SZ_4K, 8, IOPT_READ,
-					NULL), -EEXIST);
+	assert_int_equal(iopt_pgtable_map_pages(pt, 0x40000000, 0, SZ_4K, 8, IOPT_READ,
+						NULL), -EEXIST);
 	EXPECT_LOG("pages", &l, P(0x40000000, SZ_4K), P(0x40001000, SZ_4K),
 		   P(0x40002000, SZ_4K), P(0x40003000, SZ_4K),
 		   P(0x40004000, SZ_4K), S);
@@ -282,8 +282,8 @@ static void test_failed_map_invalidates(void **state)
 	/* Across tables: 8 pages written in the table before, 2 in this. */
 	map_ok(pt, 0x40602000, 0xf0000000, SZ_4K, 1);
 	l.n = 0;
-	assert_int_equal(iopt_map_pages(pt, 0x40600000 - 8 * SZ_4K, 0, SZ_4K, 16,
-					IOPT_READ, NULL), -EEXIST);
+	assert_int_equal(iopt_pgtable_map_pages(pt, 0x40600000 - 8 * SZ_4K, 0, SZ_4K, 16,
+						IOPT_READ, NULL), -EEXIST);
 	assert_int_equal(l.n, 11);
 	for (unsigned i = 0; i < 10; i++) {
 		assert_int_equal(l.c[i].kind, 'P');
@@ -295,12 +295,12 @@ static void test_failed_map_invalidates(void **state)
 	/* Blocks: two written, the third's place holds a page. */
 	map_ok(pt, 0x80401000, 0xf0000000, SZ_4K, 1);
 	l.n = 0;
-	assert_int_equal(iopt_map_pages(pt, 0x80000000, 0, SZ_2M, 3, IOPT_READ,
-					NULL), -EEXIST);
+	assert_int_equal(iopt_pgtable_map_pages(pt, 0x80000000, 0, SZ_2M, 3, IOPT_READ,
+						NULL), -EEXIST);
 	EXPECT_LOG("blocks", &l, P(0x80000000, SZ_2M), P(0x80200000, SZ_2M), S);
 	tu_expect_none(pt, 0x80000000);
 	tu_expect_pa(pt, 0x80401000, 0xf0000000);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 }
 
 /* A contiguous run is checked whole before any item is written: a run
@@ -316,8 +316,8 @@ static void test_run_map_checks_whole_run(void **state)
 	(void)state;
 	map_ok(pt, 0x40000000 + 15 * SZ_4K, 0xf0000000, SZ_4K, 1);
 	l.n = 0;
-	assert_int_equal(iopt_map_pages(pt, 0x40000000, 0x10000000, SZ_64K, 1,
-					IOPT_READ, NULL), -EEXIST);
+	assert_int_equal(iopt_pgtable_map_pages(pt, 0x40000000, 0x10000000, SZ_64K, 1,
+						IOPT_READ, NULL), -EEXIST);
 	assert_int_equal(l.n, 0);
 	tu_expect_none(pt, 0x40000000);
 	tu_expect_pa(pt, 0x40000000 + 15 * SZ_4K, 0xf0000000);
@@ -326,8 +326,8 @@ static void test_run_map_checks_whole_run(void **state)
 
 	map_ok(pt, 0x50200000 + 4 * SZ_4K, 0xf0000000, SZ_4K, 1);
 	l.n = 0;
-	assert_int_equal(iopt_map_pages(pt, va, 0x10000000, SZ_64K, 2,
-					IOPT_READ, NULL), -EEXIST);
+	assert_int_equal(iopt_pgtable_map_pages(pt, va, 0x10000000, SZ_64K, 2,
+						IOPT_READ, NULL), -EEXIST);
 	assert_int_equal(l.n, 17);
 	for (unsigned i = 0; i < 16; i++) {
 		assert_int_equal(l.c[i].kind, 'P');
@@ -345,20 +345,20 @@ static void test_run_map_checks_whole_run(void **state)
 	 * run written. */
 	map_ok(pt, 0x80000000 + 5 * SZ_2M + SZ_4K, 0xf0000000, SZ_4K, 1);
 	l.n = 0;
-	assert_int_equal(iopt_map_pages(pt, 0x80000000, 0x20000000, SZ_32M, 1,
-					IOPT_READ, NULL), -EEXIST);
+	assert_int_equal(iopt_pgtable_map_pages(pt, 0x80000000, 0x20000000, SZ_32M, 1,
+						IOPT_READ, NULL), -EEXIST);
 	assert_int_equal(l.n, 0);
 	tu_expect_none(pt, 0x80000000);
 	tu_expect_pa(pt, 0x80000000 + 5 * SZ_2M + SZ_4K, 0xf0000000);
 	unmap_ok(pt, 0x80000000 + 5 * SZ_2M + SZ_4K, SZ_4K, 1, NULL);
-	iopt_tlb_sync(pt);
+	iopt_pgtable_tlb_sync(pt);
 	l.n = 0;
 	map_ok(pt, 0x80000000, 0x20000000, SZ_32M, 1);
 	EXPECT_LOG("run over an empty table", &l,
 		   W(0x80000000 + 5 * SZ_2M, SZ_2M, SZ_4K), S);
 	tu_expect_pa(pt, 0x80000000 + 5 * SZ_2M + SZ_4K,
 		     0x20000000 + 5 * SZ_2M + SZ_4K);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 }
 
 struct run_race {
@@ -394,14 +394,14 @@ static void test_failed_run_map_never_visible(void **state)
 	struct log l = { .n = 0 };
 	struct iopt_pgtable *pt = make(IOPT_ARM_64_LPAE_S1, &l);
 	struct run_race r = { .pt = pt };
-	struct iopt_walk w;
+	struct iopt_pgtable_walk w;
 	pthread_t th;
 	long n = tu_stress_ops(5000);
 
 	(void)state;
 	map_ok(pt, 0x40000000 + 15 * SZ_4K, 0xf0000000, SZ_4K, 1);
-	assert_int_equal(iopt_walk(pt, 0x40000000 + 15 * SZ_4K, &w), 0);
-	struct iopt_walk_level *lv = &w.level[w.nr_levels - 1];
+	assert_int_equal(iopt_pgtable_walk(pt, 0x40000000 + 15 * SZ_4K, &w), 0);
+	struct iopt_pgtable_walk_level *lv = &w.level[w.nr_levels - 1];
 
 	r.items = (uint64_t *)(uintptr_t)lv->table_pa + lv->index - 15;
 	assert_int_equal(pthread_create(&th, NULL, run_walker, &r), 0);
@@ -411,24 +411,24 @@ static void test_failed_run_map_never_visible(void **state)
 	 * times (it may have been scheduled out), up to 50 n. */
 	for (long i = 0; i < n || (i < 50 * n && (long)__atomic_load_n(
 				&r.looks, __ATOMIC_RELAXED) < n); i++)
-		assert_int_equal(iopt_map_pages(pt, 0x40000000, 0x10000000,
-						SZ_64K, 1, IOPT_READ, NULL),
+		assert_int_equal(iopt_pgtable_map_pages(pt, 0x40000000, 0x10000000,
+							SZ_64K, 1, IOPT_READ, NULL),
 				 -EEXIST);
 	__atomic_store_n(&r.done, 1, __ATOMIC_RELEASE);
 	pthread_join(th, NULL);
 	print_message("run items seen %lu times in %lu looks\n", r.seen, r.looks);
 	assert_int_equal(r.seen, 0);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 }
 
 /* add_page in order: each call must be the page after the previous one. */
 struct seq {
-	struct iopt_gather *g;	/* the gather the unmap was given */
+	struct iopt_pgtable_gather *g;	/* the gather the unmap was given */
 	uint64_t next, gran;
 	unsigned n, bad;
 };
 
-static void seq_add_page(struct iopt_gather *g, uint64_t iova, uint64_t gran,
+static void seq_add_page(struct iopt_pgtable_gather *g, uint64_t iova, uint64_t gran,
 			 void *cookie)
 {
 	struct seq *s = cookie;
@@ -439,7 +439,7 @@ static void seq_add_page(struct iopt_gather *g, uint64_t iova, uint64_t gran,
 	s->n++;
 }
 
-static const struct iopt_tlb_ops seq_ops = { .add_page = seq_add_page };
+static const struct iopt_pgtable_tlb_ops seq_ops = { .add_page = seq_add_page };
 
 /*
  * An unmap of n pages makes n add_page calls, one per page, in address
@@ -452,7 +452,7 @@ static const struct iopt_tlb_ops seq_ops = { .add_page = seq_add_page };
  */
 static void test_unmap_reports_each_page(void **state)
 {
-	static const enum iopt_fmt fmts[] = { IOPT_ARM_64_LPAE_S1,
+	static const enum iopt_pgtable_fmt fmts[] = { IOPT_ARM_64_LPAE_S1,
 					      IOPT_ARM_V7S };
 	static const size_t pieces[] = { 1, 2, 3, 1, 505, 512 };
 
@@ -460,19 +460,19 @@ static void test_unmap_reports_each_page(void **state)
 	for (unsigned f = 0; f < 2; f++) {
 		bool v7s = fmts[f] == IOPT_ARM_V7S;
 		struct seq s = { .gran = SZ_4K };
-		struct iopt_cfg cfg = {
+		struct iopt_pgtable_cfg cfg = {
 			.fmt = fmts[f], .granule = 4096, .ias = v7s ? 32 : 48,
 			.oas = v7s ? 32 : 48, .coherent_walk = true,
 			.tlb = &seq_ops, .tlb_cookie = &s,
 		};
 		struct iopt_pgtable *pt = NULL;
-		struct iopt_gather g;
+		struct iopt_pgtable_gather g;
 		uint64_t va = 0x40000000;	/* 2 MiB aligned */
 
-		assert_int_equal(iopt_alloc(&cfg, &pt), 0);
+		assert_int_equal(iopt_pgtable_alloc(&cfg, &pt), 0);
 		map_ok(pt, va, 0x80000000, SZ_4K, 1024);
 		for (unsigned i = 0; i < 6; i++) {
-			iopt_gather_init(&g);
+			iopt_pgtable_gather_init(&g);
 			s = (struct seq){ .g = &g, .next = va, .gran = SZ_4K };
 			unmap_ok(pt, va, SZ_4K, pieces[i], &g);
 			assert_int_equal(s.n, pieces[i]);
@@ -482,7 +482,7 @@ static void test_unmap_reports_each_page(void **state)
 			va += pieces[i] * SZ_4K;
 		}
 		assert_int_equal(va, 0x40000000 + 1024 * SZ_4K);
-		iopt_free(pt);
+		iopt_pgtable_free(pt);
 	}
 }
 
@@ -491,7 +491,7 @@ struct cover {
 	unsigned n, bad;
 };
 
-static void cover_add_page(struct iopt_gather *g, uint64_t iova,
+static void cover_add_page(struct iopt_pgtable_gather *g, uint64_t iova,
 			   uint64_t gran, void *cookie)
 {
 	struct cover *c = cookie;
@@ -502,20 +502,20 @@ static void cover_add_page(struct iopt_gather *g, uint64_t iova,
 	c->n++;
 }
 
-static const struct iopt_tlb_ops cover_ops = { .add_page = cover_add_page };
+static const struct iopt_pgtable_tlb_ops cover_ops = { .add_page = cover_add_page };
 
 /*
  * The gather of an unmap that stops early (pgtable.h, struct
- * iopt_gather): it covers every leaf removed, each already when its
- * add_page is called, and nothing outside the request; add_page is
- * called for the removed leaves only. Pages 0-4 and 6-9 of a leaf table
- * are mapped: an unmap of 0-9 removes 0-4, one of page 5 removes
- * nothing, one of 6-9 removes them all; first each after a miss of the
- * thread's cached leaf table, then through it.
+ * iopt_pgtable_gather): it covers every leaf removed, each already when its
+ * add_page is called, and nothing outside the request; add_page is called for
+ * the removed leaves only. Pages 0-4 and 6-9 of a leaf table are mapped: an
+ * unmap of 0-9 removes 0-4, one of page 5 removes nothing, one of 6-9 removes
+ * them all; first each after a miss of the thread's cached leaf table, then
+ * through it.
  */
 static void test_unmap_gather_covers_removed(void **state)
 {
-	static const enum iopt_fmt fmts[] = { IOPT_ARM_64_LPAE_S1,
+	static const enum iopt_pgtable_fmt fmts[] = { IOPT_ARM_64_LPAE_S1,
 					      IOPT_ARM_V7S };
 	static const struct {
 		unsigned first, count, removed;
@@ -525,7 +525,7 @@ static void test_unmap_gather_covers_removed(void **state)
 	for (unsigned f = 0; f < 2; f++) {
 		bool v7s = fmts[f] == IOPT_ARM_V7S;
 		struct cover c = { 0, 0 };
-		struct iopt_cfg cfg = {
+		struct iopt_pgtable_cfg cfg = {
 			.fmt = fmts[f], .granule = 4096, .ias = v7s ? 32 : 48,
 			.oas = v7s ? 32 : 48, .coherent_walk = true,
 			.tlb = &cover_ops, .tlb_cookie = &c,
@@ -533,14 +533,14 @@ static void test_unmap_gather_covers_removed(void **state)
 		struct iopt_pgtable *pt = NULL;
 		uint64_t va = 0x40000000, far = 0x60000000;
 
-		assert_int_equal(iopt_alloc(&cfg, &pt), 0);
+		assert_int_equal(iopt_pgtable_alloc(&cfg, &pt), 0);
 		for (unsigned pass = 0; pass < 2; pass++) {
 			map_ok(pt, va, 0x80000000, SZ_4K, 5);
 			map_ok(pt, va + 6 * SZ_4K, 0x80006000, SZ_4K, 4);
 			for (unsigned i = 0; i < 3; i++) {
 				uint64_t a = va + steps[i].first * SZ_4K;
 				uint64_t end = a + steps[i].count * SZ_4K;
-				struct iopt_gather g;
+				struct iopt_pgtable_gather g;
 
 				if (pass == 0) {
 					/* Another leaf table: the unmap
@@ -548,11 +548,11 @@ static void test_unmap_gather_covers_removed(void **state)
 					map_ok(pt, far, 0x90000000, SZ_4K, 1);
 					unmap_ok(pt, far, SZ_4K, 1, NULL);
 				}
-				iopt_gather_init(&g);
+				iopt_pgtable_gather_init(&g);
 				c = (struct cover){ 0, 0 };
-				assert_int_equal(iopt_unmap_pages(pt, a, SZ_4K,
-								  steps[i].count,
-								  &g),
+				assert_int_equal(iopt_pgtable_unmap_pages(pt, a, SZ_4K,
+									  steps[i].count,
+									  &g),
 						 (int64_t)(steps[i].removed * SZ_4K));
 				assert_int_equal(c.n, steps[i].removed);
 				assert_int_equal(c.bad, 0);
@@ -568,7 +568,7 @@ static void test_unmap_gather_covers_removed(void **state)
 				}
 			}
 		}
-		iopt_free(pt);
+		iopt_pgtable_free(pt);
 	}
 }
 

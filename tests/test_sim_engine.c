@@ -14,12 +14,12 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include <iopgtable/driver.h>
-#include <iopgtable/driver_v2.h>
+#include <iopgtable/smmuv3_drv.h>
+#include <iopgtable/smmuv2_drv.h>
 #include <iopgtable/pgtable.h>
 #include <iopgtable/physmem.h>
 #include <iopgtable/sim.h>
-#include <iopgtable/smmu.h>
+#include <iopgtable/smmuv3.h>
 #include <iopgtable/smmuv2.h>
 
 #include "../src/platform/platform.h"
@@ -747,45 +747,45 @@ static void nf_walk(uint64_t i, uint64_t s, uint64_t g, void *c)
 {
 	(void)i; (void)s; (void)g; (void)c;
 }
-static void nf_page(struct iopt_gather *gt, uint64_t i, uint64_t g, void *c)
+static void nf_page(struct iopt_pgtable_gather *gt, uint64_t i, uint64_t g, void *c)
 {
 	(void)gt; (void)i; (void)g; (void)c;
 }
-static const struct iopt_tlb_ops nf_tlb = {
+static const struct iopt_pgtable_tlb_ops nf_tlb = {
 	.flush_all = nf_all, .flush_walk = nf_walk, .add_page = nf_page,
 };
 
 static void lib_cpu(unsigned cpu, void *arg)
 {
 	struct lib_t *t = arg;
-	struct iopt_gather g;
+	struct iopt_pgtable_gather g;
 	/* Each CPU its own 2 MiB of IOVA, adjacent CPUs sharing tables. */
 	uint64_t base = (uint64_t)cpu << 21;
 
-	iopt_gather_init(&g);
+	iopt_pgtable_gather_init(&g);
 	for (unsigned r = 0; r < 4; r++) {
 		for (uint64_t i = 0; i < 64; i++)
-			if (iopt_map_pages(t->pt, base + i * 4096,
-					   (1ull << 32) + base + i * 4096, 4096,
-					   1, IOPT_READ | IOPT_WRITE, NULL))
+			if (iopt_pgtable_map_pages(t->pt, base + i * 4096,
+						   (1ull << 32) + base + i * 4096, 4096,
+						   1, IOPT_READ | IOPT_WRITE, NULL))
 				t->errors++;
 		for (uint64_t i = 0; i < 64; i++) {
 			uint64_t pa = 0;
 
-			if (iopt_iova_to_phys(t->pt, base + i * 4096 + 8, &pa) ||
+			if (iopt_pgtable_iova_to_phys(t->pt, base + i * 4096 + 8, &pa) ||
 			    pa != (1ull << 32) + base + i * 4096 + 8)
 				t->errors++;
 		}
 		for (uint64_t i = 0; i < 64; i++)
-			if (iopt_unmap_pages(t->pt, base + i * 4096, 4096, 1,
-					     &g) != 4096)
+			if (iopt_pgtable_unmap_pages(t->pt, base + i * 4096, 4096, 1,
+						     &g) != 4096)
 				t->errors++;
 	}
 }
 
 static void test_library(void **state)
 {
-	struct iopt_cfg cfg = {
+	struct iopt_pgtable_cfg cfg = {
 		.fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096, .ias = 48,
 		.oas = 48, .coherent_walk = true, .tlb = &nf_tlb,
 	};
@@ -796,14 +796,14 @@ static void test_library(void **state)
 	for (int mm = 0; mm < 2; mm++) {
 		struct iopt_sim *s = mk(8, 21, mm ? IOPT_SIM_TSO : IOPT_SIM_SC);
 
-		assert_int_equal(iopt_alloc(&cfg, &t.pt), 0);
+		assert_int_equal(iopt_pgtable_alloc(&cfg, &t.pt), 0);
 		t.errors = 0;
 		assert_int_equal(iopt_sim_run(s, lib_cpu, &t), 0);
 		assert_int_equal(t.errors, 0);
 		iopt_sim_stats(s, &st);
 		assert_true(st.ops[IOPT_SIM_OP_RMW] > 0);
 		assert_true(st.switches > 0);
-		iopt_free(t.pt);
+		iopt_pgtable_free(t.pt);
 		iopt_sim_destroy(s);
 	}
 }
@@ -833,8 +833,8 @@ static void test_smmu_timeline(void **state)
 {
 	struct iopt_physmem *pm;
 	struct iopt_smmu_mem mem;
-	struct iopt_smmu_params sp;
-	struct iopt_smmu *smmu;
+	struct iopt_smmuv3_params sp;
+	struct iopt_smmuv3 *smmu;
 	struct iopt_smmuv3_drv_cfg dc;
 	struct iopt_smmuv3_drv_stats ds;
 	struct iopt_sim_stats st;
@@ -846,10 +846,10 @@ static void test_smmu_timeline(void **state)
 		s = mk(mode ? 4 : 1, 9, IOPT_SIM_SC);
 		assert_int_equal(iopt_physmem_create(0x80000000ull, 64ull << 20, &pm), 0);
 		iopt_smmu_physmem(pm, 10, &mem);
-		iopt_smmu_default_params(&sp);
+		iopt_smmuv3_default_params(&sp);
 		sp.shared_clock = true;
-		assert_int_equal(iopt_smmu_create(&sp, &mem, NULL, NULL, &smmu), 0);
-		assert_int_equal(iopt_sim_attach_smmu(s, smmu, 1.0), 0);
+		assert_int_equal(iopt_smmuv3_create(&sp, &mem, NULL, NULL, &smmu), 0);
+		assert_int_equal(iopt_sim_attach_smmuv3(s, smmu, 1.0), 0);
 		iopt_smmuv3_drv_default_cfg(&dc);
 		dc.smmu = smmu;
 		dc.pm = pm;
@@ -877,7 +877,7 @@ static void test_smmu_timeline(void **state)
 		 * passed beyond the CPUs' own work. */
 		assert_true(st.end_cycles > 10 * 1000);
 		iopt_smmuv3_drv_remove(t.drv);
-		iopt_smmu_destroy(smmu);
+		iopt_smmuv3_destroy(smmu);
 		iopt_physmem_destroy(pm);
 		iopt_sim_destroy(s);
 	}

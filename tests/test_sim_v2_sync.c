@@ -28,7 +28,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include <iopgtable/driver_v2.h>
+#include <iopgtable/smmuv2_drv.h>
 #include <iopgtable/physmem.h>
 #include <iopgtable/sim.h>
 #include <iopgtable/smmuv2.h>
@@ -47,7 +47,7 @@ struct run {
 static void cpu_main(unsigned cpu, void *arg)
 {
 	struct run *r = arg;
-	const struct iopt_tlb_ops *ops = iopt_smmuv2_drv_tlb_ops();
+	const struct iopt_pgtable_tlb_ops *ops = iopt_smmuv2_drv_tlb_ops();
 
 	for (unsigned i = 0; i < ROUNDS; i++)
 		ops->flush_walk(0x100000ull * (cpu + 1), 4096, 4096, r->dom);
@@ -86,13 +86,13 @@ static void contend(enum iopt_smmuv2_drv_sync mode,
 	s = iopt_testbed_smmuv2(tb);
 	drv = iopt_testbed_smmuv2_drv(tb);
 	assert_int_equal(iopt_smmuv2_drv_domain_alloc(drv, 1, &r.dom), 0);
-	struct iopt_cfg pc = {
+	struct iopt_pgtable_cfg pc = {
 		.fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096, .ias = 48, .oas = 40,
 		.coherent_walk = true, .tlb = iopt_smmuv2_drv_tlb_ops(),
 		.tlb_cookie = r.dom, .mem = iopt_physmem_mem_ops(), .mem_ctx = pm,
 	};
 
-	assert_int_equal(iopt_alloc(&pc, &pt), 0);
+	assert_int_equal(iopt_pgtable_alloc(&pc, &pt), 0);
 	assert_int_equal(iopt_smmuv2_drv_attach(r.dom, pt, SID), 0);
 	iopt_smmuv2_get_stats(s, &m0);
 	iopt_smmuv2_drv_get_stats(drv, dst);
@@ -110,7 +110,7 @@ static void contend(enum iopt_smmuv2_drv_sync mode,
 		      (unsigned long long)dst->sync_timeouts);
 	assert_int_equal(iopt_smmuv2_drv_detach(r.dom, SID), 0);
 	iopt_smmuv2_drv_domain_free(r.dom);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	iopt_testbed_destroy(tb);
 	iopt_sim_destroy(sim);
 }

@@ -154,15 +154,15 @@ static void test_unknown_opcodes(void **state)
 
 		for (size_t i = 0; i < sizeof(spec_cmds) / sizeof(spec_cmds[0]); i++)
 			known |= spec_cmds[i].opcode == op;
-		struct iopt_smmu_cmd c = { .opcode = op };
+		struct iopt_smmuv3_cmd c = { .opcode = op };
 
 		fill(w, 2);
 		if (known) {
-			assert_int_equal(iopt_smmu_cmd_encode(&c, w), 0);
+			assert_int_equal(iopt_smmuv3_cmd_encode(&c, w), 0);
 			assert_int_equal(w[0], op);
 			assert_int_equal(w[1], 0);
 		} else {
-			assert_int_equal(iopt_smmu_cmd_encode(&c, w), -EINVAL);
+			assert_int_equal(iopt_smmuv3_cmd_encode(&c, w), -EINVAL);
 			assert_untouched(w, 2);
 		}
 	}

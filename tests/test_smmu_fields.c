@@ -2,9 +2,9 @@
 /*
  * The SMMUv3 model's STE, CD, translation and event records against
  * IHI0070, with an oracle independent of the library:
- *  - STEs and CDs are assembled here bit by bit from the field positions
- *    of IHI0070 5.2 and 5.4 (the constants below, typed from the
- *    specification), never with iopt_ste_encode()/iopt_cd_encode();
+ *  - STEs and CDs are assembled here bit by bit from the field positions of
+ *    IHI0070 5.2 and 5.4 (the constants below, typed from the specification),
+ *    never with iopt_smmuv3_ste_encode()/iopt_smmuv3_cd_encode();
  *  - translation tables are written here descriptor by descriptor from
  *    the Arm ARM's VMSAv8-64 formats (D8.3), and every translation is
  *    compared with the physical address the test put in the leaf;
@@ -21,7 +21,7 @@
 #include <cmocka.h>
 
 #include <iopgtable/physmem.h>
-#include <iopgtable/smmu.h>
+#include <iopgtable/smmuv3.h>
 #include <iopgtable/testbed.h>
 
 #include "evt_layout.h"
@@ -156,31 +156,31 @@ static void setf(uint64_t w[8], unsigned lo, unsigned width, uint64_t v)
 struct rig {
 	struct iopt_testbed *tb;
 	struct iopt_physmem *pm;
-	struct iopt_smmu *s;
+	struct iopt_smmuv3 *s;
 	uint64_t cycle, brk;
 };
 
 /* Default parameters, caches off so that every translation walks. */
-static void params(struct iopt_smmu_params *p)
+static void params(struct iopt_smmuv3_params *p)
 {
-	iopt_smmu_default_params(p);
+	iopt_smmuv3_default_params(p);
 	p->tlb.enable = p->walk.enable = p->cfg.enable = false;
 }
 
 static void mmio_w(struct rig *r, uint64_t off, unsigned size, uint64_t v)
 {
-	assert_int_equal(iopt_smmu_mmio_write(r->s, off, size, v, r->cycle), 0);
+	assert_int_equal(iopt_smmuv3_mmio_write(r->s, off, size, v, r->cycle), 0);
 }
 
 static uint64_t mmio_r(struct rig *r, uint64_t off, unsigned size)
 {
 	uint64_t v;
 
-	assert_int_equal(iopt_smmu_mmio_read(r->s, off, size, &v, r->cycle), 0);
+	assert_int_equal(iopt_smmuv3_mmio_read(r->s, off, size, &v, r->cycle), 0);
 	return v;
 }
 
-static void setup(struct rig *r, const struct iopt_smmu_params *p)
+static void setup(struct rig *r, const struct iopt_smmuv3_params *p)
 {
 	struct iopt_testbed_cfg c;
 	uint64_t pa;
@@ -362,14 +362,14 @@ struct out {
 	uint64_t ev[4];
 };
 
-static struct out go_txn(struct rig *r, struct iopt_smmu_txn t)
+static struct out go_txn(struct rig *r, struct iopt_smmuv3_txn t)
 {
-	struct iopt_smmu_resp resp;
+	struct iopt_smmuv3_resp resp;
 	struct out o;
 	uint32_t p0 = (uint32_t)mmio_r(r, 0x100a8, 4), p1;
 
 	memset(&o, 0, sizeof(o));
-	assert_int_equal(iopt_smmu_translate(r->s, &t, r->cycle, &resp), 0);
+	assert_int_equal(iopt_smmuv3_translate(r->s, &t, r->cycle, &resp), 0);
 	r->cycle = resp.ready + 1;
 	o.fault = resp.fault;
 	o.oa = resp.oa;
@@ -389,7 +389,7 @@ static struct out go_txn(struct rig *r, struct iopt_smmu_txn t)
 
 static struct out go(struct rig *r, uint32_t sid, uint64_t addr, bool write)
 {
-	struct iopt_smmu_txn t = { .sid = sid, .addr = addr, .write = write,
+	struct iopt_smmuv3_txn t = { .sid = sid, .addr = addr, .write = write,
 				   .priv = true };
 
 	return go_txn(r, t);
@@ -425,7 +425,7 @@ static void expect_bad(struct rig *r, uint32_t sid, unsigned type)
 	struct out o = go(r, sid, 0x1000, false);
 
 	assert_int_equal(o.fault, type);
-	assert_int_equal(o.rec, type != IOPT_EVT_ABORT);
+	assert_int_equal(o.rec, type != IOPT_SMMUV3_EVT_ABORT);
 }
 
 /* ---- the walker against the addresses the test mapped ------------------- */
@@ -497,7 +497,7 @@ static void test_walker_vs_mapped(void **state)
 					used |= (va[i] >> region) == (hole >> region);
 			}
 
-			expect_fault(&r, 1, hole, false, IOPT_EVT_F_TRANSLATION,
+			expect_fault(&r, 1, hole, false, IOPT_SMMUV3_EVT_F_TRANSLATION,
 				     stage == 2, CLASS_IN);
 			teardown(&r);
 		}
@@ -528,27 +528,27 @@ static void test_ste_stage2_fields(void **state)
 	expect_pa(&r, 1, ipa + 0x234, pa + 0x234);
 	/* S2T0SZ: beyond 2^39, a stage 2 Translation fault with the IPA. */
 	struct out o = expect_fault(&r, 1, 1ull << 39, false,
-				    IOPT_EVT_F_TRANSLATION, true, CLASS_IN);
+				    IOPT_SMMUV3_EVT_F_TRANSLATION, true, CLASS_IN);
 
 	assert_int_equal(o.ev[3], 1ull << 39);			/* IPA */
 	assert_int_equal(o.ev[1] & (EV_RNW | EV_PNU), EV_RNW | EV_PNU);
 	/* Stage 1 bypassed: beyond the IAS (48 bits), a stage 1 Address
 	 * Size fault (3.4, 7.3.14). */
-	expect_fault(&r, 1, 1ull << 50, false, IOPT_EVT_F_ADDR_SIZE, false, CLASS_IN);
+	expect_fault(&r, 1, 1ull << 50, false, IOPT_SMMUV3_EVT_F_ADDR_SIZE, false, CLASS_IN);
 	/* S2PS: 40 bits; an output at 2^41 is an Address Size fault. */
 	tmap(&r, &t, ipa + 0x1000, 1ull << 41, S2_RW, 3);
 	memcpy(w, base, 64);
 	setf(w, STE_S2PS, 2);
 	put_ste(&r, 2, w);
 	expect_pa(&r, 2, ipa, pa);
-	o = expect_fault(&r, 2, ipa + 0x1000, false, IOPT_EVT_F_ADDR_SIZE, true,
+	o = expect_fault(&r, 2, ipa + 0x1000, false, IOPT_SMMUV3_EVT_F_ADDR_SIZE, true,
 			 CLASS_IN);
 	assert_int_equal(o.ev[3], ipa + 0x1000);
 	expect_pa(&r, 1, ipa + 0x1000, 1ull << 41);		/* S2PS 48 */
 	/* S2AFFD: AF = 0 is an Access fault, or is taken as 1. */
 	uint64_t *leaf = tmap(&r, &t, ipa + 0x2000, pa + 0x2000, S2_RW & ~D_AF, 3);
 
-	expect_fault(&r, 1, ipa + 0x2000, false, IOPT_EVT_F_ACCESS, true, CLASS_IN);
+	expect_fault(&r, 1, ipa + 0x2000, false, IOPT_SMMUV3_EVT_F_ACCESS, true, CLASS_IN);
 	memcpy(w, base, 64);
 	setf(w, STE_S2AFFD, 1);
 	put_ste(&r, 3, w);
@@ -563,7 +563,7 @@ static void test_ste_stage2_fields(void **state)
 	/* S2HD (bit 183) with S2HA: a write to a writable-clean page (DBM,
 	 * S2AP write clear) sets S2AP[1]; S2HA alone faults it. */
 	leaf = tmap(&r, &t, ipa + 0x3000, pa + 0x3000, (S2_RW & ~D_AP2) | D_DBM, 3);
-	expect_fault(&r, 4, ipa + 0x3000, true, IOPT_EVT_F_PERMISSION, true, CLASS_IN);
+	expect_fault(&r, 4, ipa + 0x3000, true, IOPT_SMMUV3_EVT_F_PERMISSION, true, CLASS_IN);
 	assert_int_equal(*leaf & D_AP2, 0);
 	setf(w, STE_S2HD, 1);
 	put_ste(&r, 5, w);
@@ -574,7 +574,7 @@ static void test_ste_stage2_fields(void **state)
 	setf(w, STE_S2R, 0);
 	put_ste(&r, 6, w);
 	o = go(&r, 6, 1ull << 39, false);
-	assert_int_equal(o.fault, IOPT_EVT_F_TRANSLATION);
+	assert_int_equal(o.fault, IOPT_SMMUV3_EVT_F_TRANSLATION);
 	assert_false(o.rec);
 	/* S2TTB bits below the table's alignment are taken as zero. */
 	memcpy(w, base, 64);
@@ -585,23 +585,23 @@ static void test_ste_stage2_fields(void **state)
 	memcpy(w, base, 64);
 	setf(w, STE_S2SL0, 0);
 	put_ste(&r, 8, w);
-	expect_bad(&r, 8, IOPT_EVT_C_BAD_STE);
+	expect_bad(&r, 8, IOPT_SMMUV3_EVT_C_BAD_STE);
 	/* S2TG = 0b11: Reserved, ILLEGAL. */
 	memcpy(w, base, 64);
 	setf(w, STE_S2TG, 3);
 	put_ste(&r, 9, w);
-	expect_bad(&r, 9, IOPT_EVT_C_BAD_STE);
+	expect_bad(&r, 9, IOPT_SMMUV3_EVT_C_BAD_STE);
 	/* V = 0: C_BAD_STE. Config 0b000: abort, no event; 0b001-0b011
 	 * are Reserved and behave as 0b000 (5.2 Config). */
 	memcpy(w, base, 64);
 	setf(w, STE_V, 0);
 	put_ste(&r, 10, w);
-	expect_bad(&r, 10, IOPT_EVT_C_BAD_STE);
+	expect_bad(&r, 10, IOPT_SMMUV3_EVT_C_BAD_STE);
 	for (unsigned cfg = 0; cfg < 4; cfg++) {
 		memcpy(w, base, 64);
 		setf(w, STE_CONFIG, cfg);
 		put_ste(&r, 11 + cfg, w);
-		expect_bad(&r, 11 + cfg, IOPT_EVT_ABORT);
+		expect_bad(&r, 11 + cfg, IOPT_SMMUV3_EVT_ABORT);
 	}
 	/* Config 0b100, bypass: the address passes; beyond the OAS it is a
 	 * stage 1 Address Size fault, recorded (3.4). */
@@ -609,7 +609,7 @@ static void test_ste_stage2_fields(void **state)
 	setf(w, STE_CONFIG, 4);
 	put_ste(&r, 15, w);
 	expect_pa(&r, 15, 0xabc123, 0xabc123);
-	expect_fault(&r, 15, 1ull << 49, false, IOPT_EVT_F_ADDR_SIZE, false, CLASS_IN);
+	expect_fault(&r, 15, 1ull << 49, false, IOPT_SMMUV3_EVT_F_ADDR_SIZE, false, CLASS_IN);
 	teardown(&r);
 }
 
@@ -619,7 +619,7 @@ static void test_ste_stage2_fields(void **state)
  */
 static void test_ste_illegal(void **state)
 {
-	struct iopt_smmu_params p;
+	struct iopt_smmuv3_params p;
 	struct rig r;
 	uint64_t w[8], base[8], cd[8];
 
@@ -644,44 +644,44 @@ static void test_ste_illegal(void **state)
 	expect_pa(&r, 2, 0x1000, 0x2000);
 	setf(w, STE_S2HD, 1);
 	put_ste(&r, 3, w);
-	expect_bad(&r, 3, IOPT_EVT_C_BAD_STE);
+	expect_bad(&r, 3, IOPT_SMMUV3_EVT_C_BAD_STE);
 	/* A granule IDR5 does not advertise. */
 	struct tt t64 = new_tt(&r, 16, 2, 36);
 
 	ste_s2(w, &t64);
 	setf(w, STE_S2PS, 2);
 	put_ste(&r, 4, w);
-	expect_bad(&r, 4, IOPT_EVT_C_BAD_STE);
+	expect_bad(&r, 4, IOPT_SMMUV3_EVT_C_BAD_STE);
 	/* S2T0SZ below 64 - IAS (IAS = OAS = 40 here): ILLEGAL. */
 	struct tt t41 = new_tt(&r, 12, 1, 41);
 
 	ste_s2(w, &t41);
 	setf(w, STE_S2PS, 2);
 	put_ste(&r, 5, w);
-	expect_bad(&r, 5, IOPT_EVT_C_BAD_STE);
+	expect_bad(&r, 5, IOPT_SMMUV3_EVT_C_BAD_STE);
 	/* S2TTB beyond the effective S2PS: ILLEGAL. */
 	memcpy(w, base, 64);
 	setf(w, STE_S2TTB, (1ull << 40) >> 4);
 	put_ste(&r, 6, w);
-	expect_bad(&r, 6, IOPT_EVT_C_BAD_STE);
+	expect_bad(&r, 6, IOPT_SMMUV3_EVT_C_BAD_STE);
 	/* S2ENDI = 1 with IDR0.TTENDIAN = 0b10 (little-endian only). */
 	assert_int_equal(mmio_r(&r, 0, 4) >> 21 & 3, 2);
 	memcpy(w, base, 64);
 	setf(w, STE_S2ENDI, 1);
 	put_ste(&r, 7, w);
-	expect_bad(&r, 7, IOPT_EVT_C_BAD_STE);
+	expect_bad(&r, 7, IOPT_SMMUV3_EVT_C_BAD_STE);
 	/* S2S = 1 with IDR0.STALL_MODEL = 0b01. */
 	assert_int_equal(mmio_r(&r, 0, 4) >> 24 & 3, 1);
 	memcpy(w, base, 64);
 	setf(w, STE_S2S, 1);
 	put_ste(&r, 8, w);
-	expect_bad(&r, 8, IOPT_EVT_C_BAD_STE);
+	expect_bad(&r, 8, IOPT_SMMUV3_EVT_C_BAD_STE);
 	/* S2AA64 = 0: VMSAv8-32 LPAE, not implemented (IDR0.TTF = 0b10). */
 	assert_int_equal(mmio_r(&r, 0, 4) >> 2 & 3, 2);
 	memcpy(w, base, 64);
 	setf(w, STE_S2AA64, 0);
 	put_ste(&r, 9, w);
-	expect_bad(&r, 9, IOPT_EVT_C_BAD_STE);
+	expect_bad(&r, 9, IOPT_SMMUV3_EVT_C_BAD_STE);
 	/* Stage 1: S1STALLD = 1 with STALL_MODEL = 0b01 is ILLEGAL; so is an
 	 * S1ContextPtr beyond the OAS; S1CDMax above IDR1.SSIDSIZE. */
 	cd_of(cd, &t, 1, 0);
@@ -691,14 +691,14 @@ static void test_ste_illegal(void **state)
 	expect_pa(&r, 10, 0x1000, 0x2000);
 	setf(w, STE_S1STALLD, 1);
 	put_ste(&r, 11, w);
-	expect_bad(&r, 11, IOPT_EVT_C_BAD_STE);
+	expect_bad(&r, 11, IOPT_SMMUV3_EVT_C_BAD_STE);
 	ste_s1(w, 1ull << 40);
 	put_ste(&r, 12, w);
-	expect_bad(&r, 12, IOPT_EVT_C_BAD_STE);
+	expect_bad(&r, 12, IOPT_SMMUV3_EVT_C_BAD_STE);
 	ste_s1(w, CDTAB);
 	setf(w, STE_S1CDMAX, p.ssidsize + 1);
 	put_ste(&r, 13, w);
-	expect_bad(&r, 13, IOPT_EVT_C_BAD_STE);
+	expect_bad(&r, 13, IOPT_SMMUV3_EVT_C_BAD_STE);
 	teardown(&r);
 
 	/* No substreams (IDR1.SSIDSIZE = 0): S1CDMax is IGNORED, the STE
@@ -714,9 +714,9 @@ static void test_ste_illegal(void **state)
 	setf(w, STE_S1CDMAX, 3);
 	put_ste(&r, 1, w);
 	expect_pa(&r, 1, 0x1000, 0x2000);
-	struct iopt_smmu_txn sub = { .sid = 1, .ssv = true, .ssid = 1, .addr = 0x1000 };
+	struct iopt_smmuv3_txn sub = { .sid = 1, .ssv = true, .ssid = 1, .addr = 0x1000 };
 
-	assert_int_equal(go_txn(&r, sub).fault, IOPT_EVT_C_BAD_SUBSTREAMID);
+	assert_int_equal(go_txn(&r, sub).fault, IOPT_SMMUV3_EVT_C_BAD_SUBSTREAMID);
 	/* IDR0.CD2L: two-level CD tables are implemented, so advertised. */
 	assert_int_equal(mmio_r(&r, 0, 4) >> 19 & 1, 1);
 	teardown(&r);
@@ -744,7 +744,7 @@ static void test_ste_substreams(void **state)
 		setf(w, STE_S1DSS, dss);
 		put_ste(&r, 1 + dss, w);
 	}
-	struct iopt_smmu_txn t = { .sid = 1, .addr = 0x1000, .priv = true };
+	struct iopt_smmuv3_txn t = { .sid = 1, .addr = 0x1000, .priv = true };
 
 	/* With a SubstreamID: that CD; beyond 2^S1CDMax, refused. */
 	for (unsigned n = 1; n < 4; n++) {
@@ -756,13 +756,13 @@ static void test_ste_substreams(void **state)
 		assert_int_equal(o.oa, 0x10000ull * (n + 1));
 	}
 	t.ssid = 4;
-	assert_int_equal(go_txn(&r, t).fault, IOPT_EVT_C_BAD_SUBSTREAMID);
+	assert_int_equal(go_txn(&r, t).fault, IOPT_SMMUV3_EVT_C_BAD_SUBSTREAMID);
 	/* Without one: S1DSS 0b00 terminates, 0b01 bypasses stage 1, 0b10
 	 * uses substream 0, 0b11 is Reserved and behaves as 0b00. */
 	t.ssv = false;
 	t.ssid = 0;
-	static const unsigned want[4] = { IOPT_EVT_F_STREAM_DISABLED, 0, 0,
-					  IOPT_EVT_F_STREAM_DISABLED };
+	static const unsigned want[4] = { IOPT_SMMUV3_EVT_F_STREAM_DISABLED, 0, 0,
+					  IOPT_SMMUV3_EVT_F_STREAM_DISABLED };
 	static const uint64_t oa[4] = { 0, 0x1000, 0x10000, 0 };
 
 	for (unsigned dss = 0; dss < 4; dss++) {
@@ -779,7 +779,7 @@ static void test_ste_substreams(void **state)
 	t.sid = 3;
 	t.ssv = true;
 	t.ssid = 0;
-	assert_int_equal(go_txn(&r, t).fault, IOPT_EVT_F_STREAM_DISABLED);
+	assert_int_equal(go_txn(&r, t).fault, IOPT_SMMUV3_EVT_F_STREAM_DISABLED);
 	t.sid = 1;
 	assert_int_equal(go_txn(&r, t).oa, 0x10000);
 	teardown(&r);
@@ -819,12 +819,12 @@ static void test_cd_fields(void **state)
 	assert_int_equal(o.attr, (mair >> 24) & 0xff);		/* MAIR, AttrIndx 3 */
 	/* T0SZ: 2^39 is outside TTB0's region: stage 1 Translation fault,
 	 * CLASS = IN, S2 = 0. */
-	expect_fault(&r, 1, 1ull << 39, false, IOPT_EVT_F_TRANSLATION, false, CLASS_IN);
+	expect_fault(&r, 1, 1ull << 39, false, IOPT_SMMUV3_EVT_F_TRANSLATION, false, CLASS_IN);
 	/* EPD0: TTB0 walks disabled. */
 	memcpy(w, base, 64);
 	setf(w, CD_EPD0, 1);
 	USE_CD(2, w);
-	expect_fault(&r, 2, 0x5000, false, IOPT_EVT_F_TRANSLATION, false, CLASS_IN);
+	expect_fault(&r, 2, 0x5000, false, IOPT_SMMUV3_EVT_F_TRANSLATION, false, CLASS_IN);
 	/* TTB1: T1SZ 25, TG1 = 0b10 (4K), EPD1 = 0; the top of the address
 	 * space goes through TTB1. */
 	struct tt t1 = new_tt(&r, 12, 1, 39);
@@ -839,12 +839,12 @@ static void test_cd_fields(void **state)
 	USE_CD(3, w);
 	expect_pa(&r, 3, hi + 0x45, 0xa045);
 	expect_pa(&r, 3, 0x5000, 0x9000);
-	expect_fault(&r, 1, hi, false, IOPT_EVT_F_TRANSLATION, false, CLASS_IN);
+	expect_fault(&r, 1, hi, false, IOPT_SMMUV3_EVT_F_TRANSLATION, false, CLASS_IN);
 	/* TBI1: a tagged upper address goes through TTB1. */
 	setf(w, CD_TBI1, 1);
 	USE_CD(22, w);
 	expect_pa(&r, 22, 0x5affff8000007010ull, 0xa010);
-	expect_fault(&r, 3, 0x5affff8000007010ull, false, IOPT_EVT_F_TRANSLATION,
+	expect_fault(&r, 3, 0x5affff8000007010ull, false, IOPT_SMMUV3_EVT_F_TRANSLATION,
 		     false, CLASS_IN);
 	/* TG1 = 0b11 is the 64K granule (TG0's encoding differs): T1SZ 22,
 	 * start level 2. */
@@ -861,18 +861,18 @@ static void test_cd_fields(void **state)
 	/* TG1 = 0b00 is Reserved: ILLEGAL while TTB1 is enabled. */
 	setf(w, CD_TG1, 0);
 	USE_CD(4, w);
-	expect_bad(&r, 4, IOPT_EVT_C_BAD_CD);
+	expect_bad(&r, 4, IOPT_SMMUV3_EVT_C_BAD_CD);
 	/* IPS: 36 bits; an output at 2^37 is an Address Size fault. */
 	tmap(&r, &t, 0x6000, 1ull << 37, S1_RW, 3);
 	expect_pa(&r, 1, 0x6000, 1ull << 37);
 	memcpy(w, base, 64);
 	setf(w, CD_IPS, 1);
 	USE_CD(5, w);
-	expect_fault(&r, 5, 0x6000, false, IOPT_EVT_F_ADDR_SIZE, false, CLASS_IN);
+	expect_fault(&r, 5, 0x6000, false, IOPT_SMMUV3_EVT_F_ADDR_SIZE, false, CLASS_IN);
 	/* AFFD and HA on a page with AF = 0. */
 	uint64_t *leaf = tmap(&r, &t, 0x7000, 0xb000, S1_RW & ~D_AF, 3);
 
-	expect_fault(&r, 1, 0x7000, false, IOPT_EVT_F_ACCESS, false, CLASS_IN);
+	expect_fault(&r, 1, 0x7000, false, IOPT_SMMUV3_EVT_F_ACCESS, false, CLASS_IN);
 	memcpy(w, base, 64);
 	setf(w, CD_AFFD, 1);
 	USE_CD(6, w);
@@ -886,7 +886,7 @@ static void test_cd_fields(void **state)
 	/* HD: a write to a writable-clean page (DBM, AP[2] = 1) clears
 	 * AP[2]; without HD it is a Permission fault. */
 	leaf = tmap(&r, &t, 0x8000, 0xc000, S1_RW | D_AP2 | D_DBM, 3);
-	expect_fault(&r, 7, 0x8000, true, IOPT_EVT_F_PERMISSION, false, CLASS_IN);
+	expect_fault(&r, 7, 0x8000, true, IOPT_SMMUV3_EVT_F_PERMISSION, false, CLASS_IN);
 	setf(w, CD_HD, 1);
 	USE_CD(8, w);
 	assert_int_equal(go(&r, 8, 0x8000, true).fault, 0);
@@ -895,9 +895,9 @@ static void test_cd_fields(void **state)
 	memcpy(w, base, 64);
 	setf(w, CD_WXN, 1);
 	USE_CD(9, w);
-	struct iopt_smmu_txn x = { .sid = 9, .addr = 0x5000, .exec = true, .priv = true };
+	struct iopt_smmuv3_txn x = { .sid = 9, .addr = 0x5000, .exec = true, .priv = true };
 
-	assert_int_equal(go_txn(&r, x).fault, IOPT_EVT_F_PERMISSION);
+	assert_int_equal(go_txn(&r, x).fault, IOPT_SMMUV3_EVT_F_PERMISSION);
 	x.sid = 1;
 	assert_int_equal(go_txn(&r, x).fault, 0);
 	/* A page EL0 may write (AP = 0b01) is privileged execute-never;
@@ -906,7 +906,7 @@ static void test_cd_fields(void **state)
 	tmap(&r, &t, 0xa000, 0xe000, S1_RW | D_AP1, 3);
 	tmap(&r, &t, 0xb000, 0xf000, S1_RW | D_AP1 | D_AP2, 3);
 	x.addr = 0xa000;
-	assert_int_equal(go_txn(&r, x).fault, IOPT_EVT_F_PERMISSION);
+	assert_int_equal(go_txn(&r, x).fault, IOPT_SMMUV3_EVT_F_PERMISSION);
 	x.priv = false;
 	assert_int_equal(go_txn(&r, x).fault, 0);
 	x.priv = true;
@@ -917,21 +917,21 @@ static void test_cd_fields(void **state)
 	memcpy(w, base, 64);
 	setf(w, CD_PAN, 1);
 	USE_CD(10, w);
-	assert_int_equal(go(&r, 10, 0x9000, false).fault, IOPT_EVT_F_PERMISSION);
+	assert_int_equal(go(&r, 10, 0x9000, false).fault, IOPT_SMMUV3_EVT_F_PERMISSION);
 	expect_pa(&r, 1, 0x9000, 0xd000);
 	/* TBI0: the top byte is a tag. */
 	memcpy(w, base, 64);
 	setf(w, CD_TBI0, 1);
 	USE_CD(11, w);
 	expect_pa(&r, 11, 0x5a00000000005010ull, 0x9010);
-	expect_fault(&r, 1, 0x5a00000000005010ull, false, IOPT_EVT_F_TRANSLATION,
+	expect_fault(&r, 1, 0x5a00000000005010ull, false, IOPT_SMMUV3_EVT_F_TRANSLATION,
 		     false, CLASS_IN);
 	/* R = 0: the stage 1 fault is not recorded. */
 	memcpy(w, base, 64);
 	setf(w, CD_R, 0);
 	USE_CD(12, w);
 	o = go(&r, 12, 1ull << 39, false);
-	assert_int_equal(o.fault, IOPT_EVT_F_TRANSLATION);
+	assert_int_equal(o.fault, IOPT_SMMUV3_EVT_F_TRANSLATION);
 	assert_false(o.rec);
 	/* TTB0 bits below the start table's alignment are taken as zero. */
 	memcpy(w, base, 64);
@@ -947,14 +947,14 @@ static void test_cd_fields(void **state)
 		memcpy(w, base, 64);
 		setf(w, bad_lo[i], 1, bad_val[i]);
 		USE_CD(14 + i, w);
-		expect_bad(&r, 14 + i, IOPT_EVT_C_BAD_CD);
+		expect_bad(&r, 14 + i, IOPT_SMMUV3_EVT_C_BAD_CD);
 	}
 	/* ENDI is IGNORED when both TTBs are disabled. */
 	memcpy(w, base, 64);
 	setf(w, CD_ENDI, 1);
 	setf(w, CD_EPD0, 1);
 	USE_CD(19, w);
-	expect_fault(&r, 19, 0x5000, false, IOPT_EVT_F_TRANSLATION, false, CLASS_IN);
+	expect_fault(&r, 19, 0x5000, false, IOPT_SMMUV3_EVT_F_TRANSLATION, false, CLASS_IN);
 	/* T0SZ 12 with the 64K granule: IDR5.VAX = 0 allows 48-bit VAs
 	 * only (T0SZ >= 16). */
 	assert_int_equal(mmio_r(&r, 0x14, 4) >> 10 & 3, 0);
@@ -966,7 +966,7 @@ static void test_cd_fields(void **state)
 	expect_pa(&r, 20, 0x10010, 0x30010);
 	setf(w, CD_T0SZ, 12);
 	USE_CD(21, w);
-	expect_bad(&r, 21, IOPT_EVT_C_BAD_CD);
+	expect_bad(&r, 21, IOPT_SMMUV3_EVT_C_BAD_CD);
 	teardown(&r);
 #undef USE_CD
 }
@@ -974,7 +974,7 @@ static void test_cd_fields(void **state)
 /* CD encodings ILLEGAL given the ID registers (5.4.2 CdIllegal()). */
 static void test_cd_illegal(void **state)
 {
-	struct iopt_smmu_params p;
+	struct iopt_smmuv3_params p;
 	struct rig r;
 	uint64_t w[8], ste[8];
 
@@ -999,12 +999,12 @@ static void test_cd_illegal(void **state)
 	expect_pa(&r, 1, 0x1000, 0x2000);
 	setf(w, CD_HD, 1);
 	put(&r, CDTAB, w);
-	expect_bad(&r, 1, IOPT_EVT_C_BAD_CD);
+	expect_bad(&r, 1, IOPT_SMMUV3_EVT_C_BAD_CD);
 	/* TG0 = 16K, not advertised. */
 	cd_of(w, &t, 1, 0);
 	setf(w, CD_TG0, 2);
 	put(&r, CDTAB, w);
-	expect_bad(&r, 1, IOPT_EVT_C_BAD_CD);
+	expect_bad(&r, 1, IOPT_SMMUV3_EVT_C_BAD_CD);
 	/* TTB0 above 48 bits with a 4K granule (CD.DS = 0), IPS 52 bits. */
 	cd_of(w, &t, 1, 0);
 	setf(w, CD_IPS, 6);
@@ -1012,13 +1012,13 @@ static void test_cd_illegal(void **state)
 	expect_pa(&r, 1, 0x1000, 0x2000);
 	setf(w, CD_TTB0, (1ull << 49) >> 4);
 	put(&r, CDTAB, w);
-	expect_bad(&r, 1, IOPT_EVT_C_BAD_CD);
+	expect_bad(&r, 1, IOPT_SMMUV3_EVT_C_BAD_CD);
 	/* TTB0 beyond the effective IPS (40 bits). */
 	cd_of(w, &t, 1, 0);
 	setf(w, CD_IPS, 2);
 	setf(w, CD_TTB0, (1ull << 41) >> 4);
 	put(&r, CDTAB, w);
-	expect_bad(&r, 1, IOPT_EVT_C_BAD_CD);
+	expect_bad(&r, 1, IOPT_SMMUV3_EVT_C_BAD_CD);
 	/* 52-bit PAs implemented, the 64K granule (Arm ARM D8.3, FEAT_LPA):
 	 * descriptor bits [15:12] are OA[51:48] whatever the IPS, so with
 	 * IPS 48 bits such an output is an Address Size fault; level 1
@@ -1029,7 +1029,7 @@ static void test_cd_illegal(void **state)
 	*slot_of(&r, &t64, 1ull << 42, 1) = 5ull << 42 | S1_RW | D_BLOCK;
 	cd_of(w, &t64, 1, 0);
 	put(&r, CDTAB, w);
-	expect_fault(&r, 1, 0x10008, false, IOPT_EVT_F_ADDR_SIZE, false, CLASS_IN);
+	expect_fault(&r, 1, 0x10008, false, IOPT_SMMUV3_EVT_F_ADDR_SIZE, false, CLASS_IN);
 	expect_pa(&r, 1, (1ull << 42) + 0x1234, (5ull << 42) + 0x1234);
 	setf(w, CD_IPS, 6);
 	put(&r, CDTAB, w);
@@ -1047,7 +1047,7 @@ static void test_cd_illegal(void **state)
  */
 static void test_hierarchical_permissions(void **state)
 {
-	struct iopt_smmu_params p;
+	struct iopt_smmuv3_params p;
 	struct rig r;
 	uint64_t w[8], ste[8];
 
@@ -1078,14 +1078,14 @@ static void test_hierarchical_permissions(void **state)
 		ste_s1(ste, CDTAB);
 		put_ste(&r, 1, ste);
 		for (int pass = 0; pass < 2; pass++) {	/* the second from the walk cache */
-			struct iopt_smmu_txn x = { .sid = 1, .priv = true };
+			struct iopt_smmuv3_txn x = { .sid = 1, .priv = true };
 			unsigned want;
 
 			/* APTable[0]: no EL0 access; EL1 may read, write, and
 			 * (the page is no longer EL0-writable) execute. */
 			x.addr = (1 << 21) + 0x1000;
 			x.priv = false;
-			assert_int_equal(go_txn(&r, x).fault, IOPT_EVT_F_PERMISSION);
+			assert_int_equal(go_txn(&r, x).fault, IOPT_SMMUV3_EVT_F_PERMISSION);
 			x.priv = true;
 			x.write = true;
 			assert_int_equal(go_txn(&r, x).fault, 0);
@@ -1097,28 +1097,28 @@ static void test_hierarchical_permissions(void **state)
 			x.addr = (2 << 21) + 0x1000;
 			assert_int_equal(go_txn(&r, x).fault, 0);
 			x.write = true;
-			assert_int_equal(go_txn(&r, x).fault, IOPT_EVT_F_PERMISSION);
+			assert_int_equal(go_txn(&r, x).fault, IOPT_SMMUV3_EVT_F_PERMISSION);
 			x.addr = (2 << 21) + 0x3000;
-			assert_int_equal(go_txn(&r, x).fault, IOPT_EVT_F_PERMISSION);
+			assert_int_equal(go_txn(&r, x).fault, IOPT_SMMUV3_EVT_F_PERMISSION);
 			assert_int_equal(*slot_of(&r, &t, x.addr, 3) & D_AP2, D_AP2);
 			x.write = false;
 			/* UXNTable: no EL0 execution; PXNTable: no EL1. */
 			x.exec = true;
 			x.priv = false;
 			x.addr = (3 << 21) + 0x1000;
-			assert_int_equal(go_txn(&r, x).fault, IOPT_EVT_F_PERMISSION);
+			assert_int_equal(go_txn(&r, x).fault, IOPT_SMMUV3_EVT_F_PERMISSION);
 			x.addr = (4 << 21) + 0x1000;
 			assert_int_equal(go_txn(&r, x).fault, 0);
 			x.priv = true;
 			x.addr = (4 << 21) + 0x3000;	/* EL0 read-only: not implicit PXN */
-			assert_int_equal(go_txn(&r, x).fault, IOPT_EVT_F_PERMISSION);
+			assert_int_equal(go_txn(&r, x).fault, IOPT_SMMUV3_EVT_F_PERMISSION);
 			x.addr = (3 << 21) + 0x3000;
 			want = 0;
 			assert_int_equal(go_txn(&r, x).fault, want);
 		}
-		struct iopt_smmu_stats st;
+		struct iopt_smmuv3_stats st;
 
-		iopt_smmu_get_stats(r.s, &st);
+		iopt_smmuv3_get_stats(r.s, &st);
 		assert_int_equal(st.walk_cache_hits > 0, wc == 1);
 		teardown(&r);
 	}
@@ -1175,10 +1175,10 @@ static void test_nested_records(void **state)
 	expect_pa(&r, 1, 0x1234, 0x50000234);
 	expect_pa(&r, 1, 0x2010, 0x50001010);
 	/* Stage 1 fault: S2 = 0, CLASS = IN. */
-	expect_fault(&r, 1, 0x3000, false, IOPT_EVT_F_TRANSLATION, false, CLASS_IN);
+	expect_fault(&r, 1, 0x3000, false, IOPT_SMMUV3_EVT_F_TRANSLATION, false, CLASS_IN);
 	/* Stage 2 fault on the output IPA: S2 = 1, CLASS = IN, IPA. */
 	tmap(&r, &n.s1, 0x4000, 0x40100000, S1_RW, 3);
-	struct out o = expect_fault(&r, 1, 0x4008, true, IOPT_EVT_F_TRANSLATION,
+	struct out o = expect_fault(&r, 1, 0x4008, true, IOPT_SMMUV3_EVT_F_TRANSLATION,
 				    true, CLASS_IN);
 
 	assert_int_equal(o.ev[3], 0x40100000);
@@ -1189,7 +1189,7 @@ static void test_nested_records(void **state)
 	uint64_t *s2l = slot_of(&r, &n.s2, l3, 3), keep = *s2l;
 
 	*s2l = 0;
-	o = expect_fault(&r, 1, 0x5000, false, IOPT_EVT_F_TRANSLATION, true, CLASS_TT);
+	o = expect_fault(&r, 1, 0x5000, false, IOPT_SMMUV3_EVT_F_TRANSLATION, true, CLASS_TT);
 	assert_int_equal(o.ev[3], l3 & ~0xfffull);
 	assert_true(o.ev[1] & EV_TTRNW);
 	*s2l = keep;
@@ -1198,21 +1198,21 @@ static void test_nested_records(void **state)
 
 	keep = *s2cd;
 	*s2cd = 0;
-	o = expect_fault(&r, 1, 0x1000, false, IOPT_EVT_F_TRANSLATION, true, CLASS_CD);
+	o = expect_fault(&r, 1, 0x1000, false, IOPT_SMMUV3_EVT_F_TRANSLATION, true, CLASS_CD);
 	assert_int_equal(o.ev[3], CDTAB);
 	/* ... recorded as STE.S2R says, whatever the CD. */
 	setf(ste, STE_S2R, 0);
 	put_ste(&r, 2, ste);
 	o = go(&r, 2, 0x1000, false);
-	assert_int_equal(o.fault, IOPT_EVT_F_TRANSLATION);
+	assert_int_equal(o.fault, IOPT_SMMUV3_EVT_F_TRANSLATION);
 	assert_false(o.rec);
 	*s2cd = keep;
 	/* S2R = 0, CD.R = 1: stage 2 faults (IN and TT) silent, stage 1
 	 * faults recorded. */
 	o = go(&r, 2, 0x4000, false);
-	assert_int_equal(o.fault, IOPT_EVT_F_TRANSLATION);
+	assert_int_equal(o.fault, IOPT_SMMUV3_EVT_F_TRANSLATION);
 	assert_false(o.rec);
-	expect_fault(&r, 2, 0x3000, false, IOPT_EVT_F_TRANSLATION, false, CLASS_IN);
+	expect_fault(&r, 2, 0x3000, false, IOPT_SMMUV3_EVT_F_TRANSLATION, false, CLASS_IN);
 	/* S2R = 1, CD.R = 0: the other way round. */
 	setf(ste, STE_S2R, 1);
 	setf(ste, STE_S1CTXPTR, (CDTAB + 64) >> 6);
@@ -1221,16 +1221,16 @@ static void test_nested_records(void **state)
 	setf(cd, CD_R, 0);
 	put(&r, CDTAB + 64, cd);
 	o = go(&r, 3, 0x3000, false);
-	assert_int_equal(o.fault, IOPT_EVT_F_TRANSLATION);
+	assert_int_equal(o.fault, IOPT_SMMUV3_EVT_F_TRANSLATION);
 	assert_false(o.rec);
-	expect_fault(&r, 3, 0x4000, false, IOPT_EVT_F_TRANSLATION, true, CLASS_IN);
+	expect_fault(&r, 3, 0x4000, false, IOPT_SMMUV3_EVT_F_TRANSLATION, true, CLASS_IN);
 	/* F_WALK_EABT on a stage 1 descriptor (its IPA maps to a hole):
 	 * S2 = 0, CLASS = TT, FetchAddr = the PA read; recorded although
 	 * CD.R = 0. */
 	uint64_t l3b = desc_pa(&r, &n.s1, 0x6000, 3);
 
 	*slot_of(&r, &n.s2, l3b, 3) = HOLE | S2_RW | D_TABLE;
-	o = expect_fault(&r, 3, 0x6000, false, IOPT_EVT_F_WALK_EABT, false, CLASS_TT);
+	o = expect_fault(&r, 3, 0x6000, false, IOPT_SMMUV3_EVT_F_WALK_EABT, false, CLASS_TT);
 	assert_int_equal(o.ev[3], HOLE + (l3b & 0xfff));
 	teardown(&r);
 }
@@ -1262,7 +1262,7 @@ static void test_nested_httu_and_ptw(void **state)
 	*leaf &= ~D_AF;
 	*s2l &= ~D_AP2;				/* stage 2: read-only */
 	uint64_t before = *leaf;
-	struct out o = expect_fault(&r, 1, 0x1000, false, IOPT_EVT_F_PERMISSION,
+	struct out o = expect_fault(&r, 1, 0x1000, false, IOPT_SMMUV3_EVT_F_PERMISSION,
 				    true, CLASS_TT);
 
 	assert_false(o.ev[1] & EV_TTRNW);		/* a descriptor write */
@@ -1296,7 +1296,7 @@ static void test_nested_httu_and_ptw(void **state)
 	*s2l = (*s2l & ~(0xfull << 2)) | S2_DEVICE;
 	setf(ste, STE_S2PTW, 1);
 	put_ste(&r, 3, ste);
-	o = expect_fault(&r, 3, 0x1000, false, IOPT_EVT_F_PERMISSION, true, CLASS_TT);
+	o = expect_fault(&r, 3, 0x1000, false, IOPT_SMMUV3_EVT_F_PERMISSION, true, CLASS_TT);
 	assert_true(o.ev[1] & EV_TTRNW);
 	assert_int_equal(o.ev[3], l3 & ~0xfffull);
 	expect_pa(&r, 2, 0x1000, 0x50000000);			/* without S2PTW */
@@ -1304,7 +1304,7 @@ static void test_nested_httu_and_ptw(void **state)
 	uint64_t *s2cd = slot_of(&r, &n.s2, CDTAB, 3);
 
 	*s2cd = (*s2cd & ~(0xfull << 2)) | S2_DEVICE;
-	o = expect_fault(&r, 3, 0x1000, false, IOPT_EVT_F_PERMISSION, true, CLASS_CD);
+	o = expect_fault(&r, 3, 0x1000, false, IOPT_SMMUV3_EVT_F_PERMISSION, true, CLASS_CD);
 	assert_int_equal(o.ev[3], CDTAB);
 	teardown(&r);
 }
@@ -1325,7 +1325,7 @@ static void test_stage1_eabt_and_disabled(void **state)
 	put(&r, CDTAB, w);
 	ste_s1(ste, CDTAB);
 	put_ste(&r, 1, ste);
-	struct out o = expect_fault(&r, 1, 0x5008, false, IOPT_EVT_F_WALK_EABT,
+	struct out o = expect_fault(&r, 1, 0x5008, false, IOPT_SMMUV3_EVT_F_WALK_EABT,
 				    false, CLASS_TT);
 
 	assert_int_equal(o.ev[3], HOLE);
@@ -1336,7 +1336,7 @@ static void test_stage1_eabt_and_disabled(void **state)
 	assert_int_equal(o.fault, 0);
 	assert_int_equal(o.oa, 0x1234);
 	o = go(&r, 1, 1ull << 48, false);
-	assert_int_equal(o.fault, IOPT_EVT_ABORT);
+	assert_int_equal(o.fault, IOPT_SMMUV3_EVT_ABORT);
 	assert_false(o.rec);
 	teardown(&r);
 }
@@ -1348,7 +1348,7 @@ static void test_stage1_eabt_and_disabled(void **state)
  * StreamID is always checked, every RES0 bit by go_txn(). Defined fields
  * left out are UNKNOWN or IMPLEMENTATION DEFINED here. */
 struct ev_case {
-	struct iopt_smmu_txn t;
+	struct iopt_smmuv3_txn t;
 	unsigned type;
 	struct { unsigned f; uint64_t v; } want[12];
 };
@@ -1394,7 +1394,7 @@ static void rec_invsid(struct rig *r)
 static void test_event_layouts(void **state)
 {
 	struct rig r;
-	struct iopt_smmu_params p;
+	struct iopt_smmuv3_params p;
 	uint64_t w[8], cd[8];
 	const uint64_t l1cd = CDTAB + 0x1000, big = 0x7654321000ull;
 
@@ -1445,60 +1445,60 @@ static void test_event_layouts(void **state)
 		 * with the incoming InD/PnU. */
 		{ { .sid = 1, .ssv = true, .ssid = 5, .addr = big + 0x10,
 		    .priv = true, .exec = true, .translated = true },
-		  IOPT_EVT_F_UUT,
+		  IOPT_SMMUV3_EVT_F_UUT,
 		  { W(SSV, 1), W(SSID, 5), W(RNW, 1), W(IND, 1), W(PNU, 1),
 		    W(INPUTADDR, big + 0x10) } },
 		{ { .sid = 300, .ssv = true, .ssid = 7, .addr = 0x1000 },
-		  IOPT_EVT_C_BAD_STREAMID, { W(SSV, 1), W(SSID, 7) } },
+		  IOPT_SMMUV3_EVT_C_BAD_STREAMID, { W(SSV, 1), W(SSID, 7) } },
 		{ { .sid = 4, .ssv = true, .ssid = 6, .addr = 0x1000 },
-		  IOPT_EVT_C_BAD_STE, { W(SSV, 1), W(SSID, 6) } },
+		  IOPT_SMMUV3_EVT_C_BAD_STE, { W(SSV, 1), W(SSID, 6) } },
 		{ { .sid = 1, .ssv = true, .ssid = 0, .addr = 0x1000 },
-		  IOPT_EVT_F_STREAM_DISABLED, { { 0, 0 } } },
+		  IOPT_SMMUV3_EVT_F_STREAM_DISABLED, { { 0, 0 } } },
 		{ { .sid = 2, .ssid = 0x55, .addr = 0x1000 },
-		  IOPT_EVT_F_STREAM_DISABLED, { { 0, 0 } } },
+		  IOPT_SMMUV3_EVT_F_STREAM_DISABLED, { { 0, 0 } } },
 		{ { .sid = 1, .ssv = true, .ssid = 4, .addr = 0x1000 },
-		  IOPT_EVT_C_BAD_SUBSTREAMID, { W(SSID, 4) } },
+		  IOPT_SMMUV3_EVT_C_BAD_SUBSTREAMID, { W(SSID, 4) } },
 		{ { .sid = 7, .ssv = true, .ssid = 9, .addr = 0x1000 },
-		  IOPT_EVT_C_BAD_SUBSTREAMID, { W(SSID, 9) } },
+		  IOPT_SMMUV3_EVT_C_BAD_SUBSTREAMID, { W(SSID, 9) } },
 		{ { .sid = 3, .ssv = true, .ssid = 0x45, .addr = 0x1000 },
-		  IOPT_EVT_C_BAD_SUBSTREAMID, { W(SSID, 0x45) } },
+		  IOPT_SMMUV3_EVT_C_BAD_SUBSTREAMID, { W(SSID, 0x45) } },
 		{ { .sid = 3, .ssid = 0x55, .addr = 0x1000 },
-		  IOPT_EVT_C_BAD_SUBSTREAMID, { W(SSID, 0) } },
+		  IOPT_SMMUV3_EVT_C_BAD_SUBSTREAMID, { W(SSID, 0) } },
 		{ { .sid = 5, .ssv = true, .ssid = 1, .addr = 0x1000 },
-		  IOPT_EVT_F_CD_FETCH,
+		  IOPT_SMMUV3_EVT_F_CD_FETCH,
 		  { W(SSV, 1), W(SSID, 1), W(GPCF, 0),
 		    W(FETCHADDR, (HOLE + 64) >> 3) } },
 		{ { .sid = 1, .ssv = true, .ssid = 2, .addr = 0x1000 },
-		  IOPT_EVT_C_BAD_CD, { W(SSV, 1), W(SSID, 2) } },
+		  IOPT_SMMUV3_EVT_C_BAD_CD, { W(SSV, 1), W(SSID, 2) } },
 		{ { .sid = 1, .ssv = true, .ssid = 3, .addr = 0x5008, .priv = true },
-		  IOPT_EVT_F_WALK_EABT,
+		  IOPT_SMMUV3_EVT_F_WALK_EABT,
 		  { W(SSV, 1), W(SSID, 3), W(RNW, 1), W(IND, 0), W(PNU, 1),
 		    W(S2, 0), W(CLASS, CLASS_TT), W(GPCF, 0),
 		    W(INPUTADDR, 0x5008), W(FETCHADDR, HOLE >> 3) } },
 		/* A write: RnW = 0 and so InD = 0 (7.3.13-16). */
 		{ { .sid = 1, .ssv = true, .ssid = 1, .addr = 0x7010, .write = true,
 		    .exec = true },
-		  IOPT_EVT_F_TRANSLATION,
+		  IOPT_SMMUV3_EVT_F_TRANSLATION,
 		  { W(SSV, 1), W(SSID, 1), W(RNW, 0), W(IND, 0), W(PNU, 0),
 		    W(S2, 0), W(CLASS, CLASS_IN), W(STALL, 0), W(NSIPA, 0),
 		    W(INPUTADDR, 0x7010) } },
 		{ { .sid = 1, .addr = 0x2008, .write = true, .priv = true },
-		  IOPT_EVT_F_PERMISSION,
+		  IOPT_SMMUV3_EVT_F_PERMISSION,
 		  { W(SSV, 0), W(RNW, 0), W(PNU, 1), W(S2, 0), W(CLASS, CLASS_IN),
 		    W(STALL, 0), W(INPUTADDR, 0x2008) } },
 		{ { .sid = 1, .ssv = true, .ssid = 1, .addr = 0x3004, .exec = true },
-		  IOPT_EVT_F_ACCESS,
+		  IOPT_SMMUV3_EVT_F_ACCESS,
 		  { W(SSV, 1), W(SSID, 1), W(RNW, 1), W(IND, 1), W(PNU, 0),
 		    W(S2, 0), W(CLASS, CLASS_IN), W(INPUTADDR, 0x3004) } },
 		/* Both stages bypassed, beyond the OAS: stage 1 Address Size,
 		 * CLASS = IN (7.3.14). */
 		{ { .sid = 6, .addr = 1ull << 50, .priv = true },
-		  IOPT_EVT_F_ADDR_SIZE,
+		  IOPT_SMMUV3_EVT_F_ADDR_SIZE,
 		  { W(RNW, 1), W(PNU, 1), W(S2, 0), W(CLASS, CLASS_IN),
 		    W(INPUTADDR, 1ull << 50) } },
 		/* Stage 2 only: a stage 2 fault, CLASS = IN, IPA the input. */
 		{ { .sid = 7, .addr = big + 0x24, .priv = true },
-		  IOPT_EVT_F_TRANSLATION,
+		  IOPT_SMMUV3_EVT_F_TRANSLATION,
 		  { W(RNW, 1), W(S2, 1), W(CLASS, CLASS_IN), W(NSIPA, 0),
 		    W(INPUTADDR, big + 0x24), W(IPA, big >> 12) } },
 	};
@@ -1511,7 +1511,7 @@ static void test_event_layouts(void **state)
 	mmio_w(&r, 0x20, 4, 0x1 | 0x4 | 0x8);
 	const struct ev_case ste_fetch = {
 		{ .sid = 9, .ssv = true, .ssid = 3, .addr = 0x1000 },
-		IOPT_EVT_F_STE_FETCH,
+		IOPT_SMMUV3_EVT_F_STE_FETCH,
 		{ W(SSV, 1), W(SSID, 3), W(GPCF, 0),
 		  W(FETCHADDR, (HOLE + 9 * 64) >> 3) } };
 
@@ -1531,7 +1531,7 @@ static void test_event_layouts(void **state)
 	const struct ev_case forbidden = {
 		{ .sid = 1, .ssid = 0x55, .addr = big + 0x30,
 		  .priv = true, .exec = true, .translated = true },
-		IOPT_EVT_F_TRANSL_FORBIDDEN,
+		IOPT_SMMUV3_EVT_F_TRANSL_FORBIDDEN,
 		{ W(RNW, 1), W(INPUTADDR, big + 0x30) } };
 
 	ev_check(&r, &forbidden);
@@ -1552,7 +1552,7 @@ static void test_event_layouts(void **state)
 	*s2l = 0;
 	const struct ev_case tt = {
 		{ .sid = 1, .addr = 0x5000 },
-		IOPT_EVT_F_TRANSLATION,
+		IOPT_SMMUV3_EVT_F_TRANSLATION,
 		{ W(RNW, 1), W(S2, 1), W(CLASS, CLASS_TT), W(TTRNW, 1),
 		  W(INPUTADDR, 0x5000), W(IPA, l3 >> 12) } };
 
@@ -1560,7 +1560,7 @@ static void test_event_layouts(void **state)
 	*slot_of(&r, &n.s2, CDTAB, 3) = 0;
 	const struct ev_case cdf = {
 		{ .sid = 1, .addr = 0x1000, .write = true },
-		IOPT_EVT_F_TRANSLATION,
+		IOPT_SMMUV3_EVT_F_TRANSLATION,
 		{ W(RNW, 0), W(S2, 1), W(CLASS, CLASS_CD), W(INPUTADDR, 0x1000),
 		  W(IPA, CDTAB >> 12) } };
 
@@ -1569,17 +1569,17 @@ static void test_event_layouts(void **state)
 }
 
 /* Queue one command and run the model until it has completed. */
-static void command(struct rig *r, const struct iopt_smmu_cmd *c)
+static void command(struct rig *r, const struct iopt_smmuv3_cmd *c)
 {
 	uint32_t prod = (uint32_t)mmio_r(r, 0x98, 4);
 	uint64_t w[2];
 
-	assert_int_equal(iopt_smmu_cmd_encode(c, w), 0);
+	assert_int_equal(iopt_smmuv3_cmd_encode(c, w), 0);
 	memcpy(iopt_physmem_ptr(r->pm, CMDQ + (prod & 255) * 16ull, 16), w, 16);
 	mmio_w(r, 0x98, 4, (prod + 1) & 511);
-	for (uint64_t next; (next = iopt_smmu_next_event(r->s)) != UINT64_MAX;) {
+	for (uint64_t next; (next = iopt_smmuv3_next_event(r->s)) != UINT64_MAX;) {
 		r->cycle = next;
-		iopt_smmu_run_until(r->s, r->cycle);
+		iopt_smmuv3_run_until(r->s, r->cycle);
 	}
 	assert_int_equal(mmio_r(r, 0x9c, 4), (prod + 1) & 511);	/* consumed */
 }
@@ -1593,7 +1593,7 @@ static void command(struct rig *r, const struct iopt_smmu_cmd *c)
  */
 static void test_asid_vmid(void **state)
 {
-	struct iopt_smmu_params p;
+	struct iopt_smmuv3_params p;
 	struct rig r;
 	uint64_t w[8], cd[8];
 
@@ -1612,16 +1612,16 @@ static void test_asid_vmid(void **state)
 	expect_pa(&r, 1, 0x1000, 0x2000);
 	setf(w, STE_S2VMID, 0x100);
 	put_ste(&r, 2, w);
-	expect_bad(&r, 2, IOPT_EVT_C_BAD_STE);
+	expect_bad(&r, 2, IOPT_SMMUV3_EVT_C_BAD_STE);
 	setf(cd, CD_ASID, 0x100);
 	put(&r, CDTAB + 64, cd);
 	ste_s1(w, CDTAB + 64);
 	put_ste(&r, 3, w);
-	expect_bad(&r, 3, IOPT_EVT_C_BAD_CD);
+	expect_bad(&r, 3, IOPT_SMMUV3_EVT_C_BAD_CD);
 	ste_s2(w, &t);
 	setf(w, STE_S2VMID, 0x100);
 	put_ste(&r, 4, w);
-	expect_bad(&r, 4, IOPT_EVT_C_BAD_STE);
+	expect_bad(&r, 4, IOPT_SMMUV3_EVT_C_BAD_STE);
 	teardown(&r);
 
 	/* With a TLB: stage 1 only, S2VMID 5, ASID 1. */
@@ -1639,7 +1639,7 @@ static void test_asid_vmid(void **state)
 	expect_pa(&r, 1, 0x1000, 0x2000);
 	*leaf = 0x3000 | S1_RW | D_NG | D_TABLE;	/* changed, not invalidated */
 	expect_pa(&r, 1, 0x1000, 0x2000);		/* the TLB's */
-	struct iopt_smmu_cmd c = { .opcode = IOPT_CMD_TLBI_NH_ASID, .vmid = 0,
+	struct iopt_smmuv3_cmd c = { .opcode = IOPT_SMMUV3_CMD_TLBI_NH_ASID, .vmid = 0,
 				   .asid = 1 };
 
 	command(&r, &c);

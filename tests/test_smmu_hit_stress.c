@@ -55,7 +55,7 @@
 #include <cmocka.h>
 
 #include <iopgtable/physmem.h>
-#include <iopgtable/smmu.h>
+#include <iopgtable/smmuv3.h>
 #include <iopgtable/smmuv2.h>
 #include <iopgtable/testbed.h>
 
@@ -114,7 +114,7 @@ struct rig {
 	int version;
 	struct iopt_testbed *tb;
 	struct iopt_physmem *pm;
-	struct iopt_smmu *s3;
+	struct iopt_smmuv3 *s3;
 	struct iopt_smmuv2 *s2;
 	struct iopt_pgtable *pt;
 	uint64_t cb0;			/* v2: context bank 0's page */
@@ -154,17 +154,17 @@ static int xlate(struct rig *r, uint64_t va, uint64_t cycle, struct res *o)
 		o->oa = resp.oa;
 		o->ready = resp.ready;
 	} else {
-		struct iopt_smmu_txn t = { .sid = 0, .addr = va, .priv = true };
-		struct iopt_smmu_resp resp;
+		struct iopt_smmuv3_txn t = { .sid = 0, .addr = va, .priv = true };
+		struct iopt_smmuv3_resp resp;
 
-		ret = iopt_smmu_translate(r->s3, &t, cycle, &resp);
+		ret = iopt_smmuv3_translate(r->s3, &t, cycle, &resp);
 		*o = (struct res){ 0 };
 		if (ret)
 			return ret;	/* resp not written */
 		o->ok = !resp.fault;
 		o->oa = resp.oa;
 		o->ready = resp.ready;
-		if (resp.fault && resp.fault != IOPT_EVT_F_TRANSLATION)
+		if (resp.fault && resp.fault != IOPT_SMMUV3_EVT_F_TRANSLATION)
 			ret = -1;
 	}
 	return ret;
@@ -217,11 +217,11 @@ static void *device_main(void *arg)
 
 /* ---- the mapper's side: invalidate one page and wait for the sync ------ */
 
-static void v3_cmd(struct rig *r, const struct iopt_smmu_cmd *c)
+static void v3_cmd(struct rig *r, const struct iopt_smmuv3_cmd *c)
 {
 	uint64_t w[2];
 
-	assert_int_equal(iopt_smmu_cmd_encode(c, w), 0);
+	assert_int_equal(iopt_smmuv3_cmd_encode(c, w), 0);
 	memcpy(iopt_physmem_ptr(r->pm, CMDQ + (r->prod & 1023) * 16ull, 16), w, 16);
 	r->prod = (r->prod + 1) & 2047;
 }
@@ -244,15 +244,15 @@ static void invalidate(struct rig *r, uint64_t va)
 		}
 		return;
 	}
-	v3_cmd(r, &(struct iopt_smmu_cmd){ .opcode = IOPT_CMD_TLBI_NH_VA,
+	v3_cmd(r, &(struct iopt_smmuv3_cmd){ .opcode = IOPT_SMMUV3_CMD_TLBI_NH_VA,
 					   .asid = ASID, .addr = va });
-	v3_cmd(r, &(struct iopt_smmu_cmd){ .opcode = IOPT_CMD_SYNC });
-	assert_int_equal(iopt_smmu_mmio_write(r->s3, V3_CMDQ_PROD, 4, r->prod,
-					      r->cyc += 10), 0);
+	v3_cmd(r, &(struct iopt_smmuv3_cmd){ .opcode = IOPT_SMMUV3_CMD_SYNC });
+	assert_int_equal(iopt_smmuv3_mmio_write(r->s3, V3_CMDQ_PROD, 4, r->prod,
+						r->cyc += 10), 0);
 	for (int i = 0;; i++) {
 		assert_true(i < 1000000);
-		assert_int_equal(iopt_smmu_mmio_read(r->s3, V3_CMDQ_CONS, 4, &v,
-						     r->cyc += 50), 0);
+		assert_int_equal(iopt_smmuv3_mmio_read(r->s3, V3_CMDQ_CONS, 4, &v,
+						       r->cyc += 50), 0);
 		if ((v & 2047) == r->prod)
 			break;
 	}
@@ -264,7 +264,7 @@ static void invalidate(struct rig *r, uint64_t va)
 static void rig_init_at(struct rig *r, int version, unsigned slots, bool shared)
 {
 	struct iopt_testbed_cfg c;
-	struct iopt_info info;
+	struct iopt_pgtable_info info;
 
 	memset(r, 0, sizeof(*r));
 	r->version = version;
@@ -288,12 +288,12 @@ static void rig_init_at(struct rig *r, int version, unsigned slots, bool shared)
 	/* The stream table, queues and CD table: not for the page table. */
 	assert_int_equal(iopt_physmem_alloc(r->pm, 1u << 20, &reserved), 0);
 	assert_int_equal(reserved, MEM_BASE);
-	struct iopt_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
+	struct iopt_pgtable_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
 			       .ias = 48, .oas = 48, .coherent_walk = true,
 			       .mem = iopt_physmem_mem_ops(), .mem_ctx = r->pm };
 
-	assert_int_equal(iopt_alloc(&pc, &r->pt), 0);
-	iopt_get_info(r->pt, &info);
+	assert_int_equal(iopt_pgtable_alloc(&pc, &r->pt), 0);
+	iopt_pgtable_get_info(r->pt, &info);
 	if (version == 2) {
 		r->cb0 = (1ull << (c.v2.numpagendxb + 1)) << 12;
 		struct { uint64_t off; unsigned size; uint64_t v; } w[] = {
@@ -314,22 +314,22 @@ static void rig_init_at(struct rig *r, int version, unsigned slots, bool shared)
 								w[i].v, 0), 0);
 		return;
 	}
-	struct iopt_cd cd;
-	struct iopt_ste ste = { .valid = true, .config = IOPT_STE_S1,
+	struct iopt_smmuv3_cd cd;
+	struct iopt_smmuv3_ste ste = { .valid = true, .config = IOPT_SMMUV3_STE_S1,
 				.s1_context_ptr = CDTAB };
 	uint64_t words[8];
 
-	assert_int_equal(iopt_cd_from_pgtable(r->pt, ASID, &cd), 0);
-	iopt_cd_encode(&cd, words);
+	assert_int_equal(iopt_smmuv3_cd_from_pgtable(r->pt, ASID, &cd), 0);
+	iopt_smmuv3_cd_encode(&cd, words);
 	memcpy(iopt_physmem_ptr(r->pm, CDTAB, 64), words, 64);
-	iopt_ste_encode(&ste, words);
+	iopt_smmuv3_ste_encode(&ste, words);
 	memcpy(iopt_physmem_ptr(r->pm, STRTAB, 64), words, 64);
-	assert_int_equal(iopt_smmu_mmio_write(r->s3, V3_STRTAB_BASE, 8, STRTAB, 0), 0);
-	assert_int_equal(iopt_smmu_mmio_write(r->s3, V3_STRTAB_CFG, 4, 4, 0), 0);
-	assert_int_equal(iopt_smmu_mmio_write(r->s3, V3_CMDQ_BASE, 8, CMDQ | 10, 0), 0);
-	assert_int_equal(iopt_smmu_mmio_write(r->s3, V3_EVTQ_BASE, 8, EVTQ | 6, 0), 0);
+	assert_int_equal(iopt_smmuv3_mmio_write(r->s3, V3_STRTAB_BASE, 8, STRTAB, 0), 0);
+	assert_int_equal(iopt_smmuv3_mmio_write(r->s3, V3_STRTAB_CFG, 4, 4, 0), 0);
+	assert_int_equal(iopt_smmuv3_mmio_write(r->s3, V3_CMDQ_BASE, 8, CMDQ | 10, 0), 0);
+	assert_int_equal(iopt_smmuv3_mmio_write(r->s3, V3_EVTQ_BASE, 8, EVTQ | 6, 0), 0);
 	/* SMMUEN, EVENTQEN, CMDQEN. */
-	assert_int_equal(iopt_smmu_mmio_write(r->s3, V3_CR0, 4, 0xd, 0), 0);
+	assert_int_equal(iopt_smmuv3_mmio_write(r->s3, V3_CR0, 4, 0xd, 0), 0);
 }
 
 static void rig_init(struct rig *r, int version)
@@ -339,7 +339,7 @@ static void rig_init(struct rig *r, int version)
 
 static void rig_fini(struct rig *r)
 {
-	iopt_free(r->pt);
+	iopt_pgtable_free(r->pt);
 	iopt_testbed_destroy(r->tb);
 }
 
@@ -355,8 +355,8 @@ static void run(int version)
 	rig_init(r, version);
 	for (unsigned p = 0; p < NPAGES; p++) {
 		r->cur[p] = 1;
-		assert_int_equal(iopt_map_pages(r->pt, VA0 + p * PAGE, pa_of(p, 1), PAGE,
-						1, IOPT_READ, NULL), 0);
+		assert_int_equal(iopt_pgtable_map_pages(r->pt, VA0 + p * PAGE, pa_of(p, 1), PAGE,
+							1, IOPT_READ, NULL), 0);
 	}
 	for (unsigned i = 0; i < DEVICES; i++)
 		assert_int_equal(pthread_create(&dev[i], NULL, device_main, r), 0);
@@ -375,7 +375,7 @@ static void run(int version)
 			assert_true(o.ok);
 			assert_int_equal(o.oa, pa_of(p, g) + 8);
 		}
-		assert_int_equal(iopt_unmap_pages(r->pt, va, PAGE, 1, NULL), (int64_t)PAGE);
+		assert_int_equal(iopt_pgtable_unmap_pages(r->pt, va, PAGE, 1, NULL), (int64_t)PAGE);
 		invalidate(r, va);
 		/* Release: pairs with the devices' acquire loads. */
 		__atomic_store_n(&r->gone[p], g, __ATOMIC_RELEASE);
@@ -383,8 +383,8 @@ static void run(int version)
 		assert_false(o.ok);		/* unmapped, invalidated, synced */
 		g++;
 		assert_true(g < 1u << 16);
-		assert_int_equal(iopt_map_pages(r->pt, va, pa_of(p, g), PAGE, 1,
-						IOPT_READ, NULL), 0);
+		assert_int_equal(iopt_pgtable_map_pages(r->pt, va, pa_of(p, g), PAGE, 1,
+							IOPT_READ, NULL), 0);
 		r->cur[p] = g;
 		assert_int_equal(xlate(r, va + 8, r->cyc += 10, &o), 0);
 		assert_true(o.ok);
@@ -435,9 +435,9 @@ static uint64_t translations(struct rig *r)
 		iopt_smmuv2_get_stats(r->s2, &st);
 		return st.translations;
 	}
-	struct iopt_smmu_stats st;
+	struct iopt_smmuv3_stats st;
 
-	iopt_smmu_get_stats(r->s3, &st);
+	iopt_smmuv3_get_stats(r->s3, &st);
 	return st.translations;
 }
 
@@ -478,8 +478,8 @@ static void run_slots(int version)
 
 	assert_non_null(r);
 	rig_init_at(r, version, 1, true);
-	assert_int_equal(iopt_map_pages(r->pt, VA0, pa_of(0, 1), PAGE, 1, IOPT_READ,
-					NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(r->pt, VA0, pa_of(0, 1), PAGE, 1, IOPT_READ,
+						NULL), 0);
 	/* Fill the TLB and the memo: the threads then hit. */
 	for (int k = 0; k < 3; k++) {
 		assert_int_equal(xlate(r, VA0 + 8, 0, &o), 0);
@@ -504,7 +504,7 @@ static int run_until(struct rig *r, uint64_t cycle)
 {
 	if (r->version == 2)
 		return iopt_smmuv2_run_until(r->s2, cycle);
-	return iopt_smmu_run_until(r->s3, cycle);
+	return iopt_smmuv3_run_until(r->s3, cycle);
 }
 
 /* A register read at cycle (a locked call: the time rule of the model's
@@ -515,7 +515,7 @@ static int reg_read(struct rig *r, uint64_t cycle)
 
 	if (r->version == 2)
 		return iopt_smmuv2_mmio_read(r->s2, V2_SCR0, 4, &v, cycle);
-	return iopt_smmu_mmio_read(r->s3, V3_CR0, 4, &v, cycle);
+	return iopt_smmuv3_mmio_read(r->s3, V3_CR0, 4, &v, cycle);
 }
 
 /* No shared clock: a cycle behind the locked path's published time is
@@ -548,8 +548,8 @@ static void run_late(int version)
 
 	assert_non_null(r);
 	rig_init_at(r, version, 0, false);
-	assert_int_equal(iopt_map_pages(r->pt, VA0, pa_of(0, 1), PAGE, 1, IOPT_READ,
-					NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(r->pt, VA0, pa_of(0, 1), PAGE, 1, IOPT_READ,
+						NULL), 0);
 	/* A walk, then two locked TLB hits (the second records the hit
 	 * memo): the late calls below are tried as lock-free hits first. */
 	for (int k = 0; k < 3; k++) {
@@ -648,8 +648,8 @@ static void run_own(int version)
 
 	assert_non_null(r);
 	rig_init_at(r, version, OWN_SLOTS, false);
-	assert_int_equal(iopt_map_pages(r->pt, VA0, pa_of(0, 1), PAGE, 1, IOPT_READ,
-					NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(r->pt, VA0, pa_of(0, 1), PAGE, 1, IOPT_READ,
+						NULL), 0);
 	/* A walk, then two locked TLB hits on idle slots (the latency of
 	 * the second is L), the second recording the hit memo. No
 	 * lock-free hit on this thread. */
@@ -721,27 +721,27 @@ static void test_memo_empty_at_creation(void **state)
 {
 	struct iopt_physmem *pm;
 	struct iopt_smmu_mem mem;
-	struct iopt_smmu_params p;
+	struct iopt_smmuv3_params p;
 	struct iopt_smmuv2_params q;
-	struct iopt_smmu *s3;
+	struct iopt_smmuv3 *s3;
 	struct iopt_smmuv2 *s2;
-	struct iopt_smmu_stats st3;
+	struct iopt_smmuv3_stats st3;
 	struct iopt_smmuv2_stats st2;
-	struct iopt_smmu_txn t3 = { .sid = 0, .addr = 0 };
+	struct iopt_smmuv3_txn t3 = { .sid = 0, .addr = 0 };
 	struct iopt_smmuv2_txn t2 = { .sid = 0, .addr = 0 };
-	struct iopt_smmu_resp r3;
+	struct iopt_smmuv3_resp r3;
 	struct iopt_smmuv2_resp r2;
 
 	(void)state;
 	assert_int_equal(iopt_physmem_create(MEM_BASE, 16u << 20, &pm), 0);
 	iopt_smmu_physmem(pm, 20, &mem);
-	iopt_smmu_default_params(&p);
-	assert_int_equal(iopt_smmu_create(&p, &mem, NULL, NULL, &s3), 0);
-	assert_int_equal(iopt_smmu_translate(s3, &t3, 100, &r3), 0);
-	iopt_smmu_get_stats(s3, &st3);
+	iopt_smmuv3_default_params(&p);
+	assert_int_equal(iopt_smmuv3_create(&p, &mem, NULL, NULL, &s3), 0);
+	assert_int_equal(iopt_smmuv3_translate(s3, &t3, 100, &r3), 0);
+	iopt_smmuv3_get_stats(s3, &st3);
 	assert_int_equal(st3.translations, 1);
 	assert_int_equal(st3.tlb_hits, 0);
-	iopt_smmu_destroy(s3);
+	iopt_smmuv3_destroy(s3);
 	assert_int_equal(iopt_smmuv2_preset("mmu-500", &q), 0);
 	assert_int_equal(iopt_smmuv2_create(&q, &mem, NULL, NULL, &s2), 0);
 	assert_int_equal(iopt_smmuv2_translate(s2, &t2, 100, &r2), 0);

@@ -27,7 +27,7 @@
 #include <cmocka.h>
 
 #include <iopgtable/physmem.h>
-#include <iopgtable/smmu.h>
+#include <iopgtable/smmuv3.h>
 
 #include "tutil.h"
 
@@ -41,7 +41,7 @@
 
 struct rig {
 	struct iopt_physmem *pm;
-	struct iopt_smmu *s;
+	struct iopt_smmuv3 *s;
 	struct iopt_smmu_mem mem;
 	uint64_t cycle;
 	uint32_t prod;
@@ -60,20 +60,20 @@ static uint64_t rd(struct rig *r, uint64_t off)
 {
 	uint64_t v;
 
-	assert_int_equal(iopt_smmu_mmio_read(r->s, off, off == 0x80 || off == 0x90 ||
-					     off == 0xa0 ? 8 : 4, &v, r->cycle), 0);
+	assert_int_equal(iopt_smmuv3_mmio_read(r->s, off, off == 0x80 || off == 0x90 ||
+					       off == 0xa0 ? 8 : 4, &v, r->cycle), 0);
 	return v;
 }
 
 static void wr(struct rig *r, uint64_t off, uint64_t v)
 {
-	assert_int_equal(iopt_smmu_mmio_write(r->s, off, off == 0x80 || off == 0x90 ||
-					      off == 0xa0 ? 8 : 4, v, r->cycle), 0);
+	assert_int_equal(iopt_smmuv3_mmio_write(r->s, off, off == 0x80 || off == 0x90 ||
+						off == 0xa0 ? 8 : 4, v, r->cycle), 0);
 }
 
-static void setup_rig(struct rig *r, const struct iopt_smmu_params *p)
+static void setup_rig(struct rig *r, const struct iopt_smmuv3_params *p)
 {
-	struct iopt_smmu_params d;
+	struct iopt_smmuv3_params d;
 
 	memset(r, 0, sizeof(*r));
 	assert_int_equal(iopt_physmem_create(MEM_BASE, 64u << 20, &r->pm), 0);
@@ -84,10 +84,10 @@ static void setup_rig(struct rig *r, const struct iopt_smmu_params *p)
 	assert_int_equal(pa, MEM_BASE);
 	iopt_smmu_physmem(r->pm, 10, &r->mem);
 	if (!p) {
-		iopt_smmu_default_params(&d);
+		iopt_smmuv3_default_params(&d);
 		p = &d;
 	}
-	assert_int_equal(iopt_smmu_create(p, &r->mem, on_irq, r, &r->s), 0);
+	assert_int_equal(iopt_smmuv3_create(p, &r->mem, on_irq, r, &r->s), 0);
 	wr(r, 0x80, STRTAB);			/* STRTAB_BASE */
 	wr(r, 0x88, 8);				/* linear, 256 entries */
 	wr(r, 0x90, CMDQ | 8);			/* CMDQ_BASE, 256 */
@@ -100,34 +100,34 @@ static void setup_rig(struct rig *r, const struct iopt_smmu_params *p)
 
 static void teardown_rig(struct rig *r)
 {
-	iopt_smmu_destroy(r->s);
+	iopt_smmuv3_destroy(r->s);
 	iopt_physmem_destroy(r->pm);
 }
 
-static void put_ste(struct rig *r, uint32_t sid, const struct iopt_ste *ste,
+static void put_ste(struct rig *r, uint32_t sid, const struct iopt_smmuv3_ste *ste,
 		    uint64_t base)
 {
 	uint64_t w[8];
 
-	iopt_ste_encode(ste, w);
+	iopt_smmuv3_ste_encode(ste, w);
 	memcpy(iopt_physmem_ptr(r->pm, base + sid * 64ull, 64), w, 64);
 }
 
-static void put_cd(struct rig *r, uint64_t pa, const struct iopt_cd *cd)
+static void put_cd(struct rig *r, uint64_t pa, const struct iopt_smmuv3_cd *cd)
 {
 	uint64_t w[8];
 
-	iopt_cd_encode(cd, w);
+	iopt_smmuv3_cd_encode(cd, w);
 	memcpy(iopt_physmem_ptr(r->pm, pa, 64), w, 64);
 }
 
 /* Queue commands and run the model until they have all completed. */
-static void cmds(struct rig *r, const struct iopt_smmu_cmd *c, unsigned n)
+static void cmds(struct rig *r, const struct iopt_smmuv3_cmd *c, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t w[2];
 
-		assert_int_equal(iopt_smmu_cmd_encode(&c[i], w), 0);
+		assert_int_equal(iopt_smmuv3_cmd_encode(&c[i], w), 0);
 		memcpy(iopt_physmem_ptr(r->pm, CMDQ + (r->prod & 255) * 16ull, 16), w,
 		       16);
 		r->prod = (r->prod + 1) & 511;
@@ -135,9 +135,9 @@ static void cmds(struct rig *r, const struct iopt_smmu_cmd *c, unsigned n)
 	wr(r, 0x98, r->prod);
 	uint64_t next;
 
-	while ((next = iopt_smmu_next_event(r->s)) != UINT64_MAX) {
+	while ((next = iopt_smmuv3_next_event(r->s)) != UINT64_MAX) {
 		r->cycle = next;
-		iopt_smmu_run_until(r->s, r->cycle);
+		iopt_smmuv3_run_until(r->s, r->cycle);
 	}
 }
 
@@ -149,8 +149,8 @@ static void queue_illegal(struct rig *r)
 	memcpy(iopt_physmem_ptr(r->pm, CMDQ, 16), bad, 16);
 	r->prod = 1;
 	wr(r, 0x98, 1);
-	r->cycle = iopt_smmu_next_event(r->s);
-	iopt_smmu_run_until(r->s, r->cycle);
+	r->cycle = iopt_smmuv3_next_event(r->s);
+	iopt_smmuv3_run_until(r->s, r->cycle);
 }
 
 /* Index of the next event record the model will write. */
@@ -164,29 +164,29 @@ static uint64_t evt_word(struct rig *r, unsigned idx, unsigned word)
 	return ((uint64_t *)iopt_physmem_ptr(r->pm, EVTQ + (idx & 63) * 32ull, 32))[word];
 }
 
-static struct iopt_smmu_resp xlate(struct rig *r, uint32_t sid, uint64_t addr,
-				   bool write)
+static struct iopt_smmuv3_resp xlate(struct rig *r, uint32_t sid, uint64_t addr,
+				     bool write)
 {
-	struct iopt_smmu_txn t = { .sid = sid, .addr = addr, .write = write,
+	struct iopt_smmuv3_txn t = { .sid = sid, .addr = addr, .write = write,
 				   .priv = true };
-	struct iopt_smmu_resp resp;
+	struct iopt_smmuv3_resp resp;
 
-	assert_int_equal(iopt_smmu_translate(r->s, &t, r->cycle, &resp), 0);
+	assert_int_equal(iopt_smmuv3_translate(r->s, &t, r->cycle, &resp), 0);
 	r->cycle = resp.ready + 1;
 	return resp;
 }
 
 /* A 48-bit, 4K-granule stage 1 table in the rig's memory, and its CD. */
 static struct iopt_pgtable *s1_table(struct rig *r, uint16_t asid,
-				     struct iopt_cd *cd)
+				     struct iopt_smmuv3_cd *cd)
 {
-	struct iopt_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
+	struct iopt_pgtable_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
 			       .ias = 48, .oas = 48, .coherent_walk = true,
 			       .mem = iopt_physmem_mem_ops(), .mem_ctx = r->pm };
 	struct iopt_pgtable *pt;
 
-	assert_int_equal(iopt_alloc(&pc, &pt), 0);
-	assert_int_equal(iopt_cd_from_pgtable(pt, asid, cd), 0);
+	assert_int_equal(iopt_pgtable_alloc(&pc, &pt), 0);
+	assert_int_equal(iopt_smmuv3_cd_from_pgtable(pt, asid, cd), 0);
 	return pt;
 }
 
@@ -239,8 +239,8 @@ static void test_registers(void **state)
 	wr(&r, 0x50, 0);
 	wr(&r, 0x70, 0x12345678);
 	assert_int_equal(rd(&r, 0x70), 0x12345678);
-	assert_int_equal(iopt_smmu_mmio_write(r.s, 0xb0, 8, 0x8000000003ull, r.cycle), 0);
-	assert_int_equal(iopt_smmu_mmio_read(r.s, 0xb0, 8, &v, r.cycle), 0);
+	assert_int_equal(iopt_smmuv3_mmio_write(r.s, 0xb0, 8, 0x8000000003ull, r.cycle), 0);
+	assert_int_equal(iopt_smmuv3_mmio_read(r.s, 0xb0, 8, &v, r.cycle), 0);
 	assert_int_equal(v, 0x8000000000ull);		/* ADDR [51:2] */
 	/* Queue pointers owned by the SMMU ignore writes while enabled. */
 	wr(&r, 0x9c, 5);				/* CMDQ_CONS */
@@ -250,13 +250,13 @@ static void test_registers(void **state)
 	/* RAZ/WI and bad sizes. */
 	wr(&r, 0xfe0, 0x1234);
 	assert_int_equal(rd(&r, 0xfe0), 0);
-	assert_int_equal(iopt_smmu_mmio_read(r.s, 0x2, 4, &v, r.cycle), -EINVAL);
-	assert_int_equal(iopt_smmu_mmio_write(r.s, 0x20, 2, 0, r.cycle), -EINVAL);
+	assert_int_equal(iopt_smmuv3_mmio_read(r.s, 0x2, 4, &v, r.cycle), -EINVAL);
+	assert_int_equal(iopt_smmuv3_mmio_write(r.s, 0x20, 2, 0, r.cycle), -EINVAL);
 	/* Disabled: GBPA aborts by default, bypasses when cleared. */
 	wr(&r, 0x20, 0);
-	assert_int_equal(xlate(&r, 0, 0x1234, false).fault, IOPT_EVT_ABORT);
+	assert_int_equal(xlate(&r, 0, 0x1234, false).fault, IOPT_SMMUV3_EVT_ABORT);
 	wr(&r, 0x44, 1u << 31);				/* UPDATE, ABORT=0 */
-	struct iopt_smmu_resp resp = xlate(&r, 0, 0x1234, false);
+	struct iopt_smmuv3_resp resp = xlate(&r, 0, 0x1234, false);
 
 	assert_int_equal(resp.fault, 0);
 	assert_int_equal(resp.oa, 0x1234);
@@ -270,16 +270,16 @@ static void test_integration_s1(void **state)
 
 	(void)state;
 	setup_rig(&r, NULL);
-	struct iopt_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
+	struct iopt_pgtable_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
 			       .ias = 48, .oas = 48, .coherent_walk = true,
 			       .mem = iopt_physmem_mem_ops(), .mem_ctx = r.pm };
 	struct iopt_pgtable *pt;
-	struct iopt_cd cd;
-	struct iopt_ste ste = { .valid = true, .config = IOPT_STE_S1,
+	struct iopt_smmuv3_cd cd;
+	struct iopt_smmuv3_ste ste = { .valid = true, .config = IOPT_SMMUV3_STE_S1,
 				.s1_context_ptr = CDTAB };
 
-	assert_int_equal(iopt_alloc(&pc, &pt), 0);
-	assert_int_equal(iopt_cd_from_pgtable(pt, 42, &cd), 0);
+	assert_int_equal(iopt_pgtable_alloc(&pc, &pt), 0);
+	assert_int_equal(iopt_smmuv3_cd_from_pgtable(pt, 42, &cd), 0);
 	put_cd(&r, CDTAB, &cd);
 	put_ste(&r, 3, &ste, STRTAB);
 
@@ -292,7 +292,7 @@ static void test_integration_s1(void **state)
 		uint64_t pa = (tu_rand(&rng) % (1ull << 40)) & ~(sz - 1);
 		unsigned prot = IOPT_READ | (tu_rand(&rng) & 1 ? IOPT_WRITE : 0);
 
-		if (iopt_map_pages(pt, va, pa, sz, 1, prot, NULL))
+		if (iopt_pgtable_map_pages(pt, va, pa, sz, 1, prot, NULL))
 			continue;
 		vas[n] = va + (tu_rand(&rng) % sz);
 		prots[n++] = prot;
@@ -301,24 +301,24 @@ static void test_integration_s1(void **state)
 		for (unsigned i = 0; i < n; i++) {
 			uint64_t pa;
 
-			assert_int_equal(iopt_iova_to_phys(pt, vas[i], &pa), 0);
-			struct iopt_smmu_resp resp = xlate(&r, 3, vas[i], false);
+			assert_int_equal(iopt_pgtable_iova_to_phys(pt, vas[i], &pa), 0);
+			struct iopt_smmuv3_resp resp = xlate(&r, 3, vas[i], false);
 
 			assert_int_equal(resp.fault, 0);
 			assert_int_equal(resp.oa, pa);
 			resp = xlate(&r, 3, vas[i], true);
 			assert_int_equal(resp.fault, prots[i] & IOPT_WRITE ? 0 :
-					 IOPT_EVT_F_PERMISSION);
+					 IOPT_SMMUV3_EVT_F_PERMISSION);
 		}
-	struct iopt_smmu_stats st;
+	struct iopt_smmuv3_stats st;
 
-	iopt_smmu_get_stats(r.s, &st);
+	iopt_smmuv3_get_stats(r.s, &st);
 	assert_true(st.tlb_hits >= n);
 	/* Each fault recorded, or lost once the 64-entry queue filled. */
 	assert_int_equal(st.events + st.events_lost, st.faults);
 	assert_true(st.faults > 0);
 	/* Permission fault record: type, StreamID, RnW=0 (write), address. */
-	assert_int_equal(evt_word(&r, 0, 0) & 0xff, IOPT_EVT_F_PERMISSION);
+	assert_int_equal(evt_word(&r, 0, 0) & 0xff, IOPT_SMMUV3_EVT_F_PERMISSION);
 	assert_int_equal(evt_word(&r, 0, 0) >> 32, 3);
 	assert_int_equal(evt_word(&r, 0, 1) >> 35 & 1, 0);
 	/* The driver consumes the queue (and acknowledges any overflow). */
@@ -330,27 +330,27 @@ static void test_integration_s1(void **state)
 	/* Unmap: the TLB still holds it until TLBI + SYNC. */
 	uint64_t va = vas[0] & ~0xfffull, pa;
 
-	assert_int_equal(iopt_iova_to_phys(pt, va, &pa), 0);
-	assert_true(iopt_unmap_pages(pt, va, 0x1000, 1, NULL) > 0 ||
-		    iopt_unmap_pages(pt, va & ~0x1fffffull, 0x200000, 1, NULL) > 0);
+	assert_int_equal(iopt_pgtable_iova_to_phys(pt, va, &pa), 0);
+	assert_true(iopt_pgtable_unmap_pages(pt, va, 0x1000, 1, NULL) > 0 ||
+		    iopt_pgtable_unmap_pages(pt, va & ~0x1fffffull, 0x200000, 1, NULL) > 0);
 	assert_int_equal(xlate(&r, 3, va, false).fault, 0);	/* stale */
-	struct iopt_smmu_cmd c[2] = {
-		{ .opcode = IOPT_CMD_TLBI_NH_VA, .asid = 42, .addr = va },
-		{ .opcode = IOPT_CMD_SYNC },
+	struct iopt_smmuv3_cmd c[2] = {
+		{ .opcode = IOPT_SMMUV3_CMD_TLBI_NH_VA, .asid = 42, .addr = va },
+		{ .opcode = IOPT_SMMUV3_CMD_SYNC },
 	};
 
 	cmds(&r, c, 2);
 	assert_int_equal(rd(&r, 0x9c) & 0x1ff, 2);		/* CONS */
-	struct iopt_smmu_resp resp = xlate(&r, 3, va + 8, false);
+	struct iopt_smmuv3_resp resp = xlate(&r, 3, va + 8, false);
 
-	assert_int_equal(resp.fault, IOPT_EVT_F_TRANSLATION);
+	assert_int_equal(resp.fault, IOPT_SMMUV3_EVT_F_TRANSLATION);
 	assert_int_equal(rd(&r, 0x100a8) & 127, ((prod & 127) + 1) & 127);
 	assert_int_equal(evt_word(&r, (unsigned)evbefore, 0) & 0xff,
-			 IOPT_EVT_F_TRANSLATION);
+			 IOPT_SMMUV3_EVT_F_TRANSLATION);
 	assert_int_equal(evt_word(&r, (unsigned)evbefore, 2), va + 8);
 	assert_int_equal(evt_word(&r, (unsigned)evbefore, 1) >> 35 & 1, 1); /* read */
-	assert_true(r.irqs[IOPT_SMMU_IRQ_EVTQ] > 0);
-	iopt_free(pt);
+	assert_true(r.irqs[IOPT_SMMUV3_IRQ_EVTQ] > 0);
+	iopt_pgtable_free(pt);
 	teardown_rig(&r);
 }
 
@@ -367,55 +367,55 @@ static void test_commands_errors_and_sync(void **state)
 	assert_int_equal(cons & 0x1ff, 0);
 	assert_int_equal(cons >> 24 & 0x7f, 1);			/* CERROR_ILL */
 	assert_int_equal((rd(&r, 0x60) ^ rd(&r, 0x64)) & 1, 1);	/* CMDQ_ERR */
-	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_GERROR], 1);
-	assert_int_equal(iopt_smmu_next_event(r.s), UINT64_MAX);	/* stopped */
+	assert_int_equal(r.irqs[IOPT_SMMUV3_IRQ_GERROR], 1);
+	assert_int_equal(iopt_smmuv3_next_event(r.s), UINT64_MAX);	/* stopped */
 	/* Software replaces it with a CMD_SYNC and acknowledges. */
-	struct iopt_smmu_cmd sync = { .opcode = IOPT_CMD_SYNC, .cs = IOPT_SYNC_CS_IRQ,
+	struct iopt_smmuv3_cmd sync = { .opcode = IOPT_SMMUV3_CMD_SYNC, .cs = IOPT_SMMUV3_SYNC_CS_IRQ,
 				      .msi_addr = MSI, .msi_data = 0xcafe };
 	uint64_t w[2];
 
-	iopt_smmu_cmd_encode(&sync, w);
+	iopt_smmuv3_cmd_encode(&sync, w);
 	memcpy(iopt_physmem_ptr(r.pm, CMDQ, 16), w, 16);
 	wr(&r, 0x64, rd(&r, 0x60));
 	/* A TLBI ahead of... the SYNC completes after it, with its MSI. */
-	struct iopt_smmu_cmd more[2] = {
-		{ .opcode = IOPT_CMD_TLBI_NSNH_ALL },
-		{ .opcode = IOPT_CMD_SYNC, .cs = IOPT_SYNC_CS_IRQ, .msi_addr = MSI + 8,
+	struct iopt_smmuv3_cmd more[2] = {
+		{ .opcode = IOPT_SMMUV3_CMD_TLBI_NSNH_ALL },
+		{ .opcode = IOPT_SMMUV3_CMD_SYNC, .cs = IOPT_SMMUV3_SYNC_CS_IRQ, .msi_addr = MSI + 8,
 		  .msi_data = 0xbeef },
 	};
 	uint64_t w0[2], w1[2];
 
-	iopt_smmu_cmd_encode(&more[0], w0);
-	iopt_smmu_cmd_encode(&more[1], w1);
+	iopt_smmuv3_cmd_encode(&more[0], w0);
+	iopt_smmuv3_cmd_encode(&more[1], w1);
 	memcpy(iopt_physmem_ptr(r.pm, CMDQ + 16, 16), w0, 16);
 	memcpy(iopt_physmem_ptr(r.pm, CMDQ + 32, 16), w1, 16);
 	r.prod = 3;
 	wr(&r, 0x98, 3);
 	uint32_t *msi = iopt_physmem_ptr(r.pm, MSI, 16);
-	uint64_t first = iopt_smmu_next_event(r.s);
+	uint64_t first = iopt_smmuv3_next_event(r.s);
 
 	assert_true(first != UINT64_MAX);
-	iopt_smmu_run_until(r.s, first - 1);
+	iopt_smmuv3_run_until(r.s, first - 1);
 	assert_int_equal(msi[0], 0);			/* not yet */
-	iopt_smmu_run_until(r.s, first);
+	iopt_smmuv3_run_until(r.s, first);
 	assert_int_equal(msi[0], 0xcafe);
 	assert_int_equal(msi[2], 0);
-	uint64_t second = iopt_smmu_next_event(r.s);	/* the TLBI */
+	uint64_t second = iopt_smmuv3_next_event(r.s);	/* the TLBI */
 	uint64_t third;
 
-	iopt_smmu_run_until(r.s, second);
-	third = iopt_smmu_next_event(r.s);		/* the second SYNC */
+	iopt_smmuv3_run_until(r.s, second);
+	third = iopt_smmuv3_next_event(r.s);		/* the second SYNC */
 	assert_true(third > second && second > first);
-	iopt_smmu_run_until(r.s, third - 1);
+	iopt_smmuv3_run_until(r.s, third - 1);
 	assert_int_equal(msi[2], 0);
-	iopt_smmu_run_until(r.s, third);
+	iopt_smmuv3_run_until(r.s, third);
 	assert_int_equal(msi[2], 0xbeef);
 	r.cycle = third;
 	assert_int_equal(rd(&r, 0x9c) & 0x1ff, 3);	/* CONS.ERR keeps its code */
 	/* CS=SEV without SEV support is illegal; unknown CS too. */
-	struct iopt_smmu_stats st;
+	struct iopt_smmuv3_stats st;
 
-	iopt_smmu_get_stats(r.s, &st);
+	iopt_smmuv3_get_stats(r.s, &st);
 	assert_int_equal(st.syncs, 2);
 	assert_int_equal(st.cmd_errors, 1);
 	teardown_rig(&r);
@@ -424,51 +424,51 @@ static void test_commands_errors_and_sync(void **state)
 static void test_bad_config_events(void **state)
 {
 	struct rig r;
-	struct iopt_ste ste = { 0 };
+	struct iopt_smmuv3_ste ste = { 0 };
 
 	(void)state;
 	setup_rig(&r, NULL);
 	/* StreamID beyond the table (256 entries). */
-	assert_int_equal(xlate(&r, 300, 0x1000, false).fault, IOPT_EVT_C_BAD_STREAMID);
+	assert_int_equal(xlate(&r, 300, 0x1000, false).fault, IOPT_SMMUV3_EVT_C_BAD_STREAMID);
 	/* Invalid STE. */
-	assert_int_equal(xlate(&r, 1, 0x1000, false).fault, IOPT_EVT_C_BAD_STE);
+	assert_int_equal(xlate(&r, 1, 0x1000, false).fault, IOPT_SMMUV3_EVT_C_BAD_STE);
 	/* Config 0: abort without an event. */
 	ste.valid = true;
 	put_ste(&r, 2, &ste, STRTAB);
-	struct iopt_smmu_stats st;
+	struct iopt_smmuv3_stats st;
 
-	iopt_smmu_get_stats(r.s, &st);
+	iopt_smmuv3_get_stats(r.s, &st);
 	uint64_t ev = st.events;
 
-	assert_int_equal(xlate(&r, 2, 0x1000, false).fault, IOPT_EVT_ABORT);
-	iopt_smmu_get_stats(r.s, &st);
+	assert_int_equal(xlate(&r, 2, 0x1000, false).fault, IOPT_SMMUV3_EVT_ABORT);
+	iopt_smmuv3_get_stats(r.s, &st);
 	assert_int_equal(st.events, ev);
 	/* Reserved Config 0b0xx behaves as 0b000 (5.2): abort, no event. */
 	ste.config = 2;
 	put_ste(&r, 4, &ste, STRTAB);
-	assert_int_equal(xlate(&r, 4, 0x1000, false).fault, IOPT_EVT_ABORT);
-	iopt_smmu_get_stats(r.s, &st);
+	assert_int_equal(xlate(&r, 4, 0x1000, false).fault, IOPT_SMMUV3_EVT_ABORT);
+	iopt_smmuv3_get_stats(r.s, &st);
 	assert_int_equal(st.events, ev);
 	/* Bypass; a SubstreamID there is refused. */
-	ste.config = IOPT_STE_BYPASS;
+	ste.config = IOPT_SMMUV3_STE_BYPASS;
 	put_ste(&r, 5, &ste, STRTAB);
 	assert_int_equal(xlate(&r, 5, 0xabc000, false).oa, 0xabc000);
-	struct iopt_smmu_txn t = { .sid = 5, .ssv = true, .ssid = 1, .addr = 0 };
-	struct iopt_smmu_resp resp;
+	struct iopt_smmuv3_txn t = { .sid = 5, .ssv = true, .ssid = 1, .addr = 0 };
+	struct iopt_smmuv3_resp resp;
 
-	iopt_smmu_translate(r.s, &t, r.cycle, &resp);
-	assert_int_equal(resp.fault, IOPT_EVT_C_BAD_SUBSTREAMID);
+	iopt_smmuv3_translate(r.s, &t, r.cycle, &resp);
+	assert_int_equal(resp.fault, IOPT_SMMUV3_EVT_C_BAD_SUBSTREAMID);
 	/* Event records for C_BAD_STREAMID and C_BAD_STE. */
-	assert_int_equal(evt_word(&r, 0, 0) & 0xff, IOPT_EVT_C_BAD_STREAMID);
+	assert_int_equal(evt_word(&r, 0, 0) & 0xff, IOPT_SMMUV3_EVT_C_BAD_STREAMID);
 	assert_int_equal(evt_word(&r, 0, 0) >> 32, 300);
-	assert_int_equal(evt_word(&r, 1, 0) & 0xff, IOPT_EVT_C_BAD_STE);
+	assert_int_equal(evt_word(&r, 1, 0) & 0xff, IOPT_SMMUV3_EVT_C_BAD_STE);
 	/* CR2.RECINVSID = 0: a bad StreamID aborts without a record. */
 	unsigned e = evt_next(&r);
 
 	wr(&r, 0x20, 0xc);			/* CR2 changes only with SMMUEN = 0 */
 	wr(&r, 0x2c, 0x4);
 	wr(&r, 0x20, 0xd);
-	assert_int_equal(xlate(&r, 300, 0x1000, false).fault, IOPT_EVT_C_BAD_STREAMID);
+	assert_int_equal(xlate(&r, 300, 0x1000, false).fault, IOPT_SMMUV3_EVT_C_BAD_STREAMID);
 	assert_int_equal(evt_next(&r), e);
 	wr(&r, 0x20, 0xc);
 	wr(&r, 0x2c, 0x6);
@@ -477,7 +477,7 @@ static void test_bad_config_events(void **state)
 	for (int i = 0; i < 80; i++)
 		xlate(&r, 1, 0x1000, false);
 	assert_int_equal(rd(&r, 0x100a8) >> 31, 1);		/* OVFLG */
-	iopt_smmu_get_stats(r.s, &st);
+	iopt_smmuv3_get_stats(r.s, &st);
 	assert_true(st.events_lost > 0);
 	assert_int_equal(st.events, 64);
 	teardown_rig(&r);
@@ -499,20 +499,20 @@ static void test_stage2_two_level_and_determinism(void **state)
 		uint64_t l1 = L2STE | 9;			/* span 9: 256 STEs */
 
 		memcpy(iopt_physmem_ptr(r.pm, STRTAB + 3 * 8, 8), &l1, 8);
-		struct iopt_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S2, .granule = 16384,
+		struct iopt_pgtable_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S2, .granule = 16384,
 				       .ias = 40, .oas = 40, .coherent_walk = true,
 				       .mem = iopt_physmem_mem_ops(), .mem_ctx = r.pm };
 		struct iopt_pgtable *pt;
-		struct iopt_ste ste = { .valid = true, .config = IOPT_STE_S2 };
+		struct iopt_smmuv3_ste ste = { .valid = true, .config = IOPT_SMMUV3_STE_S2 };
 
-		assert_int_equal(iopt_alloc(&pc, &pt), 0);
-		assert_int_equal(iopt_ste_s2_from_pgtable(pt, 7, &ste), 0);
+		assert_int_equal(iopt_pgtable_alloc(&pc, &pt), 0);
+		assert_int_equal(iopt_smmuv3_ste_s2_from_pgtable(pt, 7, &ste), 0);
 		put_ste(&r, 5, &ste, L2STE);
-		assert_int_equal(iopt_map_pages(pt, 0x4000000, 0x9000000, 0x4000, 64,
-						IOPT_READ | IOPT_WRITE, NULL), 0);
+		assert_int_equal(iopt_pgtable_map_pages(pt, 0x4000000, 0x9000000, 0x4000, 64,
+							IOPT_READ | IOPT_WRITE, NULL), 0);
 		for (int i = 0; i < 40; i++) {
 			uint64_t ipa = 0x4000000 + (uint64_t)(i % 70) * 0x4000 + 0x10;
-			struct iopt_smmu_resp resp = xlate(&r, 0x305, ipa, i & 1);
+			struct iopt_smmuv3_resp resp = xlate(&r, 0x305, ipa, i & 1);
 
 			if (i % 70 < 64) {
 				assert_int_equal(resp.fault, 0);
@@ -525,8 +525,8 @@ static void test_stage2_two_level_and_determinism(void **state)
 
 		memcpy(iopt_physmem_ptr(r.pm, STRTAB + 4 * 8, 8), &l1b, 8);
 		assert_int_equal(xlate(&r, 0x402, 0, false).fault,
-				 IOPT_EVT_C_BAD_STREAMID);
-		iopt_free(pt);
+				 IOPT_SMMUV3_EVT_C_BAD_STREAMID);
+		iopt_pgtable_free(pt);
 		teardown_rig(&r);
 	}
 	/* Same calls at the same cycles: the same cycles out. */
@@ -540,38 +540,38 @@ static void test_two_level_cds(void **state)
 {
 	struct rig r;
 	struct iopt_pgtable *pt;
-	struct iopt_cd cd;
+	struct iopt_smmuv3_cd cd;
 	const uint64_t l1 = CDTAB, l2 = CDTAB + 0x1000;
-	struct iopt_ste ste = { .valid = true, .config = IOPT_STE_S1, .s1_fmt = 1,
+	struct iopt_smmuv3_ste ste = { .valid = true, .config = IOPT_SMMUV3_STE_S1, .s1_fmt = 1,
 				.s1_cd_max = 8, .s1_context_ptr = l1, .s1_dss = 0 };
 
 	(void)state;
 	setup_rig(&r, NULL);
 	pt = s1_table(&r, 77, &cd);
-	assert_int_equal(iopt_map_pages(pt, 0x10000, 0x20000, 0x1000, 1, IOPT_READ,
-					NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(pt, 0x10000, 0x20000, 0x1000, 1, IOPT_READ,
+						NULL), 0);
 	put_cd(&r, l2 + 5 * 64, &cd);			/* SubstreamID 2*64+5 */
 	uint64_t l1cd = l2 | 1;
 
 	memcpy(iopt_physmem_ptr(r.pm, l1 + 2 * 8, 8), &l1cd, 8);
 	put_ste(&r, 9, &ste, STRTAB);
-	struct iopt_smmu_txn t = { .sid = 9, .ssv = true, .ssid = 2 * 64 + 5,
+	struct iopt_smmuv3_txn t = { .sid = 9, .ssv = true, .ssid = 2 * 64 + 5,
 				   .addr = 0x10008, .priv = true };
-	struct iopt_smmu_resp resp;
+	struct iopt_smmuv3_resp resp;
 
-	assert_int_equal(iopt_smmu_translate(r.s, &t, r.cycle, &resp), 0);
+	assert_int_equal(iopt_smmuv3_translate(r.s, &t, r.cycle, &resp), 0);
 	assert_int_equal(resp.fault, 0);
 	assert_int_equal(resp.oa, 0x20008);
 	t.ssid = 3 * 64;				/* L1CD not valid */
-	assert_int_equal(iopt_smmu_translate(r.s, &t, r.cycle, &resp), 0);
-	assert_int_equal(resp.fault, IOPT_EVT_C_BAD_SUBSTREAMID);
+	assert_int_equal(iopt_smmuv3_translate(r.s, &t, r.cycle, &resp), 0);
+	assert_int_equal(resp.fault, IOPT_SMMUV3_EVT_C_BAD_SUBSTREAMID);
 	t.ssid = 256;					/* >= 2^S1CDMax */
-	assert_int_equal(iopt_smmu_translate(r.s, &t, r.cycle, &resp), 0);
-	assert_int_equal(resp.fault, IOPT_EVT_C_BAD_SUBSTREAMID);
+	assert_int_equal(iopt_smmuv3_translate(r.s, &t, r.cycle, &resp), 0);
+	assert_int_equal(resp.fault, IOPT_SMMUV3_EVT_C_BAD_SUBSTREAMID);
 	t.ssv = false;					/* S1DSS 0: terminate */
-	assert_int_equal(iopt_smmu_translate(r.s, &t, r.cycle, &resp), 0);
-	assert_int_equal(resp.fault, IOPT_EVT_F_STREAM_DISABLED);
-	iopt_free(pt);
+	assert_int_equal(iopt_smmuv3_translate(r.s, &t, r.cycle, &resp), 0);
+	assert_int_equal(resp.fault, IOPT_SMMUV3_EVT_F_STREAM_DISABLED);
+	iopt_pgtable_free(pt);
 	teardown_rig(&r);
 }
 
@@ -580,25 +580,25 @@ static void test_two_level_cds(void **state)
 static void test_free_running(void **state)
 {
 	struct rig r;
-	struct iopt_smmu_runner *run;
+	struct iopt_smmuv3_runner *run;
 
 	(void)state;
 	setup_rig(&r, NULL);
-	assert_int_equal(iopt_smmu_runner_start(r.s, 0, &run), -EINVAL);
-	assert_int_equal(iopt_smmu_runner_start(r.s, 1.0, &run), 0);
-	struct iopt_smmu_cmd c[2] = {
-		{ .opcode = IOPT_CMD_TLBI_NSNH_ALL },
-		{ .opcode = IOPT_CMD_SYNC, .cs = IOPT_SYNC_CS_IRQ, .msi_addr = MSI,
+	assert_int_equal(iopt_smmuv3_runner_start(r.s, 0, &run), -EINVAL);
+	assert_int_equal(iopt_smmuv3_runner_start(r.s, 1.0, &run), 0);
+	struct iopt_smmuv3_cmd c[2] = {
+		{ .opcode = IOPT_SMMUV3_CMD_TLBI_NSNH_ALL },
+		{ .opcode = IOPT_SMMUV3_CMD_SYNC, .cs = IOPT_SMMUV3_SYNC_CS_IRQ, .msi_addr = MSI,
 		  .msi_data = 0x5a5a },
 	};
 	for (int i = 0; i < 2; i++) {
 		uint64_t w[2];
 
-		iopt_smmu_cmd_encode(&c[i], w);
+		iopt_smmuv3_cmd_encode(&c[i], w);
 		memcpy(iopt_physmem_ptr(r.pm, CMDQ + i * 16ull, 16), w, 16);
 	}
-	assert_int_equal(iopt_smmu_mmio_write(r.s, 0x98, 4, 2,
-					      iopt_smmu_runner_now(run)), 0);
+	assert_int_equal(iopt_smmuv3_mmio_write(r.s, 0x98, 4, 2,
+						iopt_smmuv3_runner_now(run)), 0);
 	uint32_t *msi = iopt_physmem_ptr(r.pm, MSI, 4);
 
 	/* No deadline: a loaded host may not schedule the runner for a
@@ -607,10 +607,10 @@ static void test_free_running(void **state)
 		sched_yield();
 	uint64_t cons;
 
-	assert_int_equal(iopt_smmu_mmio_read(r.s, 0x9c, 4, &cons,
-					     iopt_smmu_runner_now(run)), 0);
+	assert_int_equal(iopt_smmuv3_mmio_read(r.s, 0x9c, 4, &cons,
+					       iopt_smmuv3_runner_now(run)), 0);
 	assert_int_equal(cons & 0x1ff, 2);
-	iopt_smmu_runner_stop(run);
+	iopt_smmuv3_runner_stop(run);
 	teardown_rig(&r);
 }
 
@@ -618,12 +618,12 @@ static void test_free_running(void **state)
 static uint64_t fetches_of(struct rig *r, uint32_t sid, uint64_t va,
 			   uint64_t *oa)
 {
-	struct iopt_smmu_stats a, b;
+	struct iopt_smmuv3_stats a, b;
 
-	iopt_smmu_get_stats(r->s, &a);
-	struct iopt_smmu_resp resp = xlate(r, sid, va, false);
+	iopt_smmuv3_get_stats(r->s, &a);
+	struct iopt_smmuv3_resp resp = xlate(r, sid, va, false);
 
-	iopt_smmu_get_stats(r->s, &b);
+	iopt_smmuv3_get_stats(r->s, &b);
 	assert_int_equal(resp.fault, 0);
 	*oa = resp.oa;
 	return b.fetches - a.fetches;
@@ -640,8 +640,8 @@ static void test_walk_cache(void **state)
 {
 	struct rig r;
 	struct iopt_pgtable *pt;
-	struct iopt_cd cd;
-	struct iopt_ste ste = { .valid = true, .config = IOPT_STE_S1,
+	struct iopt_smmuv3_cd cd;
+	struct iopt_smmuv3_ste ste = { .valid = true, .config = IOPT_SMMUV3_STE_S1,
 				.s1_context_ptr = CDTAB };
 	const uint64_t va = 0x40000000, far = 0x7f0000000000ull;
 	uint64_t oa;
@@ -651,10 +651,10 @@ static void test_walk_cache(void **state)
 	pt = s1_table(&r, 9, &cd);
 	put_cd(&r, CDTAB, &cd);
 	put_ste(&r, 4, &ste, STRTAB);
-	assert_int_equal(iopt_map_pages(pt, va, 0x10000000, 0x1000, 8, IOPT_READ,
-					NULL), 0);
-	assert_int_equal(iopt_map_pages(pt, far, 0x20000000, 0x1000, 1, IOPT_READ,
-					NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(pt, va, 0x10000000, 0x1000, 8, IOPT_READ,
+						NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(pt, far, 0x20000000, 0x1000, 1, IOPT_READ,
+						NULL), 0);
 
 	assert_int_equal(fetches_of(&r, 4, va, &oa), 4);
 	assert_int_equal(oa, 0x10000000);
@@ -663,17 +663,17 @@ static void test_walk_cache(void **state)
 	assert_int_equal(fetches_of(&r, 4, far, &oa), 4);	/* other L0 entry */
 	assert_int_equal(oa, 0x20000000);
 
-	struct iopt_smmu_cmd leaf[2] = {
-		{ .opcode = IOPT_CMD_TLBI_NH_VA, .asid = 9, .addr = va + 0x1000,
+	struct iopt_smmuv3_cmd leaf[2] = {
+		{ .opcode = IOPT_SMMUV3_CMD_TLBI_NH_VA, .asid = 9, .addr = va + 0x1000,
 		  .leaf = true },
-		{ .opcode = IOPT_CMD_SYNC },
+		{ .opcode = IOPT_SMMUV3_CMD_SYNC },
 	};
 
 	cmds(&r, leaf, 2);
 	assert_int_equal(fetches_of(&r, 4, va + 0x1000, &oa), 1);
-	struct iopt_smmu_cmd asid[2] = {
-		{ .opcode = IOPT_CMD_TLBI_NH_ASID, .asid = 9 },
-		{ .opcode = IOPT_CMD_SYNC },
+	struct iopt_smmuv3_cmd asid[2] = {
+		{ .opcode = IOPT_SMMUV3_CMD_TLBI_NH_ASID, .asid = 9 },
+		{ .opcode = IOPT_SMMUV3_CMD_SYNC },
 	};
 
 	cmds(&r, asid, 2);
@@ -681,12 +681,12 @@ static void test_walk_cache(void **state)
 	assert_int_equal(oa, 0x10002000);
 
 	/* Replace the last-level table with a block; invalidate its walk. */
-	assert_int_equal(iopt_unmap_pages(pt, va, 0x200000, 1, NULL), 0x200000);
-	assert_int_equal(iopt_map_pages(pt, va, 0x30000000, 0x200000, 1, IOPT_READ,
-					NULL), 0);
-	struct iopt_smmu_cmd walk[2] = {
-		{ .opcode = IOPT_CMD_TLBI_NH_VA, .asid = 9, .addr = va },
-		{ .opcode = IOPT_CMD_SYNC },
+	assert_int_equal(iopt_pgtable_unmap_pages(pt, va, 0x200000, 1, NULL), 0x200000);
+	assert_int_equal(iopt_pgtable_map_pages(pt, va, 0x30000000, 0x200000, 1, IOPT_READ,
+						NULL), 0);
+	struct iopt_smmuv3_cmd walk[2] = {
+		{ .opcode = IOPT_SMMUV3_CMD_TLBI_NH_VA, .asid = 9, .addr = va },
+		{ .opcode = IOPT_SMMUV3_CMD_SYNC },
 	};
 
 	cmds(&r, walk, 2);
@@ -695,40 +695,40 @@ static void test_walk_cache(void **state)
 	assert_int_equal(oa, 0x30003000);
 	/* A range TLBI (4K granule, 2^9 pages, Leaf=0) removes the table
 	 * entries of the walk too. */
-	struct iopt_smmu_cmd range[2] = {
-		{ .opcode = IOPT_CMD_TLBI_NH_VA, .asid = 9, .addr = va, .tg = 1,
+	struct iopt_smmuv3_cmd range[2] = {
+		{ .opcode = IOPT_SMMUV3_CMD_TLBI_NH_VA, .asid = 9, .addr = va, .tg = 1,
 		  .scale = 9 },
-		{ .opcode = IOPT_CMD_SYNC },
+		{ .opcode = IOPT_SMMUV3_CMD_SYNC },
 	};
 
 	cmds(&r, range, 2);
 	assert_int_equal(fetches_of(&r, 4, va + 0x4000, &oa), 3);
 	assert_int_equal(oa, 0x30004000);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 
 	/* Without walk caches every walk reads every level. */
-	struct iopt_smmu_params p;
+	struct iopt_smmuv3_params p;
 
 	teardown_rig(&r);
-	iopt_smmu_default_params(&p);
+	iopt_smmuv3_default_params(&p);
 	p.walk.enable = false;
 	setup_rig(&r, &p);
 	pt = s1_table(&r, 9, &cd);
 	put_cd(&r, CDTAB, &cd);
 	put_ste(&r, 4, &ste, STRTAB);
-	assert_int_equal(iopt_map_pages(pt, va, 0x10000000, 0x1000, 2, IOPT_READ,
-					NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(pt, va, 0x10000000, 0x1000, 2, IOPT_READ,
+						NULL), 0);
 	assert_int_equal(fetches_of(&r, 4, va, &oa), 4);
 	assert_int_equal(fetches_of(&r, 4, va + 0x1000, &oa), 4);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	teardown_rig(&r);
 }
 
-static struct iopt_smmu_resp xlate_txn(struct rig *r, struct iopt_smmu_txn t)
+static struct iopt_smmuv3_resp xlate_txn(struct rig *r, struct iopt_smmuv3_txn t)
 {
-	struct iopt_smmu_resp resp;
+	struct iopt_smmuv3_resp resp;
 
-	assert_int_equal(iopt_smmu_translate(r->s, &t, r->cycle, &resp), 0);
+	assert_int_equal(iopt_smmuv3_translate(r->s, &t, r->cycle, &resp), 0);
 	r->cycle = resp.ready + 1;
 	return resp;
 }
@@ -744,11 +744,11 @@ static struct iopt_smmu_resp xlate_txn(struct rig *r, struct iopt_smmu_txn t)
 static void test_ats_and_event_fields(void **state)
 {
 	struct rig r;
-	struct iopt_smmu_params p;
+	struct iopt_smmuv3_params p;
 	struct iopt_pgtable *pt;
-	struct iopt_cd cd;
+	struct iopt_smmuv3_cd cd;
 	const uint64_t pa = 0x123456789000ull;
-	struct iopt_smmu_txn tr = { .addr = pa + 0x10, .priv = true,
+	struct iopt_smmuv3_txn tr = { .addr = pa + 0x10, .priv = true,
 				    .translated = true };
 	unsigned e;
 
@@ -759,29 +759,29 @@ static void test_ats_and_event_fields(void **state)
 	e = evt_next(&r);
 	tr.sid = 1;
 	tr.exec = true;
-	assert_int_equal(xlate_txn(&r, tr).fault, IOPT_EVT_F_UUT);
-	assert_int_equal(evt_word(&r, e, 0), IOPT_EVT_F_UUT | 1ull << 32);
+	assert_int_equal(xlate_txn(&r, tr).fault, IOPT_SMMUV3_EVT_F_UUT);
+	assert_int_equal(evt_word(&r, e, 0), IOPT_SMMUV3_EVT_F_UUT | 1ull << 32);
 	assert_int_equal(evt_word(&r, e, 1), 1ull << 35 | 1ull << 34 | 1ull << 33 | 1);
 	assert_int_equal(evt_word(&r, e, 2), pa + 0x10);
 	tr.exec = false;
 	teardown_rig(&r);
 
-	iopt_smmu_default_params(&p);
+	iopt_smmuv3_default_params(&p);
 	p.ats = true;
 	setup_rig(&r, &p);
 	assert_int_equal(rd(&r, 0x0) >> 10 & 3, 3);		/* ATS, NS1ATS */
 	pt = s1_table(&r, 3, &cd);
-	assert_int_equal(iopt_map_pages(pt, 0x5000, 0x9000, 0x1000, 1,
-					IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(pt, 0x5000, 0x9000, 0x1000, 1,
+						IOPT_READ | IOPT_WRITE, NULL), 0);
 	put_cd(&r, CDTAB, &cd);
 	for (uint32_t sid = 1; sid <= 4; sid++) {
 		/* EATS 0, 1, 1 with bypass, 2. */
-		struct iopt_ste ste = { .valid = true, .config = IOPT_STE_S1,
+		struct iopt_smmuv3_ste ste = { .valid = true, .config = IOPT_SMMUV3_STE_S1,
 					.s1_context_ptr = CDTAB,
 					.eats = sid == 4 ? 2 : sid > 1 };
 
 		if (sid == 3)
-			ste.config = IOPT_STE_BYPASS;
+			ste.config = IOPT_SMMUV3_STE_BYPASS;
 		put_ste(&r, sid, &ste, STRTAB);
 	}
 	/* ATSCHK = 0: Translated traffic is not checked. */
@@ -793,22 +793,22 @@ static void test_ats_and_event_fields(void **state)
 	/* EATS = 0: forbidden, with StreamID, RnW and the address. */
 	e = evt_next(&r);
 	tr.write = true;
-	assert_int_equal(xlate_txn(&r, tr).fault, IOPT_EVT_F_TRANSL_FORBIDDEN);
-	assert_int_equal(evt_word(&r, e, 0), IOPT_EVT_F_TRANSL_FORBIDDEN | 1ull << 32);
+	assert_int_equal(xlate_txn(&r, tr).fault, IOPT_SMMUV3_EVT_F_TRANSL_FORBIDDEN);
+	assert_int_equal(evt_word(&r, e, 0), IOPT_SMMUV3_EVT_F_TRANSL_FORBIDDEN | 1ull << 32);
 	assert_int_equal(evt_word(&r, e, 1), 0);		/* RnW = 0: write */
 	assert_int_equal(evt_word(&r, e, 2), pa + 0x10);
 	tr.write = false;
 	tr.sid = 2;						/* EATS = 1 */
-	struct iopt_smmu_resp resp = xlate_txn(&r, tr);
+	struct iopt_smmuv3_resp resp = xlate_txn(&r, tr);
 
 	assert_int_equal(resp.fault, 0);
 	assert_int_equal(resp.oa, pa + 0x10);
 	tr.sid = 3;						/* bypass STE */
-	assert_int_equal(xlate_txn(&r, tr).fault, IOPT_EVT_F_TRANSL_FORBIDDEN);
+	assert_int_equal(xlate_txn(&r, tr).fault, IOPT_SMMUV3_EVT_F_TRANSL_FORBIDDEN);
 	tr.sid = 4;						/* EATS = 2 */
-	assert_int_equal(xlate_txn(&r, tr).fault, IOPT_EVT_C_BAD_STE);
+	assert_int_equal(xlate_txn(&r, tr).fault, IOPT_SMMUV3_EVT_C_BAD_STE);
 	/* Untranslated traffic on the same stream still translates. */
-	struct iopt_smmu_txn un = { .sid = 2, .addr = 0x5008, .priv = true };
+	struct iopt_smmuv3_txn un = { .sid = 2, .addr = 0x5008, .priv = true };
 
 	resp = xlate_txn(&r, un);
 	assert_int_equal(resp.fault, 0);
@@ -818,19 +818,19 @@ static void test_ats_and_event_fields(void **state)
 	un.addr = 0x7000;
 	un.exec = true;
 	e = evt_next(&r);
-	assert_int_equal(xlate_txn(&r, un).fault, IOPT_EVT_F_TRANSLATION);
+	assert_int_equal(xlate_txn(&r, un).fault, IOPT_SMMUV3_EVT_F_TRANSLATION);
 	assert_int_equal(evt_word(&r, e, 1) >> 33 & 7, 7);	/* RnW InD PnU */
 	assert_int_equal(evt_word(&r, e, 1) >> 39 & 7, 2 << 1);	/* S2 0, CLASS IN */
 	un.write = true;
 	un.priv = false;
 	e = evt_next(&r);
-	assert_int_equal(xlate_txn(&r, un).fault, IOPT_EVT_F_TRANSLATION);
+	assert_int_equal(xlate_txn(&r, un).fault, IOPT_SMMUV3_EVT_F_TRANSLATION);
 	assert_int_equal(evt_word(&r, e, 1) >> 33 & 7, 0);
 	/* SMMUEN = 0 forbids Translated traffic. */
 	wr(&r, 0x20, 0x4 | 0x8 | 0x10);
 	tr.sid = 2;
-	assert_int_equal(xlate_txn(&r, tr).fault, IOPT_EVT_F_TRANSL_FORBIDDEN);
-	iopt_free(pt);
+	assert_int_equal(xlate_txn(&r, tr).fault, IOPT_SMMUV3_EVT_F_TRANSL_FORBIDDEN);
+	iopt_pgtable_free(pt);
 	teardown_rig(&r);
 }
 
@@ -863,34 +863,34 @@ static void test_irq_msis(void **state)
 	evt_msi = iopt_physmem_ptr(r.pm, MSI + 0x100, 4);
 	gerr_msi = iopt_physmem_ptr(r.pm, MSI + 0x200, 4);
 	wr(&r, 0x50, 0);		/* MSI configuration: interrupts off */
-	assert_int_equal(iopt_smmu_mmio_write(r.s, 0xb0, 8, MSI + 0x100, r.cycle), 0);
+	assert_int_equal(iopt_smmuv3_mmio_write(r.s, 0xb0, 8, MSI + 0x100, r.cycle), 0);
 	wr(&r, 0xb8, 0xabcd0001);
 	wr(&r, 0xbc, 0x1f);
 	assert_int_equal(rd(&r, 0xbc), 0x1f);
-	assert_int_equal(iopt_smmu_mmio_write(r.s, 0x68, 8, MSI + 0x200, r.cycle), 0);
+	assert_int_equal(iopt_smmuv3_mmio_write(r.s, 0x68, 8, MSI + 0x200, r.cycle), 0);
 	wr(&r, 0x70, 0x6e770002);
 	wr(&r, 0x50, 0x5);
 	/* An event (C_BAD_STE: STE 7 is not valid) into the empty queue:
 	 * the MSI and the wired pulse. */
-	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_EVT_C_BAD_STE);
+	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_SMMUV3_EVT_C_BAD_STE);
 	assert_int_equal(*evt_msi, 0xabcd0001);
-	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_EVTQ], 1);
+	assert_int_equal(r.irqs[IOPT_SMMUV3_IRQ_EVTQ], 1);
 	/* A second record while the queue is not empty: no interrupt. */
 	*evt_msi = 0;
-	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_EVT_C_BAD_STE);
+	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_SMMUV3_EVT_C_BAD_STE);
 	assert_int_equal(rd(&r, 0x100a8), 2);
 	assert_int_equal(*evt_msi, 0);
-	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_EVTQ], 1);
+	assert_int_equal(r.irqs[IOPT_SMMUV3_IRQ_EVTQ], 1);
 	/* Consumed, the next one interrupts again. */
 	evt_consume(&r);
-	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_EVT_C_BAD_STE);
+	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_SMMUV3_EVT_C_BAD_STE);
 	assert_int_equal(*evt_msi, 0xabcd0001);
-	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_EVTQ], 2);
+	assert_int_equal(r.irqs[IOPT_SMMUV3_IRQ_EVTQ], 2);
 	/* GERROR.CMDQ_ERR from an illegal command: the GERROR MSI and pulse. */
 	queue_illegal(&r);
 	assert_int_equal(rd(&r, 0x60) & 1, 1);
 	assert_int_equal(*gerr_msi, 0x6e770002);
-	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_GERROR], 1);
+	assert_int_equal(r.irqs[IOPT_SMMUV3_IRQ_GERROR], 1);
 	r.prod = 0;
 	wr(&r, 0x98, 0);			/* 7.1: PROD back to CONS */
 	wr(&r, 0x64, rd(&r, 0x60));			/* acknowledge */
@@ -898,38 +898,38 @@ static void test_irq_msis(void **state)
 	 * signalled through the GERROR interrupt. */
 	*gerr_msi = 0;
 	wr(&r, 0x50, 0x1);
-	assert_int_equal(iopt_smmu_mmio_write(r.s, 0xb0, 8, 0x10000000000ull, r.cycle), 0);
+	assert_int_equal(iopt_smmuv3_mmio_write(r.s, 0xb0, 8, 0x10000000000ull, r.cycle), 0);
 	wr(&r, 0x50, 0x5);
 	evt_consume(&r);
-	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_EVT_C_BAD_STE);
+	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_SMMUV3_EVT_C_BAD_STE);
 	assert_int_equal((rd(&r, 0x60) ^ rd(&r, 0x64)) & 0x20, 0x20);
 	assert_int_equal(*gerr_msi, 0x6e770002);
-	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_EVTQ], 3);
-	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_GERROR], 2);
+	assert_int_equal(r.irqs[IOPT_SMMUV3_IRQ_EVTQ], 3);
+	assert_int_equal(r.irqs[IOPT_SMMUV3_IRQ_GERROR], 2);
 	/* Address 0: the wired line alone. */
 	wr(&r, 0x50, 0x1);
-	assert_int_equal(iopt_smmu_mmio_write(r.s, 0xb0, 8, 0, r.cycle), 0);
+	assert_int_equal(iopt_smmuv3_mmio_write(r.s, 0xb0, 8, 0, r.cycle), 0);
 	wr(&r, 0x50, 0x5);
 	evt_consume(&r);
-	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_EVT_C_BAD_STE);
-	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_EVTQ], 4);
+	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_SMMUV3_EVT_C_BAD_STE);
+	assert_int_equal(r.irqs[IOPT_SMMUV3_IRQ_EVTQ], 4);
 	/* A GERROR MSI that aborts: MSI_GERROR_ABT_ERR [7] becomes active,
 	 * a global error of its own (one more pulse); its own MSI aborts
 	 * again, finding it already active. */
 	wr(&r, 0x64, rd(&r, 0x60));
 	wr(&r, 0x50, 0x4);
-	assert_int_equal(iopt_smmu_mmio_write(r.s, 0x68, 8, 0x10000000000ull, r.cycle), 0);
+	assert_int_equal(iopt_smmuv3_mmio_write(r.s, 0x68, 8, 0x10000000000ull, r.cycle), 0);
 	wr(&r, 0x50, 0x5);
 	queue_illegal(&r);
 	assert_int_equal((rd(&r, 0x60) ^ rd(&r, 0x64)) & 0x81, 0x81);
-	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_GERROR], 4);
+	assert_int_equal(r.irqs[IOPT_SMMUV3_IRQ_GERROR], 4);
 	teardown_rig(&r);
 }
 
 static unsigned xfault(struct rig *r, uint32_t sid, uint64_t addr, bool exec,
 		       bool priv)
 {
-	struct iopt_smmu_txn t = { .sid = sid, .addr = addr, .exec = exec,
+	struct iopt_smmuv3_txn t = { .sid = sid, .addr = addr, .exec = exec,
 				   .priv = priv };
 
 	return xlate_txn(r, t).fault;
@@ -944,26 +944,26 @@ static unsigned xfault(struct rig *r, uint32_t sid, uint64_t addr, bool exec,
 static void test_cd_ste_fields(void **state)
 {
 	struct rig r;
-	struct iopt_cfg sc = { .fmt = IOPT_ARM_64_LPAE_S2, .granule = 4096,
+	struct iopt_pgtable_cfg sc = { .fmt = IOPT_ARM_64_LPAE_S2, .granule = 4096,
 			       .ias = 40, .oas = 40, .coherent_walk = true };
 	struct iopt_pgtable *pt, *s2;
-	struct iopt_cd base, cd;
+	struct iopt_smmuv3_cd base, cd;
 
 	(void)state;
 	setup_rig(&r, NULL);
 	sc.mem = iopt_physmem_mem_ops();
 	sc.mem_ctx = r.pm;
 	pt = s1_table(&r, 5, &base);
-	assert_int_equal(iopt_alloc(&sc, &s2), 0);
-	assert_int_equal(iopt_map_pages(pt, 0x5000, 0x9000, 0x1000, 1,
-					IOPT_READ | IOPT_WRITE, NULL), 0);
-	assert_int_equal(iopt_map_pages(pt, 0x6000, 0xa000, 0x1000, 1, IOPT_READ,
-					NULL), 0);
-	assert_int_equal(iopt_map_pages(pt, 0x7000, 0xb000, 0x1000, 1,
-					IOPT_READ | IOPT_PRIV, NULL), 0);
+	assert_int_equal(iopt_pgtable_alloc(&sc, &s2), 0);
+	assert_int_equal(iopt_pgtable_map_pages(pt, 0x5000, 0x9000, 0x1000, 1,
+						IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(pt, 0x6000, 0xa000, 0x1000, 1, IOPT_READ,
+						NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(pt, 0x7000, 0xb000, 0x1000, 1,
+						IOPT_READ | IOPT_PRIV, NULL), 0);
 	/* One STE and CD per case: StreamID n uses the CD at CDTAB + 64n. */
 	for (uint32_t sid = 1; sid <= 6; sid++) {
-		struct iopt_ste ste = { .valid = true, .config = IOPT_STE_S1,
+		struct iopt_smmuv3_ste ste = { .valid = true, .config = IOPT_SMMUV3_STE_S1,
 					.s1_context_ptr = CDTAB + 64 * sid };
 
 		cd = base;
@@ -980,40 +980,40 @@ static void test_cd_ste_fields(void **state)
 	 * address faults. */
 	assert_int_equal(xfault(&r, 1, 0x5000, true, false), 0);
 	assert_int_equal(xfault(&r, 1, 0xab00000000005008ull, false, true),
-			 IOPT_EVT_F_TRANSLATION);
+			 IOPT_SMMUV3_EVT_F_TRANSLATION);
 	/* WXN: writable pages do not execute, also from a TLB hit. */
 	assert_int_equal(xfault(&r, 2, 0x5000, false, true), 0);
-	assert_int_equal(xfault(&r, 2, 0x5000, true, true), IOPT_EVT_F_PERMISSION);
+	assert_int_equal(xfault(&r, 2, 0x5000, true, true), IOPT_SMMUV3_EVT_F_PERMISSION);
 	assert_int_equal(xfault(&r, 2, 0x6000, true, true), 0);
 	/* PAN: no privileged data access to unprivileged pages. */
-	assert_int_equal(xfault(&r, 3, 0x5000, false, true), IOPT_EVT_F_PERMISSION);
+	assert_int_equal(xfault(&r, 3, 0x5000, false, true), IOPT_SMMUV3_EVT_F_PERMISSION);
 	assert_int_equal(xfault(&r, 3, 0x5000, false, false), 0);
 	assert_int_equal(xfault(&r, 3, 0x6000, true, true), 0);	/* fetch */
 	assert_int_equal(xfault(&r, 3, 0x7000, false, true), 0);
 	/* TBI0: the top byte is a tag. */
-	struct iopt_smmu_txn tagged = { .sid = 4, .addr = 0xab00000000005008ull,
+	struct iopt_smmuv3_txn tagged = { .sid = 4, .addr = 0xab00000000005008ull,
 					.priv = true };
-	struct iopt_smmu_resp resp = xlate_txn(&r, tagged);
+	struct iopt_smmuv3_resp resp = xlate_txn(&r, tagged);
 
 	assert_int_equal(resp.fault, 0);
 	assert_int_equal(resp.oa, 0x9008);
 	/* ILLEGAL CDs. */
-	assert_int_equal(xfault(&r, 5, 0x5000, false, true), IOPT_EVT_C_BAD_CD);
-	assert_int_equal(xfault(&r, 6, 0x5000, false, true), IOPT_EVT_C_BAD_CD);
+	assert_int_equal(xfault(&r, 5, 0x5000, false, true), IOPT_SMMUV3_EVT_C_BAD_CD);
+	assert_int_equal(xfault(&r, 6, 0x5000, false, true), IOPT_SMMUV3_EVT_C_BAD_CD);
 
 	/* Nested: stage 2 maps the window holding the stage 1 tables as
 	 * Device memory and the output pages as Normal memory; a VMID per
 	 * stream, since the stage 2 settings differ. */
-	assert_int_equal(iopt_map_pages(s2, MEM_BASE, MEM_BASE, 0x200000, 32,
-					IOPT_READ | IOPT_WRITE | IOPT_MMIO, NULL), 0);
-	assert_int_equal(iopt_map_pages(s2, 0, 0, 0x200000, 1,
-					IOPT_READ | IOPT_WRITE | IOPT_CACHE, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(s2, MEM_BASE, MEM_BASE, 0x200000, 32,
+						IOPT_READ | IOPT_WRITE | IOPT_MMIO, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(s2, 0, 0, 0x200000, 1,
+						IOPT_READ | IOPT_WRITE | IOPT_CACHE, NULL), 0);
 	for (uint32_t sid = 7; sid <= 9; sid++) {
-		struct iopt_ste ste = { .valid = true, .config = IOPT_STE_NESTED,
+		struct iopt_smmuv3_ste ste = { .valid = true, .config = IOPT_SMMUV3_STE_NESTED,
 					.s1_context_ptr = CDTAB };
 
-		assert_int_equal(iopt_ste_s2_from_pgtable(s2, (uint16_t)sid, &ste), 0);
-		ste.config = IOPT_STE_NESTED;
+		assert_int_equal(iopt_smmuv3_ste_s2_from_pgtable(s2, (uint16_t)sid, &ste), 0);
+		ste.config = IOPT_SMMUV3_STE_NESTED;
 		ste.s1_context_ptr = CDTAB;
 		ste.s2_ptw = sid == 8;
 		ste.s2_s = sid == 9;
@@ -1028,12 +1028,12 @@ static void test_cd_ste_fields(void **state)
 	 * and stage 1 walks; CLASS = TT: tests/test_smmu_fields.c). */
 	unsigned e = evt_next(&r);
 
-	assert_int_equal(xfault(&r, 8, 0x5008, false, true), IOPT_EVT_F_PERMISSION);
+	assert_int_equal(xfault(&r, 8, 0x5008, false, true), IOPT_SMMUV3_EVT_F_PERMISSION);
 	assert_int_equal(evt_word(&r, e, 1) >> 39 & 7, 1);	/* S2, CD */
 	assert_int_equal(evt_word(&r, e, 3), CDTAB);
-	assert_int_equal(xfault(&r, 9, 0x5008, false, true), IOPT_EVT_C_BAD_STE);
-	iopt_free(pt);
-	iopt_free(s2);
+	assert_int_equal(xfault(&r, 9, 0x5008, false, true), IOPT_SMMUV3_EVT_C_BAD_STE);
+	iopt_pgtable_free(pt);
+	iopt_pgtable_free(s2);
 	teardown_rig(&r);
 }
 
@@ -1048,34 +1048,34 @@ static void test_aborts_and_addr_size(void **state)
 	const uint64_t hole = 0x10000000000ull;	/* no memory there */
 	struct rig r;
 	struct iopt_pgtable *pt;
-	struct iopt_cd cd;
+	struct iopt_smmuv3_cd cd;
 	unsigned e;
 
 	(void)state;
 	setup_rig(&r, NULL);
 	pt = s1_table(&r, 8, &cd);
-	assert_int_equal(iopt_map_pages(pt, 0x5000, 1ull << 44, 0x1000, 1,
-					IOPT_READ, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(pt, 0x5000, 1ull << 44, 0x1000, 1,
+						IOPT_READ, NULL), 0);
 	/* StreamID 1: CD table in a hole. */
-	struct iopt_ste ste = { .valid = true, .config = IOPT_STE_S1,
+	struct iopt_smmuv3_ste ste = { .valid = true, .config = IOPT_SMMUV3_STE_S1,
 				.s1_context_ptr = hole };
 
 	put_ste(&r, 1, &ste, STRTAB);
 	e = evt_next(&r);
-	assert_int_equal(xlate(&r, 1, 0x5000, false).fault, IOPT_EVT_F_CD_FETCH);
-	assert_int_equal(evt_word(&r, e, 0), IOPT_EVT_F_CD_FETCH | 1ull << 32);
+	assert_int_equal(xlate(&r, 1, 0x5000, false).fault, IOPT_SMMUV3_EVT_F_CD_FETCH);
+	assert_int_equal(evt_word(&r, e, 0), IOPT_SMMUV3_EVT_F_CD_FETCH | 1ull << 32);
 	assert_int_equal(evt_word(&r, e, 2), 0);
 	assert_int_equal(evt_word(&r, e, 3), hole);
 	/* StreamID 2: its CD's TTB0 in a hole: the level 0 descriptor read
 	 * aborts. */
-	struct iopt_cd bad = cd;
+	struct iopt_smmuv3_cd bad = cd;
 
 	bad.ttb0 = hole;
 	put_cd(&r, CDTAB + 64, &bad);
 	ste.s1_context_ptr = CDTAB + 64;
 	put_ste(&r, 2, &ste, STRTAB);
 	e = evt_next(&r);
-	assert_int_equal(xlate(&r, 2, 0x5008, true).fault, IOPT_EVT_F_WALK_EABT);
+	assert_int_equal(xlate(&r, 2, 0x5008, true).fault, IOPT_SMMUV3_EVT_F_WALK_EABT);
 	assert_int_equal(evt_word(&r, e, 2), 0x5008);
 	assert_int_equal(evt_word(&r, e, 1) >> 33 & 7, 1);	/* write, PnU */
 	assert_int_equal(evt_word(&r, e, 3), hole);		/* index 0 */
@@ -1085,11 +1085,11 @@ static void test_aborts_and_addr_size(void **state)
 	put_cd(&r, CDTAB + 128, &bad);
 	ste.s1_context_ptr = CDTAB + 128;
 	put_ste(&r, 3, &ste, STRTAB);
-	assert_int_equal(xlate(&r, 3, 0x5000, false).fault, IOPT_EVT_F_ADDR_SIZE);
+	assert_int_equal(xlate(&r, 3, 0x5000, false).fault, IOPT_SMMUV3_EVT_F_ADDR_SIZE);
 	ste.s1_context_ptr = CDTAB + 192;			/* a good CD */
 	put_cd(&r, CDTAB + 192, &cd);
 	put_ste(&r, 4, &ste, STRTAB);
-	struct iopt_smmu_resp resp = xlate(&r, 4, 0x5010, false);
+	struct iopt_smmuv3_resp resp = xlate(&r, 4, 0x5010, false);
 
 	assert_int_equal(resp.fault, 0);
 	assert_int_equal(resp.oa, (1ull << 44) + 0x10);
@@ -1101,16 +1101,16 @@ static void test_aborts_and_addr_size(void **state)
 
 	memcpy(iopt_physmem_ptr(r.pm, STRTAB + 2 * 8, 8), &l1, 8);
 	e = evt_next(&r);
-	assert_int_equal(xlate(&r, 0x203, 0, false).fault, IOPT_EVT_F_STE_FETCH);
-	assert_int_equal(evt_word(&r, e, 0), IOPT_EVT_F_STE_FETCH | 0x203ull << 32);
+	assert_int_equal(xlate(&r, 0x203, 0, false).fault, IOPT_SMMUV3_EVT_F_STE_FETCH);
+	assert_int_equal(evt_word(&r, e, 0), IOPT_SMMUV3_EVT_F_STE_FETCH | 0x203ull << 32);
 	assert_int_equal(evt_word(&r, e, 3), hole + 3 * 64);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	teardown_rig(&r);
 }
 
-static void cmd_sync(struct rig *r, struct iopt_smmu_cmd c)
+static void cmd_sync(struct rig *r, struct iopt_smmuv3_cmd c)
 {
-	struct iopt_smmu_cmd both[2] = { c, { .opcode = IOPT_CMD_SYNC } };
+	struct iopt_smmuv3_cmd both[2] = { c, { .opcode = IOPT_SMMUV3_CMD_SYNC } };
 
 	cmds(r, both, 2);
 }
@@ -1126,16 +1126,16 @@ static void test_cfgi_commands(void **state)
 {
 	struct rig r;
 	struct iopt_pgtable *pt;
-	struct iopt_cd cd, bad;
-	struct iopt_ste ste = { .valid = true, .config = IOPT_STE_S1,
+	struct iopt_smmuv3_cd cd, bad;
+	struct iopt_smmuv3_ste ste = { .valid = true, .config = IOPT_SMMUV3_STE_S1,
 				.s1_context_ptr = CDTAB };
-	struct iopt_ste off = { .valid = true, .config = IOPT_STE_ABORT };
+	struct iopt_smmuv3_ste off = { .valid = true, .config = IOPT_SMMUV3_STE_ABORT };
 
 	(void)state;
 	setup_rig(&r, NULL);
 	pt = s1_table(&r, 4, &cd);
-	assert_int_equal(iopt_map_pages(pt, 0x5000, 0x9000, 0x1000, 1, IOPT_READ,
-					NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(pt, 0x5000, 0x9000, 0x1000, 1, IOPT_READ,
+						NULL), 0);
 	bad = cd;
 	bad.valid = false;
 	put_cd(&r, CDTAB, &cd);
@@ -1147,42 +1147,42 @@ static void test_cfgi_commands(void **state)
 	for (uint32_t sid = 20; sid < 24; sid++)
 		put_ste(&r, sid, &off, STRTAB);
 	assert_int_equal(xlate(&r, 20, 0x5000, false).fault, 0);
-	cmd_sync(&r, (struct iopt_smmu_cmd){ .opcode = IOPT_CMD_CFGI_STE, .sid = 20 });
-	assert_int_equal(xlate(&r, 20, 0x5000, false).fault, IOPT_EVT_ABORT);
+	cmd_sync(&r, (struct iopt_smmuv3_cmd){ .opcode = IOPT_SMMUV3_CMD_CFGI_STE, .sid = 20 });
+	assert_int_equal(xlate(&r, 20, 0x5000, false).fault, IOPT_SMMUV3_EVT_ABORT);
 	assert_int_equal(xlate(&r, 21, 0x5000, false).fault, 0);
 	/* Range 0: StreamIDs 22 and 23 (2^(0+1), aligned). */
-	cmd_sync(&r, (struct iopt_smmu_cmd){ .opcode = IOPT_CMD_CFGI_STE_RANGE,
+	cmd_sync(&r, (struct iopt_smmuv3_cmd){ .opcode = IOPT_SMMUV3_CMD_CFGI_STE_RANGE,
 					     .sid = 23, .range = 0 });
 	assert_int_equal(xlate(&r, 21, 0x5000, false).fault, 0);
-	assert_int_equal(xlate(&r, 22, 0x5000, false).fault, IOPT_EVT_ABORT);
-	assert_int_equal(xlate(&r, 23, 0x5000, false).fault, IOPT_EVT_ABORT);
-	cmd_sync(&r, (struct iopt_smmu_cmd){ .opcode = IOPT_CMD_CFGI_STE_RANGE,
+	assert_int_equal(xlate(&r, 22, 0x5000, false).fault, IOPT_SMMUV3_EVT_ABORT);
+	assert_int_equal(xlate(&r, 23, 0x5000, false).fault, IOPT_SMMUV3_EVT_ABORT);
+	cmd_sync(&r, (struct iopt_smmuv3_cmd){ .opcode = IOPT_SMMUV3_CMD_CFGI_STE_RANGE,
 					     .range = 31 });
-	assert_int_equal(xlate(&r, 21, 0x5000, false).fault, IOPT_EVT_ABORT);
+	assert_int_equal(xlate(&r, 21, 0x5000, false).fault, IOPT_SMMUV3_EVT_ABORT);
 	/* CDs: an invalid CD is seen after CFGI_CD, a good one after
 	 * CFGI_CD_ALL. */
 	put_ste(&r, 20, &ste, STRTAB);
-	cmd_sync(&r, (struct iopt_smmu_cmd){ .opcode = IOPT_CMD_CFGI_STE, .sid = 20 });
+	cmd_sync(&r, (struct iopt_smmuv3_cmd){ .opcode = IOPT_SMMUV3_CMD_CFGI_STE, .sid = 20 });
 	assert_int_equal(xlate(&r, 20, 0x5000, false).fault, 0);
 	put_cd(&r, CDTAB, &bad);
 	assert_int_equal(xlate(&r, 20, 0x5000, false).fault, 0);
-	cmd_sync(&r, (struct iopt_smmu_cmd){ .opcode = IOPT_CMD_CFGI_CD, .sid = 20 });
-	assert_int_equal(xlate(&r, 20, 0x5000, false).fault, IOPT_EVT_C_BAD_CD);
+	cmd_sync(&r, (struct iopt_smmuv3_cmd){ .opcode = IOPT_SMMUV3_CMD_CFGI_CD, .sid = 20 });
+	assert_int_equal(xlate(&r, 20, 0x5000, false).fault, IOPT_SMMUV3_EVT_C_BAD_CD);
 	/* An ILLEGAL configuration is not cached: fixed, it is read again. */
 	put_cd(&r, CDTAB, &cd);
 	assert_int_equal(xlate(&r, 20, 0x5000, false).fault, 0);
 	put_cd(&r, CDTAB, &bad);
 	assert_int_equal(xlate(&r, 20, 0x5000, false).fault, 0);
-	cmd_sync(&r, (struct iopt_smmu_cmd){ .opcode = IOPT_CMD_CFGI_CD_ALL, .sid = 20 });
-	assert_int_equal(xlate(&r, 20, 0x5000, false).fault, IOPT_EVT_C_BAD_CD);
-	iopt_free(pt);
+	cmd_sync(&r, (struct iopt_smmuv3_cmd){ .opcode = IOPT_SMMUV3_CMD_CFGI_CD_ALL, .sid = 20 });
+	assert_int_equal(xlate(&r, 20, 0x5000, false).fault, IOPT_SMMUV3_EVT_C_BAD_CD);
+	iopt_pgtable_free(pt);
 	teardown_rig(&r);
 }
 
 /* ---- commands, timing, registers and errors against IHI0070 -------------
  * Expected values come from the architecture's field positions and rules,
  * written here as constants; commands are packed by hand, not with
- * iopt_smmu_cmd_encode.
+ * iopt_smmuv3_cmd_encode.
  */
 
 /* Command words by hand (4.x): opcode [7:0] of word 0. */
@@ -1218,9 +1218,9 @@ static void run_queue(struct rig *r)
 	uint64_t next;
 
 	wr(r, 0x98, r->prod);
-	while ((next = iopt_smmu_next_event(r->s)) != UINT64_MAX) {
+	while ((next = iopt_smmuv3_next_event(r->s)) != UINT64_MAX) {
 		r->cycle = next;
-		assert_int_equal(iopt_smmu_run_until(r->s, r->cycle), 0);
+		assert_int_equal(iopt_smmuv3_run_until(r->s, r->cycle), 0);
 	}
 }
 
@@ -1265,7 +1265,7 @@ static unsigned raw_err(struct rig *r, uint64_t w0, uint64_t w1)
 static void test_cmd_legality(void **state)
 {
 	struct rig r;
-	struct iopt_smmu_params p;
+	struct iopt_smmuv3_params p;
 
 	(void)state;
 	setup_rig(&r, NULL);
@@ -1310,7 +1310,7 @@ static void test_cmd_legality(void **state)
 
 	/* Stage 2 only: stage 1 TLBIs and CFGI_CD* are ILLEGAL (4.3.3,
 	 * 4.3.4, 4.4.2); stage 2 ones and NSNH_ALL are not. */
-	iopt_smmu_default_params(&p);
+	iopt_smmuv3_default_params(&p);
 	p.s1 = false;
 	setup_rig(&r, &p);
 	assert_int_equal(rd(&r, 0x0) & 3, 1);		/* IDR0: S2P only */
@@ -1324,7 +1324,7 @@ static void test_cmd_legality(void **state)
 	teardown_rig(&r);
 
 	/* Stage 1 only: stage 2 TLBIs are ILLEGAL (4.4.3). */
-	iopt_smmu_default_params(&p);
+	iopt_smmuv3_default_params(&p);
 	p.s2 = false;
 	setup_rig(&r, &p);
 	assert_int_equal(raw_err(&r, OP(0x28), 0), 1);
@@ -1333,7 +1333,7 @@ static void test_cmd_legality(void **state)
 	teardown_rig(&r);
 
 	/* Without RIL, TG is RES0 and this model detects it (4.1.5). */
-	iopt_smmu_default_params(&p);
+	iopt_smmuv3_default_params(&p);
 	p.ril = false;
 	setup_rig(&r, &p);
 	assert_int_equal(rd(&r, 0xc) >> 10 & 1, 0);
@@ -1342,7 +1342,7 @@ static void test_cmd_legality(void **state)
 
 	/* With ATS, ATC_INV is legal (and has nothing to invalidate);
 	 * IDR0.ATS [10] set, NS1ATS [11] set with both stages only. */
-	iopt_smmu_default_params(&p);
+	iopt_smmuv3_default_params(&p);
 	p.ats = true;
 	setup_rig(&r, &p);
 	assert_int_equal(rd(&r, 0x0) >> 10 & 3, 3);
@@ -1355,13 +1355,13 @@ static void test_cmd_legality(void **state)
 
 	/* 4.7.3: without IDR0.SEV, CS = SIG_SEV is SIG_NONE: consumed, no
 	 * error and no interrupt. */
-	iopt_smmu_default_params(&p);
+	iopt_smmuv3_default_params(&p);
 	p.sev = false;
 	setup_rig(&r, &p);
 	assert_int_equal(rd(&r, 0x0) >> 14 & 1, 0);	/* IDR0.SEV */
 	assert_int_equal(raw_err(&r, OP(0x46) | SYNC_CS(2), 0), 0);
-	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_CMD_SYNC], 0);
-	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_GERROR], 0);
+	assert_int_equal(r.irqs[IOPT_SMMUV3_IRQ_CMD_SYNC], 0);
+	assert_int_equal(r.irqs[IOPT_SMMUV3_IRQ_GERROR], 0);
 	teardown_rig(&r);
 }
 
@@ -1371,10 +1371,10 @@ static unsigned completions(struct rig *r, uint64_t *out, unsigned max)
 	unsigned n = 0;
 	uint64_t next;
 
-	while ((next = iopt_smmu_next_event(r->s)) != UINT64_MAX && n < max) {
+	while ((next = iopt_smmuv3_next_event(r->s)) != UINT64_MAX && n < max) {
 		out[n++] = next;
 		r->cycle = next;
-		assert_int_equal(iopt_smmu_run_until(r->s, next), 0);
+		assert_int_equal(iopt_smmuv3_run_until(r->s, next), 0);
 	}
 	return n;
 }
@@ -1389,12 +1389,12 @@ static unsigned completions(struct rig *r, uint64_t *out, unsigned max)
 static void test_cmd_timing(void **state)
 {
 	struct rig r;
-	struct iopt_smmu_params p;
+	struct iopt_smmuv3_params p;
 	uint64_t t[16];
 	const uint64_t nsnh = OP(0x30);
 
 	(void)state;
-	iopt_smmu_default_params(&p);
+	iopt_smmuv3_default_params(&p);
 	p.cmd_cycles = 4;
 	p.tlbi_cycles = 16;
 	setup_rig(&r, &p);
@@ -1470,8 +1470,8 @@ static void test_cmd_timing(void **state)
 	assert_int_equal(t[0], 1010);
 	assert_int_equal(t[1], 1018);
 	assert_int_equal(t[2], 1032);
-	assert_int_equal(iopt_smmu_next_event(r.s), 1059);
-	assert_int_equal(iopt_smmu_run_until(r.s, 1058), 0);
+	assert_int_equal(iopt_smmuv3_next_event(r.s), 1059);
+	assert_int_equal(iopt_smmuv3_run_until(r.s, 1058), 0);
 	assert_int_equal(*msi, 0);				/* not before it completes */
 	assert_int_equal(completions(&r, t, 16), 4);
 	assert_int_equal(t[0], 1059);
@@ -1479,7 +1479,7 @@ static void test_cmd_timing(void **state)
 	assert_int_equal(t[1], 1062);
 	assert_int_equal(t[2], 1076);
 	/* SIG_IRQ pulses the wired output with or without an MSI (4.7.3). */
-	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_CMD_SYNC], 2);
+	assert_int_equal(r.irqs[IOPT_SMMUV3_IRQ_CMD_SYNC], 2);
 	assert_int_equal(t[3], 1079);				/* the error, stopping */
 	assert_int_equal(CONS_ERR(rd(&r, R_CONS)), 1);
 	/* A queue restarted by the acknowledgement at 2000 takes its next
@@ -1500,10 +1500,10 @@ static void test_cmd_timing(void **state)
 static void test_time_never_goes_back(void **state)
 {
 	struct rig r;
-	struct iopt_smmu_params p;
-	struct iopt_smmu_stats a, b;
-	struct iopt_smmu_txn t = { .sid = 1, .addr = 0x1000 };
-	struct iopt_smmu_resp resp;
+	struct iopt_smmuv3_params p;
+	struct iopt_smmuv3_stats a, b;
+	struct iopt_smmuv3_txn t = { .sid = 1, .addr = 0x1000 };
+	struct iopt_smmuv3_resp resp;
 	uint64_t v;
 
 	(void)state;
@@ -1511,33 +1511,33 @@ static void test_time_never_goes_back(void **state)
 	r.cycle = 500;
 	put_raw(&r, OP(0x30), 0);
 	wr(&r, 0x98, r.prod);			/* completes at 500 + 20 */
-	iopt_smmu_get_stats(r.s, &a);
-	assert_int_equal(iopt_smmu_mmio_write(r.s, 0x20, 4, 0, 499), -EINVAL);
-	assert_int_equal(iopt_smmu_mmio_write(r.s, 0x98, 4, 0, 499), -EINVAL);
-	assert_int_equal(iopt_smmu_mmio_read(r.s, 0x20, 4, &v, 499), -EINVAL);
-	assert_int_equal(iopt_smmu_translate(r.s, &t, 499, &resp), -EINVAL);
-	assert_int_equal(iopt_smmu_run_until(r.s, 0), -EINVAL);
-	iopt_smmu_get_stats(r.s, &b);
+	iopt_smmuv3_get_stats(r.s, &a);
+	assert_int_equal(iopt_smmuv3_mmio_write(r.s, 0x20, 4, 0, 499), -EINVAL);
+	assert_int_equal(iopt_smmuv3_mmio_write(r.s, 0x98, 4, 0, 499), -EINVAL);
+	assert_int_equal(iopt_smmuv3_mmio_read(r.s, 0x20, 4, &v, 499), -EINVAL);
+	assert_int_equal(iopt_smmuv3_translate(r.s, &t, 499, &resp), -EINVAL);
+	assert_int_equal(iopt_smmuv3_run_until(r.s, 0), -EINVAL);
+	iopt_smmuv3_get_stats(r.s, &b);
 	assert_memory_equal(&a, &b, sizeof(a));	/* no translation, no event */
 	assert_int_equal(rd(&r, 0x20), 0xd);	/* CR0 kept */
 	assert_int_equal(rd(&r, 0x98), 1);	/* PROD kept */
-	assert_int_equal(iopt_smmu_next_event(r.s), 520);
+	assert_int_equal(iopt_smmuv3_next_event(r.s), 520);
 	/* The same cycle again is not going back. */
-	assert_int_equal(iopt_smmu_run_until(r.s, 500), 0);
-	assert_int_equal(iopt_smmu_run_until(r.s, 520), 0);
+	assert_int_equal(iopt_smmuv3_run_until(r.s, 500), 0);
+	assert_int_equal(iopt_smmuv3_run_until(r.s, 520), 0);
 	r.cycle = 520;
 	assert_int_equal(CONS_RD(rd(&r, R_CONS)), 1);
-	assert_int_equal(iopt_smmu_mmio_read(r.s, 0x20, 4, &v, 519), -EINVAL);
+	assert_int_equal(iopt_smmuv3_mmio_read(r.s, 0x20, 4, &v, 519), -EINVAL);
 	teardown_rig(&r);
 
-	iopt_smmu_default_params(&p);
+	iopt_smmuv3_default_params(&p);
 	p.shared_clock = true;
 	setup_rig(&r, &p);
 	r.cycle = 500;
 	rd(&r, 0x20);
-	assert_int_equal(iopt_smmu_translate(r.s, &t, 400, &resp), 0);
+	assert_int_equal(iopt_smmuv3_translate(r.s, &t, 400, &resp), 0);
 	assert_true(resp.ready >= 500);		/* taken at 500 */
-	assert_int_equal(iopt_smmu_mmio_read(r.s, 0x20, 4, &v, 10), 0);
+	assert_int_equal(iopt_smmuv3_mmio_read(r.s, 0x20, 4, &v, 10), 0);
 	assert_int_equal(v, 0xd);
 	teardown_rig(&r);
 }
@@ -1555,57 +1555,57 @@ static void test_walk_cache_latency(void **state)
 
 		for (int k = 0; k < 2; k++) {
 			struct rig r;
-			struct iopt_smmu_params p;
+			struct iopt_smmuv3_params p;
 			struct iopt_pgtable *pt, *s2 = NULL;
-			struct iopt_cd cd;
-			struct iopt_ste ste = { .valid = true, .config = IOPT_STE_S1,
+			struct iopt_smmuv3_cd cd;
+			struct iopt_smmuv3_ste ste = { .valid = true, .config = IOPT_SMMUV3_STE_S1,
 						.s1_context_ptr = CDTAB };
-			struct iopt_smmu_stats a, b;
+			struct iopt_smmuv3_stats a, b;
 
-			iopt_smmu_default_params(&p);
+			iopt_smmuv3_default_params(&p);
 			p.walk.latency = k ? 7 : 0;
 			setup_rig(&r, &p);
 			pt = s1_table(&r, 3, &cd);
 			put_cd(&r, CDTAB, &cd);
 			if (nested) {
-				struct iopt_cfg sc = {
+				struct iopt_pgtable_cfg sc = {
 					.fmt = IOPT_ARM_64_LPAE_S2, .granule = 4096,
 					.ias = 40, .oas = 40, .coherent_walk = true,
 					.mem = iopt_physmem_mem_ops(), .mem_ctx = r.pm };
 
-				assert_int_equal(iopt_alloc(&sc, &s2), 0);
-				assert_int_equal(iopt_map_pages(s2, MEM_BASE, MEM_BASE,
-								0x200000, 32,
-								IOPT_READ | IOPT_WRITE,
-								NULL), 0);
-				assert_int_equal(iopt_map_pages(s2, 0x9000000, 0x9000000,
-								0x200000, 1,
-								IOPT_READ | IOPT_CACHE,
-								NULL), 0);
-				assert_int_equal(iopt_ste_s2_from_pgtable(s2, 5, &ste), 0);
-				ste.config = IOPT_STE_NESTED;
+				assert_int_equal(iopt_pgtable_alloc(&sc, &s2), 0);
+				assert_int_equal(iopt_pgtable_map_pages(s2, MEM_BASE, MEM_BASE,
+									0x200000, 32,
+									IOPT_READ | IOPT_WRITE,
+									NULL), 0);
+				assert_int_equal(iopt_pgtable_map_pages(s2, 0x9000000, 0x9000000,
+									0x200000, 1,
+									IOPT_READ | IOPT_CACHE,
+									NULL), 0);
+				assert_int_equal(iopt_smmuv3_ste_s2_from_pgtable(s2, 5, &ste), 0);
+				ste.config = IOPT_SMMUV3_STE_NESTED;
 				ste.s1_context_ptr = CDTAB;
 			}
 			put_ste(&r, 9, &ste, STRTAB);
-			assert_int_equal(iopt_map_pages(pt, 0x40000000, 0x9000000, 0x1000,
-							2, IOPT_READ, NULL), 0);
+			assert_int_equal(iopt_pgtable_map_pages(pt, 0x40000000, 0x9000000, 0x1000,
+								2, IOPT_READ, NULL), 0);
 			/* Warm the configuration cache and the walk cache, then
 			 * walk the neighbour: same cycle in both models. */
 			assert_int_equal(xlate(&r, 9, 0x40000000, false).fault, 0);
 			r.cycle = 100000;
-			iopt_smmu_get_stats(r.s, &a);
-			struct iopt_smmu_resp resp = xlate(&r, 9, 0x40001000, false);
+			iopt_smmuv3_get_stats(r.s, &a);
+			struct iopt_smmuv3_resp resp = xlate(&r, 9, 0x40001000, false);
 
-			iopt_smmu_get_stats(r.s, &b);
+			iopt_smmuv3_get_stats(r.s, &b);
 			assert_int_equal(resp.fault, 0);
 			assert_int_equal(resp.oa, 0x9001000);
 			assert_int_equal(b.walks - a.walks, 1);
 			ready[k] = resp.ready;
 			probes[k] = (b.walk_cache_hits + b.walk_cache_misses) -
 				    (a.walk_cache_hits + a.walk_cache_misses);
-			iopt_free(pt);
+			iopt_pgtable_free(pt);
 			if (s2)
-				iopt_free(s2);
+				iopt_pgtable_free(s2);
 			teardown_rig(&r);
 		}
 		assert_int_equal(probes[0], probes[1]);
@@ -1620,12 +1620,12 @@ static void test_walk_cache_latency(void **state)
 static void test_sid32_log2size32(void **state)
 {
 	struct rig r;
-	struct iopt_smmu_params p;
-	struct iopt_ste byp = { .valid = true, .config = IOPT_STE_BYPASS };
+	struct iopt_smmuv3_params p;
+	struct iopt_smmuv3_ste byp = { .valid = true, .config = IOPT_SMMUV3_STE_BYPASS };
 	uint64_t l1 = L2STE | 11;			/* span 11: 1024 STEs */
 
 	(void)state;
-	iopt_smmu_default_params(&p);
+	iopt_smmuv3_default_params(&p);
 	p.sidsize = 32;
 	setup_rig(&r, &p);
 	assert_int_equal(rd(&r, 0x4) & 63, 32);		/* IDR1.SIDSIZE */
@@ -1636,7 +1636,7 @@ static void test_sid32_log2size32(void **state)
 	memcpy(iopt_physmem_ptr(r.pm, STRTAB + 0x3fffffull * 8, 8), &l1, 8);
 	put_ste(&r, 5, &byp, L2STE);
 	put_ste(&r, 0x3ff, &byp, L2STE);
-	struct iopt_smmu_resp resp = xlate(&r, 5, 0x123000, false);
+	struct iopt_smmuv3_resp resp = xlate(&r, 5, 0x123000, false);
 
 	assert_int_equal(resp.fault, 0);
 	assert_int_equal(resp.oa, 0x123000);
@@ -1656,12 +1656,12 @@ static void test_sid32_log2size32(void **state)
 static void test_stream_table_cfg(void **state)
 {
 	struct rig r;
-	struct iopt_smmu_params p;
-	struct iopt_ste byp = { .valid = true, .config = IOPT_STE_BYPASS };
-	struct iopt_ste off = { .valid = true, .config = IOPT_STE_ABORT };
+	struct iopt_smmuv3_params p;
+	struct iopt_smmuv3_ste byp = { .valid = true, .config = IOPT_SMMUV3_STE_BYPASS };
+	struct iopt_smmuv3_ste off = { .valid = true, .config = IOPT_SMMUV3_STE_ABORT };
 
 	(void)state;
-	iopt_smmu_default_params(&p);
+	iopt_smmuv3_default_params(&p);
 	p.sidsize = 8;
 	setup_rig(&r, &p);
 	put_ste(&r, 5, &byp, STRTAB);
@@ -1673,7 +1673,7 @@ static void test_stream_table_cfg(void **state)
 	wr(&r, 0x20, 0xd);
 	assert_int_equal(rd(&r, 0x88), 20);		/* read back as written */
 	assert_int_equal(xlate(&r, 5, 0x5000, false).fault, 0);
-	assert_int_equal(xlate(&r, 256, 0x5000, false).fault, IOPT_EVT_C_BAD_STREAMID);
+	assert_int_equal(xlate(&r, 256, 0x5000, false).fault, IOPT_SMMUV3_EVT_C_BAD_STREAMID);
 	/* Base STRTAB + 0x40 with LOG2SIZE 8: aligned to 16 KiB, STRTAB. */
 	wr(&r, 0x20, 0xc);
 	wr(&r, 0x80, STRTAB + 0x40);
@@ -1698,7 +1698,7 @@ static void test_stream_table_cfg(void **state)
 	teardown_rig(&r);
 
 	/* Without two-level tables (ST_LEVEL = 0) FMT and SPLIT are RES0. */
-	iopt_smmu_default_params(&p);
+	iopt_smmuv3_default_params(&p);
 	p.strtab_2lvl = false;
 	setup_rig(&r, &p);
 	assert_int_equal(rd(&r, 0x0) >> 27 & 3, 0);	/* IDR0.ST_LEVEL */
@@ -1717,36 +1717,36 @@ static void test_stream_table_cfg(void **state)
 static void test_eventq_abort(void **state)
 {
 	struct rig r;
-	struct iopt_smmu_stats st;
+	struct iopt_smmuv3_stats st;
 
 	(void)state;
 	setup_rig(&r, NULL);
 	/* EVENTQEN = 0: records are discarded without overflow (7.2.1, 7.4). */
 	wr(&r, 0x20, 0x9);
-	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_EVT_C_BAD_STE);
+	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_SMMUV3_EVT_C_BAD_STE);
 	assert_int_equal(rd(&r, 0x100a8), 0);		/* PROD, OVFLG clear */
 	wr(&r, 0xa0, 0x10000000000ull | 6);		/* no memory there */
 	wr(&r, 0x20, 0xd);
-	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_EVT_C_BAD_STE);
+	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_SMMUV3_EVT_C_BAD_STE);
 	assert_int_equal((rd(&r, 0x60) ^ rd(&r, 0x64)) & GERROR_EVTQ_ABT,
 			 GERROR_EVTQ_ABT);
-	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_GERROR], 1);
+	assert_int_equal(r.irqs[IOPT_SMMUV3_IRQ_GERROR], 1);
 	assert_int_equal(rd(&r, 0x100a8), 0);		/* PROD unmoved */
 	/* Unwritable: the next record is discarded, no second error. */
-	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_EVT_C_BAD_STE);
-	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_GERROR], 1);
+	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_SMMUV3_EVT_C_BAD_STE);
+	assert_int_equal(r.irqs[IOPT_SMMUV3_IRQ_GERROR], 1);
 	/* Software moves the queue to memory and acknowledges. */
 	wr(&r, 0x20, 0x9);
 	wr(&r, 0xa0, EVTQ | 6);
 	wr(&r, 0x20, 0xd);
-	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_EVT_C_BAD_STE);
+	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_SMMUV3_EVT_C_BAD_STE);
 	assert_int_equal(rd(&r, 0x100a8), 0);		/* still unwritable */
 	wr(&r, 0x64, rd(&r, 0x60));
-	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_EVT_C_BAD_STE);
+	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_SMMUV3_EVT_C_BAD_STE);
 	assert_int_equal(rd(&r, 0x100a8), 1);
-	assert_int_equal(evt_word(&r, 0, 0) & 0xff, IOPT_EVT_C_BAD_STE);
+	assert_int_equal(evt_word(&r, 0, 0) & 0xff, IOPT_SMMUV3_EVT_C_BAD_STE);
 	assert_int_equal(evt_word(&r, 0, 0) >> 32, 7);
-	iopt_smmu_get_stats(r.s, &st);
+	iopt_smmuv3_get_stats(r.s, &st);
 	assert_int_equal(st.events, 1);
 	teardown_rig(&r);
 }
@@ -1760,7 +1760,7 @@ static void test_eventq_abort(void **state)
 static void test_register_rules(void **state)
 {
 	struct rig r;
-	struct iopt_smmu_params p;
+	struct iopt_smmuv3_params p;
 
 	(void)state;
 	setup_rig(&r, NULL);
@@ -1822,13 +1822,13 @@ static void test_register_rules(void **state)
 	/* 6.2: both 32-bit halves of a 64-bit register are accessible on
 	 * their own, [63:32] at +4; a write to one keeps the other. */
 	wr(&r, 0x20, 0x9);				/* EVENTQEN off */
-	assert_int_equal(iopt_smmu_mmio_write(r.s, 0xa4, 4, 0x000f1234, r.cycle), 0);
+	assert_int_equal(iopt_smmuv3_mmio_write(r.s, 0xa4, 4, 0x000f1234, r.cycle), 0);
 	assert_int_equal(rd(&r, 0xa0), 0x000f123400000000ull | EVTQ | 6);
-	assert_int_equal(iopt_smmu_mmio_write(r.s, 0xa0, 4, 0x80001005, r.cycle), 0);
+	assert_int_equal(iopt_smmuv3_mmio_write(r.s, 0xa0, 4, 0x80001005, r.cycle), 0);
 	uint64_t lo, hi;
 
-	assert_int_equal(iopt_smmu_mmio_read(r.s, 0xa0, 4, &lo, r.cycle), 0);
-	assert_int_equal(iopt_smmu_mmio_read(r.s, 0xa4, 4, &hi, r.cycle), 0);
+	assert_int_equal(iopt_smmuv3_mmio_read(r.s, 0xa0, 4, &lo, r.cycle), 0);
+	assert_int_equal(iopt_smmuv3_mmio_read(r.s, 0xa4, 4, &hi, r.cycle), 0);
 	assert_int_equal(lo, 0x80001005);		/* ADDR [51:5], LOG2SIZE */
 	assert_int_equal(hi, 0x000f1234);		/* [51:32]; [63:52] RES0 */
 	wr(&r, 0xa0, EVTQ | 6);
@@ -1843,7 +1843,7 @@ static void test_register_rules(void **state)
 
 	/* Without MSIs the *_IRQ_CFGn registers are RES0 and GERROR's MSI
 	 * abort bits do not exist. */
-	iopt_smmu_default_params(&p);
+	iopt_smmuv3_default_params(&p);
 	p.msi = false;
 	setup_rig(&r, &p);
 	wr(&r, 0x50, 0);
@@ -1873,7 +1873,7 @@ static void test_cmdq_aborts(void **state)
 	run_queue(&r);
 	assert_int_equal(CONS_RD(rd(&r, R_CONS)), 1);
 	assert_int_equal((rd(&r, 0x60) ^ rd(&r, 0x64)) & 0x11, 0x10);
-	assert_int_equal(r.irqs[IOPT_SMMU_IRQ_GERROR], 1);
+	assert_int_equal(r.irqs[IOPT_SMMUV3_IRQ_GERROR], 1);
 	wr(&r, 0x64, rd(&r, 0x60));
 	/* The queue moved to memory that aborts. */
 	wr(&r, 0x20, 0x5);				/* CMDQEN off */
@@ -1887,7 +1887,7 @@ static void test_cmdq_aborts(void **state)
 	assert_int_equal(CONS_RD(cons), 3);
 	assert_int_equal(CONS_ERR(cons), 2);		/* CERROR_ABT */
 	assert_int_equal((rd(&r, 0x60) ^ rd(&r, 0x64)) & 1, 1);
-	assert_int_equal(iopt_smmu_next_event(r.s), UINT64_MAX);
+	assert_int_equal(iopt_smmuv3_next_event(r.s), UINT64_MAX);
 	/* 6.3.28: with CMDQEN = 0 software writes RD; a written ERR is
 	 * ignored or taken: never anything else. */
 	wr(&r, 0x20, 0x5);
@@ -1907,7 +1907,7 @@ static void test_cmdq_aborts(void **state)
 static void test_queue_base_and_size(void **state)
 {
 	struct rig r;
-	struct iopt_smmu_params p;
+	struct iopt_smmuv3_params p;
 
 	(void)state;
 	setup_rig(&r, NULL);
@@ -1924,13 +1924,13 @@ static void test_queue_base_and_size(void **state)
 	wr(&r, 0xa0, (EVTQ + 0x20) | 6);
 	wr(&r, 0x20, 0xd);
 	memset(iopt_physmem_ptr(r.pm, EVTQ, 64), 0, 64);
-	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_EVT_C_BAD_STE);
-	assert_int_equal(evt_word(&r, 0, 0) & 0xff, IOPT_EVT_C_BAD_STE);
+	assert_int_equal(xlate(&r, 7, 0x1000, false).fault, IOPT_SMMUV3_EVT_C_BAD_STE);
+	assert_int_equal(evt_word(&r, 0, 0) & 0xff, IOPT_SMMUV3_EVT_C_BAD_STE);
 	teardown_rig(&r);
 
 	/* CMDQS = EVENTQS = 2: LOG2SIZE 8 reads back, 4 entries are used
 	 * (PROD and CONS keep index and wrap bits [2:0]). */
-	iopt_smmu_default_params(&p);
+	iopt_smmuv3_default_params(&p);
 	p.cmdqs = 2;
 	p.evtqs = 2;
 	setup_rig(&r, &p);
@@ -1981,27 +1981,27 @@ int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *a,
 	return e ? e : __real_pthread_create(t, a, fn, arg);
 }
 
-/* Each allocation of iopt_smmu_create failing in turn gives -ENOMEM and
+/* Each allocation of iopt_smmuv3_create failing in turn gives -ENOMEM and
  * leaks nothing (LeakSanitizer checks in the ASan build); bad cache
  * geometry is -EINVAL. */
 static void test_create_alloc_failure(void **state)
 {
 	struct iopt_physmem *pm;
-	struct iopt_smmu_params p;
+	struct iopt_smmuv3_params p;
 	struct iopt_smmu_mem mem;
-	struct iopt_smmu *s;
+	struct iopt_smmuv3 *s;
 	long n;
 
 	(void)state;
 	assert_int_equal(iopt_physmem_create(MEM_BASE, 64u << 20, &pm), 0);
 	iopt_smmu_physmem(pm, 10, &mem);
-	iopt_smmu_default_params(&p);
+	iopt_smmuv3_default_params(&p);
 	for (n = 1;; n++) {
 		int rc;
 
 		calloc_calls = 0;
 		calloc_fail_at = n;
-		rc = iopt_smmu_create(&p, &mem, NULL, NULL, &s);
+		rc = iopt_smmuv3_create(&p, &mem, NULL, NULL, &s);
 		calloc_fail_at = 0;
 		if (!rc)
 			break;
@@ -2011,20 +2011,20 @@ static void test_create_alloc_failure(void **state)
 	 * round-robin state and occupied-set bitmap), walk cache (the same)
 	 * and the model: 10. */
 	assert_int_equal(n, 11);
-	iopt_smmu_destroy(s);
+	iopt_smmuv3_destroy(s);
 	/* Bad geometry is the caller's: -EINVAL, before any allocation. */
 	p.tlb.ways = 3;
 	calloc_calls = 0;
 	calloc_fail_at = 1;
-	assert_int_equal(iopt_smmu_create(&p, &mem, NULL, NULL, &s), -EINVAL);
+	assert_int_equal(iopt_smmuv3_create(&p, &mem, NULL, NULL, &s), -EINVAL);
 	calloc_fail_at = 0;
 	assert_int_equal(calloc_calls, 0);
-	iopt_smmu_default_params(&p);
+	iopt_smmuv3_default_params(&p);
 	p.walk.entries = 96;			/* 24 sets: not a power of two */
-	assert_int_equal(iopt_smmu_create(&p, &mem, NULL, NULL, &s), -EINVAL);
-	iopt_smmu_default_params(&p);
+	assert_int_equal(iopt_smmuv3_create(&p, &mem, NULL, NULL, &s), -EINVAL);
+	iopt_smmuv3_default_params(&p);
 	p.tlb.repl = (enum iopt_smmu_repl)7;
-	assert_int_equal(iopt_smmu_create(&p, &mem, NULL, NULL, &s), -EINVAL);
+	assert_int_equal(iopt_smmuv3_create(&p, &mem, NULL, NULL, &s), -EINVAL);
 	iopt_physmem_destroy(pm);
 }
 
@@ -2034,7 +2034,7 @@ static void test_create_alloc_failure(void **state)
 static void test_runner_start_failure(void **state)
 {
 	struct rig r;
-	struct iopt_smmu_runner *run = NULL;
+	struct iopt_smmuv3_runner *run = NULL;
 	uint64_t v;
 
 	(void)state;
@@ -2042,17 +2042,17 @@ static void test_runner_start_failure(void **state)
 	r.cycle = 100;
 	rd(&r, 0x20);
 	thread_fail = EAGAIN;
-	assert_int_equal(iopt_smmu_runner_start(r.s, 1.0, &run), -EAGAIN);
+	assert_int_equal(iopt_smmuv3_runner_start(r.s, 1.0, &run), -EAGAIN);
 	assert_null(run);
-	assert_int_equal(iopt_smmu_mmio_read(r.s, 0x20, 4, &v, 50), -EINVAL);
+	assert_int_equal(iopt_smmuv3_mmio_read(r.s, 0x20, 4, &v, 50), -EINVAL);
 	calloc_calls = 0;
 	calloc_fail_at = 1;
-	assert_int_equal(iopt_smmu_runner_start(r.s, 1.0, &run), -ENOMEM);
+	assert_int_equal(iopt_smmuv3_runner_start(r.s, 1.0, &run), -ENOMEM);
 	calloc_fail_at = 0;
-	assert_int_equal(iopt_smmu_runner_start(r.s, 1.0, &run), 0);
+	assert_int_equal(iopt_smmuv3_runner_start(r.s, 1.0, &run), 0);
 	/* Attached: a cycle behind the model's time is taken as its time. */
-	assert_int_equal(iopt_smmu_mmio_read(r.s, 0x20, 4, &v, 50), 0);
-	iopt_smmu_runner_stop(run);
+	assert_int_equal(iopt_smmuv3_mmio_read(r.s, 0x20, 4, &v, 50), 0);
+	iopt_smmuv3_runner_stop(run);
 	teardown_rig(&r);
 }
 

@@ -46,7 +46,7 @@
 #include <cmocka.h>
 
 #include <iopgtable/physmem.h>
-#include <iopgtable/smmu.h>
+#include <iopgtable/smmuv3.h>
 #include <iopgtable/testbed.h>
 
 #include "tthread.h"
@@ -107,7 +107,7 @@ struct bad_rec {
 struct shared {
 	struct iopt_testbed *tb;
 	struct iopt_physmem *pm;
-	struct iopt_smmu *s;
+	struct iopt_smmuv3 *s;
 	struct iopt_pgtable *pt;
 	struct plat_mutex lock;		/* the model and its command queue */
 	uint64_t now;			/* model time, under lock */
@@ -159,12 +159,12 @@ static void q_drain(void)
 {
 	uint64_t cons;
 
-	CHK_EQ(iopt_smmu_mmio_write(sh.s, 0x98, 4, sh.prod, advance(10)), 0);
+	CHK_EQ(iopt_smmuv3_mmio_write(sh.s, 0x98, 4, sh.prod, advance(10)), 0);
 	for (int i = 0;; i++) {
 		uint64_t c = advance(1000);
 
-		iopt_smmu_run_until(sh.s, c);
-		CHK_EQ(iopt_smmu_mmio_read(sh.s, 0x9c, 4, &cons, c), 0);
+		iopt_smmuv3_run_until(sh.s, c);
+		CHK_EQ(iopt_smmuv3_mmio_read(sh.s, 0x9c, 4, &cons, c), 0);
 		if ((cons & 0x1ff) == sh.prod)
 			break;
 		if (i == 100000) {	/* the queue stopped (CERROR) */
@@ -175,11 +175,11 @@ static void q_drain(void)
 }
 
 /* Queue one command (sh.lock held); drain when the queue is half full. */
-static void q_cmd(const struct iopt_smmu_cmd *c)
+static void q_cmd(const struct iopt_smmuv3_cmd *c)
 {
 	uint64_t w[2];
 
-	CHK_EQ(iopt_smmu_cmd_encode(c, w), 0);
+	CHK_EQ(iopt_smmuv3_cmd_encode(c, w), 0);
 	memcpy(iopt_physmem_ptr(sh.pm, CMDQ + (sh.prod & 255) * 16ull, 16), w, 16);
 	sh.prod = (sh.prod + 1) & 511;
 	if ((sh.prod & 127) == 0)
@@ -207,12 +207,12 @@ static void tlbi_range(uint64_t iova, uint64_t size, unsigned ttl, bool leaf)
 		/* Outside the contract, or the reserved encoding TG != 0 with
 		 * NUM = SCALE = TTL = 0: count it and invalidate all. */
 		__atomic_add_fetch(&sh.contract, 1, __ATOMIC_RELAXED);
-		q_cmd(&(struct iopt_smmu_cmd){ .opcode = IOPT_CMD_TLBI_NH_ASID,
+		q_cmd(&(struct iopt_smmuv3_cmd){ .opcode = IOPT_SMMUV3_CMD_TLBI_NH_ASID,
 					       .asid = ASID });
 		return;
 	}
-	q_cmd(&(struct iopt_smmu_cmd){
-		.opcode = IOPT_CMD_TLBI_NH_VA, .asid = ASID, .addr = iova,
+	q_cmd(&(struct iopt_smmuv3_cmd){
+		.opcode = IOPT_SMMUV3_CMD_TLBI_NH_VA, .asid = ASID, .addr = iova,
 		.leaf = leaf, .tg = 1, .ttl = ttl, .num = 0,
 		.scale = (unsigned)__builtin_ctzll(size) - 12 });
 }
@@ -221,7 +221,7 @@ static void cb_sync(void *cookie)
 {
 	(void)cookie;
 	plat_mutex_lock(&sh.lock);
-	q_cmd(&(struct iopt_smmu_cmd){ .opcode = IOPT_CMD_SYNC });
+	q_cmd(&(struct iopt_smmuv3_cmd){ .opcode = IOPT_SMMUV3_CMD_SYNC });
 	q_drain();
 	plat_mutex_unlock(&sh.lock);
 }
@@ -229,7 +229,7 @@ static void cb_sync(void *cookie)
 static void cb_flush_all(void *cookie)
 {
 	plat_mutex_lock(&sh.lock);
-	q_cmd(&(struct iopt_smmu_cmd){ .opcode = IOPT_CMD_TLBI_NH_ASID,
+	q_cmd(&(struct iopt_smmuv3_cmd){ .opcode = IOPT_SMMUV3_CMD_TLBI_NH_ASID,
 				       .asid = ASID });
 	plat_mutex_unlock(&sh.lock);
 	cb_sync(cookie);
@@ -247,7 +247,7 @@ static void cb_flush_walk(uint64_t iova, uint64_t size, uint64_t granule,
 	plat_mutex_unlock(&sh.lock);
 }
 
-static void cb_add_page(struct iopt_gather *g, uint64_t iova, uint64_t granule,
+static void cb_add_page(struct iopt_pgtable_gather *g, uint64_t iova, uint64_t granule,
 			void *cookie)
 {
 	(void)g;
@@ -259,16 +259,16 @@ static void cb_add_page(struct iopt_gather *g, uint64_t iova, uint64_t granule,
 	plat_mutex_unlock(&sh.lock);
 }
 
-static const struct iopt_tlb_ops tlb_ops = {
+static const struct iopt_pgtable_tlb_ops tlb_ops = {
 	cb_flush_all, cb_flush_walk, cb_add_page, cb_sync,
 };
 
-static void translate(uint64_t va, struct iopt_smmu_resp *r)
+static void translate(uint64_t va, struct iopt_smmuv3_resp *r)
 {
-	struct iopt_smmu_txn t = { .sid = 1, .priv = true, .addr = va };
+	struct iopt_smmuv3_txn t = { .sid = 1, .priv = true, .addr = va };
 
 	plat_mutex_lock(&sh.lock);
-	CHK_EQ(iopt_smmu_translate(sh.s, &t, advance(10), r), 0);
+	CHK_EQ(iopt_smmuv3_translate(sh.s, &t, advance(10), r), 0);
 	plat_mutex_unlock(&sh.lock);
 }
 
@@ -316,9 +316,9 @@ static void declare(uint64_t va, uint64_t size, uint32_t live, uint32_t pend,
 }
 
 /* Is result r for va allowed by the state word w? */
-static bool allowed(uint64_t w, uint64_t va, const struct iopt_smmu_resp *r)
+static bool allowed(uint64_t w, uint64_t va, const struct iopt_smmuv3_resp *r)
 {
-	if (r->fault == IOPT_EVT_F_TRANSLATION)
+	if (r->fault == IOPT_SMMUV3_EVT_F_TRANSLATION)
 		return ST_FOK(w);
 	if (r->fault)
 		return false;
@@ -330,7 +330,7 @@ static bool allowed(uint64_t w, uint64_t va, const struct iopt_smmu_resp *r)
 }
 
 static void report_bad(const char *who, uint64_t va,
-		       const struct iopt_smmu_resp *r, uint64_t w1, uint64_t w2)
+		       const struct iopt_smmuv3_resp *r, uint64_t w1, uint64_t w2)
 {
 	if (__atomic_fetch_add(&sh.bad, 1, __ATOMIC_RELAXED) == 0) {
 		plat_mutex_lock(&sh.lock);
@@ -343,7 +343,7 @@ static void report_bad(const char *who, uint64_t va,
 static void check(uint64_t va)
 {
 	uint64_t *p = state_of(va);
-	struct iopt_smmu_resp r;
+	struct iopt_smmuv3_resp r;
 
 	/* Acquire: pairs with the release stores in declare(). */
 	uint64_t w1 = plat_load_acq64(p);
@@ -426,13 +426,13 @@ static void hot(struct mapper *m, uint64_t va, uint64_t size)
 /* The owner's own check: va translates to generation g (0: faults). */
 static void expect(uint64_t va, uint32_t g)
 {
-	struct iopt_smmu_resp r;
+	struct iopt_smmuv3_resp r;
 
 	translate(va, &r);
 	if (g) {
 		if (r.fault || r.oa != oa_of(g, va))
 			report_bad("owner, mapped", va, &r, 0, 0);
-	} else if (r.fault != IOPT_EVT_F_TRANSLATION) {
+	} else if (r.fault != IOPT_SMMUV3_EVT_F_TRANSLATION) {
 		report_bad("owner, after unmap and sync", va, &r, 0, 0);
 	}
 }
@@ -468,7 +468,7 @@ static void map_slot(struct mapper *m, struct slot *s)
 	size = pgsize * n;
 	hot(m, va, size);
 	declare(va, size, 0, g, true);
-	CHK_EQ(iopt_map_pages(sh.pt, va, oa_of(g, va), pgsize, n,
+	CHK_EQ(iopt_pgtable_map_pages(sh.pt, va, oa_of(g, va), pgsize, n,
 					IOPT_READ, NULL), 0);
 	declare(va, size, g, 0, false);
 	*s = (struct slot){ .kind = s->kind, .base = s->base, .span = s->span,
@@ -482,9 +482,9 @@ static void unmap_range(struct slot *s, uint64_t va, uint64_t size,
 			uint64_t pgsize)
 {
 	declare(va, size, 0, s->gen, true);
-	CHK_EQ(iopt_unmap_pages(sh.pt, va, pgsize, size / pgsize, NULL),
+	CHK_EQ(iopt_pgtable_unmap_pages(sh.pt, va, pgsize, size / pgsize, NULL),
 			 (int64_t)size);
-	iopt_tlb_sync(sh.pt);
+	iopt_pgtable_tlb_sync(sh.pt);
 	declare(va, size, 0, 0, true);
 	expect(va, 0);
 	expect(va + size - SZ_4K, 0);
@@ -503,8 +503,8 @@ static void punch(struct mapper *m, struct slot *s)
 	if (run)
 		declare(s->va, s->size, s->gen, 0, true);
 	declare(h, SZ_4K, 0, s->gen, true);
-	CHK_EQ(iopt_unmap_pages(sh.pt, h, SZ_4K, 1, NULL), SZ_4K);
-	iopt_tlb_sync(sh.pt);
+	CHK_EQ(iopt_pgtable_unmap_pages(sh.pt, h, SZ_4K, 1, NULL), SZ_4K);
+	iopt_pgtable_tlb_sync(sh.pt);
 	declare(h, SZ_4K, 0, 0, true);
 	if (run) {
 		declare(s->va, h - s->va, s->gen, 0, false);
@@ -530,10 +530,10 @@ static void unmap_slot(struct mapper *m, struct slot *s)
 
 		declare(s->va, h - s->va, 0, s->gen, true);
 		declare(h + SZ_4K, s->va + s->size - h - SZ_4K, 0, s->gen, true);
-		CHK_EQ(iopt_unmap_pages(sh.pt, s->va, SZ_2M,
+		CHK_EQ(iopt_pgtable_unmap_pages(sh.pt, s->va, SZ_2M,
 						  s->size / SZ_2M, NULL),
 				 (int64_t)s->size);
-		iopt_tlb_sync(sh.pt);
+		iopt_pgtable_tlb_sync(sh.pt);
 		declare(s->va, s->size, 0, 0, true);
 		expect(s->va == h ? s->va + SZ_4K : s->va, 0);
 		expect(s->va + s->size - SZ_4K, 0);
@@ -571,7 +571,7 @@ static void fail_over(struct mapper *m, struct slot *s)
 	hot(m, lo, SZ_4K);
 	declare(lo, s->va - lo, 0, g, true);
 	declare(s->va + s->size, hi - s->va - s->size, 0, g, true);
-	CHK_EQ(iopt_map_pages(sh.pt, lo, oa_of(g, lo), SZ_4K,
+	CHK_EQ(iopt_pgtable_map_pages(sh.pt, lo, oa_of(g, lo), SZ_4K,
 					(hi - lo) / SZ_4K, IOPT_READ, NULL),
 			 -EEXIST);
 	declare(lo, s->va - lo, 0, 0, true);
@@ -587,7 +587,7 @@ static void fail_over(struct mapper *m, struct slot *s)
 
 	declare(win, s->va - win, 0, g, true);
 	declare(end, win + SZ_64K - end, 0, g, true);
-	CHK_EQ(iopt_map_pages(sh.pt, win, oa_of(g, win), SZ_64K, 1,
+	CHK_EQ(iopt_pgtable_map_pages(sh.pt, win, oa_of(g, win), SZ_64K, 1,
 					IOPT_READ, NULL), -EEXIST);
 	declare(win, s->va - win, 0, 0, true);
 	declare(end, win + SZ_64K - end, 0, 0, true);
@@ -654,24 +654,24 @@ static void test_contract_under_translation(void **state)
 	sh.pm = iopt_testbed_physmem(sh.tb);
 	sh.s = iopt_testbed_smmuv3(sh.tb);
 	assert_int_equal(iopt_physmem_alloc(sh.pm, 1u << 20, &pa), 0);
-	assert_int_equal(iopt_smmu_mmio_write(sh.s, 0x80, 8, STRTAB, 0), 0);
-	assert_int_equal(iopt_smmu_mmio_write(sh.s, 0x88, 4, 4, 0), 0);
-	assert_int_equal(iopt_smmu_mmio_write(sh.s, 0x90, 8, CMDQ | 8, 0), 0);
-	assert_int_equal(iopt_smmu_mmio_write(sh.s, 0xa0, 8, EVTQ | 4, 0), 0);
-	assert_int_equal(iopt_smmu_mmio_write(sh.s, 0x20, 4, 0x9, 0), 0); /* no EVTQ */
-	struct iopt_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
+	assert_int_equal(iopt_smmuv3_mmio_write(sh.s, 0x80, 8, STRTAB, 0), 0);
+	assert_int_equal(iopt_smmuv3_mmio_write(sh.s, 0x88, 4, 4, 0), 0);
+	assert_int_equal(iopt_smmuv3_mmio_write(sh.s, 0x90, 8, CMDQ | 8, 0), 0);
+	assert_int_equal(iopt_smmuv3_mmio_write(sh.s, 0xa0, 8, EVTQ | 4, 0), 0);
+	assert_int_equal(iopt_smmuv3_mmio_write(sh.s, 0x20, 4, 0x9, 0), 0); /* no EVTQ */
+	struct iopt_pgtable_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
 			       .ias = 48, .oas = 48, .coherent_walk = true,
 			       .mem = iopt_physmem_mem_ops(), .mem_ctx = sh.pm,
 			       .tlb = &tlb_ops, .tlb_cookie = &sh };
-	struct iopt_cd cd;
-	struct iopt_ste ste = { .valid = true, .config = IOPT_STE_S1,
+	struct iopt_smmuv3_cd cd;
+	struct iopt_smmuv3_ste ste = { .valid = true, .config = IOPT_SMMUV3_STE_S1,
 				.s1_context_ptr = CDTAB };
 
-	assert_int_equal(iopt_alloc(&pc, &sh.pt), 0);
-	assert_int_equal(iopt_cd_from_pgtable(sh.pt, ASID, &cd), 0);
-	iopt_cd_encode(&cd, w);
+	assert_int_equal(iopt_pgtable_alloc(&pc, &sh.pt), 0);
+	assert_int_equal(iopt_smmuv3_cd_from_pgtable(sh.pt, ASID, &cd), 0);
+	iopt_smmuv3_cd_encode(&cd, w);
 	memcpy(iopt_physmem_ptr(sh.pm, CDTAB, 64), w, 64);
-	iopt_ste_encode(&ste, w);
+	iopt_smmuv3_ste_encode(&ste, w);
 	memcpy(iopt_physmem_ptr(sh.pm, STRTAB + 64, 64), w, 64);
 
 	for (int i = 0; i < DEVICES; i++)
@@ -714,7 +714,7 @@ static void test_contract_under_translation(void **state)
 	/* The oracle looked at enough: most device results were checked. */
 	assert_true(sh.ok > 1000 && sh.faults > 100);
 	assert_true(sh.unchecked < (sh.ok + sh.faults) / 4);
-	iopt_free(sh.pt);
+	iopt_pgtable_free(sh.pt);
 	iopt_testbed_destroy(sh.tb);
 	free(sh.state);
 	plat_mutex_destroy(&sh.lock);

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include <iopgtable/smmu.h>
+#include <iopgtable/smmuv3.h>
 
 #include "../src/smmu_model/common/tlb.h"
 #include "tutil.h"
@@ -25,8 +25,8 @@ static uint64_t bitsat(const uint64_t w[2], unsigned lo, unsigned width)
 }
 
 /* Field by field: a compound literal leaves the padding unspecified. */
-static void assert_same_cmd(const struct iopt_smmu_cmd *a,
-			    const struct iopt_smmu_cmd *b)
+static void assert_same_cmd(const struct iopt_smmuv3_cmd *a,
+			    const struct iopt_smmuv3_cmd *b)
 {
 	assert_int_equal(a->opcode, b->opcode);
 	assert_int_equal(a->ssv, b->ssv);
@@ -53,16 +53,16 @@ static void assert_same_cmd(const struct iopt_smmu_cmd *a,
 static void test_command_fields(void **state)
 {
 	uint64_t w[2];
-	struct iopt_smmu_cmd c, d;
+	struct iopt_smmuv3_cmd c, d;
 
 	(void)state;
 	/* CMD_TLBI_NH_VA: NUM[16:12] SCALE[24:20] VMID[47:32] ASID[63:48]
 	 * Leaf[64] TTL[73:72] TG[75:74] Address[127:76]. */
-	c = (struct iopt_smmu_cmd){ .opcode = IOPT_CMD_TLBI_NH_VA, .num = 21,
+	c = (struct iopt_smmuv3_cmd){ .opcode = IOPT_SMMUV3_CMD_TLBI_NH_VA, .num = 21,
 				    .scale = 13, .vmid = 0x1234, .asid = 0xabcd,
 				    .leaf = true, .ttl = 3, .tg = 1,
 				    .addr = 0xfedcba9876543000ull };
-	assert_int_equal(iopt_smmu_cmd_encode(&c, w), 0);
+	assert_int_equal(iopt_smmuv3_cmd_encode(&c, w), 0);
 	assert_int_equal(bitsat(w, 0, 8), 0x12);
 	assert_int_equal(bitsat(w, 12, 5), 21);
 	assert_int_equal(bitsat(w, 20, 5), 13);
@@ -72,49 +72,49 @@ static void test_command_fields(void **state)
 	assert_int_equal(bitsat(w, 72, 2), 3);
 	assert_int_equal(bitsat(w, 74, 2), 1);
 	assert_int_equal(bitsat(w, 76, 52), 0xfedcba9876543ull);
-	assert_int_equal(iopt_smmu_cmd_decode(w, &d), 0);
+	assert_int_equal(iopt_smmuv3_cmd_decode(w, &d), 0);
 	assert_same_cmd(&c, &d);
 	/* CMD_SYNC: CS[13:12] MSH[23:22] MSIAttr[27:24] MSIData[63:32]
 	 * MSIAddress[115:66] = addr[51:2]. */
-	c = (struct iopt_smmu_cmd){ .opcode = IOPT_CMD_SYNC, .cs = 1, .msh = 3,
+	c = (struct iopt_smmuv3_cmd){ .opcode = IOPT_SMMUV3_CMD_SYNC, .cs = 1, .msh = 3,
 				    .msi_attr = 0xf, .msi_data = 0xdeadbeef,
 				    .msi_addr = 0x000fedcba9876544ull };
-	assert_int_equal(iopt_smmu_cmd_encode(&c, w), 0);
+	assert_int_equal(iopt_smmuv3_cmd_encode(&c, w), 0);
 	assert_int_equal(bitsat(w, 0, 8), 0x46);
 	assert_int_equal(bitsat(w, 12, 2), 1);
 	assert_int_equal(bitsat(w, 22, 2), 3);
 	assert_int_equal(bitsat(w, 24, 4), 0xf);
 	assert_int_equal(bitsat(w, 32, 32), 0xdeadbeef);
 	assert_int_equal(bitsat(w, 66, 50), 0x000fedcba9876544ull >> 2);
-	assert_int_equal(iopt_smmu_cmd_decode(w, &d), 0);
+	assert_int_equal(iopt_smmuv3_cmd_decode(w, &d), 0);
 	assert_same_cmd(&c, &d);
 	/* CMD_CFGI_CD: SSID[31:12] SID[63:32] Leaf[64]; CFGI_STE_RANGE:
 	 * Range[68:64]. */
-	c = (struct iopt_smmu_cmd){ .opcode = IOPT_CMD_CFGI_CD, .ssid = 0xfffff,
+	c = (struct iopt_smmuv3_cmd){ .opcode = IOPT_SMMUV3_CMD_CFGI_CD, .ssid = 0xfffff,
 				    .sid = 0x89abcdef, .leaf = true };
-	assert_int_equal(iopt_smmu_cmd_encode(&c, w), 0);
+	assert_int_equal(iopt_smmuv3_cmd_encode(&c, w), 0);
 	assert_int_equal(bitsat(w, 12, 20), 0xfffff);
 	assert_int_equal(bitsat(w, 32, 32), 0x89abcdef);
 	assert_int_equal(bitsat(w, 64, 1), 1);
-	c = (struct iopt_smmu_cmd){ .opcode = IOPT_CMD_CFGI_STE_RANGE, .sid = 7,
+	c = (struct iopt_smmuv3_cmd){ .opcode = IOPT_SMMUV3_CMD_CFGI_STE_RANGE, .sid = 7,
 				    .range = 31 };
-	assert_int_equal(iopt_smmu_cmd_encode(&c, w), 0);
+	assert_int_equal(iopt_smmuv3_cmd_encode(&c, w), 0);
 	assert_int_equal(bitsat(w, 64, 5), 31);
 	/* S2_IPA: IPA[51:12] in [115:76]. */
-	c = (struct iopt_smmu_cmd){ .opcode = IOPT_CMD_TLBI_S2_IPA, .vmid = 5,
+	c = (struct iopt_smmuv3_cmd){ .opcode = IOPT_SMMUV3_CMD_TLBI_S2_IPA, .vmid = 5,
 				    .addr = 0x000abcdef0123000ull };
-	assert_int_equal(iopt_smmu_cmd_encode(&c, w), 0);
+	assert_int_equal(iopt_smmuv3_cmd_encode(&c, w), 0);
 	assert_int_equal(bitsat(w, 76, 40), 0x000abcdef0123000ull >> 12);
 	/* A field an opcode does not have is not encoded. */
-	c = (struct iopt_smmu_cmd){ .opcode = IOPT_CMD_TLBI_NH_VAA, .asid = 0xffff };
-	assert_int_equal(iopt_smmu_cmd_encode(&c, w), 0);
+	c = (struct iopt_smmuv3_cmd){ .opcode = IOPT_SMMUV3_CMD_TLBI_NH_VAA, .asid = 0xffff };
+	assert_int_equal(iopt_smmuv3_cmd_encode(&c, w), 0);
 	assert_int_equal(bitsat(w, 48, 16), 0);
 	/* Unknown opcodes. */
 	c.opcode = 0x7f;
-	assert_int_equal(iopt_smmu_cmd_encode(&c, w), -EINVAL);
+	assert_int_equal(iopt_smmuv3_cmd_encode(&c, w), -EINVAL);
 	w[0] = 0x7f;
 	w[1] = 0;
-	assert_int_equal(iopt_smmu_cmd_decode(w, &d), -EINVAL);
+	assert_int_equal(iopt_smmuv3_cmd_decode(w, &d), -EINVAL);
 	assert_int_equal(d.opcode, 0x7f);
 }
 
@@ -313,7 +313,7 @@ static void test_invalidation_scopes(void **state)
 {
 	struct tlb t;
 	struct tlb_match m;
-	struct iopt_smmu_cmd c;
+	struct iopt_smmuv3_cmd c;
 
 	(void)state;
 	assert_int_equal(tlb_init(&t, 256, 4, TLB_LRU, 1), 0);
@@ -327,31 +327,31 @@ static void test_invalidation_scopes(void **state)
 		tlb_insert(&t, &es[i]);
 	assert_int_equal(count_valid(&t), 6);
 
-	c = (struct iopt_smmu_cmd){ .opcode = IOPT_CMD_TLBI_NH_ASID, .vmid = 1,
+	c = (struct iopt_smmuv3_cmd){ .opcode = IOPT_SMMUV3_CMD_TLBI_NH_ASID, .vmid = 1,
 				    .asid = 1 };
 	assert_int_equal(tlb_match_from_cmd(&c, &m), 0);
 	assert_int_equal(tlb_invalidate(&t, &m), 1);		/* not the global */
-	c = (struct iopt_smmu_cmd){ .opcode = IOPT_CMD_TLBI_NH_VA, .vmid = 1,
+	c = (struct iopt_smmuv3_cmd){ .opcode = IOPT_SMMUV3_CMD_TLBI_NH_VA, .vmid = 1,
 				    .asid = 9, .addr = 0x234000 };
 	assert_int_equal(tlb_match_from_cmd(&c, &m), 0);
 	assert_int_equal(tlb_invalidate(&t, &m), 1);		/* the global */
-	c = (struct iopt_smmu_cmd){ .opcode = IOPT_CMD_TLBI_S2_IPA, .vmid = 1,
+	c = (struct iopt_smmuv3_cmd){ .opcode = IOPT_SMMUV3_CMD_TLBI_S2_IPA, .vmid = 1,
 				    .addr = 0x1000 };
 	assert_int_equal(tlb_match_from_cmd(&c, &m), 0);
 	assert_int_equal(tlb_invalidate(&t, &m), 1);
 	assert_non_null(tlb_lookup(&t, 1, 0, 2, 0x5000));
-	c = (struct iopt_smmu_cmd){ .opcode = IOPT_CMD_TLBI_NH_ALL, .vmid = 1 };
+	c = (struct iopt_smmuv3_cmd){ .opcode = IOPT_SMMUV3_CMD_TLBI_NH_ALL, .vmid = 1 };
 	assert_int_equal(tlb_match_from_cmd(&c, &m), 0);
 	assert_int_equal(tlb_invalidate(&t, &m), 1);		/* ASID 2 */
 	assert_non_null(tlb_lookup(&t, 2, 1, 1, 0x1000));	/* VMID 2 stays */
-	c = (struct iopt_smmu_cmd){ .opcode = IOPT_CMD_TLBI_S12_VMALL, .vmid = 1 };
+	c = (struct iopt_smmuv3_cmd){ .opcode = IOPT_SMMUV3_CMD_TLBI_S12_VMALL, .vmid = 1 };
 	assert_int_equal(tlb_match_from_cmd(&c, &m), 0);
 	assert_int_equal(tlb_invalidate(&t, &m), 1);		/* stage 2 left */
-	c = (struct iopt_smmu_cmd){ .opcode = IOPT_CMD_TLBI_NSNH_ALL };
+	c = (struct iopt_smmuv3_cmd){ .opcode = IOPT_SMMUV3_CMD_TLBI_NSNH_ALL };
 	assert_int_equal(tlb_match_from_cmd(&c, &m), 0);
 	assert_int_equal(tlb_invalidate(&t, &m), 1);
 	assert_int_equal(count_valid(&t), 0);
-	c.opcode = IOPT_CMD_CFGI_STE;
+	c.opcode = IOPT_SMMUV3_CMD_CFGI_STE;
 	assert_int_equal(tlb_match_from_cmd(&c, &m), -EINVAL);
 	tlb_fini(&t);
 }
@@ -426,7 +426,7 @@ static void test_range_against_bruteforce(void **state)
 		unsigned ttl = (unsigned)(tu_rand(&rng) % 4);
 		uint64_t base = (tu_rand(&rng) % (1ull << 30)) & ~((1ull << g) - 1);
 		struct tlb_match m;
-		struct iopt_smmu_cmd c = { .opcode = IOPT_CMD_TLBI_NH_VAA, .vmid = 3,
+		struct iopt_smmuv3_cmd c = { .opcode = IOPT_SMMUV3_CMD_TLBI_NH_VAA, .vmid = 3,
 					   .num = num, .scale = scale, .ttl = ttl,
 					   .tg = tg, .addr = base };
 
@@ -476,7 +476,7 @@ static void test_range_against_bruteforce(void **state)
 	}
 	/* A range past the top does not wrap to address 0. */
 	struct tlb_match m;
-	struct iopt_smmu_cmd c = { .opcode = IOPT_CMD_TLBI_NH_VAA, .tg = 1,
+	struct iopt_smmuv3_cmd c = { .opcode = IOPT_SMMUV3_CMD_TLBI_NH_VAA, .tg = 1,
 				   .scale = 31, .num = 31,
 				   .addr = 0xffffffff00000000ull };
 

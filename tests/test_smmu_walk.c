@@ -3,14 +3,14 @@
  * SMMUv3 structures and the table walker:
  *  - STE and CD encoders field by field at the bit positions of IHI0070
  *    5.2 and 5.4 (typed here from the specification), and round trips;
- *  - the walker against the library's page tables (which it must read as
- *    an SMMU would, from a simulated physical memory): random mappings of
- *    every page size and permission translated through a CD or STE built
- *    from the table's registers, compared with the physical address the
- *    test mapped (and iopt_iova_to_phys() with it) and with the
- *    permissions asked for; stage 2; nested stage 1 + 2 with the
- *    stage 1 tables in IPA space; hardware dirty-state and access-flag
- *    updates; faults and their levels; ILLEGAL structures refused;
+ *  - the walker against the library's page tables (which it must read as an
+ *    SMMU would, from a simulated physical memory): random mappings of every
+ *    page size and permission translated through a CD or STE built from the
+ *    table's registers, compared with the physical address the test mapped (and
+ *    iopt_pgtable_iova_to_phys() with it) and with the permissions asked for;
+ *    stage 2; nested stage 1 + 2 with the stage 1 tables in IPA space; hardware
+ *    dirty-state and access-flag updates; faults and their levels; ILLEGAL
+ *    structures refused;
  *  - the input region check against the regions as address ranges.
  */
 #include <errno.h>
@@ -22,7 +22,7 @@
 #include <cmocka.h>
 
 #include <iopgtable/physmem.h>
-#include <iopgtable/smmu.h>
+#include <iopgtable/smmuv3.h>
 
 #include "../src/smmu_model/common/walk.h"
 #include "tutil.h"
@@ -41,7 +41,7 @@ static uint64_t bitsat(const uint64_t w[8], unsigned lo, unsigned width)
 
 static void test_ste_fields(void **state)
 {
-	struct iopt_ste s;
+	struct iopt_smmuv3_ste s;
 	uint64_t w[8];
 
 	(void)state;
@@ -49,7 +49,7 @@ static void test_ste_fields(void **state)
 	do {                                                                \
 		memset(&s, 0, sizeof(s));                                   \
 		s.field = val;                                              \
-		iopt_ste_encode(&s, w);                                     \
+		iopt_smmuv3_ste_encode(&s, w);                                     \
 		assert_int_equal(bitsat(w, lo, width), want);               \
 		uint64_t all = 0;                                           \
 		for (int k = 0; k < 8; k++)                                 \
@@ -83,7 +83,7 @@ static void test_ste_fields(void **state)
 
 static void test_cd_fields(void **state)
 {
-	struct iopt_cd c;
+	struct iopt_smmuv3_cd c;
 	uint64_t w[8];
 
 	(void)state;
@@ -91,7 +91,7 @@ static void test_cd_fields(void **state)
 	do {                                                                \
 		memset(&c, 0, sizeof(c));                                   \
 		c.field = val;                                              \
-		iopt_cd_encode(&c, w);                                      \
+		iopt_smmuv3_cd_encode(&c, w);                                      \
 		assert_int_equal(bitsat(w, lo, width), want);               \
 	} while (0)
 	CD_ONE(t0sz, 33, 0, 6, 33);
@@ -127,22 +127,22 @@ static void test_round_trips(void **state)
 	for (int i = 0; i < 1000; i++) {
 		for (int k = 0; k < 8; k++)
 			w[k] = tu_rand(&rng);
-		struct iopt_ste s;
-		struct iopt_cd c;
+		struct iopt_smmuv3_ste s;
+		struct iopt_smmuv3_cd c;
 
 		/* decode(w) keeps the named fields; encoding that again and
 		 * decoding gives the same structure. */
-		iopt_ste_decode(w, &s);
-		iopt_ste_encode(&s, w2);
-		struct iopt_ste s2;
+		iopt_smmuv3_ste_decode(w, &s);
+		iopt_smmuv3_ste_encode(&s, w2);
+		struct iopt_smmuv3_ste s2;
 
-		iopt_ste_decode(w2, &s2);
+		iopt_smmuv3_ste_decode(w2, &s2);
 		assert_memory_equal(&s, &s2, sizeof(s));
-		iopt_cd_decode(w, &c);
-		iopt_cd_encode(&c, w2);
-		struct iopt_cd c2;
+		iopt_smmuv3_cd_decode(w, &c);
+		iopt_smmuv3_cd_encode(&c, w2);
+		struct iopt_smmuv3_cd c2;
 
-		iopt_cd_decode(w2, &c2);
+		iopt_smmuv3_cd_decode(w2, &c2);
 		assert_memory_equal(&c, &c2, sizeof(c));
 	}
 }
@@ -169,18 +169,18 @@ static int pm_cas(void *ctx, uint64_t pa, uint64_t *old, uint64_t v)
 					   __ATOMIC_ACQUIRE) ? 0 : -EAGAIN;
 }
 
-static struct iopt_pgtable *make_pt(struct iopt_physmem *pm, enum iopt_fmt fmt,
+static struct iopt_pgtable *make_pt(struct iopt_physmem *pm, enum iopt_pgtable_fmt fmt,
 				    uint32_t granule, unsigned ias,
 				    unsigned oas, uint32_t quirks)
 {
-	struct iopt_cfg cfg = {
+	struct iopt_pgtable_cfg cfg = {
 		.fmt = fmt, .granule = granule, .ias = ias, .oas = oas,
 		.quirks = quirks, .coherent_walk = true,
 		.mem = iopt_physmem_mem_ops(), .mem_ctx = pm,
 	};
 	struct iopt_pgtable *pt;
 
-	assert_int_equal(iopt_alloc(&cfg, &pt), 0);
+	assert_int_equal(iopt_pgtable_alloc(&cfg, &pt), 0);
 	return pt;
 }
 
@@ -198,11 +198,11 @@ static void check_va(struct iopt_pgtable *pt, const struct smmu_stage_cfg *c,
 
 	smmu_walk(c, NULL, m, va, SMMU_ACC_PRIV, &r);
 	if (!mapped) {
-		assert_int_equal(iopt_iova_to_phys(pt, va, &pa), -ENOENT);
+		assert_int_equal(iopt_pgtable_iova_to_phys(pt, va, &pa), -ENOENT);
 		assert_int_equal(r.fault, SMMU_F_TRANSLATION);
 		return;
 	}
-	assert_int_equal(iopt_iova_to_phys(pt, va, &pa), 0);
+	assert_int_equal(iopt_pgtable_iova_to_phys(pt, va, &pa), 0);
 	assert_int_equal(pa, want_pa);
 	if (!s1 && !(prot & IOPT_READ)) {
 		assert_int_equal(r.fault, SMMU_F_PERMISSION);
@@ -225,33 +225,33 @@ static void check_va(struct iopt_pgtable *pt, const struct smmu_stage_cfg *c,
 	}
 }
 
-static void walk_vs_pgtable(enum iopt_fmt fmt, uint32_t granule, unsigned ias,
+static void walk_vs_pgtable(enum iopt_pgtable_fmt fmt, uint32_t granule, unsigned ias,
 			    unsigned oas, uint64_t pm_base)
 {
 	struct iopt_physmem *pm;
 	struct smmu_mem m = { pm_load, pm_cas, NULL, NULL };
 	struct smmu_stage_cfg c;
-	struct iopt_info info;
+	struct iopt_pgtable_info info;
 	uint64_t w[8], rng = 99 + granule + ias;
 
 	assert_int_equal(iopt_physmem_create(pm_base, 64u << 20, &pm), 0);
 	m.ctx = pm;
 	struct iopt_pgtable *pt = make_pt(pm, fmt, granule, ias, oas, 0);
 
-	iopt_get_info(pt, &info);
+	iopt_pgtable_get_info(pt, &info);
 	if (fmt == IOPT_ARM_64_LPAE_S1) {
-		struct iopt_cd cd, cd2;
+		struct iopt_smmuv3_cd cd, cd2;
 
-		assert_int_equal(iopt_cd_from_pgtable(pt, 7, &cd), 0);
-		iopt_cd_encode(&cd, w);
-		iopt_cd_decode(w, &cd2);
+		assert_int_equal(iopt_smmuv3_cd_from_pgtable(pt, 7, &cd), 0);
+		iopt_smmuv3_cd_encode(&cd, w);
+		iopt_smmuv3_cd_decode(w, &cd2);
 		assert_int_equal(smmu_cfg_from_cd(&cd2, false, CAPS(52, 2), &c), 0);
 	} else {
-		struct iopt_ste ste = { .valid = true, .config = IOPT_STE_S2 }, st2;
+		struct iopt_smmuv3_ste ste = { .valid = true, .config = IOPT_SMMUV3_STE_S2 }, st2;
 
-		assert_int_equal(iopt_ste_s2_from_pgtable(pt, 3, &ste), 0);
-		iopt_ste_encode(&ste, w);
-		iopt_ste_decode(w, &st2);
+		assert_int_equal(iopt_smmuv3_ste_s2_from_pgtable(pt, 3, &ste), 0);
+		iopt_smmuv3_ste_encode(&ste, w);
+		iopt_smmuv3_ste_decode(w, &st2);
 		assert_int_equal(smmu_cfg_from_ste_s2(&st2, CAPS(52, 2), &c), 0);
 	}
 	assert_int_equal(c.start, info.start_level);
@@ -277,14 +277,14 @@ static void walk_vs_pgtable(enum iopt_fmt fmt, uint32_t granule, unsigned ias,
 
 		if (pa + sz > (1ull << oas) || va + sz > window)
 			continue;
-		if (iopt_map_pages(pt, va, pa, sz, 1, prot, NULL))
+		if (iopt_pgtable_map_pages(pt, va, pa, sz, 1, prot, NULL))
 			continue;
 		unsigned want = tu_expect_prot(fmt, 0, prot);
 
 		check_va(pt, &c, &m, va, want, true, pa);
 		check_va(pt, &c, &m, va + sz - 1, want, true, pa + sz - 1);
 		if (tu_rand(&rng) % 3 == 0) {
-			assert_int_equal(iopt_unmap_pages(pt, va, sz, 1, NULL),
+			assert_int_equal(iopt_pgtable_unmap_pages(pt, va, sz, 1, NULL),
 					 (int64_t)sz);
 			check_va(pt, &c, &m, va + sz / 2, 0, false, 0);
 		}
@@ -297,7 +297,7 @@ static void walk_vs_pgtable(enum iopt_fmt fmt, uint32_t granule, unsigned ias,
 		assert_int_equal(r.fault, SMMU_F_TRANSLATION);
 		assert_int_equal(r.fetches, 0);
 	}
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	iopt_physmem_destroy(pm);
 }
 
@@ -362,39 +362,39 @@ static void test_walk_nested(void **state)
 	const uint64_t base = 0x40000000ull, len = 64u << 20;
 	struct iopt_physmem *pm;
 	struct ipa_mem im;
-	const struct iopt_mem_ops ipa_ops = { ipa_alloc, ipa_free, ipa_p2v, ipa_sync };
+	const struct iopt_pgtable_mem_ops ipa_ops = { ipa_alloc, ipa_free, ipa_p2v, ipa_sync };
 	struct smmu_mem m = { pm_load, pm_cas, NULL, NULL };
 	struct smmu_stage_cfg s1, s2;
-	struct iopt_cd cd;
-	struct iopt_ste ste = { .valid = true, .config = IOPT_STE_NESTED };
+	struct iopt_smmuv3_cd cd;
+	struct iopt_smmuv3_ste ste = { .valid = true, .config = IOPT_SMMUV3_STE_NESTED };
 
 	(void)state;
 	assert_int_equal(iopt_physmem_create(base, len, &pm), 0);
 	im.pm = pm;
 	m.ctx = pm;
 	struct iopt_pgtable *t2 = make_pt(pm, IOPT_ARM_64_LPAE_S2, 4096, 40, 40, 0);
-	struct iopt_cfg c1 = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
+	struct iopt_pgtable_cfg c1 = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
 			       .ias = 48, .oas = 40, .coherent_walk = true,
 			       .mem = &ipa_ops, .mem_ctx = &im };
 	struct iopt_pgtable *t1;
 
-	assert_int_equal(iopt_alloc(&c1, &t1), 0);
+	assert_int_equal(iopt_pgtable_alloc(&c1, &t1), 0);
 	/* Stage 2: the table window (IPA base+DELTA) and guest RAM
 	 * (IPA 0x2_0000_0000 + n -> PA 0x3_0000_0000 + n). */
-	assert_int_equal(iopt_map_pages(t2, base + DELTA, base, 0x200000,
-					len / 0x200000, IOPT_READ | IOPT_WRITE,
-					NULL), 0);
-	assert_int_equal(iopt_map_pages(t2, 0x200000000ull, 0x300000000ull,
-					0x200000, 8, IOPT_READ | IOPT_WRITE, NULL),
+	assert_int_equal(iopt_pgtable_map_pages(t2, base + DELTA, base, 0x200000,
+						len / 0x200000, IOPT_READ | IOPT_WRITE,
+						NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(t2, 0x200000000ull, 0x300000000ull,
+						0x200000, 8, IOPT_READ | IOPT_WRITE, NULL),
 			 0);
 	/* Stage 1: VA -> IPA in guest RAM. */
-	assert_int_equal(iopt_map_pages(t1, 0x7000000000ull, 0x200001000ull,
-					0x1000, 4, IOPT_READ | IOPT_WRITE, NULL), 0);
-	assert_int_equal(iopt_map_pages(t1, 0x7000200000ull, 0x2ff000000ull,
-					0x1000, 1, IOPT_READ, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(t1, 0x7000000000ull, 0x200001000ull,
+						0x1000, 4, IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(t1, 0x7000200000ull, 0x2ff000000ull,
+						0x1000, 1, IOPT_READ, NULL), 0);
 
-	assert_int_equal(iopt_cd_from_pgtable(t1, 1, &cd), 0);
-	assert_int_equal(iopt_ste_s2_from_pgtable(t2, 9, &ste), 0);
+	assert_int_equal(iopt_smmuv3_cd_from_pgtable(t1, 1, &cd), 0);
+	assert_int_equal(iopt_smmuv3_ste_s2_from_pgtable(t2, 9, &ste), 0);
 	assert_int_equal(smmu_cfg_from_cd(&cd, false, CAPS(48, 2), &s1), 0);
 	assert_int_equal(smmu_cfg_from_ste_s2(&ste, CAPS(48, 2), &s2), 0);
 
@@ -417,14 +417,14 @@ static void test_walk_nested(void **state)
 	assert_false(r.s2_on_walk);
 	/* Unmap the stage 2 window that holds the stage 1 tables: the walk
 	 * faults at stage 2 on a table fetch. */
-	assert_true(iopt_unmap_pages(t2, base + DELTA, 0x200000, len / 0x200000,
-				     NULL) > 0);
+	assert_true(iopt_pgtable_unmap_pages(t2, base + DELTA, 0x200000, len / 0x200000,
+					     NULL) > 0);
 	smmu_walk(&s1, &s2, &m, 0x7000002345ull, SMMU_ACC_PRIV, &r);
 	assert_int_equal(r.fault, SMMU_F_TRANSLATION);
 	assert_int_equal(r.fault_stage, 2);
 	assert_true(r.s2_on_walk);
-	iopt_free(t1);
-	iopt_free(t2);
+	iopt_pgtable_free(t1);
+	iopt_pgtable_free(t2);
 	iopt_physmem_destroy(pm);
 }
 
@@ -449,7 +449,7 @@ static void test_httu(void **state)
 	struct iopt_physmem *pm;
 	struct smmu_mem m = { pm_load, pm_cas, NULL, NULL };
 	struct smmu_stage_cfg c;
-	struct iopt_cd cd;
+	struct iopt_smmuv3_cd cd;
 	struct smmu_walk_res r;
 	struct dlog log = { 0, 0 };
 
@@ -457,22 +457,22 @@ static void test_httu(void **state)
 	assert_int_equal(iopt_physmem_create(0x40000000ull, 16u << 20, &pm), 0);
 	m.ctx = pm;
 	struct iopt_pgtable *pt = make_pt(pm, IOPT_ARM_64_LPAE_S1, 4096, 48, 48,
-					  IOPT_QUIRK_HD);
+					  IOPT_PGTABLE_QUIRK_HD);
 
-	assert_int_equal(iopt_map_pages(pt, 0x5000, 0x9000, 0x1000, 2,
-					IOPT_READ | IOPT_WRITE, NULL), 0);
-	assert_int_equal(iopt_cd_from_pgtable(pt, 1, &cd), 0);
+	assert_int_equal(iopt_pgtable_map_pages(pt, 0x5000, 0x9000, 0x1000, 2,
+						IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_smmuv3_cd_from_pgtable(pt, 1, &cd), 0);
 	assert_true(cd.ha && cd.hd);
 	assert_int_equal(smmu_cfg_from_cd(&cd, false, CAPS(48, 0), &c), -EINVAL);
 	assert_int_equal(smmu_cfg_from_cd(&cd, false, CAPS(48, 2), &c), 0);
 	smmu_walk(&c, NULL, &m, 0x5000, SMMU_ACC_PRIV, &r);	/* read */
-	assert_int_equal(iopt_read_and_clear_dirty(pt, 0x5000, 0x2000, 0, NULL, rec,
-						   &log), 0);
+	assert_int_equal(iopt_pgtable_read_and_clear_dirty(pt, 0x5000, 0x2000, 0, NULL, rec,
+							   &log), 0);
 	assert_int_equal(log.n, 0);
 	smmu_walk(&c, NULL, &m, 0x6008, SMMU_ACC_PRIV | SMMU_ACC_WRITE, &r);
 	assert_int_equal(r.fault, SMMU_OK);
-	assert_int_equal(iopt_read_and_clear_dirty(pt, 0x5000, 0x2000, 0, NULL, rec,
-						   &log), 0);
+	assert_int_equal(iopt_pgtable_read_and_clear_dirty(pt, 0x5000, 0x2000, 0, NULL, rec,
+							   &log), 0);
 	assert_int_equal(log.n, 1);
 	assert_int_equal(log.va, 0x6000);
 	/* Without HD a write to the (clean, read-only) page faults. */
@@ -481,9 +481,9 @@ static void test_httu(void **state)
 	assert_int_equal(r.fault, SMMU_F_PERMISSION);
 
 	/* Access flag: clear it by hand; fault, ignore (AFFD), or set (HA). */
-	struct iopt_walk w;
+	struct iopt_pgtable_walk w;
 
-	assert_int_equal(iopt_walk(pt, 0x5000, &w), 0);
+	assert_int_equal(iopt_pgtable_walk(pt, 0x5000, &w), 0);
 	uint64_t *d = iopt_physmem_ptr(pm, w.level[w.nr_levels - 1].table_pa +
 						   8 * w.level[w.nr_levels - 1].index, 8);
 
@@ -501,15 +501,15 @@ static void test_httu(void **state)
 	smmu_walk(&c, NULL, &m, 0x5000, SMMU_ACC_PRIV, &r);
 	assert_int_equal(r.fault, SMMU_OK);
 	assert_true(*d >> 10 & 1);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	iopt_physmem_destroy(pm);
 }
 
 static void test_illegal_structures(void **state)
 {
-	struct iopt_cd cd = { .valid = true, .aa64 = true, .t0sz = 16, .tg0 = 0,
+	struct iopt_smmuv3_cd cd = { .valid = true, .aa64 = true, .t0sz = 16, .tg0 = 0,
 			      .ips = 5, .ttb0 = 0x1000 };
-	struct iopt_ste ste = { .valid = true, .config = IOPT_STE_S2,
+	struct iopt_smmuv3_ste ste = { .valid = true, .config = IOPT_SMMUV3_STE_S2,
 				.s2_aa64 = true, .s2_t0sz = 24, .s2_sl0 = 1,
 				.s2_tg = 0, .s2_ps = 2, .s2_ttb = 0x2000 };
 	struct smmu_stage_cfg c;

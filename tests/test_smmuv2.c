@@ -227,15 +227,15 @@ static void route(struct rig *r, unsigned g, uint32_t sid, unsigned n)
 	wr(r, SMR(g), SMR_VALID | sid);
 }
 
-static struct iopt_pgtable *table(struct rig *r, enum iopt_fmt fmt, unsigned ias,
+static struct iopt_pgtable *table(struct rig *r, enum iopt_pgtable_fmt fmt, unsigned ias,
 				  unsigned oas)
 {
-	struct iopt_cfg pc = { .fmt = fmt, .granule = 4096, .ias = ias, .oas = oas,
+	struct iopt_pgtable_cfg pc = { .fmt = fmt, .granule = 4096, .ias = ias, .oas = oas,
 			       .coherent_walk = true,
 			       .mem = iopt_physmem_mem_ops(), .mem_ctx = r->pm };
 	struct iopt_pgtable *pt;
 
-	assert_int_equal(iopt_alloc(&pc, &pt), 0);
+	assert_int_equal(iopt_pgtable_alloc(&pc, &pt), 0);
 	return pt;
 }
 
@@ -243,9 +243,9 @@ static struct iopt_pgtable *table(struct rig *r, enum iopt_fmt fmt, unsigned ias
 static void bank_s1(struct rig *r, unsigned n, struct iopt_pgtable *pt,
 		    uint16_t asid, uint8_t vmid, uint32_t sctlr)
 {
-	struct iopt_info info;
+	struct iopt_pgtable_info info;
 
-	iopt_get_info(pt, &info);
+	iopt_pgtable_get_info(pt, &info);
 	wr(r, gr1(CBAR(n)), CBAR_S1 | vmid);
 	wr(r, gr1(CBA2R(n)), CBA2R_VA64);
 	wr(r, cbo(r, n, CB_TCR), TCR_T0SZ(16) | TCR_EPD1);
@@ -469,9 +469,9 @@ static void test_translate_s1(void **state)
 	for (unsigned i = 0; i < 64; i++) {
 		va[i] = ((tu_rand(&seed) & 0xffffff) << 12) | (uint64_t)i << 36;
 		pa[i] = (tu_rand(&seed) & 0xfffffff) << 12;
-		assert_int_equal(iopt_map_pages(pt, va[i], pa[i], 4096, 1,
-						i % 4 ? IOPT_READ | IOPT_WRITE : IOPT_READ,
-						NULL), 0);
+		assert_int_equal(iopt_pgtable_map_pages(pt, va[i], pa[i], 4096, 1,
+							i % 4 ? IOPT_READ | IOPT_WRITE : IOPT_READ,
+							NULL), 0);
 	}
 	enable(&r, 0);
 	route(&r, 0, 0x10, 1);
@@ -516,16 +516,16 @@ static void test_translate_s1(void **state)
 	resp = xlate(&r, 0x10, 0x7000, false);
 	assert_int_equal(resp.result, IOPT_SMMUV2_OK);
 	assert_int_equal(resp.oa, 0x7000);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	teardown(&r);
 }
 
 /* Bank n as stage 2 over table s2 (VTCR and VTTBR as the table says). */
 static void bank_s2(struct rig *r, unsigned n, struct iopt_pgtable *s2, uint8_t vmid)
 {
-	struct iopt_info info;
+	struct iopt_pgtable_info info;
 
-	iopt_get_info(s2, &info);
+	iopt_pgtable_get_info(s2, &info);
 	wr(r, gr1(CBAR(n)), CBAR_S2 | vmid);
 	wr(r, gr1(CBA2R(n)), CBA2R_VA64);
 	wr(r, cbo(r, n, CB_TCR), (uint32_t)info.regs.tcr);
@@ -546,20 +546,20 @@ static void test_translate_s2_and_nested(void **state)
 	/* Stage 2: the table memory at IPA = PA (2M blocks), and 16 pages
 	 * of IPA ipa0 + i * 4K to scattered PAs. */
 	for (uint64_t a = MEM_BASE; a < MEM_BASE + (32u << 20); a += 2u << 20)
-		assert_int_equal(iopt_map_pages(s2, a, a, 2u << 20, 1,
-						IOPT_READ | IOPT_WRITE, NULL), 0);
+		assert_int_equal(iopt_pgtable_map_pages(s2, a, a, 2u << 20, 1,
+							IOPT_READ | IOPT_WRITE, NULL), 0);
 	for (unsigned i = 0; i < 16; i++)
-		assert_int_equal(iopt_map_pages(s2, ipa0 + i * 4096ull,
-						pa0 + (15 - i) * 8192ull, 4096, 1,
-						IOPT_READ | IOPT_WRITE, NULL), 0);
+		assert_int_equal(iopt_pgtable_map_pages(s2, ipa0 + i * 4096ull,
+							pa0 + (15 - i) * 8192ull, 4096, 1,
+							IOPT_READ | IOPT_WRITE, NULL), 0);
 	/* Stage 1: VA 0x100000 + i * 4K -> IPA ipa0 + i * 4K for i < 16,
 	 * and one page to an IPA stage 2 does not map. */
 	for (unsigned i = 0; i < 16; i++)
-		assert_int_equal(iopt_map_pages(s1, 0x100000 + i * 4096ull,
-						ipa0 + i * 4096ull, 4096, 1,
-						IOPT_READ | IOPT_WRITE, NULL), 0);
-	assert_int_equal(iopt_map_pages(s1, 0x200000, 0x7000000000ull >> 4, 4096, 1,
-					IOPT_READ, NULL), 0);
+		assert_int_equal(iopt_pgtable_map_pages(s1, 0x100000 + i * 4096ull,
+							ipa0 + i * 4096ull, 4096, 1,
+							IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(s1, 0x200000, 0x7000000000ull >> 4, 4096, 1,
+						IOPT_READ, NULL), 0);
 	enable(&r, 0);
 	/* Stage 2 only: bank 0, StreamID 1. */
 	route(&r, 0, 1, 0);
@@ -591,8 +591,8 @@ static void test_translate_s2_and_nested(void **state)
 	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_TF | FSR_FMT_A64);
 	assert_int_equal(rd64(&r, cbo(&r, 0, CB_IPAFAR)), 0x7000000000ull >> 4);
 	assert_int_equal(rd(&r, cbo(&r, 2, CB_FSR)), 0);
-	iopt_free(s1);
-	iopt_free(s2);
+	iopt_pgtable_free(s1);
+	iopt_pgtable_free(s2);
 	teardown(&r);
 }
 
@@ -616,14 +616,14 @@ static void test_nested_fault_s1cbndx(void **state)
 	s2_empty = table(&r, IOPT_ARM_64_LPAE_S2, 40, 40);
 	s1 = table(&r, IOPT_ARM_64_LPAE_S1, 48, 40);
 	for (uint64_t a = MEM_BASE; a < MEM_BASE + (32u << 20); a += 2u << 20)
-		assert_int_equal(iopt_map_pages(s2, a, a, 2u << 20, 1,
+		assert_int_equal(iopt_pgtable_map_pages(s2, a, a, 2u << 20, 1,
+							IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(s2, ipa0, MEM_BASE + (32u << 20), 4096, 1,
 						IOPT_READ | IOPT_WRITE, NULL), 0);
-	assert_int_equal(iopt_map_pages(s2, ipa0, MEM_BASE + (32u << 20), 4096, 1,
-					IOPT_READ | IOPT_WRITE, NULL), 0);
-	assert_int_equal(iopt_map_pages(s1, 0x100000, ipa0, 4096, 1,
-					IOPT_READ | IOPT_WRITE, NULL), 0);
-	assert_int_equal(iopt_map_pages(s1, 0x200000, 0x7000000000ull >> 4, 4096, 1,
-					IOPT_READ, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(s1, 0x100000, ipa0, 4096, 1,
+						IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(s1, 0x200000, 0x7000000000ull >> 4, 4096, 1,
+						IOPT_READ, NULL), 0);
 	enable(&r, 0);
 	bank_s2(&r, 1, s2, 7);
 	bank_s1(&r, 3, s1, 9, 0, SCTLR_CFRE);
@@ -663,9 +663,9 @@ static void test_nested_fault_s1cbndx(void **state)
 	syn = (uint32_t)rd(&r, cbo(&r, 3, CB_FSYNR0));
 	assert_int_equal(FSYNR0_S1CBNDX(syn), 0);
 	assert_int_equal(syn & ~FSYNR0_DEFINED, 0);
-	iopt_free(s1);
-	iopt_free(s2);
-	iopt_free(s2_empty);
+	iopt_pgtable_free(s1);
+	iopt_pgtable_free(s2);
+	iopt_pgtable_free(s2_empty);
 	teardown(&r);
 }
 
@@ -673,16 +673,16 @@ static void test_translate_aarch32_lpae(void **state)
 {
 	struct rig r;
 	struct iopt_pgtable *pt;
-	struct iopt_info info;
+	struct iopt_pgtable_info info;
 
 	(void)state;
 	setup(&r, "generic");
 	pt = table(&r, IOPT_ARM_32_LPAE_S1, 32, 40);
-	assert_int_equal(iopt_map_pages(pt, 0xc0001000, 0x9876543000ull, 4096, 1,
-					IOPT_READ, NULL), 0);
-	assert_int_equal(iopt_map_pages(pt, 0x00200000, 0x80000000ull, 2u << 20, 1,
-					IOPT_READ | IOPT_WRITE, NULL), 0);
-	iopt_get_info(pt, &info);
+	assert_int_equal(iopt_pgtable_map_pages(pt, 0xc0001000, 0x9876543000ull, 4096, 1,
+						IOPT_READ, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(pt, 0x00200000, 0x80000000ull, 2u << 20, 1,
+						IOPT_READ | IOPT_WRITE, NULL), 0);
+	iopt_pgtable_get_info(pt, &info);
 	enable(&r, 0);
 	route(&r, 0, 4, 0);
 	wr(&r, gr1(CBAR(0)), CBAR_S1 | 1);
@@ -700,7 +700,7 @@ static void test_translate_aarch32_lpae(void **state)
 	resp = xlate(&r, 4, 0xc0001000, true);		/* read-only */
 	assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
 	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_PF | FSR_FMT_A32L);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	teardown(&r);
 }
 
@@ -711,20 +711,20 @@ static void test_translate_v7s(void **state)
 {
 	struct rig r;
 	struct iopt_pgtable *pt;
-	struct iopt_info info;
+	struct iopt_pgtable_info info;
 
 	(void)state;
 	setup(&r, "generic");
 	pt = table(&r, IOPT_ARM_V7S, 32, 32);
-	assert_int_equal(iopt_map_pages(pt, 0x00100000, 0x40300000, 1u << 20, 1,
-					IOPT_READ | IOPT_WRITE, NULL), 0);
-	assert_int_equal(iopt_map_pages(pt, 0x01000000, 0x5f000000, 16u << 20, 1,
-					IOPT_READ, NULL), 0);
-	assert_int_equal(iopt_map_pages(pt, 0x00210000, 0x60050000, 64u << 10, 1,
-					IOPT_READ | IOPT_WRITE, NULL), 0);
-	assert_int_equal(iopt_map_pages(pt, 0x00203000, 0x7abcd000, 4096, 1,
-					IOPT_READ | IOPT_PRIV, NULL), 0);
-	iopt_get_info(pt, &info);
+	assert_int_equal(iopt_pgtable_map_pages(pt, 0x00100000, 0x40300000, 1u << 20, 1,
+						IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(pt, 0x01000000, 0x5f000000, 16u << 20, 1,
+						IOPT_READ, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(pt, 0x00210000, 0x60050000, 64u << 10, 1,
+						IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(pt, 0x00203000, 0x7abcd000, 4096, 1,
+						IOPT_READ | IOPT_PRIV, NULL), 0);
+	iopt_pgtable_get_info(pt, &info);
 	enable(&r, 0);
 	route(&r, 0, 4, 0);
 	wr(&r, gr1(CBAR(0)), CBAR_S1 | 1);
@@ -763,7 +763,7 @@ static void test_translate_v7s(void **state)
 	assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
 	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_TF | FSR_FMT_A32S);
 	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSYNR0)) & 3, 2);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	teardown(&r);
 
 	/* Without ID0 short-descriptor support ("mmu-500" here): TF. */
@@ -790,7 +790,7 @@ static void test_translate_aarch32_s2(void **state)
 {
 	struct rig r;
 	struct iopt_pgtable *s1, *s2;
-	struct iopt_info info;
+	struct iopt_pgtable_info info;
 	const uint64_t pa0 = MEM_BASE + (40u << 20), ipa_hi = 0xffffe00000ull;
 
 	(void)state;
@@ -800,16 +800,16 @@ static void test_translate_aarch32_s2(void **state)
 	/* Stage 2: the table memory at IPA = PA, a RW page, a read-only
 	 * 2M block at the top of the 40-bit IPA space. */
 	for (uint64_t a = MEM_BASE; a < MEM_BASE + (32u << 20); a += 2u << 20)
-		assert_int_equal(iopt_map_pages(s2, a, a, 2u << 20, 1,
+		assert_int_equal(iopt_pgtable_map_pages(s2, a, a, 2u << 20, 1,
+							IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(s2, 0x7000, pa0 + 0x3000, 4096, 1,
 						IOPT_READ | IOPT_WRITE, NULL), 0);
-	assert_int_equal(iopt_map_pages(s2, 0x7000, pa0 + 0x3000, 4096, 1,
-					IOPT_READ | IOPT_WRITE, NULL), 0);
-	assert_int_equal(iopt_map_pages(s2, ipa_hi, pa0 + (2u << 20), 2u << 20, 1,
-					IOPT_READ, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(s2, ipa_hi, pa0 + (2u << 20), 2u << 20, 1,
+						IOPT_READ, NULL), 0);
 	/* Stage 1: VA 0xc0000000 -> IPA 0x7000. */
-	assert_int_equal(iopt_map_pages(s1, 0xc0000000, 0x7000, 4096, 1,
-					IOPT_READ | IOPT_WRITE, NULL), 0);
-	iopt_get_info(s2, &info);
+	assert_int_equal(iopt_pgtable_map_pages(s1, 0xc0000000, 0x7000, 4096, 1,
+						IOPT_READ | IOPT_WRITE, NULL), 0);
+	iopt_pgtable_get_info(s2, &info);
 	/* IPA 40 bits: T0SZ -8 (S = 1), start at level 1 (SL0 1). */
 	const uint32_t vtcr = VTCR32_T0SZ(-8) | VTCR32_S | VTCR32_SL0(1);
 
@@ -845,7 +845,7 @@ static void test_translate_aarch32_s2(void **state)
 	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_TF | FSR_FMT_A32L);
 	wr(&r, cbo(&r, 0, CB_FSR), 0xffffffffu);
 	/* Nested: bank 1 AArch32 LPAE stage 1, then bank 0. */
-	iopt_get_info(s1, &info);
+	iopt_pgtable_get_info(s1, &info);
 	route(&r, 1, 2, 1);
 	wr(&r, gr1(CBAR(1)), CBAR_NESTED | 0u << 8 | 3);
 	wr(&r, gr1(CBA2R(1)), 0);
@@ -876,8 +876,8 @@ static void test_translate_aarch32_s2(void **state)
 	resp = xlate(&r, 1, 0x7000, false);
 	assert_int_equal(resp.result, IOPT_SMMUV2_OK);
 	assert_int_equal(resp.oa, pa0 + 0x3000);
-	iopt_free(s1);
-	iopt_free(s2);
+	iopt_pgtable_free(s1);
+	iopt_pgtable_free(s2);
 	teardown(&r);
 }
 
@@ -897,21 +897,21 @@ static void test_aarch32_lpae_ttbr1(void **state)
 {
 	struct rig r;
 	struct iopt_pgtable *lo, *hi;
-	struct iopt_info i0, i1;
+	struct iopt_pgtable_info i0, i1;
 
 	(void)state;
 	setup(&r, "generic");
 	lo = table(&r, IOPT_ARM_32_LPAE_S1, 31, 40);	/* T0SZ 1: 2 GiB */
 	hi = table(&r, IOPT_ARM_32_LPAE_S1, 30, 40);	/* T1SZ 2: top 1 GiB */
-	assert_int_equal(iopt_map_pages(lo, 0x1000, 0x11111000, 4096, 1,
-					IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(lo, 0x1000, 0x11111000, 4096, 1,
+						IOPT_READ | IOPT_WRITE, NULL), 0);
 	/* VA 0xc0000000 + X is IOVA X of the upper table. */
-	assert_int_equal(iopt_map_pages(hi, 0x2000, 0x22222000, 4096, 1,
-					IOPT_READ | IOPT_WRITE, NULL), 0);
-	assert_int_equal(iopt_map_pages(hi, 0x3fe00000, 0x33200000, 2u << 20, 1,
-					IOPT_READ, NULL), 0);
-	iopt_get_info(lo, &i0);
-	iopt_get_info(hi, &i1);
+	assert_int_equal(iopt_pgtable_map_pages(hi, 0x2000, 0x22222000, 4096, 1,
+						IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(hi, 0x3fe00000, 0x33200000, 2u << 20, 1,
+						IOPT_READ, NULL), 0);
+	iopt_pgtable_get_info(lo, &i0);
+	iopt_pgtable_get_info(hi, &i1);
 	enable(&r, 0);
 	route(&r, 0, 4, 0);
 	wr(&r, gr1(CBAR(0)), CBAR_S1 | 1);
@@ -973,11 +973,11 @@ static void test_aarch32_lpae_ttbr1(void **state)
 	/* T1SZ = 0 with T0SZ = 1: TTBR1 covers [2 GiB, 4 GiB) with a 32-bit
 	 * walk of a 4 GiB table; TTBR0 still the low 2 GiB. */
 	struct iopt_pgtable *full = table(&r, IOPT_ARM_32_LPAE_S1, 32, 40);
-	struct iopt_info i2;
+	struct iopt_pgtable_info i2;
 
-	assert_int_equal(iopt_map_pages(full, 0x80001000, 0x44444000, 4096, 1,
-					IOPT_READ, NULL), 0);
-	iopt_get_info(full, &i2);
+	assert_int_equal(iopt_pgtable_map_pages(full, 0x80001000, 0x44444000, 4096, 1,
+						IOPT_READ, NULL), 0);
+	iopt_pgtable_get_info(full, &i2);
 	wr(&r, cbo(&r, 0, CB_TCR), TCR_EAE | TTBCR_T0SZ(1));
 	wr64(&r, cbo(&r, 0, CB_TTBR0 + 8), i2.regs.ttbr | 9ull << 48);
 	resp = xlate(&r, 4, 0x80001abc, false);
@@ -986,9 +986,9 @@ static void test_aarch32_lpae_ttbr1(void **state)
 	resp = xlate(&r, 4, 0x00001abc, false);
 	assert_int_equal(resp.result, IOPT_SMMUV2_OK);
 	assert_int_equal(resp.oa, 0x11111abc);
-	iopt_free(full);
-	iopt_free(lo);
-	iopt_free(hi);
+	iopt_pgtable_free(full);
+	iopt_pgtable_free(lo);
+	iopt_pgtable_free(hi);
 	teardown(&r);
 }
 
@@ -1183,18 +1183,18 @@ static void test_v7s_ttbr1(void **state)
 {
 	struct rig r;
 	struct iopt_pgtable *lo, *hi;
-	struct iopt_info i0, i1;
+	struct iopt_pgtable_info i0, i1;
 
 	(void)state;
 	setup(&r, "generic");
 	lo = table(&r, IOPT_ARM_V7S, 31, 32);		/* N = 1 */
 	hi = table(&r, IOPT_ARM_V7S, 32, 32);
-	assert_int_equal(iopt_map_pages(lo, 0x00345000, 0x12345000, 4096, 1,
-					IOPT_READ | IOPT_WRITE, NULL), 0);
-	assert_int_equal(iopt_map_pages(hi, 0x80100000, 0x23400000, 1u << 20, 1,
-					IOPT_READ, NULL), 0);
-	iopt_get_info(lo, &i0);
-	iopt_get_info(hi, &i1);
+	assert_int_equal(iopt_pgtable_map_pages(lo, 0x00345000, 0x12345000, 4096, 1,
+						IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(hi, 0x80100000, 0x23400000, 1u << 20, 1,
+						IOPT_READ, NULL), 0);
+	iopt_pgtable_get_info(lo, &i0);
+	iopt_pgtable_get_info(hi, &i1);
 	enable(&r, 0);
 	route(&r, 0, 4, 0);
 	v7s_bank(&r, 0, i0.regs.ttbr, 1, SCTLR_AFE);
@@ -1225,8 +1225,8 @@ static void test_v7s_ttbr1(void **state)
 	resp = xlate(&r, 4, 0x80100000, false);
 	assert_int_equal(resp.result, IOPT_SMMUV2_OK);
 	assert_int_equal(resp.oa, 0x23400000);
-	iopt_free(lo);
-	iopt_free(hi);
+	iopt_pgtable_free(lo);
+	iopt_pgtable_free(hi);
 	teardown(&r);
 }
 
@@ -1335,8 +1335,8 @@ static void test_tlb_match_conflict(void **state)
 	(void)state;
 	setup(&r, "generic");
 	pt = table(&r, IOPT_ARM_64_LPAE_S1, 48, 48);
-	assert_int_equal(iopt_map_pages(pt, 0x200000, 0x40000000, 2u << 20, 1,
-					IOPT_READ, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(pt, 0x200000, 0x40000000, 2u << 20, 1,
+						IOPT_READ, NULL), 0);
 	enable(&r, 0);
 	route(&r, 0, 8, 0);
 	bank_s1(&r, 0, pt, 3, 1, 0);
@@ -1344,9 +1344,9 @@ static void test_tlb_match_conflict(void **state)
 
 	assert_int_equal(resp.result, IOPT_SMMUV2_OK);
 	assert_int_equal(resp.oa, 0x40001040);
-	assert_int_equal(iopt_unmap_pages(pt, 0x200000, 2u << 20, 1, NULL), 2u << 20);
-	assert_int_equal(iopt_map_pages(pt, 0x201000, 0x50001000, 4096, 1,
-					IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_pgtable_unmap_pages(pt, 0x200000, 2u << 20, 1, NULL), 2u << 20);
+	assert_int_equal(iopt_pgtable_map_pages(pt, 0x201000, 0x50001000, 4096, 1,
+						IOPT_READ | IOPT_WRITE, NULL), 0);
 	resp = xlate(&r, 8, 0x201040, true);
 	assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
 	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_TLBMCF | FSR_FMT_A64);
@@ -1362,7 +1362,7 @@ static void test_tlb_match_conflict(void **state)
 	resp = xlate(&r, 8, 0x201040, true);
 	assert_int_equal(resp.result, IOPT_SMMUV2_OK);
 	assert_int_equal(resp.oa, 0x50001040);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	teardown(&r);
 }
 
@@ -1377,8 +1377,8 @@ static void test_stall_resume(void **state)
 	(void)state;
 	setup(&r, "mmu-500");
 	pt = table(&r, IOPT_ARM_64_LPAE_S1, 48, 48);
-	assert_int_equal(iopt_map_pages(pt, 0x1000, 0x5000, 4096, 1,
-					IOPT_READ | IOPT_WRITE, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(pt, 0x1000, 0x5000, 4096, 1,
+						IOPT_READ | IOPT_WRITE, NULL), 0);
 	enable(&r, 0);
 	route(&r, 0, 8, 0);
 	bank_s1(&r, 0, pt, 1, 1, SCTLR_CFCFG | SCTLR_CFIE);
@@ -1396,8 +1396,8 @@ static void test_stall_resume(void **state)
 	wr(&r, cbo(&r, 0, CB_FSR), 0xffffffffu);
 	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), FSR_SS);
 	/* Software maps the page and retries at cycle 5000. */
-	assert_int_equal(iopt_map_pages(pt, 0x9000, 0x3000, 4096, 1, IOPT_READ,
-					NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(pt, 0x9000, 0x3000, 4096, 1, IOPT_READ,
+						NULL), 0);
 	r.cycle = 5000;
 	wr(&r, cbo(&r, 0, CB_RESUME), 0);
 	assert_int_equal(rd(&r, cbo(&r, 0, CB_FSR)), 0);
@@ -1430,7 +1430,7 @@ static void test_stall_resume(void **state)
 	assert_int_equal(out.result, IOPT_SMMUV2_ABORT);
 	assert_int_equal(iopt_smmuv2_stalled(r.s, 0, &out), -ENOENT);
 	assert_int_equal(iopt_smmuv2_stalled(r.s, 128, &out), -EINVAL);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	teardown(&r);
 }
 
@@ -1465,12 +1465,12 @@ static void test_tlbi_scope(void **state)
 	a = table(&r, IOPT_ARM_64_LPAE_S1, 48, 48);
 	b = table(&r, IOPT_ARM_64_LPAE_S1, 48, 48);
 	for (unsigned i = 0; i < 4; i++) {
-		assert_int_equal(iopt_map_pages(a, 0x10000 + i * 4096ull,
-						0x100000 + i * 4096ull, 4096, 1,
-						IOPT_READ, NULL), 0);
-		assert_int_equal(iopt_map_pages(b, 0x10000 + i * 4096ull,
-						0x200000 + i * 4096ull, 4096, 1,
-						IOPT_READ, NULL), 0);
+		assert_int_equal(iopt_pgtable_map_pages(a, 0x10000 + i * 4096ull,
+							0x100000 + i * 4096ull, 4096, 1,
+							IOPT_READ, NULL), 0);
+		assert_int_equal(iopt_pgtable_map_pages(b, 0x10000 + i * 4096ull,
+							0x200000 + i * 4096ull, 4096, 1,
+							IOPT_READ, NULL), 0);
 	}
 	enable(&r, 0);
 	/* Bank 0: ASID 1 VMID 1 (SID 1); bank 1: ASID 2 VMID 1 (SID 2);
@@ -1491,7 +1491,7 @@ static void test_tlbi_scope(void **state)
 	ALL_WARM();
 	assert_false(missed(&r, 1, 0x11000, 0x101000));	/* hits now */
 	/* A stale entry stays until invalidated. */
-	assert_int_equal(iopt_unmap_pages(a, 0x11000, 4096, 1, NULL), 4096);
+	assert_int_equal(iopt_pgtable_unmap_pages(a, 0x11000, 4096, 1, NULL), 4096);
 	assert_false(missed(&r, 1, 0x11000, 0x101000));
 	/* TLBIVA (AArch64 operand: VA >> 12 | ASID << 48) on bank 0: only
 	 * that page of ASID 1 goes. */
@@ -1503,8 +1503,8 @@ static void test_tlbi_scope(void **state)
 	assert_false(missed(&r, 1, 0x10000, 0x100000));
 	assert_false(missed(&r, 2, 0x11000, 0x201000));
 	assert_false(missed(&r, 3, 0x11000, 0x201000));
-	assert_int_equal(iopt_map_pages(a, 0x11000, 0x101000, 4096, 1, IOPT_READ,
-					NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(a, 0x11000, 0x101000, 4096, 1, IOPT_READ,
+						NULL), 0);
 	/* TLBIASID 2 on bank 1 (VMID 1): bank 1's entries go, bank 2's
 	 * (VMID 2) and ASID 1's stay. */
 	ALL_WARM();
@@ -1552,8 +1552,8 @@ static void test_tlbi_scope(void **state)
 	iopt_smmuv2_get_stats(r.s, &st1);
 	assert_int_equal(st1.fetches - st0.fetches, 4);
 #undef ALL_WARM
-	iopt_free(a);
-	iopt_free(b);
+	iopt_pgtable_free(a);
+	iopt_pgtable_free(b);
 	teardown(&r);
 }
 
@@ -1565,10 +1565,10 @@ static void test_tlbi_ipas2(void **state)
 	(void)state;
 	setup(&r, "generic");
 	s2 = table(&r, IOPT_ARM_64_LPAE_S2, 40, 40);
-	assert_int_equal(iopt_map_pages(s2, 0x40000000, 0x300000, 4096, 1,
-					IOPT_READ, NULL), 0);
-	assert_int_equal(iopt_map_pages(s2, 0x40001000, 0x301000, 4096, 1,
-					IOPT_READ, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(s2, 0x40000000, 0x300000, 4096, 1,
+						IOPT_READ, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(s2, 0x40001000, 0x301000, 4096, 1,
+						IOPT_READ, NULL), 0);
 	enable(&r, 0);
 	route(&r, 0, 1, 0);
 	bank_s2(&r, 0, s2, 3);
@@ -1578,7 +1578,7 @@ static void test_tlbi_ipas2(void **state)
 	wr64(&r, cbo(&r, 0, CB_TLBIIPAS2), 0x40000000ull >> 12);
 	assert_true(missed(&r, 1, 0x40000000, 0x300000));
 	assert_false(missed(&r, 1, 0x40001000, 0x301000));
-	iopt_free(s2);
+	iopt_pgtable_free(s2);
 	teardown(&r);
 }
 
@@ -1696,7 +1696,7 @@ static void test_sync_blocked_by_stall(void **state)
 			assert_int_equal(sync_done(&r, STLBGSTATUS, 5008, 6000), 5008);
 		}
 		(void)iopt_smmuv2_stalled(r.s, 0, &out);
-		iopt_free(pt);
+		iopt_pgtable_free(pt);
 		teardown(&r);
 	}
 }
@@ -1711,8 +1711,8 @@ static void test_ats(void **state)
 	(void)state;
 	setup(&r, "generic");
 	pt = table(&r, IOPT_ARM_64_LPAE_S1, 48, 48);
-	assert_int_equal(iopt_map_pages(pt, 0x4000, 0x12345000, 4096, 1,
-					IOPT_READ | IOPT_CACHE, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(pt, 0x4000, 0x12345000, 4096, 1,
+						IOPT_READ | IOPT_CACHE, NULL), 0);
 	enable(&r, 0);
 	route(&r, 0, 8, 0);
 	bank_s1(&r, 0, pt, 1, 1, SCTLR_CFIE);
@@ -1743,7 +1743,7 @@ static void test_ats(void **state)
 		r.cycle++;
 	par = rd64(&r, cbo(&r, 0, CB_PAR));
 	assert_int_equal(par & 3, 3);				/* F, TF */
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	teardown(&r);
 }
 
@@ -1758,8 +1758,8 @@ static void trace(uint64_t *out, unsigned n)
 	setup(&r, "mmu-500");
 	pt = table(&r, IOPT_ARM_64_LPAE_S1, 48, 48);
 	for (unsigned i = 0; i < 64; i++)
-		assert_int_equal(iopt_map_pages(pt, i * 0x200000ull, i * 0x10000ull,
-						4096, 1, IOPT_READ, NULL), 0);
+		assert_int_equal(iopt_pgtable_map_pages(pt, i * 0x200000ull, i * 0x10000ull,
+							4096, 1, IOPT_READ, NULL), 0);
 	enable(&r, 0);
 	route(&r, 0, 8, 0);
 	bank_s1(&r, 0, pt, 1, 1, 0);
@@ -1776,7 +1776,7 @@ static void trace(uint64_t *out, unsigned n)
 			wr(&r, cbo(&r, 0, CB_TLBSYNC), 0);
 		}
 	}
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	teardown(&r);
 }
 
@@ -1848,10 +1848,10 @@ static void test_tlbi_leaf_forms_and_ats_user(void **state)
 	setup(&r, "generic");
 	s1 = table(&r, IOPT_ARM_64_LPAE_S1, 48, 48);
 	s2 = table(&r, IOPT_ARM_64_LPAE_S2, 40, 40);
-	assert_int_equal(iopt_map_pages(s1, 0x10000, 0x100000, 4096, 1,
-					IOPT_READ | IOPT_PRIV, NULL), 0);
-	assert_int_equal(iopt_map_pages(s2, 0x40000000, 0x300000, 4096, 1,
-					IOPT_READ, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(s1, 0x10000, 0x100000, 4096, 1,
+						IOPT_READ | IOPT_PRIV, NULL), 0);
+	assert_int_equal(iopt_pgtable_map_pages(s2, 0x40000000, 0x300000, 4096, 1,
+						IOPT_READ, NULL), 0);
 	enable(&r, 0);
 	route(&r, 0, 1, 0);
 	route(&r, 1, 2, 1);
@@ -1882,8 +1882,8 @@ static void test_tlbi_leaf_forms_and_ats_user(void **state)
 	par = rd64(&r, cbo(&r, 0, CB_PAR));
 	assert_int_equal(par & 1, 0);
 	assert_int_equal(par & 0x0000fffffffff000ull, 0x100000);
-	iopt_free(s1);
-	iopt_free(s2);
+	iopt_pgtable_free(s1);
+	iopt_pgtable_free(s2);
 	teardown(&r);
 }
 
@@ -1947,8 +1947,8 @@ static void test_concurrent_entry_points(void **state)
 	setup(&r, "mmu-500");
 	pt = table(&r, IOPT_ARM_64_LPAE_S1, 48, 48);
 	for (unsigned k = 0; k < 64; k++)
-		assert_int_equal(iopt_map_pages(pt, k * 4096ull, 0x10000000ull + k * 8192ull,
-						4096, 1, IOPT_READ, NULL), 0);
+		assert_int_equal(iopt_pgtable_map_pages(pt, k * 4096ull, 0x10000000ull + k * 8192ull,
+							4096, 1, IOPT_READ, NULL), 0);
 	enable(&r, 0);
 	route(&r, 0, 8, 0);
 	bank_s1(&r, 0, pt, 1, 1, 0);
@@ -1966,7 +1966,7 @@ static void test_concurrent_entry_points(void **state)
 	/* Bad runner arguments. */
 	assert_int_equal(iopt_smmuv2_runner_start(r.s, 0.0, &run), -EINVAL);
 	assert_int_equal(iopt_smmuv2_runner_start(NULL, 1.0, &run), -EINVAL);
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	teardown(&r);
 }
 

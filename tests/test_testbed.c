@@ -81,9 +81,9 @@ static void map_translate_unmap(struct iopt_testbed *tb, enum iopt_inval pol,
 	if (iopt_testbed_smmu(tb) == IOPT_TESTBED_SMMUV3) {
 		/* The translation fault's record, read from the event queue
 		 * (IHI0070 7.3.12: F_TRANSLATION, InputAddr the IOVA). */
-		assert_int_equal(fault, IOPT_EVT_F_TRANSLATION);
+		assert_int_equal(fault, IOPT_SMMUV3_EVT_F_TRANSLATION);
 		assert_true(iopt_smmuv3_drv_poll(iopt_testbed_smmuv3_drv(tb)) >= 1);
-		assert_int_equal(e->ev.type, IOPT_EVT_F_TRANSLATION);
+		assert_int_equal(e->ev.type, IOPT_SMMUV3_EVT_F_TRANSLATION);
 		assert_int_equal(e->ev.sid, sid);
 		assert_int_equal(e->ev.addr, iova);
 		assert_true(e->ev.read);

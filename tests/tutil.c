@@ -15,7 +15,7 @@
 
 /* ---- configuration matrix --------------------------------------------- */
 
-static void tu_add(struct tcfg *out, size_t *n, size_t max, enum iopt_fmt fmt,
+static void tu_add(struct tcfg *out, size_t *n, size_t max, enum iopt_pgtable_fmt fmt,
 		   uint32_t granule, unsigned ias, unsigned oas)
 {
 	if (*n >= max)
@@ -29,7 +29,7 @@ static void tu_add(struct tcfg *out, size_t *n, size_t max, enum iopt_fmt fmt,
 	t->cfg.oas = oas;
 	t->cfg.coherent_walk = true;
 	snprintf(t->name, sizeof(t->name), "%s/%uK/ias%u/oas%u",
-		 iopt_fmt_name(fmt), granule / 1024, ias, oas);
+		 iopt_pgtable_fmt_name(fmt), granule / 1024, ias, oas);
 }
 
 size_t tu_lpae_matrix(struct tcfg *out, size_t max)
@@ -39,7 +39,7 @@ size_t tu_lpae_matrix(struct tcfg *out, size_t max)
 	size_t n = 0;
 
 	for (int s = 0; s < 2; s++) {
-		enum iopt_fmt fmt = s ? IOPT_ARM_64_LPAE_S2 : IOPT_ARM_64_LPAE_S1;
+		enum iopt_pgtable_fmt fmt = s ? IOPT_ARM_64_LPAE_S2 : IOPT_ARM_64_LPAE_S1;
 
 		for (unsigned g = 0; g < 3; g++)
 			for (unsigned i = 0; i < 6; i++)
@@ -69,7 +69,7 @@ size_t tu_sample(struct tcfg *out, size_t max)
 	tu_add(out, &n, max, IOPT_ARM_32_LPAE_S2, 4096, 40, 40);
 	tu_add(out, &n, max, IOPT_ARM_V7S, 4096, 32, 32);
 	tu_add(out, &n, max, IOPT_ARM_V7S, 4096, 32, 35);
-	out[n - 1].cfg.quirks = IOPT_QUIRK_MTK_EXT | IOPT_QUIRK_NO_PERMS;
+	out[n - 1].cfg.quirks = IOPT_PGTABLE_QUIRK_MTK_EXT | IOPT_PGTABLE_QUIRK_NO_PERMS;
 	snprintf(out[n - 1].name, sizeof(out[n - 1].name), "v7s/mtk/oas35");
 	return n;
 }
@@ -89,11 +89,11 @@ static uint64_t bits(uint64_t v, unsigned hi, unsigned lo)
 
 static const unsigned ps_bits[8] = { 32, 36, 40, 42, 44, 48, 52, 52 };
 
-static void ref_walk_lpae(const struct iopt_info *info, uint32_t quirks,
+static void ref_walk_lpae(const struct iopt_pgtable_info *info, uint32_t quirks,
 			  tu_p2v_fn p2v, void *ctx, uint64_t va,
 			  struct ref_walk *w)
 {
-	const struct iopt_regs *r = &info->regs;
+	const struct iopt_pgtable_regs *r = &info->regs;
 	unsigned g = 12, ias, start, oas_bits;
 	bool s2 = info->fmt == IOPT_ARM_64_LPAE_S2 ||
 		  info->fmt == IOPT_ARM_32_LPAE_S2;
@@ -103,7 +103,7 @@ static void ref_walk_lpae(const struct iopt_info *info, uint32_t quirks,
 	case IOPT_ARM_64_LPAE_S1: {
 		unsigned tsz, tg;
 
-		if (quirks & IOPT_QUIRK_TTBR1) {
+		if (quirks & IOPT_PGTABLE_QUIRK_TTBR1) {
 			tsz = (unsigned)bits(r->tcr, 21, 16);
 			tg = (unsigned)bits(r->tcr, 31, 30);
 			g = tg == 1 ? 14 : tg == 2 ? 12 : 16;
@@ -149,7 +149,7 @@ static void ref_walk_lpae(const struct iopt_info *info, uint32_t quirks,
 	}
 	}
 	oa52 = oas_bits == 52;
-	if (quirks & IOPT_QUIRK_TTBR1) {
+	if (quirks & IOPT_PGTABLE_QUIRK_TTBR1) {
 		if (ias < 64 && (va >> ias) != (~0ull >> ias)) {
 			w->fault_level = -1;
 			return;
@@ -216,7 +216,7 @@ static void ref_walk_lpae(const struct iopt_info *info, uint32_t quirks,
 			if (ma == 0x1)
 				w->prot |= IOPT_MMIO;
 			else if (ma == 0xf ||
-				 ((quirks & IOPT_QUIRK_S2FWB) && ma == 0x6))
+				 ((quirks & IOPT_PGTABLE_QUIRK_S2FWB) && ma == 0x6))
 				w->prot |= IOPT_CACHE;
 		} else {
 			unsigned idx8 = (unsigned)bits(d, 4, 2);
@@ -241,10 +241,10 @@ static void ref_walk_lpae(const struct iopt_info *info, uint32_t quirks,
 	}
 }
 
-void ref_walk_v7s(const struct iopt_info *info, uint32_t quirks, tu_p2v_fn p2v,
+void ref_walk_v7s(const struct iopt_pgtable_info *info, uint32_t quirks, tu_p2v_fn p2v,
 		  void *ctx, uint64_t va, struct ref_walk *w);
 
-void ref_walk(const struct iopt_info *info, uint32_t quirks, tu_p2v_fn p2v,
+void ref_walk(const struct iopt_pgtable_info *info, uint32_t quirks, tu_p2v_fn p2v,
 	      void *ctx, uint64_t va, struct ref_walk *w)
 {
 	memset(w, 0, sizeof(*w));
@@ -254,7 +254,7 @@ void ref_walk(const struct iopt_info *info, uint32_t quirks, tu_p2v_fn p2v,
 		ref_walk_lpae(info, quirks, p2v, ctx, va, w);
 }
 
-unsigned tu_expect_prot(enum iopt_fmt fmt, uint32_t quirks, unsigned prot)
+unsigned tu_expect_prot(enum iopt_pgtable_fmt fmt, uint32_t quirks, unsigned prot)
 {
 	unsigned e = prot & (IOPT_READ | IOPT_WRITE | IOPT_NOEXEC);
 
@@ -268,7 +268,7 @@ unsigned tu_expect_prot(enum iopt_fmt fmt, uint32_t quirks, unsigned prot)
 		e |= IOPT_READ | (prot & IOPT_PRIV);
 		break;
 	case IOPT_ARM_V7S:
-		if (quirks & IOPT_QUIRK_NO_PERMS)
+		if (quirks & IOPT_PGTABLE_QUIRK_NO_PERMS)
 			e = (e & ~(IOPT_PRIV | IOPT_NOEXEC)) | IOPT_READ |
 			    IOPT_WRITE;
 		else
@@ -374,7 +374,7 @@ static void tmem_sync(void *va, size_t size, void *ctx)
 	pthread_mutex_unlock(&m->lock);
 }
 
-const struct iopt_mem_ops tmem_ops = {
+const struct iopt_pgtable_mem_ops tmem_ops = {
 	.alloc = tmem_alloc,
 	.free = tmem_free,
 	.phys_to_virt = tmem_host_p2v,
@@ -513,7 +513,7 @@ void tu_expect_pa(struct iopt_pgtable *pt, uint64_t va, uint64_t pa)
 {
 	uint64_t got = 0;
 
-	assert_int_equal(iopt_iova_to_phys(pt, va, &got), 0);
+	assert_int_equal(iopt_pgtable_iova_to_phys(pt, va, &got), 0);
 	assert_int_equal(got, pa);
 }
 
@@ -521,7 +521,7 @@ void tu_expect_none(struct iopt_pgtable *pt, uint64_t va)
 {
 	uint64_t got;
 
-	assert_int_equal(iopt_iova_to_phys(pt, va, &got), -ENOENT);
+	assert_int_equal(iopt_pgtable_iova_to_phys(pt, va, &got), -ENOENT);
 }
 
 void tu_expect_pages(struct iopt_pgtable *pt, uint64_t va, uint64_t bytes,
@@ -564,6 +564,6 @@ static void *fpm_p2v(uint64_t pa, void *ctx)
 	return iopt_physmem_mem_ops()->phys_to_virt(pa, f->pm);
 }
 
-const struct iopt_mem_ops fpm_ops = {
+const struct iopt_pgtable_mem_ops fpm_ops = {
 	.alloc = fpm_alloc, .free = fpm_free, .phys_to_virt = fpm_p2v,
 };

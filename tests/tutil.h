@@ -26,7 +26,7 @@
 
 struct tcfg {
 	char name[64];
-	struct iopt_cfg cfg;
+	struct iopt_pgtable_cfg cfg;
 };
 
 /* Fill out[] with the LPAE matrix; returns the count. */
@@ -56,7 +56,7 @@ struct ref_walk {
 typedef void *(*tu_p2v_fn)(uint64_t pa, void *ctx);
 
 /* Walk va from the registers of info, reading memory through p2v. */
-void ref_walk(const struct iopt_info *info, uint32_t quirks, tu_p2v_fn p2v,
+void ref_walk(const struct iopt_pgtable_info *info, uint32_t quirks, tu_p2v_fn p2v,
 	      void *ctx, uint64_t va, struct ref_walk *w);
 
 /* p2v for the default (identity) allocator. */
@@ -78,7 +78,7 @@ struct tmem {
 	bool strict_free;	/* abort on freeing unknown memory */
 };
 
-extern const struct iopt_mem_ops tmem_ops;
+extern const struct iopt_pgtable_mem_ops tmem_ops;
 
 /* bytes of arena at physical base_pa. */
 void tmem_init(struct tmem *m, uint64_t base_pa, size_t bytes);
@@ -99,7 +99,7 @@ struct fpm {
 	long failed;		/* allocations refused */
 };
 
-extern const struct iopt_mem_ops fpm_ops;
+extern const struct iopt_pgtable_mem_ops fpm_ops;
 
 /* ---- shadow of mappings ----------------------------------------------- */
 
@@ -149,7 +149,7 @@ static inline uint64_t tu_rand(uint64_t *state)
 }
 
 /* Expected prot after encoding: what a format can express of prot. */
-unsigned tu_expect_prot(enum iopt_fmt fmt, uint32_t quirks, unsigned prot);
+unsigned tu_expect_prot(enum iopt_pgtable_fmt fmt, uint32_t quirks, unsigned prot);
 
 /* A cmocka check that names the case (a string) it failed in. */
 #define TU_CHK(name, c)                                                     \

@@ -47,7 +47,7 @@ inline void prepare(tlm::tlm_generic_payload &gp, tlm::tlm_command c,
  * nullptr when the library refuses (a failed check is counted). */
 inline iopt_pgtable *physmem_table(iopt_physmem *pm, unsigned ias, unsigned oas)
 {
-	iopt_cfg cfg{};
+	iopt_pgtable_cfg cfg{};
 	iopt_pgtable *pt = nullptr;
 
 	cfg.fmt = IOPT_ARM_64_LPAE_S1;
@@ -57,7 +57,7 @@ inline iopt_pgtable *physmem_table(iopt_physmem *pm, unsigned ias, unsigned oas)
 	cfg.coherent_walk = true;
 	cfg.mem = iopt_physmem_mem_ops();
 	cfg.mem_ctx = pm;
-	check(iopt_alloc(&cfg, &pt) == 0, "page table allocated in physmem");
+	check(iopt_pgtable_alloc(&cfg, &pt) == 0, "page table allocated in physmem");
 	return pt;
 }
 

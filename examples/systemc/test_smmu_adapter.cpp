@@ -18,7 +18,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include <iopgtable/physmem.h>
-#include <iopgtable/smmu.h>
+#include <iopgtable/smmuv3.h>
 #include <iopgtable/systemc/memory.h>
 #include <iopgtable/systemc/smmuv3.h>
 
@@ -44,7 +44,7 @@ constexpr uint32_t kCr0SmmuEn = 1u << 0, kCr0EventqEn = 1u << 2,
 		   kCr0CmdqEn = 1u << 3;
 constexpr uint32_t kIrqEventqEn = 1u << 2;
 constexpr unsigned kEvtCBadSte = 0x04;		/* 7.3.5 */
-constexpr unsigned kAbortNoEvent = IOPT_EVT_ABORT;	/* GBPA.ABORT, no event */
+constexpr unsigned kAbortNoEvent = IOPT_SMMUV3_EVT_ABORT;	/* GBPA.ABORT, no event */
 
 /* Model timing parameters set for the test (docs/smmu_model.md: a
  * command completes at max(PROD write, previous) + its cost; CMD_SYNC
@@ -60,7 +60,7 @@ class RecordingSmmu : public iopt::Smmuv3 {
 public:
 	std::vector<uint64_t> cycles;
 
-	RecordingSmmu(sc_module_name n, const iopt_smmu_params &p,
+	RecordingSmmu(sc_module_name n, const iopt_smmuv3_params &p,
 		      const iopt::SmmuTiming &t)
 		: iopt::Smmuv3(n, p, t) {}
 
@@ -369,20 +369,20 @@ void Bench::late_thread()
 void Bench::test_event_thread()
 {
 	uint64_t cmdq = kMemBase + 0x20000, msi = kMemBase + 0x30000;
-	iopt_smmu_cmd c{};
+	iopt_smmuv3_cmd c{};
 	uint64_t w[2];
 
 	wr(kCmdqBase, cmdq | 4, 8);	/* 16 entries */
 	wr(kCmdqProd, 0);
 	wr(kCmdqCons, 0);
 	wr(kCr0, kCr0CmdqEn);
-	c.opcode = IOPT_CMD_SYNC;
-	c.cs = IOPT_SYNC_CS_IRQ;
-	iopt_smmu_cmd_encode(&c, w);
+	c.opcode = IOPT_SMMUV3_CMD_SYNC;
+	c.cs = IOPT_SMMUV3_SYNC_CS_IRQ;
+	iopt_smmuv3_cmd_encode(&c, w);
 	std::memcpy(host(cmdq, 16), w, 16);
 	c.msi_addr = msi;
 	c.msi_data = 0x5a5a1234;
-	iopt_smmu_cmd_encode(&c, w);
+	iopt_smmuv3_cmd_encode(&c, w);
 	std::memcpy(host(cmdq + 16, 16), w, 16);
 
 	sc_time now = sc_time_stamp();
@@ -473,9 +473,9 @@ int sc_main(int, char *[])
 	if (iopt_physmem_create(kMemBase, kMemSize, &pm))
 		return 1;
 
-	iopt_smmu_params p;
+	iopt_smmuv3_params p;
 
-	iopt_smmu_default_params(&p);
+	iopt_smmuv3_default_params(&p);
 	p.cmd_cycles = kCmdCycles;
 	p.sync_cycles = kSyncCycles;
 	p.msi_cycles = kMsiCycles;

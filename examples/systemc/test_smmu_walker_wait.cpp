@@ -18,7 +18,7 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include <iopgtable/physmem.h>
-#include <iopgtable/smmu.h>
+#include <iopgtable/smmuv3.h>
 #include <iopgtable/systemc/smmuv3.h>
 
 using namespace sc_core;
@@ -142,9 +142,9 @@ int sc_main(int, char *[])
 	sc_report_handler::set_actions(SC_FATAL, SC_DISPLAY | SC_THROW);
 	sc_report_handler::set_actions(SC_WARNING, SC_DO_NOTHING);
 
-	iopt_smmu_params p;
+	iopt_smmuv3_params p;
 
-	iopt_smmu_default_params(&p);
+	iopt_smmuv3_default_params(&p);
 
 	/* Never destroyed: process A stays suspended inside the model. */
 	auto *mem = new SlowMemory("mem", pm);

@@ -251,12 +251,12 @@ void Bench::setup_bank()
 	pt_ = tb::physmem_table(pm_, 48, 40);
 	if (!pt_)
 		return;
-	check(iopt_map_pages(pt_, kIova, kPa, 4096, 2, IOPT_READ | IOPT_WRITE,
-			     nullptr) == 0, "two pages mapped");
+	check(iopt_pgtable_map_pages(pt_, kIova, kPa, 4096, 2, IOPT_READ | IOPT_WRITE,
+				     nullptr) == 0, "two pages mapped");
 
-	iopt_info info;
+	iopt_pgtable_info info;
 
-	iopt_get_info(pt_, &info);
+	iopt_pgtable_get_info(pt_, &info);
 	wr(kS2cr(0), kS2crTranslate | kBank);
 	wr(kSmr(0), kSmrValid | kSid);
 	wr(kCbar(kBank), kCbarS1Bypass | 1);		/* VMID 1 */
@@ -371,8 +371,8 @@ void Bench::test_stall()
 	check(rd(cb(kBank, kCbFar), 8) >> 12 == kHole >> 12, "FAR: the stalled page");
 
 	/* Software fixes the fault, clears FSR, retries. */
-	check(iopt_map_pages(pt_, kHole, kHolePa, 4096, 1, IOPT_READ | IOPT_WRITE,
-			     nullptr) == 0, "hole mapped");
+	check(iopt_pgtable_map_pages(pt_, kHole, kHolePa, 4096, 1, IOPT_READ | IOPT_WRITE,
+				     nullptr) == 0, "hole mapped");
 	wr(cb(kBank, kCbFsr), fsr & ~kFsrSs);
 	sc_time resume_at = sc_time_stamp();
 
@@ -436,8 +436,8 @@ void Bench::test_stall_method()
 	start_device(false, kHole + 0x3040, sc_time(1, SC_US));
 	check(dev_status_ == tlm::TLM_INCOMPLETE_RESPONSE,
 	      "thread's read held behind the stall");
-	check(iopt_map_pages(pt_, kHole + 0x2000, kHolePa + 0x2000, 4096, 2,
-			     IOPT_READ | IOPT_WRITE, nullptr) == 0, "pages mapped");
+	check(iopt_pgtable_map_pages(pt_, kHole + 0x2000, kHolePa + 0x2000, 4096, 2,
+				     IOPT_READ | IOPT_WRITE, nullptr) == 0, "pages mapped");
 	wr(cb(kBank, kCbResume), 0);
 	wait_device();
 	check(dev_status_ == tlm::TLM_OK_RESPONSE &&
@@ -460,7 +460,7 @@ void Bench::main_thread()
 		test_fault();
 		test_stall();
 		test_stall_method();
-		iopt_free(pt_);
+		iopt_pgtable_free(pt_);
 		finished = true;
 	}
 	sc_stop();

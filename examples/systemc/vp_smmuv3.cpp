@@ -30,7 +30,7 @@
 
 #include <iopgtable/pgtable.h>
 #include <iopgtable/physmem.h>
-#include <iopgtable/smmu.h>
+#include <iopgtable/smmuv3.h>
 #include <iopgtable/systemc/memory.h>
 #include <iopgtable/systemc/smmuv3.h>
 
@@ -276,11 +276,11 @@ private:
 		return pa;
 	}
 
-	void put_cmd(const iopt_smmu_cmd &c)
+	void put_cmd(const iopt_smmuv3_cmd &c)
 	{
 		uint64_t w[2];
 
-		check(iopt_smmu_cmd_encode(&c, w) == 0, "command encode");
+		check(iopt_smmuv3_cmd_encode(&c, w) == 0, "command encode");
 		mem_write(cmdq_pa_ + (cmdq_prod_ & ((1u << kCmdqLog2) - 1)) * 16, w, 16);
 		cmdq_prod_ = (cmdq_prod_ + 1) & ((2u << kCmdqLog2) - 1);
 	}
@@ -290,14 +290,14 @@ private:
 	 * published. */
 	void put_tlbi_sync(uint64_t msi_addr, uint32_t data)
 	{
-		iopt_smmu_cmd c{};
+		iopt_smmuv3_cmd c{};
 
-		c.opcode = IOPT_CMD_TLBI_NH_ASID;
+		c.opcode = IOPT_SMMUV3_CMD_TLBI_NH_ASID;
 		c.asid = kAsid;
 		put_cmd(c);
-		c = iopt_smmu_cmd{};
-		c.opcode = IOPT_CMD_SYNC;
-		c.cs = IOPT_SYNC_CS_IRQ;
+		c = iopt_smmuv3_cmd{};
+		c.opcode = IOPT_SMMUV3_CMD_SYNC;
+		c.cs = IOPT_SMMUV3_SYNC_CS_IRQ;
 		c.msi_addr = msi_addr;
 		c.msi_data = data;
 		put_cmd(c);
@@ -340,17 +340,17 @@ void Cpu::run()
 		return;
 	}
 
-	iopt_cd cd{};
-	iopt_ste ste{};
+	iopt_smmuv3_cd cd{};
+	iopt_smmuv3_ste ste{};
 	uint64_t w[8];
 
-	check(iopt_cd_from_pgtable(pt, kAsid, &cd) == 0, "CD from page table");
-	check(iopt_cd_encode(&cd, w) == 0, "CD encoded");
+	check(iopt_smmuv3_cd_from_pgtable(pt, kAsid, &cd) == 0, "CD from page table");
+	check(iopt_smmuv3_cd_encode(&cd, w) == 0, "CD encoded");
 	mem_write(cd_pa, w, 64);
 	ste.valid = true;
-	ste.config = IOPT_STE_S1;
+	ste.config = IOPT_SMMUV3_STE_S1;
 	ste.s1_context_ptr = cd_pa;
-	check(iopt_ste_encode(&ste, w) == 0, "STE encoded");
+	check(iopt_smmuv3_ste_encode(&ste, w) == 0, "STE encoded");
 	mem_write(strtab + kSid * 64, w, 64);
 
 	phase("programming the SMMU: stream table, queues, IRQ_CTRL, CR0");
@@ -369,9 +369,9 @@ void Cpu::run()
 
 	/* Invalidate what the SMMU may hold for the stream and ASID, then
 	 * a CMD_SYNC whose completion is an MSI into memory. */
-	iopt_smmu_cmd c{};
+	iopt_smmuv3_cmd c{};
 
-	c.opcode = IOPT_CMD_CFGI_STE;
+	c.opcode = IOPT_SMMUV3_CMD_CFGI_STE;
 	c.sid = kSid;
 	c.leaf = true;
 	put_cmd(c);
@@ -388,11 +388,11 @@ void Cpu::run()
 	phase("SMMU enabled; CMD_SYNC completed by MSI");
 
 	/* ---- map and fill ---- */
-	check(iopt_map_pages(pt, kIovaSrc, src, 4096, kBufSize / 4096,
-			     IOPT_READ | IOPT_WRITE | IOPT_CACHE, nullptr) == 0,
+	check(iopt_pgtable_map_pages(pt, kIovaSrc, src, 4096, kBufSize / 4096,
+				     IOPT_READ | IOPT_WRITE | IOPT_CACHE, nullptr) == 0,
 	      "map source");
-	check(iopt_map_pages(pt, kIovaDst, dst, 4096, kBufSize / 4096,
-			     IOPT_READ | IOPT_WRITE | IOPT_CACHE, nullptr) == 0,
+	check(iopt_pgtable_map_pages(pt, kIovaDst, dst, 4096, kBufSize / 4096,
+				     IOPT_READ | IOPT_WRITE | IOPT_CACHE, nullptr) == 0,
 	      "map destination");
 
 	std::vector<uint8_t> buf(kBufSize);
@@ -424,7 +424,7 @@ void Cpu::run()
 	}
 	check(bad == 0, "copied data matches byte for byte");
 
-	iopt_smmu_stats st = smmu_.stats();
+	iopt_smmuv3_stats st = smmu_.stats();
 
 	std::printf("  %u bytes copied; translations %" PRIu64 ", TLB hits %" PRIu64
 		    ", walks %" PRIu64 ", mean latency %.1f cycles\n", kCopyLen,
@@ -433,10 +433,10 @@ void Cpu::run()
 	phase("DMA copy through the SMMU checked");
 
 	/* ---- unmap, invalidate, fault ---- */
-	iopt_gather g;
+	iopt_pgtable_gather g;
 
-	iopt_gather_init(&g);
-	check(iopt_unmap_pages(pt, kIovaDst, 4096, kBufSize / 4096, &g) ==
+	iopt_pgtable_gather_init(&g);
+	check(iopt_pgtable_unmap_pages(pt, kIovaDst, 4096, kBufSize / 4096, &g) ==
 	      static_cast<int64_t>(kBufSize), "unmap destination");
 	put_tlbi_sync(0, 0);	/* MSIAddress 0: the wired line */
 	check(wait_irq(cmd_sync_irq), "CMD_SYNC wired interrupt");
@@ -488,7 +488,7 @@ void Cpu::run()
 	check(bad == 0, "faulting DMA wrote nothing");
 	phase("event record checked against IHI0070 7.3.13");
 
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	std::printf("%s: %d check(s) failed\n", failures ? "FAILED" : "PASSED",
 		    failures);
 	finished = true;
@@ -507,9 +507,9 @@ int sc_main(int, char *[])
 	}
 	tlm::tlm_global_quantum::instance().set(sc_time(1, SC_US));
 
-	iopt_smmu_params p;
+	iopt_smmuv3_params p;
 
-	iopt_smmu_default_params(&p);
+	iopt_smmuv3_default_params(&p);
 
 	iopt::SmmuTiming timing;	/* 1 GHz, 1-cycle registers */
 

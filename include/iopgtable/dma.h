@@ -45,9 +45,9 @@ extern "C" {
  * attach:       point stream sid at page table pt through dom.
  * detach:       make stream sid abort.
  * inv_range:    queue the invalidation of [iova, iova + size): leaf
- *               entries only when leaf, walk caches too otherwise;
- *               granule is a leaf-size hint as for struct iopt_tlb_ops
- *               (0: none). Completes at the next sync.
+ *               entries only when leaf, walk caches too otherwise; granule is a
+ *               leaf-size hint as for struct iopt_pgtable_tlb_ops (0: none).
+ *               Completes at the next sync.
  * sync:         wait until every invalidation queued so far completed.
  * flush_all:    invalidate every translation of dom and wait.
  * v7s:          the driver can use v7s (AArch32 short-descriptor)
@@ -70,9 +70,9 @@ struct iopt_dma_drv_ops {
 	bool v7s;
 };
 
-/* The SMMUv3 driver (iopgtable/driver.h); drv is a struct iopt_smmuv3_drv. */
+/* The SMMUv3 driver (iopgtable/smmuv3_drv.h); drv is a struct iopt_smmuv3_drv. */
 IOPT_API const struct iopt_dma_drv_ops *iopt_dma_smmuv3_ops(void);
-/* The SMMUv2 driver (iopgtable/driver_v2.h); drv is a struct iopt_smmuv2_drv. */
+/* The SMMUv2 driver (iopgtable/smmuv2_drv.h); drv is a struct iopt_smmuv2_drv. */
 IOPT_API const struct iopt_dma_drv_ops *iopt_dma_smmuv2_ops(void);
 
 /* Device kinds (iopt_dma_cfg.dev_flags). */
@@ -85,7 +85,7 @@ struct iopt_dma_cfg {
 	/* The page table: fmt, granule, ias, oas, quirks, coherent_walk,
 	 * mem/mem_ctx (table memory the IOMMU can read), pgsize_bitmap. tlb
 	 * and tlb_cookie are ignored: the domain installs its own. */
-	struct iopt_cfg pt;
+	struct iopt_pgtable_cfg pt;
 	/* Invalidation policy and its flush queues (0: iova.h defaults). */
 	enum iopt_inval policy;
 	unsigned fq_entries;
@@ -145,8 +145,8 @@ IOPT_API void iopt_dma_destroy(struct iopt_dma *d);
 IOPT_API int iopt_dma_attach(struct iopt_dma *d, uint32_t sid);
 IOPT_API int iopt_dma_detach(struct iopt_dma *d, uint32_t sid);
 
-/* The page table (read-only use: iopt_iova_to_phys, iopt_get_info).
- * NULL for NULL. Never fails; any thread. */
+/* The page table (read-only use: iopt_pgtable_iova_to_phys,
+ * iopt_pgtable_get_info). NULL for NULL. Never fails; any thread. */
 IOPT_API struct iopt_pgtable *iopt_dma_pgtable(struct iopt_dma *d);
 
 /*

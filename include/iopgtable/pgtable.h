@@ -2,20 +2,22 @@
 /*
  * IOMMU page tables: the Arm LPAE and ARMv7 short-descriptor formats.
  *
- * A page table translates an input address (IOVA, "VA" in the glossary)
- * to an output address (physical or intermediate physical, "OA"). Create
- * one with iopt_alloc(), then map and unmap ranges of pages of one size
- * each (a size from the table's page-size bitmap), translate addresses,
- * and free it with iopt_free().
+ * A page table translates an input address (IOVA, "VA" in the glossary) to an
+ * output address (physical or intermediate physical, "OA"). Create one with
+ * iopt_pgtable_alloc(), then map and unmap ranges of pages of one size each (a
+ * size from the table's page-size bitmap), translate addresses, and free it
+ * with iopt_pgtable_free().
  *
  * Concurrency (full contract in docs/pgtable.md):
- * - iopt_map_pages(), iopt_unmap_pages(), iopt_iova_to_phys(), iopt_walk(),
- *   iopt_read_and_clear_dirty() and iopt_tlb_sync() may run concurrently
- *   from any number of threads on one table. Callers that never overlap
- *   the ranges of concurrent map/unmap calls get exactly the mappings they
- *   asked for. Callers that do overlap get unspecified mappings, but the
+ * - iopt_pgtable_map_pages(), iopt_pgtable_unmap_pages(),
+ *   iopt_pgtable_iova_to_phys(), iopt_pgtable_walk(),
+ *   iopt_pgtable_read_and_clear_dirty() and iopt_pgtable_tlb_sync() may run
+ *   concurrently from any number of threads on one table. Callers that never
+ *   overlap the ranges of concurrent map/unmap calls get exactly the mappings
+ *   they asked for. Callers that do overlap get unspecified mappings, but the
  *   library never reads or writes freed memory and never leaks.
- * - iopt_free() must not run concurrently with any other call on the table.
+ * - iopt_pgtable_free() must not run concurrently with any other call on the
+ *   table.
  * - No call needs the thread to register with RCU or hold any lock.
  */
 #ifndef IOPGTABLE_PGTABLE_H
@@ -32,16 +34,16 @@ extern "C" {
 #endif
 
 /* The page-table formats. */
-enum iopt_fmt {
+enum iopt_pgtable_fmt {
 	IOPT_ARM_64_LPAE_S1,	/* VMSAv8-64 stage 1 */
 	IOPT_ARM_64_LPAE_S2,	/* VMSAv8-64 stage 2 */
 	IOPT_ARM_32_LPAE_S1,	/* VMSAv7 long-descriptor stage 1 */
 	IOPT_ARM_32_LPAE_S2,	/* VMSAv7 long-descriptor stage 2 */
 	IOPT_ARM_V7S,		/* VMSAv7 short-descriptor */
-	IOPT_FMT_COUNT
+	IOPT_PGTABLE_FMT_COUNT
 };
 
-/* Permissions and memory type of a mapping (iopt_map_pages' prot). */
+/* Permissions and memory type of a mapping (iopt_pgtable_map_pages' prot). */
 #define IOPT_READ	(1u << 0)	/* device may read */
 #define IOPT_WRITE	(1u << 1)	/* device may write */
 #define IOPT_CACHE	(1u << 2)	/* normal write-back cacheable memory */
@@ -50,35 +52,33 @@ enum iopt_fmt {
 #define IOPT_PRIV	(1u << 5)	/* privileged accesses only */
 #define IOPT_PROT_MASK	0x3fu
 
-/* Quirks (iopt_cfg.quirks): behaviour some IOMMUs need. */
-#define IOPT_QUIRK_NS		(1u << 0) /* non-secure leaves, NSTable tables */
-#define IOPT_QUIRK_NO_PERMS	(1u << 1) /* v7s: AP bits not used as perms */
-#define IOPT_QUIRK_TTBR1	(1u << 2) /* 64-bit S1: upper (TTBR1) VA range */
-#define IOPT_QUIRK_OUTER_WBWA	(1u << 3) /* non-coherent walk, outer WBWA */
-#define IOPT_QUIRK_HD		(1u << 4) /* 64-bit S1: hardware dirty (DBM) */
-#define IOPT_QUIRK_S2FWB	(1u << 5) /* 64-bit S2: forced write-back */
-#define IOPT_QUIRK_MTK_EXT	(1u << 6) /* v7s: MediaTek PA bits 32-34 */
-#define IOPT_QUIRK_MTK_TTBR_EXT	(1u << 7) /* v7s: MediaTek TTBR PA extension */
+/* Quirks (iopt_pgtable_cfg.quirks): behaviour some IOMMUs need. */
+#define IOPT_PGTABLE_QUIRK_NS		(1u << 0) /* non-secure leaves, NSTable tables */
+#define IOPT_PGTABLE_QUIRK_NO_PERMS	(1u << 1) /* v7s: AP bits not used as perms */
+#define IOPT_PGTABLE_QUIRK_TTBR1	(1u << 2) /* 64-bit S1: upper (TTBR1) VA range */
+#define IOPT_PGTABLE_QUIRK_OUTER_WBWA	(1u << 3) /* non-coherent walk, outer WBWA */
+#define IOPT_PGTABLE_QUIRK_HD		(1u << 4) /* 64-bit S1: hardware dirty (DBM) */
+#define IOPT_PGTABLE_QUIRK_S2FWB	(1u << 5) /* 64-bit S2: forced write-back */
+#define IOPT_PGTABLE_QUIRK_MTK_EXT	(1u << 6) /* v7s: MediaTek PA bits 32-34 */
+#define IOPT_PGTABLE_QUIRK_MTK_TTBR_EXT	(1u << 7) /* v7s: MediaTek TTBR PA extension */
 
 /*
- * A gather collects the range of leaves an unmap removed or replaced, so
- * that the caller can invalidate it in one go. [start, last] is inclusive
- * (so that the top of the address space fits); empty when start > last.
- * It covers every leaf added, and never more than the unmap's request
- * and the blocks its pages were part of; an unmap that stops early (at
- * an address not mapped) may leave it covering the rest of its request
- * in the leaf table where it stopped, since single pages are gathered
- * from the request before their leaves are read.
+ * A gather collects the range of leaves an unmap removed or replaced, so that
+ * the caller can invalidate it in one go. [start, last] is inclusive (so that
+ * the top of the address space fits); empty when start > last. It covers every
+ * leaf added, and never more than the unmap's request and the blocks its pages
+ * were part of; an unmap that stops early (at an address not mapped) may leave
+ * it covering the rest of its request in the leaf table where it stopped, since
+ * single pages are gathered from the request before their leaves are read.
  * pgsize is the smallest leaf size added (0 when empty): invalidating by
- * address every pgsize step of [start, last] reaches every such leaf.
- * sizes is the OR of the sizes of every leaf added: with one bit set,
- * every leaf added had that size, a level hint exactly as add_page's
- * granule (struct iopt_tlb_ops); with several bits set (a split reports
- * the block it replaced and the page it removed) a range invalidation of
- * [start, last] must not carry a level hint. Initialise with
- * iopt_gather_init().
+ * address every pgsize step of [start, last] reaches every such leaf. sizes is
+ * the OR of the sizes of every leaf added: with one bit set, every leaf added
+ * had that size, a level hint exactly as add_page's granule (struct
+ * iopt_pgtable_tlb_ops); with several bits set (a split reports the block it
+ * replaced and the page it removed) a range invalidation of [start, last] must
+ * not carry a level hint. Initialise with iopt_pgtable_gather_init().
  */
-struct iopt_gather {
+struct iopt_pgtable_gather {
 	uint64_t start;
 	uint64_t last;
 	uint64_t pgsize;
@@ -107,9 +107,9 @@ struct iopt_gather {
  * the table's range (flush_walk; granule = the item size if it was a
  * last-level table, else 0).
  *
- * Ordering: a callback is called after the entries it reports were
- * replaced and, for a non-coherent walker, synced (iopt_mem_ops.sync), so
- * that a walk which starts after the invalidation reads the new entries.
+ * Ordering: a callback is called after the entries it reports were replaced
+ * and, for a non-coherent walker, synced (iopt_pgtable_mem_ops.sync), so that a
+ * walk which starts after the invalidation reads the new entries.
  *
  * flush_all:  invalidate every translation of this table and wait (the
  *             page tables do not call it today; it is there for drivers
@@ -123,21 +123,21 @@ struct iopt_gather {
  *             table or writes a run's replacement.
  * add_page:   one leaf item of granule bytes at iova (aligned to granule)
  *             was removed or replaced, or had its dirty state cleaned by
- *             iopt_read_and_clear_dirty(); queue the invalidation of leaf
- *             entries there (walk caches may stay). gather is the unmap
+ *             iopt_pgtable_read_and_clear_dirty(); queue the invalidation of
+ *             leaf entries there (walk caches may stay). gather is the unmap
  *             caller's (NULL if none) and already includes the leaf; the
- *             invalidation completes at the next iopt_tlb_sync() (a failed
- *             map calls it before returning). The page table counts a
+ *             invalidation completes at the next iopt_pgtable_tlb_sync() (a
+ *             failed map calls it before returning). The page table counts a
  *             report as issued when add_page returns: a concurrent unmap
- *             through a split table relies on the block's invalidation
- *             from then on, and completes it only through sync.
+ *             through a split table relies on the block's invalidation from
+ *             then on, and completes it only through sync.
  * sync:       wait until every invalidation issued so far has completed.
  */
-struct iopt_tlb_ops {
+struct iopt_pgtable_tlb_ops {
 	void (*flush_all)(void *cookie);
 	void (*flush_walk)(uint64_t iova, uint64_t size, uint64_t granule,
 			   void *cookie);
-	void (*add_page)(struct iopt_gather *gather, uint64_t iova,
+	void (*add_page)(struct iopt_pgtable_gather *gather, uint64_t iova,
 			 uint64_t granule, void *cookie);
 	void (*sync)(void *cookie);
 };
@@ -155,16 +155,16 @@ struct iopt_tlb_ops {
  * sync:         make [va, va + size) visible to a non-coherent walker
  *               (cache clean). Called only when coherent_walk is false.
  */
-struct iopt_mem_ops {
+struct iopt_pgtable_mem_ops {
 	void *(*alloc)(size_t size, uint64_t *pa, void *ctx);
 	void (*free)(void *va, uint64_t pa, size_t size, void *ctx);
 	void *(*phys_to_virt)(uint64_t pa, void *ctx);
 	void (*sync)(void *va, size_t size, void *ctx);
 };
 
-/* Configuration given to iopt_alloc(). */
-struct iopt_cfg {
-	enum iopt_fmt fmt;
+/* Configuration given to iopt_pgtable_alloc(). */
+struct iopt_pgtable_cfg {
+	enum iopt_pgtable_fmt fmt;
 	/* LPAE translation granule in bytes: 4096, 16384 or 65536 (0: 4096).
 	 * 32-bit LPAE and v7s support only 4096. */
 	uint32_t granule;
@@ -172,30 +172,30 @@ struct iopt_cfg {
 	uint64_t pgsize_bitmap;
 	/* Input address bits: 64-bit LPAE 25-48 (52 with the 64K granule);
 	 * 32-bit LPAE stage 1 25-32, stage 2 25-40; v7s 25-32 (TTBCR.N 0-7),
-	 * 33-34 with IOPT_QUIRK_MTK_EXT. A stage 2 ias also needs a start
-	 * level the VTCR can encode (docs/pgtable.md). */
+	 * 33-34 with IOPT_PGTABLE_QUIRK_MTK_EXT. A stage 2 ias also needs a
+	 * start level the VTCR can encode (docs/pgtable.md). */
 	unsigned ias;
 	unsigned oas;		/* output address bits */
-	uint32_t quirks;	/* IOPT_QUIRK_* */
+	uint32_t quirks;	/* IOPT_PGTABLE_QUIRK_* */
 	bool coherent_walk;	/* walker snoops CPU caches */
 	bool serialised;	/* one lock around every operation (baseline) */
-	const struct iopt_tlb_ops *tlb;
+	const struct iopt_pgtable_tlb_ops *tlb;
 	void *tlb_cookie;
 	/* NULL: the default: host memory at its own address when oas >= 48,
 	 * else (and for v7s) a private simulated window at 2-4 GiB, so that
 	 * table addresses fit the format (docs/pgtable.md). */
-	const struct iopt_mem_ops *mem;
+	const struct iopt_pgtable_mem_ops *mem;
 	void *mem_ctx;
 };
 
 /*
- * What a driver programs into the IOMMU for this table.
- * LPAE stage 1: ttbr = TTBR0 (TTBR1 with IOPT_QUIRK_TTBR1), tcr = TCR
+ * What a driver programs into the IOMMU for this table. LPAE stage 1: ttbr =
+ * TTBR0 (TTBR1 with IOPT_PGTABLE_QUIRK_TTBR1), tcr = TCR
  *   (AArch64 TCR_EL1 layout; 32-bit: TTBCR with EAE), mair = MAIR.
  * LPAE stage 2: ttbr = VTTBR, tcr = VTCR.
  * v7s: ttbr = TTBR0, tcr = TTBCR, nmrr/prrr = TEX-remap registers.
  */
-struct iopt_regs {
+struct iopt_pgtable_regs {
 	uint64_t ttbr;
 	uint64_t tcr;
 	uint64_t mair;
@@ -203,9 +203,9 @@ struct iopt_regs {
 	uint32_t prrr;
 };
 
-/* Geometry and registers of a created table (iopt_get_info()). */
-struct iopt_info {
-	enum iopt_fmt fmt;
+/* Geometry and registers of a created table (iopt_pgtable_get_info()). */
+struct iopt_pgtable_info {
+	enum iopt_pgtable_fmt fmt;
 	/* Every page size map accepts: the blocks, pages and contiguous runs
 	 * the architecture defines for this granule, start level and oas
 	 * (Arm ARM D8.3, D8.7.1), none larger than 2^ias. */
@@ -215,21 +215,21 @@ struct iopt_info {
 	unsigned levels;		/* lookup levels */
 	unsigned start_level;		/* architectural number of the top */
 	unsigned concat;		/* concatenated top tables (1 if none) */
-	struct iopt_regs regs;
+	struct iopt_pgtable_regs regs;
 };
 
 /* One step of a walk: the descriptor read at one level. */
-struct iopt_walk_level {
+struct iopt_pgtable_walk_level {
 	unsigned level;		/* architectural level */
 	uint64_t table_pa;	/* physical address of the table read */
 	unsigned index;		/* entry index in that table */
 	uint64_t desc;		/* the descriptor value loaded */
 };
 
-/* What iopt_walk() saw. */
-struct iopt_walk {
+/* What iopt_pgtable_walk() saw. */
+struct iopt_pgtable_walk {
 	unsigned nr_levels;		/* entries filled in level[] */
-	struct iopt_walk_level level[4];
+	struct iopt_pgtable_walk_level level[4];
 	bool mapped;			/* a leaf was found */
 	uint64_t oa;			/* output address of the input address */
 	uint64_t leaf_size;		/* size of the leaf's page or run */
@@ -246,17 +246,17 @@ struct iopt_pgtable;
  *   -ENOMEM  out of memory.
  * On failure nothing is allocated.
  */
-IOPT_API int iopt_alloc(const struct iopt_cfg *cfg, struct iopt_pgtable **out);
+IOPT_API int iopt_pgtable_alloc(const struct iopt_pgtable_cfg *cfg, struct iopt_pgtable **out);
 
 /*
  * Free the table and every table under it. No other call on pt may be in
  * progress. Waits for deferred frees (RCU callbacks) of this table.
  */
-IOPT_API void iopt_free(struct iopt_pgtable *pt);
+IOPT_API void iopt_pgtable_free(struct iopt_pgtable *pt);
 
 /* Geometry, page sizes and register values. Never fails. */
-IOPT_API void iopt_get_info(const struct iopt_pgtable *pt,
-			    struct iopt_info *info);
+IOPT_API void iopt_pgtable_get_info(const struct iopt_pgtable *pt,
+				    struct iopt_pgtable_info *info);
 
 /*
  * Map pgcount pages of pgsize bytes at iova to paddr with prot.
@@ -274,75 +274,73 @@ IOPT_API void iopt_get_info(const struct iopt_pgtable *pt,
  *   -ENOMEM  a table could not be allocated.
  * Tables allocated before a failure may stay (empty); they are valid.
  */
-IOPT_API int iopt_map_pages(struct iopt_pgtable *pt, uint64_t iova,
-			    uint64_t paddr, uint64_t pgsize, size_t pgcount,
-			    unsigned prot, uint64_t *mapped);
+IOPT_API int iopt_pgtable_map_pages(struct iopt_pgtable *pt, uint64_t iova,
+				    uint64_t paddr, uint64_t pgsize, size_t pgcount,
+				    unsigned prot, uint64_t *mapped);
 
 /*
- * Unmap pgcount pages of pgsize bytes at iova. Larger mappings that the
- * range covers only in part are split; smaller mappings inside the range
- * are removed with it. Removed leaves (and blocks replaced by a split)
- * are added to gather (may be NULL) and the TLB ops' add_page; the caller
- * then calls iopt_tlb_sync(). Removed tables and broken runs are
- * invalidated (flush_walk) and synced inside the call.
- * The unmap is not complete before the invalidation of every block its
- * pages were part of: when another thread's split of that block has
- * published its table but not yet returned from add_page for the block,
- * this call reports the block too (docs/pgtable.md, "Concurrency
- * contract", 10).
- * Returns the bytes unmapped from iova on: it stops early at the first
- * address that is not mapped, or when a split cannot get memory. Returns
- * -EINVAL or -ERANGE (as for map) for invalid arguments, changing nothing.
+ * Unmap pgcount pages of pgsize bytes at iova. Larger mappings that the range
+ * covers only in part are split; smaller mappings inside the range are removed
+ * with it. Removed leaves (and blocks replaced by a split) are added to gather
+ * (may be NULL) and the TLB ops' add_page; the caller then calls
+ * iopt_pgtable_tlb_sync(). Removed tables and broken runs are invalidated
+ * (flush_walk) and synced inside the call. The unmap is not complete before the
+ * invalidation of every block its pages were part of: when another thread's
+ * split of that block has published its table but not yet returned from
+ * add_page for the block, this call reports the block too (docs/pgtable.md,
+ * "Concurrency contract", 10). Returns the bytes unmapped from iova on: it
+ * stops early at the first address that is not mapped, or when a split cannot
+ * get memory. Returns -EINVAL or -ERANGE (as for map) for invalid arguments,
+ * changing nothing.
  */
-IOPT_API int64_t iopt_unmap_pages(struct iopt_pgtable *pt, uint64_t iova,
-				  uint64_t pgsize, size_t pgcount,
-				  struct iopt_gather *gather);
+IOPT_API int64_t iopt_pgtable_unmap_pages(struct iopt_pgtable *pt, uint64_t iova,
+					  uint64_t pgsize, size_t pgcount,
+					  struct iopt_pgtable_gather *gather);
 
 /*
  * Translate iova. Returns 0 and *pa, -ENOENT if not mapped, -ERANGE if
  * iova is outside the input range.
  */
-IOPT_API int iopt_iova_to_phys(struct iopt_pgtable *pt, uint64_t iova,
-			       uint64_t *pa);
+IOPT_API int iopt_pgtable_iova_to_phys(struct iopt_pgtable *pt, uint64_t iova,
+				       uint64_t *pa);
 
 /* Walk iova, reporting every descriptor read. 0, or -ERANGE. */
-IOPT_API int iopt_walk(struct iopt_pgtable *pt, uint64_t iova,
-		       struct iopt_walk *walk);
+IOPT_API int iopt_pgtable_walk(struct iopt_pgtable *pt, uint64_t iova,
+			       struct iopt_pgtable_walk *walk);
 
-/* Do not clear dirty state in iopt_read_and_clear_dirty(). */
-#define IOPT_DIRTY_NO_CLEAR (1u << 0)
+/* Do not clear dirty state in iopt_pgtable_read_and_clear_dirty(). */
+#define IOPT_PGTABLE_DIRTY_NO_CLEAR (1u << 0)
 
 /*
  * For every leaf in [iova, iova + size) that is writable-dirty, call
- * record(leaf_iova, leaf_size, arg) and, unless IOPT_DIRTY_NO_CLEAR, make
- * it writable-clean again. A leaf is a page, a block, or a whole
- * contiguous run (dirty if any of its items is: the hardware may mark any
- * item of a run, Arm ARM D8.5.5); its range may extend beyond the request.
- * Needs IOPT_QUIRK_HD. Returns 0, or -EINVAL (no HD, unknown flags, size
- * 0) or -ERANGE, changing nothing.
+ * record(leaf_iova, leaf_size, arg) and, unless IOPT_PGTABLE_DIRTY_NO_CLEAR,
+ * make it writable-clean again. A leaf is a page, a block, or a whole
+ * contiguous run (dirty if any of its items is: the hardware may mark any item
+ * of a run, Arm ARM D8.5.5); its range may extend beyond the request. Needs
+ * IOPT_PGTABLE_QUIRK_HD. Returns 0, or -EINVAL (no HD, unknown flags, size 0)
+ * or -ERANGE, changing nothing.
  *
- * TLB: a TLB entry cached writable-dirty lets the device keep writing
- * without setting the dirty state again, so cleaning invalidates as unmap
- * does: each cleaned item is added to gather (may be NULL) and passed to
- * the TLB ops' add_page, after the cleaned descriptor is visible to the
- * walker. The caller then calls iopt_tlb_sync() (once for any number of
- * calls) before it relies on the report, e.g. before copying the recorded
- * pages: every write that completes after that sync sets the dirty state
- * again and is reported by a later call; a write that completed before it
- * is in the data the caller copies after it. With IOPT_DIRTY_NO_CLEAR
- * nothing is invalidated.
+ * TLB: a TLB entry cached writable-dirty lets the device keep writing without
+ * setting the dirty state again, so cleaning invalidates as unmap does: each
+ * cleaned item is added to gather (may be NULL) and passed to the TLB ops'
+ * add_page, after the cleaned descriptor is visible to the walker. The caller
+ * then calls iopt_pgtable_tlb_sync() (once for any number of calls) before it
+ * relies on the report, e.g. before copying the recorded pages: every write
+ * that completes after that sync sets the dirty state again and is reported by
+ * a later call; a write that completed before it is in the data the caller
+ * copies after it. With IOPT_PGTABLE_DIRTY_NO_CLEAR nothing is invalidated.
  *
  * Concurrency: as the other calls (see the top of this file). A cleaned
  * descriptor is changed by compare-and-swap from the value read, so an
  * entry that a concurrent call changed is never overwritten.
  */
-IOPT_API int iopt_read_and_clear_dirty(struct iopt_pgtable *pt,
-				       uint64_t iova, uint64_t size,
-				       unsigned flags,
-				       struct iopt_gather *gather,
-				       void (*record)(uint64_t iova,
-						      uint64_t size,
-						      void *arg),
+IOPT_API int iopt_pgtable_read_and_clear_dirty(struct iopt_pgtable *pt,
+					       uint64_t iova, uint64_t size,
+					       unsigned flags,
+					       struct iopt_pgtable_gather *gather,
+					       void (*record)(uint64_t iova,
+							      uint64_t size,
+							      void *arg),
 				       void *arg);
 
 /*
@@ -351,24 +349,24 @@ IOPT_API int iopt_read_and_clear_dirty(struct iopt_pgtable *pt,
  * a sync another thread started. Back-to-back calls with nothing pending
  * do not call sync.
  */
-IOPT_API void iopt_tlb_sync(struct iopt_pgtable *pt);
+IOPT_API void iopt_pgtable_tlb_sync(struct iopt_pgtable *pt);
 
 /* Make a gather empty. */
-IOPT_API void iopt_gather_init(struct iopt_gather *gather);
+IOPT_API void iopt_pgtable_gather_init(struct iopt_pgtable_gather *gather);
 
 /* Statistics: tables allocated and freed over the table's life. */
-struct iopt_stats {
+struct iopt_pgtable_stats {
 	uint64_t tables_allocated;
 	uint64_t tables_freed;
 	uint64_t splits;	/* blocks split into a table */
 	uint64_t run_breaks;	/* contiguous runs broken */
 };
 
-IOPT_API void iopt_get_stats(const struct iopt_pgtable *pt,
-			     struct iopt_stats *stats);
+IOPT_API void iopt_pgtable_get_stats(const struct iopt_pgtable *pt,
+				     struct iopt_pgtable_stats *stats);
 
 /* Human-readable name of a format ("arm64-lpae-s1", ...). */
-IOPT_API const char *iopt_fmt_name(enum iopt_fmt fmt);
+IOPT_API const char *iopt_pgtable_fmt_name(enum iopt_pgtable_fmt fmt);
 
 #ifdef __cplusplus
 }

@@ -64,11 +64,11 @@ IOPT_API int iopt_physmem_free(struct iopt_physmem *pm, uint64_t pa,
 IOPT_API uint64_t iopt_physmem_used(const struct iopt_physmem *pm);
 
 /*
- * Table-memory operations for struct iopt_cfg, with the physmem as mem_ctx.
- * Their sync does nothing: a walker that reads the physmem sees the CPU's
- * writes (a coherent walk).
+ * Table-memory operations for struct iopt_pgtable_cfg, with the physmem as
+ * mem_ctx. Their sync does nothing: a walker that reads the physmem sees the
+ * CPU's writes (a coherent walk).
  */
-IOPT_API const struct iopt_mem_ops *iopt_physmem_mem_ops(void);
+IOPT_API const struct iopt_pgtable_mem_ops *iopt_physmem_mem_ops(void);
 
 #ifdef __cplusplus
 }

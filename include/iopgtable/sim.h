@@ -48,7 +48,7 @@ extern "C" {
 #define IOPT_SIM_MAX_CPUS 256
 
 struct iopt_sim;
-struct iopt_smmu;
+struct iopt_smmuv3;
 struct iopt_smmuv2;
 
 /* Memory model the simulated CPUs see. */
@@ -194,22 +194,21 @@ IOPT_API void iopt_sim_work(uint64_t cycles);
  * -EINVAL.
  * 0, -EINVAL, -ENOSPC (too many models), -EBUSY inside a run.
  */
-IOPT_API int iopt_sim_attach_smmu(struct iopt_sim *sim,
-				   struct iopt_smmu *smmu, double model_ghz);
+IOPT_API int iopt_sim_attach_smmuv3(struct iopt_sim *sim,
+				   struct iopt_smmuv3 *smmu, double model_ghz);
 IOPT_API int iopt_sim_attach_smmuv2(struct iopt_sim *sim,
 				     struct iopt_smmuv2 *smmu,
 				     double model_ghz);
 
 /*
  * Take a model off the simulation's timeline (attached with
- * iopt_sim_attach_smmu*): call before destroying it. The simulation
- * never calls it again; another model may take its place. 0; -ENOENT: not
- * attached (nothing changed); -EINVAL: sim or model NULL; -EBUSY from
- * inside a run, or while a thread started from the host context has not
- * been joined (it may still call the model). The register port's
- * occupancy goes with it.
+ * iopt_sim_attach_smmuv*): call before destroying it. The simulation never
+ * calls it again; another model may take its place. 0; -ENOENT: not attached
+ * (nothing changed); -EINVAL: sim or model NULL; -EBUSY from inside a run, or
+ * while a thread started from the host context has not been joined (it may
+ * still call the model). The register port's occupancy goes with it.
  */
-IOPT_API int iopt_sim_detach_smmu(struct iopt_sim *sim, struct iopt_smmu *smmu);
+IOPT_API int iopt_sim_detach_smmuv3(struct iopt_sim *sim, struct iopt_smmuv3 *smmu);
 IOPT_API int iopt_sim_detach_smmuv2(struct iopt_sim *sim,
 				     struct iopt_smmuv2 *smmu);
 

@@ -7,12 +7,12 @@
  * syndrome, TLB maintenance, TLBSYNC/TLBSTATUS, ATS1*), translation
  * through the table walker and TLB shared with the SMMUv3 model.
  *
- * A sibling of the SMMUv3 model in <iopgtable/smmu.h>, whose memory
- * interface (struct iopt_smmu_mem, iopt_smmu_physmem()) and cache
- * geometry (struct iopt_smmu_cache_params) it uses unchanged. It has its
- * own header because almost nothing else is common: SMMUv2 is programmed
- * through registers only (no stream table, no queues), its faults are
- * syndrome registers and interrupts, not event records.
+ * A sibling of the SMMUv3 model in <iopgtable/smmuv3.h>; what both use
+ * unchanged, the memory interface (struct iopt_smmu_mem, iopt_smmu_physmem())
+ * and cache geometry (struct iopt_smmu_cache_params), is in
+ * <iopgtable/smmu_common.h>. It has its own header because almost nothing else
+ * is common: SMMUv2 is programmed through registers only (no stream table, no
+ * queues), its faults are syndrome registers and interrupts, not event records.
  *
  * The SMMUv2 architecture document (IHI0062) is not among the sources this
  * model was written from; register offsets and field positions come from
@@ -40,7 +40,7 @@
 #include <stdint.h>
 
 #include <iopgtable/common.h>
-#include <iopgtable/smmu.h>
+#include <iopgtable/smmu_common.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -184,10 +184,10 @@ IOPT_API uint64_t iopt_smmuv2_next_event(struct iopt_smmuv2 *s);
 IOPT_API int iopt_smmuv2_run_until(struct iopt_smmuv2 *s, uint64_t cycle);
 
 /*
- * Free-running adapter, as iopt_smmu_runner_start() for SMMUv3: a thread
- * runs the model at cycle = (host ns since start) * cycles_per_ns. 0;
- * -EINVAL; -ENOMEM; or the thread library's negative errno. Nothing is
- * left attached on failure.
+ * Free-running adapter, as iopt_smmuv3_runner_start() for SMMUv3: a thread runs
+ * the model at cycle = (host ns since start) * cycles_per_ns. 0; -EINVAL;
+ * -ENOMEM; or the thread library's negative errno. Nothing is left attached on
+ * failure.
  */
 struct iopt_smmuv2_runner;
 IOPT_API int iopt_smmuv2_runner_start(struct iopt_smmuv2 *s, double cycles_per_ns,

@@ -3,9 +3,9 @@
  * Testbed: the whole chain a DMA mapping crosses, built in one call.
  *
  *   simulated physical memory (iopgtable/physmem.h)
- *     -> an SMMU model, SMMUv3 (iopgtable/smmu.h) or SMMUv2 (smmuv2.h)
- *     -> its driver, probed on the model (driver.h, driver_v2.h)
- *     -> optionally a DMA domain (dma.h) with its invalidation policy,
+ *     -> an SMMU model, SMMUv3 (iopgtable/smmuv3.h) or SMMUv2 (smmuv2.h) -> its
+ *     driver, probed on the model (smmuv3_drv.h, smmuv2_drv.h) -> optionally a
+ *     DMA domain (dma.h) with its invalidation policy,
  *        attached to one stream
  *     -> a device that translates through the model on the driver's
  *        timeline (iopt_testbed_dev_access()).
@@ -30,10 +30,10 @@
 
 #include <iopgtable/common.h>
 #include <iopgtable/dma.h>
-#include <iopgtable/driver.h>
-#include <iopgtable/driver_v2.h>
+#include <iopgtable/smmuv3_drv.h>
+#include <iopgtable/smmuv2_drv.h>
 #include <iopgtable/physmem.h>
-#include <iopgtable/smmu.h>
+#include <iopgtable/smmuv3.h>
 #include <iopgtable/smmuv2.h>
 
 #ifdef __cplusplus
@@ -50,12 +50,12 @@ enum iopt_testbed_smmu {
 enum iopt_testbed_clock {
 	/* The driver's own virtual clock (or drv3/drv2.clock when set). */
 	IOPT_TESTBED_CLOCK_VIRTUAL,
-	/* A free-running runner thread (iopt_smmu_runner_start()). */
+	/* A free-running runner thread (iopt_smmuv3_runner_start()). */
 	IOPT_TESTBED_CLOCK_RUNNER,
 	/* The simulation's timeline: the model attached to cfg.sim
-	 * (iopt_sim_attach_smmu()), params.shared_clock set, the driver's
-	 * clock iopt_sim_model_cycles(). The host library's sim.h stubs
-	 * make create fail with -ENOTSUP. */
+	 * (iopt_sim_attach_smmuv3()), params.shared_clock set, the driver's
+	 * clock iopt_sim_model_cycles(). The host library's sim.h stubs make
+	 * create fail with -ENOTSUP. */
 	IOPT_TESTBED_CLOCK_SIM,
 };
 
@@ -75,14 +75,14 @@ struct iopt_testbed_cfg {
 	unsigned mem_latency;			/* 10 cycles */
 	const struct iopt_smmu_mem *mem;
 
-	/* The model: v3 for SMMUv3 (iopt_smmu_default_params()), v2 for
+	/* The model: v3 for SMMUv3 (iopt_smmuv3_default_params()), v2 for
 	 * SMMUv2 (the "mmu-500" preset). irq, when set, receives the
 	 * model's interrupts (with the model's lock held: it must not call
 	 * the model); irq_to_driver forwards them to iopt_smmuv3_drv_irq()
 	 * first, once probe has returned (SMMUv3 only; the SMMUv2 driver
 	 * takes no interrupts). With neither the model is created without
 	 * wired interrupt outputs. */
-	struct iopt_smmu_params v3;
+	struct iopt_smmuv3_params v3;
 	struct iopt_smmuv2_params v2;
 	void (*irq)(void *ctx, unsigned line, uint64_t cycle);
 	void *irq_ctx;
@@ -155,7 +155,7 @@ IOPT_API void iopt_testbed_destroy(struct iopt_testbed *tb);
  * driver, no domain) and for a NULL tb. Never fail; any thread. */
 IOPT_API enum iopt_testbed_smmu iopt_testbed_smmu(const struct iopt_testbed *tb);
 IOPT_API struct iopt_physmem *iopt_testbed_physmem(const struct iopt_testbed *tb);
-IOPT_API struct iopt_smmu *iopt_testbed_smmuv3(const struct iopt_testbed *tb);
+IOPT_API struct iopt_smmuv3 *iopt_testbed_smmuv3(const struct iopt_testbed *tb);
 IOPT_API struct iopt_smmuv2 *iopt_testbed_smmuv2(const struct iopt_testbed *tb);
 IOPT_API struct iopt_smmuv3_drv *iopt_testbed_smmuv3_drv(const struct iopt_testbed *tb);
 IOPT_API struct iopt_smmuv2_drv *iopt_testbed_smmuv2_drv(const struct iopt_testbed *tb);
@@ -176,12 +176,11 @@ IOPT_API int iopt_testbed_dma_cfg(const struct iopt_testbed *tb,
  * The device reads (write false) or writes iova on stream sid through the
  * model, on the driver's timeline (iopt_smmuv3_drv_translate(),
  * iopt_smmuv2_drv_translate()). Returns 0 and *pa (may be NULL) when it
- * translated; -EFAULT when it faulted, with *fault (may be NULL) the
- * SMMUv3 event type (IOPT_EVT_*; the event record, when the
- * configuration asks for one, is read with iopt_smmuv3_drv_poll()) or
- * the SMMUv2 result (IOPT_SMMUV2_ABORT, IOPT_SMMUV2_STALLED; the bank's
- * fault syndrome holds the rest); -EINVAL with no driver; or the model's
- * error. Any thread.
+ * translated; -EFAULT when it faulted, with *fault (may be NULL) the SMMUv3
+ * event type (IOPT_SMMUV3_EVT_*; the event record, when the configuration asks
+ * for one, is read with iopt_smmuv3_drv_poll()) or the SMMUv2 result
+ * (IOPT_SMMUV2_ABORT, IOPT_SMMUV2_STALLED; the bank's fault syndrome holds the
+ * rest); -EINVAL with no driver; or the model's error. Any thread.
  */
 IOPT_API int iopt_testbed_dev_access(struct iopt_testbed *tb, uint32_t sid,
 				     uint64_t iova, bool write, uint64_t *pa,

@@ -16,9 +16,9 @@
  *
  * Ordering contract (docs/dma.md "Concurrency"):
  *  D1. An unmapped range reaches the policy (iopt_fq_free) only after
- *      iopt_unmap_pages() returned, so the flush-all that releases it
- *      (which begins after the queueing, iova.h) invalidates a TLB that can
- *      no longer refill the old translation from the table.
+ *      iopt_pgtable_unmap_pages() returned, so the flush-all that releases it
+ *      (which begins after the queueing, iova.h) invalidates a TLB that can no
+ *      longer refill the old translation from the table.
  *  D2. A failed invalidation (driver error, sync timeout) increments
  *      fail_seq (acq_rel RMW) before the IOVA it concerns can be freed. A
  *      map that later gets that IOVA got it through the allocator's locks,
@@ -135,7 +135,7 @@ static void tlb_flush_walk(uint64_t iova, uint64_t size, uint64_t granule,
 	inv_sync(cookie, iova, size, granule, false);
 }
 
-static void tlb_add_page(struct iopt_gather *gather, uint64_t iova,
+static void tlb_add_page(struct iopt_pgtable_gather *gather, uint64_t iova,
 			 uint64_t granule, void *cookie)
 {
 	struct iopt_dma *d = cookie;
@@ -154,7 +154,7 @@ static void tlb_add_page(struct iopt_gather *gather, uint64_t iova,
  * the leaves to the flush-all (lazy); a walk-cache invalidation or a
  * failed map's cleanup (rare) pays a sync each.
  */
-static const struct iopt_tlb_ops dma_tlb_ops = {
+static const struct iopt_pgtable_tlb_ops dma_tlb_ops = {
 	.flush_all = tlb_flush_all,
 	.flush_walk = tlb_flush_walk,
 	.add_page = tlb_add_page,
@@ -207,7 +207,7 @@ void iopt_dma_default_cfg(struct iopt_dma_cfg *cfg)
 static void dma_free_parts(struct iopt_dma *d)
 {
 	iopt_fq_destroy(d->fq);
-	iopt_free(d->pt);
+	iopt_pgtable_free(d->pt);
 	iopt_iova_destroy(d->iova);
 	if (d->ddom)
 		d->ops->domain_free(d->ddom);
@@ -218,8 +218,8 @@ static void dma_free_parts(struct iopt_dma *d)
 int iopt_dma_create(const struct iopt_dma_cfg *cfg, struct iopt_dma **out)
 {
 	struct iopt_dma *d;
-	struct iopt_cfg pc;
-	struct iopt_info info;
+	struct iopt_pgtable_cfg pc;
+	struct iopt_pgtable_info info;
 	int ret;
 
 	if (!cfg || !out || !cfg->ops || !cfg->drv ||
@@ -248,10 +248,10 @@ int iopt_dma_create(const struct iopt_dma_cfg *cfg, struct iopt_dma **out)
 	pc.tlb = &dma_tlb_ops;
 	pc.tlb_cookie = d;
 	/* Validate the table before taking an ASID/VMID. */
-	ret = iopt_alloc(&pc, &d->pt);
+	ret = iopt_pgtable_alloc(&pc, &d->pt);
 	if (ret)
 		goto fail;
-	iopt_get_info(d->pt, &info);
+	iopt_pgtable_get_info(d->pt, &info);
 	if (info.fmt == IOPT_ARM_V7S && !d->ops->v7s) {
 		ret = -EINVAL;	/* a driver without AArch32-S contexts */
 		goto fail;
@@ -464,24 +464,23 @@ static uint64_t pick_pgsize(const struct iopt_dma *d, uint64_t va, uint64_t pa,
 }
 
 /*
- * The page size and count of the next iopt_unmap_pages() call of a
- * multi-call clear at va, left bytes to go (0: va is not mapped). A
- * block (or run of blocks) that starts at va and ends inside the range
- * goes whole, one per call: the size the walk finds is the size the map
- * wrote, so nothing is split and no table memory is needed. Anything
- * else goes in granule pages up to the end of the last-level table that
- * holds va, where a block could start: pages and runs of pages of that
- * table go with their own descriptors (no tables are unlinked, so no
- * host memory is needed either), and a block the range covers only in
- * part is split, as iopt_unmap_pages() documents.
+ * The page size and count of the next iopt_pgtable_unmap_pages() call of a
+ * multi-call clear at va, left bytes to go (0: va is not mapped). A block (or
+ * run of blocks) that starts at va and ends inside the range goes whole, one
+ * per call: the size the walk finds is the size the map wrote, so nothing is
+ * split and no table memory is needed. Anything else goes in granule pages up
+ * to the end of the last-level table that holds va, where a block could start:
+ * pages and runs of pages of that table go with their own descriptors (no
+ * tables are unlinked, so no host memory is needed either), and a block the
+ * range covers only in part is split, as iopt_pgtable_unmap_pages() documents.
  */
 static uint64_t clear_step(struct iopt_dma *d, uint64_t va, uint64_t left,
 			   size_t *count)
 {
-	struct iopt_walk w;
+	struct iopt_pgtable_walk w;
 	uint64_t s, to;
 
-	if (iopt_walk(d->pt, va, &w) || !w.mapped)
+	if (iopt_pgtable_walk(d->pt, va, &w) || !w.mapped)
 		return 0;
 	s = w.leaf_size;
 	if (s >= d->leaf_span && (s & d->pgsizes) && !(va & (s - 1)) &&
@@ -496,7 +495,7 @@ static uint64_t clear_step(struct iopt_dma *d, uint64_t va, uint64_t left,
 
 static __attribute__((noinline)) int64_t
 clear_blocks(struct iopt_dma *d, uint64_t va, uint64_t len,
-	     struct iopt_gather *g)
+	     struct iopt_pgtable_gather *g)
 {
 	uint64_t done = 0;
 
@@ -507,7 +506,7 @@ clear_blocks(struct iopt_dma *d, uint64_t va, uint64_t len,
 
 		if (!pg)
 			break;		/* not mapped: stop, as the page table does */
-		n = iopt_unmap_pages(d->pt, va + done, pg, count, g);
+		n = iopt_pgtable_unmap_pages(d->pt, va + done, pg, count, g);
 		if (n < 0)
 			return done ? (int64_t)done : n;
 		done += (uint64_t)n;
@@ -529,11 +528,11 @@ clear_blocks(struct iopt_dma *d, uint64_t va, uint64_t len,
  * longer one in steps (clear_step()).
  */
 static inline int64_t clear_range(struct iopt_dma *d, uint64_t va,
-				  uint64_t len, struct iopt_gather *g)
+				  uint64_t len, struct iopt_pgtable_gather *g)
 {
 	if (plat_likely(len < d->leaf_span))
-		return iopt_unmap_pages(d->pt, va, d->granule,
-					len >> d->granule_lg2, g);
+		return iopt_pgtable_unmap_pages(d->pt, va, d->granule,
+						len >> d->granule_lg2, g);
 	return clear_blocks(d, va, len, g);
 }
 
@@ -544,11 +543,11 @@ static inline int64_t clear_range(struct iopt_dma *d, uint64_t va,
 static int clear_strict(struct iopt_dma *d, uint64_t va, uint64_t len,
 			int64_t *cleared)
 {
-	struct iopt_gather g;
+	struct iopt_pgtable_gather g;
 	int64_t n;
 	int ret = 0;
 
-	iopt_gather_init(&g);
+	iopt_pgtable_gather_init(&g);
 	n = clear_range(d, va, len, &g);
 	if (cleared)
 		*cleared = n;
@@ -576,8 +575,8 @@ static int map_range(struct iopt_dma *d, uint64_t va, uint64_t pa, uint64_t len,
 		uint64_t pg = pick_pgsize(d, va + done, pa + done, len - done,
 					  &count);
 
-		ret = iopt_map_pages(d->pt, va + done, pa + done, pg, count,
-				     prot, NULL);
+		ret = iopt_pgtable_map_pages(d->pt, va + done, pa + done, pg, count,
+					     prot, NULL);
 		if (ret)
 			break;
 		done += pg * count;
@@ -693,9 +692,10 @@ int iopt_dma_map(struct iopt_dma *d, uint64_t paddr, uint64_t size,
 	if (plat_likely(npages == 1)) {
 		/* One granule (the common case): one page of the smallest
 		 * size, nothing to choose and nothing to undo on failure
-		 * (iopt_map_pages of one page maps it or changes nothing). */
-		ret = iopt_map_pages(d->pt, pfn << d->granule_lg2, paddr - off,
-				     d->granule, 1, prot, NULL);
+		 * (iopt_pgtable_map_pages of one page maps it or changes
+		 * nothing). */
+		ret = iopt_pgtable_map_pages(d->pt, pfn << d->granule_lg2, paddr - off,
+					     d->granule, 1, prot, NULL);
 	} else {
 		/* All or nothing: a failure has unmapped what it mapped. */
 		ret = map_range(d, pfn << d->granule_lg2, paddr - off, len, prot);
@@ -755,7 +755,7 @@ int iopt_dma_unmap(struct iopt_dma *d, uint64_t iova, uint64_t size,
 		   unsigned cpu)
 {
 	uint64_t off, len, va, npages;
-	struct iopt_gather g;
+	struct iopt_pgtable_gather g;
 	int64_t n;
 
 	if (!d)
@@ -772,8 +772,8 @@ int iopt_dma_unmap(struct iopt_dma *d, uint64_t iova, uint64_t size,
 		npages = 1;
 		/* Lazy policies: clear; the gather tells tlb_add_page that
 		 * the leaves are taken care of (by the flush-all, D1). */
-		iopt_gather_init(&g);
-		n = iopt_unmap_pages(d->pt, va, d->granule, 1, &g);
+		iopt_pgtable_gather_init(&g);
+		n = iopt_pgtable_unmap_pages(d->pt, va, d->granule, 1, &g);
 	} else {
 		len = (off + size + d->granule - 1) & ~(d->granule - 1);
 		npages = len >> d->granule_lg2;
@@ -787,7 +787,7 @@ int iopt_dma_unmap(struct iopt_dma *d, uint64_t iova, uint64_t size,
 		}
 		if (d->cfg.policy == IOPT_INVAL_STRICT)
 			return unmap_strict(d, va, len, cpu);
-		iopt_gather_init(&g);	/* as above */
+		iopt_pgtable_gather_init(&g);	/* as above */
 		n = clear_range(d, va, len, &g);
 	}
 	if (plat_unlikely(n != (int64_t)len))

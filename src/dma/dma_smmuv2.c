@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The DMA layer's driver ops over the SMMUv2 driver (iopgtable/driver_v2.h).
- * sync is the domain's context-bank TLBSYNC (every by-address
- * invalidation of a domain is written to its bank); flush_all is
- * TLBIASID + TLBSYNC, or TLBIVMID + sTLBGSYNC at stage 2.
+ * The DMA layer's driver ops over the SMMUv2 driver (iopgtable/smmuv2_drv.h).
+ * sync is the domain's context-bank TLBSYNC (every by-address invalidation of a
+ * domain is written to its bank); flush_all is TLBIASID + TLBSYNC, or TLBIVMID
+ * + sTLBGSYNC at stage 2.
  *
  * Before its first attach a domain's bank is not programmed (the driver
  * binds the table then) and no stream reaches it, so no TLB can hold a
@@ -16,7 +16,7 @@
 #include <errno.h>
 
 #include <iopgtable/dma.h>
-#include <iopgtable/driver_v2.h>
+#include <iopgtable/smmuv2_drv.h>
 
 #include "../driver/smmuv2_drv_internal.h"
 

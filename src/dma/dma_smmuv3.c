@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The DMA layer's driver ops over the SMMUv3 driver (iopgtable/driver.h).
+ * The DMA layer's driver ops over the SMMUv3 driver (iopgtable/smmuv3_drv.h).
  * It uses the driver's public calls, and its internal header only for the
  * domain's instance and the whole-domain TLBI command (so that flush_all
  * reports its error, which the page-table TLB op cannot).
@@ -8,7 +8,7 @@
 #include <errno.h>
 
 #include <iopgtable/dma.h>
-#include <iopgtable/driver.h>
+#include <iopgtable/smmuv3_drv.h>
 
 #include "../driver/smmuv3_drv_internal.h"
 
@@ -55,7 +55,7 @@ static int v3_sync(void *dom)
 static int v3_flush_all(void *dom)
 {
 	struct iopt_smmuv3_drv_domain *d = dom;
-	struct iopt_smmu_cmd c;
+	struct iopt_smmuv3_cmd c;
 
 	drv_domain_inv_all_cmd(d, &c);
 	drv_count(d->drv, flush_alls, 1);

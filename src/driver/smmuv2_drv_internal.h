@@ -3,7 +3,7 @@
  * SMMUv2 driver internals shared by its files:
  *   smmuv2_probe.c  probe/reset/remove, domains, attach/detach
  *   smmuv2_tlb.c    register access on the timeline, the sync poll loop,
- *                   struct iopt_tlb_ops, ATS1PR, RESUME
+ *                   struct iopt_pgtable_tlb_ops, ATS1PR, RESUME
  * Register offsets and fields: docs/driver.md "SMMUv2 driver" (from the
  * project's SMMUv2 reference notes; IHI0062 was not available).
  */
@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <iopgtable/driver_v2.h>
+#include <iopgtable/smmuv2_drv.h>
 
 #include "../platform/platform.h"
 #include "drv_alloc.h"

@@ -299,12 +299,12 @@ static int bind_table(struct iopt_smmuv2_drv_domain *dom,
 		      struct iopt_pgtable *pt)
 {
 	struct iopt_smmuv2_drv *drv = dom->drv;
-	struct iopt_info info;
+	struct iopt_pgtable_info info;
 	unsigned cb = dom->cb;
 	uint32_t cbar, sctlr;
 	int ret;
 
-	iopt_get_info(pt, &info);
+	iopt_pgtable_get_info(pt, &info);
 	switch (info.fmt) {
 	case IOPT_ARM_64_LPAE_S1:
 		if (dom->stage != 1)

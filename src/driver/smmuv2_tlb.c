@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * SMMUv2 driver: register access on the shared timeline, the TLB sync
- * poll loop, TLB maintenance behind struct iopt_tlb_ops, ATS1PR and
- * RESUME.
+ * SMMUv2 driver: register access on the shared timeline, the TLB sync poll
+ * loop, TLB maintenance behind struct iopt_pgtable_tlb_ops, ATS1PR and RESUME.
  *
  * The sync loop is the Linux arm-smmu driver's: write the sync register,
  * then for delay = 1, 2, 4 ... while below 1,000,000 us: read the status
@@ -315,7 +314,7 @@ static void tlb_flush_walk(uint64_t iova, uint64_t size, uint64_t granule,
 		iopt_smmuv2_drv_tlb_sync(dom);
 }
 
-static void tlb_add_page(struct iopt_gather *gather, uint64_t iova,
+static void tlb_add_page(struct iopt_pgtable_gather *gather, uint64_t iova,
 			 uint64_t granule, void *cookie)
 {
 	struct iopt_smmuv2_drv_domain *dom = dom_bound(cookie);
@@ -334,14 +333,14 @@ static void tlb_sync(void *cookie)
 		iopt_smmuv2_drv_tlb_sync(dom);
 }
 
-static const struct iopt_tlb_ops v2_tlb_ops = {
+static const struct iopt_pgtable_tlb_ops v2_tlb_ops = {
 	.flush_all = tlb_flush_all,
 	.flush_walk = tlb_flush_walk,
 	.add_page = tlb_add_page,
 	.sync = tlb_sync,
 };
 
-const struct iopt_tlb_ops *iopt_smmuv2_drv_tlb_ops(void)
+const struct iopt_pgtable_tlb_ops *iopt_smmuv2_drv_tlb_ops(void)
 {
 	return &v2_tlb_ops;
 }

@@ -27,7 +27,7 @@ int drv_read32(struct iopt_smmuv3_drv *drv, uint64_t off, uint32_t *val)
 {
 	uint64_t v = 0;
 	uint64_t c = drv_tl_enter(&drv->tl, drv->cfg.mmio_cycles);
-	int ret = iopt_smmu_mmio_read(drv->smmu, off, 4, &v, c);
+	int ret = iopt_smmuv3_mmio_read(drv->smmu, off, 4, &v, c);
 
 	drv_tl_exit(&drv->tl);
 	*val = (uint32_t)v;
@@ -37,7 +37,7 @@ int drv_read32(struct iopt_smmuv3_drv *drv, uint64_t off, uint32_t *val)
 int drv_write32(struct iopt_smmuv3_drv *drv, uint64_t off, uint32_t val)
 {
 	uint64_t c = drv_tl_enter(&drv->tl, drv->cfg.mmio_cycles);
-	int ret = iopt_smmu_mmio_write(drv->smmu, off, 4, val, c);
+	int ret = iopt_smmuv3_mmio_write(drv->smmu, off, 4, val, c);
 
 	drv_tl_exit(&drv->tl);
 	return ret;
@@ -46,7 +46,7 @@ int drv_write32(struct iopt_smmuv3_drv *drv, uint64_t off, uint32_t val)
 int drv_write64(struct iopt_smmuv3_drv *drv, uint64_t off, uint64_t val)
 {
 	uint64_t c = drv_tl_enter(&drv->tl, drv->cfg.mmio_cycles);
-	int ret = iopt_smmu_mmio_write(drv->smmu, off, 8, val, c);
+	int ret = iopt_smmuv3_mmio_write(drv->smmu, off, 8, val, c);
 
 	drv_tl_exit(&drv->tl);
 	return ret;
@@ -71,21 +71,21 @@ bus_wait(struct iopt_smmuv3_drv *drv, uint64_t delay)
 		return;
 	}
 	uint64_t now = drv_tl_enter(&drv->tl, 0);
-	uint64_t next = iopt_smmu_next_event(drv->smmu);
+	uint64_t next = iopt_smmuv3_next_event(drv->smmu);
 	uint64_t to = now;
 
 	if (next != UINT64_MAX && next > now)
 		to = next - now < delay ? next : now + delay;
 	/* Under tl.lock (virtual clock): the relaxed store of T4. */
 	plat_store_rlx64(&drv->tl.last, to);
-	iopt_smmu_run_until(drv->smmu, to);
+	iopt_smmuv3_run_until(drv->smmu, to);
 	drv_tl_exit(&drv->tl);
 	plat_cpu_relax();
 }
 
 int iopt_smmuv3_drv_translate(struct iopt_smmuv3_drv *drv,
-			      const struct iopt_smmu_txn *txn,
-			      struct iopt_smmu_resp *resp)
+			      const struct iopt_smmuv3_txn *txn,
+			      struct iopt_smmuv3_resp *resp)
 {
 	uint64_t c;
 	int ret;
@@ -93,7 +93,7 @@ int iopt_smmuv3_drv_translate(struct iopt_smmuv3_drv *drv,
 	if (!drv || !txn || !resp)
 		return -EINVAL;
 	c = drv_tl_enter(&drv->tl, drv->cfg.mmio_cycles);
-	ret = iopt_smmu_translate(drv->smmu, txn, c, resp);
+	ret = iopt_smmuv3_translate(drv->smmu, txn, c, resp);
 	drv_tl_exit(&drv->tl);
 	return ret;
 }

@@ -272,21 +272,21 @@ static int reserve(struct iopt_smmuv3_drv *drv, uint32_t need, bool set_owned,
 
 static void build_sync(struct iopt_smmuv3_drv *drv, uint32_t pos, uint64_t w[2])
 {
-	struct iopt_smmu_cmd c = { .opcode = IOPT_CMD_SYNC };
+	struct iopt_smmuv3_cmd c = { .opcode = IOPT_SMMUV3_CMD_SYNC };
 
 	if (drv->info.sync == IOPT_SMMUV3_DRV_SYNC_MSI) {
 		/* 4.7.3: the MSI (data 0) lands on the sync's own first
 		 * word; inner shareable, write-back (MSIAttr 0xf). */
-		c.cs = IOPT_SYNC_CS_IRQ;
+		c.cs = IOPT_SMMUV3_SYNC_CS_IRQ;
 		c.msi_addr = drv->cmdq.q.pa + (uint64_t)q_idx(&drv->cmdq.q, pos) *
 					      DRV_CMD_BYTES;
 		c.msi_data = 0;
 		c.msh = 3;
 		c.msi_attr = 0xf;
 	} else {
-		c.cs = drv->info.sev ? IOPT_SYNC_CS_SEV : IOPT_SYNC_CS_NONE;
+		c.cs = drv->info.sev ? IOPT_SMMUV3_SYNC_CS_SEV : IOPT_SMMUV3_SYNC_CS_NONE;
 	}
-	iopt_smmu_cmd_encode(&c, w);
+	iopt_smmuv3_cmd_encode(&c, w);
 }
 
 /* Host time a WFE waits before it looks again by itself (the generic
@@ -501,7 +501,7 @@ int drv_cmdq_issue(struct iopt_smmuv3_drv *drv, const uint64_t (*cmds)[2],
 }
 
 int iopt_smmuv3_drv_submit(struct iopt_smmuv3_drv *drv,
-			   const struct iopt_smmu_cmd *cmds, unsigned n,
+			   const struct iopt_smmuv3_cmd *cmds, unsigned n,
 			   bool sync)
 {
 	uint64_t w[DRV_BATCH_MAX][2];
@@ -509,7 +509,7 @@ int iopt_smmuv3_drv_submit(struct iopt_smmuv3_drv *drv,
 	if (!drv || !cmds || n == 0 || n > DRV_BATCH_MAX)
 		return -EINVAL;
 	for (unsigned i = 0; i < n; i++)
-		if (iopt_smmu_cmd_encode(&cmds[i], w[i]))
+		if (iopt_smmuv3_cmd_encode(&cmds[i], w[i]))
 			return -EINVAL;
 	return drv_cmdq_issue(drv, (const uint64_t (*)[2])w, n, sync);
 }
@@ -556,10 +556,10 @@ void drv_cmdq_recover(struct iopt_smmuv3_drv *drv)
 			 * CMD_SYNC (signal none) so that the queue goes on
 			 * and every later command still runs.
 			 */
-			struct iopt_smmu_cmd c = { .opcode = IOPT_CMD_SYNC };
+			struct iopt_smmuv3_cmd c = { .opcode = IOPT_SMMUV3_CMD_SYNC };
 			uint64_t w[2];
 
-			iopt_smmu_cmd_encode(&c, w);
+			iopt_smmuv3_cmd_encode(&c, w);
 			write_slot(cq, cons & (2 * cq->q.n - 1), w);
 			drv_count(drv, cmd_errors, 1);
 			break;

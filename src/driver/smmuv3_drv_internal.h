@@ -6,7 +6,7 @@
  *   smmuv3_cmdq.c   command insertion (both algorithms), sync waits,
  *                   command-error recovery
  *   smmuv3_probe.c  probe/remove, stream table, domains, attach/detach
- *   smmuv3_tlb.c    struct iopt_tlb_ops over the command queue
+ *   smmuv3_tlb.c    struct iopt_pgtable_tlb_ops over the command queue
  *   smmuv3_evtq.c   event queue, GERROR, interrupts
  */
 #ifndef IOPT_SMMUV3_DRV_INTERNAL_H
@@ -15,9 +15,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <iopgtable/driver.h>
+#include <iopgtable/smmuv3_drv.h>
 #include <iopgtable/physmem.h>
-#include <iopgtable/smmu.h>
+#include <iopgtable/smmuv3.h>
 
 #include "../platform/platform.h"
 #include "drv_alloc.h"
@@ -99,7 +99,7 @@ struct drv_cmdq {
 struct iopt_smmuv3_drv {
 	struct iopt_smmuv3_drv_cfg cfg;
 	struct iopt_smmuv3_drv_info info;
-	struct iopt_smmu *smmu;
+	struct iopt_smmuv3 *smmu;
 	struct iopt_physmem *pm;
 
 	/* Timeline: the model calls' cycles and order (drv_timeline.h,
@@ -115,7 +115,7 @@ struct iopt_smmuv3_drv {
 
 	struct drv_queue evtq;
 	uint32_t evtq_cons;	/* owned by the drainer */
-	uint64_t irq_pending;	/* bitmap of IOPT_SMMU_IRQ_* lines */
+	uint64_t irq_pending;	/* bitmap of IOPT_SMMUV3_IRQ_* lines */
 	/* EVTQ_BUSY: a thread drains; EVTQ_AGAIN: a poll asked it to look
 	 * again (smmuv3_evtq.c E1-E3). */
 	uint64_t evtq_state;
@@ -180,7 +180,7 @@ int drv_write_ack(struct iopt_smmuv3_drv *drv, uint64_t reg, uint64_t ack,
 /* ---- smmuv3_probe.c ---- */
 /* The TLBI of the domain's whole ASID (stage 1) or VMID (stage 2). */
 void drv_domain_inv_all_cmd(const struct iopt_smmuv3_drv_domain *dom,
-			    struct iopt_smmu_cmd *c);
+			    struct iopt_smmuv3_cmd *c);
 
 /* ---- smmuv3_cmdq.c ---- */
 int drv_cmdq_init(struct iopt_smmuv3_drv *drv, unsigned log2);

@@ -26,22 +26,22 @@ static void decode(const uint64_t w[4], struct iopt_smmuv3_drv_event *ev)
 	/* SSV and SubstreamID where the type defines them: C_BAD_SUBSTREAMID's
 	 * SubstreamID is always valid, without SSV (7.3.9); F_STREAM_DISABLED
 	 * and F_TRANSL_FORBIDDEN have neither (7.3.7, 7.3.8). */
-	if (ev->type == IOPT_EVT_C_BAD_SUBSTREAMID)
+	if (ev->type == IOPT_SMMUV3_EVT_C_BAD_SUBSTREAMID)
 		ev->ssv = true;
-	else if (ev->type != IOPT_EVT_F_STREAM_DISABLED &&
-		 ev->type != IOPT_EVT_F_TRANSL_FORBIDDEN)
+	else if (ev->type != IOPT_SMMUV3_EVT_F_STREAM_DISABLED &&
+		 ev->type != IOPT_SMMUV3_EVT_F_TRANSL_FORBIDDEN)
 		ev->ssv = EVT_SSV(w[0]);
 	if (ev->ssv)
 		ev->ssid = EVT_SSID(w[0]);
-	if (ev->type >= IOPT_EVT_F_TRANSLATION && ev->type <= IOPT_EVT_F_PERMISSION) {
+	if (ev->type >= IOPT_SMMUV3_EVT_F_TRANSLATION && ev->type <= IOPT_SMMUV3_EVT_F_PERMISSION) {
 		ev->pnu = w[1] & EVT1_PNU;
 		ev->ind = w[1] & EVT1_IND;
 		ev->read = w[1] & EVT1_RNW;
 		ev->s2 = w[1] & EVT1_S2;
 		ev->addr = w[2];
 		ev->ipa = w[3] & EVT3_IPA_MASK;
-	} else if (ev->type == IOPT_EVT_F_TRANSL_FORBIDDEN ||
-		   ev->type == IOPT_EVT_F_UUT) {
+	} else if (ev->type == IOPT_SMMUV3_EVT_F_TRANSL_FORBIDDEN ||
+		   ev->type == IOPT_SMMUV3_EVT_F_UUT) {
 		ev->read = w[1] & EVT1_RNW;
 		ev->addr = w[2];
 	}

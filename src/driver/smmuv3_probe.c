@@ -37,9 +37,9 @@ void iopt_smmuv3_drv_get_stats(const struct iopt_smmuv3_drv *drv,
 
 static void ste_abort_words(uint64_t w[8])
 {
-	struct iopt_ste ste = { .valid = true, .config = IOPT_STE_ABORT };
+	struct iopt_smmuv3_ste ste = { .valid = true, .config = IOPT_SMMUV3_STE_ABORT };
 
-	iopt_ste_encode(&ste, w);
+	iopt_smmuv3_ste_encode(&ste, w);
 }
 
 /* Fill a block of STEs with "abort" (5.2: V = 1, Config = 0b000). */
@@ -222,9 +222,9 @@ static int probe_features(struct iopt_smmuv3_drv *drv)
 /* The reset sequence (IHI0070 3.3 initialisation; the order Linux uses). */
 static int drv_enable(struct iopt_smmuv3_drv *drv)
 {
-	struct iopt_smmu_cmd init[2] = {
-		{ .opcode = IOPT_CMD_CFGI_STE_RANGE, .range = 31 },	/* CFGI_ALL */
-		{ .opcode = IOPT_CMD_TLBI_NSNH_ALL },
+	struct iopt_smmuv3_cmd init[2] = {
+		{ .opcode = IOPT_SMMUV3_CMD_CFGI_STE_RANGE, .range = 31 },	/* CFGI_ALL */
+		{ .opcode = IOPT_SMMUV3_CMD_TLBI_NSNH_ALL },
 	};
 	uint32_t cr0;
 	int ret;
@@ -252,7 +252,7 @@ static int drv_enable(struct iopt_smmuv3_drv *drv)
 	/* Release pairs with drv_cmdq_recover()'s acquire. */
 	plat_store_rel32(&drv->cmdq.live, 1);
 	if (!drv->info.s1)
-		init[1].opcode = IOPT_CMD_TLBI_S12_VMALL;	/* VMID 0 */
+		init[1].opcode = IOPT_SMMUV3_CMD_TLBI_S12_VMALL;	/* VMID 0 */
 	if ((ret = iopt_smmuv3_drv_submit(drv, init, 2, true)))
 		return ret;
 	if ((ret = drv_write64(drv, SMMU_EVENTQ_BASE, drv->evtq.pa | Q_BASE_RWA |
@@ -380,14 +380,14 @@ static void id_free(struct iopt_smmuv3_drv *drv, uint64_t *map, unsigned id)
 }
 
 void drv_domain_inv_all_cmd(const struct iopt_smmuv3_drv_domain *dom,
-			    struct iopt_smmu_cmd *c)
+			    struct iopt_smmuv3_cmd *c)
 {
 	memset(c, 0, sizeof(*c));
 	if (dom->stage == 1) {
-		c->opcode = IOPT_CMD_TLBI_NH_ASID;
+		c->opcode = IOPT_SMMUV3_CMD_TLBI_NH_ASID;
 		c->asid = dom->id;
 	} else {
-		c->opcode = IOPT_CMD_TLBI_S12_VMALL;
+		c->opcode = IOPT_SMMUV3_CMD_TLBI_S12_VMALL;
 		c->vmid = dom->id;
 	}
 }
@@ -396,7 +396,7 @@ int iopt_smmuv3_drv_domain_alloc(struct iopt_smmuv3_drv *drv, unsigned stage,
 				 struct iopt_smmuv3_drv_domain **out)
 {
 	struct iopt_smmuv3_drv_domain *dom;
-	struct iopt_smmu_cmd c;
+	struct iopt_smmuv3_cmd c;
 	int id, ret;
 
 	if (!drv || !out || (stage == 1 && !drv->info.s1) ||
@@ -440,7 +440,7 @@ unsigned iopt_smmuv3_drv_domain_id(const struct iopt_smmuv3_drv_domain *dom)
 int iopt_smmuv3_drv_domain_free(struct iopt_smmuv3_drv_domain *dom)
 {
 	struct iopt_smmuv3_drv *drv;
-	struct iopt_smmu_cmd c;
+	struct iopt_smmuv3_cmd c;
 	unsigned busy;
 	int ret;
 
@@ -466,26 +466,26 @@ static int domain_bind(struct iopt_smmuv3_drv_domain *dom,
 		       struct iopt_pgtable *pt)
 {
 	struct iopt_smmuv3_drv *drv = dom->drv;
-	struct iopt_info info;
+	struct iopt_pgtable_info info;
 
 	if (dom->pt)
 		return dom->pt == (uint64_t)(uintptr_t)pt ? 0 : -EINVAL;
-	iopt_get_info(pt, &info);
+	iopt_pgtable_get_info(pt, &info);
 	if (dom->stage == 1) {
-		struct iopt_cd cd;
+		struct iopt_smmuv3_cd cd;
 		uint64_t w[8];
 		uint64_t *dst = iopt_physmem_ptr(drv->pm, dom->cd_pa, 64);
 
 		if (info.fmt != IOPT_ARM_64_LPAE_S1 ||
-		    iopt_cd_from_pgtable(pt, dom->id, &cd) || !dst ||
-		    iopt_cd_encode(&cd, w))
+		    iopt_smmuv3_cd_from_pgtable(pt, dom->id, &cd) || !dst ||
+		    iopt_smmuv3_cd_encode(&cd, w))
 			return -EINVAL;
 		ste_write(dst, w);	/* same rule: word 0 (V) last */
 	} else {
-		struct iopt_ste ste = { 0 };
+		struct iopt_smmuv3_ste ste = { 0 };
 
 		if (info.fmt != IOPT_ARM_64_LPAE_S2 ||
-		    iopt_ste_s2_from_pgtable(pt, dom->id, &ste))
+		    iopt_smmuv3_ste_s2_from_pgtable(pt, dom->id, &ste))
 			return -EINVAL;
 	}
 	dom->pgsizes = info.pgsize_bitmap;
@@ -500,8 +500,8 @@ int iopt_smmuv3_drv_attach(struct iopt_smmuv3_drv_domain *dom,
 			   struct iopt_pgtable *pt, uint32_t sid)
 {
 	struct iopt_smmuv3_drv *drv;
-	struct iopt_smmu_cmd c = { .opcode = IOPT_CMD_CFGI_STE, .leaf = true };
-	struct iopt_ste ste = { .valid = true };
+	struct iopt_smmuv3_cmd c = { .opcode = IOPT_SMMUV3_CMD_CFGI_STE, .leaf = true };
+	struct iopt_smmuv3_ste ste = { .valid = true };
 	uint64_t w[8], *dst;
 	int ret;
 
@@ -518,15 +518,15 @@ int iopt_smmuv3_drv_attach(struct iopt_smmuv3_drv_domain *dom,
 	if ((ret = domain_bind(dom, pt)))
 		goto out;
 	if (dom->stage == 1) {
-		ste.config = IOPT_STE_S1;
+		ste.config = IOPT_SMMUV3_STE_S1;
 		ste.s1_fmt = 0;			/* one CD, linear */
 		ste.s1_context_ptr = dom->cd_pa;
 		ste.s1_cd_max = 0;
 	} else {
-		ste.config = IOPT_STE_S2;
-		iopt_ste_s2_from_pgtable(pt, dom->id, &ste);
+		ste.config = IOPT_SMMUV3_STE_S2;
+		iopt_smmuv3_ste_s2_from_pgtable(pt, dom->id, &ste);
 	}
-	if (iopt_ste_encode(&ste, w)) {
+	if (iopt_smmuv3_ste_encode(&ste, w)) {
 		ret = -EINVAL;	/* a table address the STE cannot hold */
 		goto out;
 	}
@@ -549,7 +549,7 @@ out:
 int iopt_smmuv3_drv_detach(struct iopt_smmuv3_drv_domain *dom, uint32_t sid)
 {
 	struct iopt_smmuv3_drv *drv;
-	struct iopt_smmu_cmd c = { .opcode = IOPT_CMD_CFGI_STE, .leaf = true };
+	struct iopt_smmuv3_cmd c = { .opcode = IOPT_SMMUV3_CMD_CFGI_STE, .leaf = true };
 	uint64_t w[8], *dst;
 
 	if (!dom)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * TLB maintenance for page tables attached through the SMMUv3 driver:
- * struct iopt_tlb_ops over the command queue.
+ * TLB maintenance for page tables attached through the SMMUv3 driver: struct
+ * iopt_pgtable_tlb_ops over the command queue.
  *
  * Stage 1: TLBI_NH_VA (by ASID, VMID 0) and TLBI_NH_ASID; stage 2:
  * TLBI_S2_IPA and TLBI_S12_VMALL (IHI0070 4.4). With IDR3.RIL a range
@@ -52,12 +52,12 @@ static unsigned ttl_of(const struct iopt_smmuv3_drv_domain *dom, uint64_t granul
 
 struct batch {
 	struct iopt_smmuv3_drv *drv;
-	struct iopt_smmu_cmd cmds[DRV_BATCH_MAX];
+	struct iopt_smmuv3_cmd cmds[DRV_BATCH_MAX];
 	unsigned n;
 	int ret;
 };
 
-static void batch_add(struct batch *b, const struct iopt_smmu_cmd *c)
+static void batch_add(struct batch *b, const struct iopt_smmuv3_cmd *c)
 {
 	if (b->n == DRV_BATCH_MAX) {
 		int ret = iopt_smmuv3_drv_submit(b->drv, b->cmds, b->n, false);
@@ -85,7 +85,7 @@ static int inv_range(struct iopt_smmuv3_drv_domain *dom, uint64_t iova,
 {
 	struct iopt_smmuv3_drv *drv = dom->drv;
 	struct batch b = { .drv = drv };
-	struct iopt_smmu_cmd c = { 0 };
+	struct iopt_smmuv3_cmd c = { 0 };
 	unsigned tg_lg2 = dom->granule_lg2;
 	uint64_t limit = drv->cfg.inv_all_bytes;
 	uint64_t start = iova & ~((1ull << tg_lg2) - 1);
@@ -103,7 +103,7 @@ static int inv_range(struct iopt_smmuv3_drv_domain *dom, uint64_t iova,
 		drv_count(drv, flush_alls, 1);
 		return iopt_smmuv3_drv_submit(drv, &c, 1, sync);
 	}
-	c.opcode = dom->stage == 1 ? IOPT_CMD_TLBI_NH_VA : IOPT_CMD_TLBI_S2_IPA;
+	c.opcode = dom->stage == 1 ? IOPT_SMMUV3_CMD_TLBI_NH_VA : IOPT_SMMUV3_CMD_TLBI_S2_IPA;
 	if (dom->stage == 1)
 		c.asid = dom->id;
 	else
@@ -181,7 +181,7 @@ static void tlb_failed(struct iopt_smmuv3_drv_domain *dom, int ret)
 static void op_flush_all(void *cookie)
 {
 	struct iopt_smmuv3_drv_domain *dom = dom_bound(cookie);
-	struct iopt_smmu_cmd c;
+	struct iopt_smmuv3_cmd c;
 
 	if (!dom)
 		return;
@@ -199,7 +199,7 @@ static void op_flush_walk(uint64_t iova, uint64_t size, uint64_t granule,
 		tlb_failed(dom, inv_range(dom, iova, size, granule, false, false));
 }
 
-static void op_add_page(struct iopt_gather *gather, uint64_t iova,
+static void op_add_page(struct iopt_pgtable_gather *gather, uint64_t iova,
 			uint64_t granule, void *cookie)
 {
 	struct iopt_smmuv3_drv_domain *dom = dom_bound(cookie);
@@ -218,14 +218,14 @@ static void op_sync(void *cookie)
 		tlb_failed(dom, iopt_smmuv3_drv_sync(dom->drv));
 }
 
-static const struct iopt_tlb_ops drv_tlb_ops = {
+static const struct iopt_pgtable_tlb_ops drv_tlb_ops = {
 	.flush_all = op_flush_all,
 	.flush_walk = op_flush_walk,
 	.add_page = op_add_page,
 	.sync = op_sync,
 };
 
-const struct iopt_tlb_ops *iopt_smmuv3_drv_tlb_ops(void)
+const struct iopt_pgtable_tlb_ops *iopt_smmuv3_drv_tlb_ops(void)
 {
 	return &drv_tlb_ops;
 }

@@ -318,7 +318,7 @@ static uint64_t lpae_prot_bits(const struct iopt_pgtable *pt, unsigned prot)
 		if (prot & IOPT_MMIO)
 			ma = LPAE_MEMATTR_DEV;
 		else if (prot & IOPT_CACHE)
-			ma = (pt->cfg.quirks & IOPT_QUIRK_S2FWB) ?
+			ma = (pt->cfg.quirks & IOPT_PGTABLE_QUIRK_S2FWB) ?
 				     LPAE_MEMATTR_FWB_WB : LPAE_MEMATTR_OIWB;
 		else
 			ma = LPAE_MEMATTR_NC;
@@ -334,13 +334,13 @@ static uint64_t lpae_prot_bits(const struct iopt_pgtable *pt, unsigned prot)
 	pte |= idx << LPAE_ATTRIDX_SHIFT | LPAE_NG;
 	if (!(prot & IOPT_WRITE))
 		pte |= LPAE_AP_RDONLY;
-	else if (pt->cfg.quirks & IOPT_QUIRK_HD)
+	else if (pt->cfg.quirks & IOPT_PGTABLE_QUIRK_HD)
 		pte |= LPAE_AP_RDONLY | LPAE_DBM;	/* writable-clean */
 	if (!(prot & IOPT_PRIV))
 		pte |= LPAE_AP_UNPRIV;
 	if (prot & IOPT_NOEXEC)
 		pte |= LPAE_XN | LPAE_PXN;
-	if (pt->cfg.quirks & IOPT_QUIRK_NS)
+	if (pt->cfg.quirks & IOPT_PGTABLE_QUIRK_NS)
 		pte |= LPAE_NS;
 	return pte;
 }
@@ -383,29 +383,29 @@ static unsigned lpae_sl0(unsigned g, unsigned lvl)
 	return g == 12 ? 2 - lvl : 3 - lvl;
 }
 
-static int lpae_check_cfg(const struct iopt_cfg *cfg, unsigned g)
+static int lpae_check_cfg(const struct iopt_pgtable_cfg *cfg, unsigned g)
 {
 	uint32_t ok_quirks;
 
 	switch (cfg->fmt) {
 	case IOPT_ARM_64_LPAE_S1:
-		ok_quirks = IOPT_QUIRK_NS | IOPT_QUIRK_TTBR1 |
-			    IOPT_QUIRK_OUTER_WBWA | IOPT_QUIRK_HD;
+		ok_quirks = IOPT_PGTABLE_QUIRK_NS | IOPT_PGTABLE_QUIRK_TTBR1 |
+			    IOPT_PGTABLE_QUIRK_OUTER_WBWA | IOPT_PGTABLE_QUIRK_HD;
 		if (cfg->ias < 25 || cfg->ias > (g == 16 ? 52u : 48u))
 			return -EINVAL;
 		break;
 	case IOPT_ARM_64_LPAE_S2:
-		ok_quirks = IOPT_QUIRK_S2FWB | IOPT_QUIRK_OUTER_WBWA;
+		ok_quirks = IOPT_PGTABLE_QUIRK_S2FWB | IOPT_PGTABLE_QUIRK_OUTER_WBWA;
 		if (cfg->ias < 25 || cfg->ias > (g == 16 ? 52u : 48u))
 			return -EINVAL;
 		break;
 	case IOPT_ARM_32_LPAE_S1:
-		ok_quirks = IOPT_QUIRK_NS | IOPT_QUIRK_OUTER_WBWA;
+		ok_quirks = IOPT_PGTABLE_QUIRK_NS | IOPT_PGTABLE_QUIRK_OUTER_WBWA;
 		if (g != 12 || cfg->ias < 25 || cfg->ias > 32 || cfg->oas > 40)
 			return -EINVAL;
 		break;
 	case IOPT_ARM_32_LPAE_S2:
-		ok_quirks = IOPT_QUIRK_OUTER_WBWA;
+		ok_quirks = IOPT_PGTABLE_QUIRK_OUTER_WBWA;
 		if (g != 12 || cfg->ias < 25 || cfg->ias > 40 || cfg->oas > 40)
 			return -EINVAL;
 		break;
@@ -449,8 +449,8 @@ static bool lpae_block_ok(const struct iopt_pgtable *pt, unsigned g,
 
 static void lpae_regs(struct iopt_pgtable *pt, unsigned g)
 {
-	struct iopt_regs *r = &pt->info.regs;
-	const struct iopt_cfg *cfg = &pt->cfg;
+	struct iopt_pgtable_regs *r = &pt->info.regs;
+	const struct iopt_pgtable_cfg *cfg = &pt->cfg;
 	uint64_t irgn, orgn, sh, t0sz;
 	uint64_t ps = (uint64_t)lpae_ps_encoding(cfg->oas);
 	uint64_t tg0 = g == 12 ? 0 : g == 16 ? 1 : 2;
@@ -461,7 +461,7 @@ static void lpae_regs(struct iopt_pgtable *pt, unsigned g)
 		sh = TCR_SH_IS;
 	} else {
 		irgn = TCR_RGN_NC;
-		orgn = (cfg->quirks & IOPT_QUIRK_OUTER_WBWA) ? TCR_RGN_WBWA :
+		orgn = (cfg->quirks & IOPT_PGTABLE_QUIRK_OUTER_WBWA) ? TCR_RGN_WBWA :
 								TCR_RGN_NC;
 		sh = TCR_SH_OS;
 	}
@@ -473,7 +473,7 @@ static void lpae_regs(struct iopt_pgtable *pt, unsigned g)
 	case IOPT_ARM_64_LPAE_S1:
 		t0sz = 64 - cfg->ias;
 		r->tcr = ps << TCR_IPS_SHIFT;
-		if (cfg->quirks & IOPT_QUIRK_TTBR1) {
+		if (cfg->quirks & IOPT_PGTABLE_QUIRK_TTBR1) {
 			uint64_t tg1 = g == 12 ? 2 : g == 16 ? 3 : 1;
 
 			r->tcr |= t0sz << TCR_T1SZ_SHIFT | tg1 << TCR_TG1_SHIFT |
@@ -486,7 +486,7 @@ static void lpae_regs(struct iopt_pgtable *pt, unsigned g)
 				  orgn << TCR_ORGN0_SHIFT | sh << TCR_SH0_SHIFT |
 				  TCR_EPD1;
 		}
-		if (cfg->quirks & IOPT_QUIRK_HD)
+		if (cfg->quirks & IOPT_PGTABLE_QUIRK_HD)
 			r->tcr |= TCR_HA | TCR_HD;
 		r->mair = LPAE_MAIR_ATTR_NC << (8 * LPAE_MAIR_IDX_NC) |
 			  LPAE_MAIR_ATTR_WBRWA << (8 * LPAE_MAIR_IDX_CACHE) |
@@ -526,7 +526,7 @@ static void lpae_regs(struct iopt_pgtable *pt, unsigned g)
 
 int pt_lpae_setup(struct iopt_pgtable *pt)
 {
-	const struct iopt_cfg *cfg = &pt->cfg;
+	const struct iopt_pgtable_cfg *cfg = &pt->cfg;
 	unsigned g = cfg->granule == 4096    ? 12 :
 		     cfg->granule == 16384 ? 14 :
 		     cfg->granule == 65536 ? 16 : 0;
@@ -599,7 +599,7 @@ int pt_lpae_setup(struct iopt_pgtable *pt)
 
 	for (unsigned p = 0; p <= IOPT_PROT_MASK; p++)
 		pt->prot_bits[p] = lpae_prot_bits(pt, p);
-	if ((cfg->quirks & IOPT_QUIRK_NS) && !lpae_s2(pt))
+	if ((cfg->quirks & IOPT_PGTABLE_QUIRK_NS) && !lpae_s2(pt))
 		pt->table_attr_base = LPAE_NSTABLE;
 	pt->impl = &lpae_impl;
 	return 0;

@@ -45,17 +45,17 @@
  *     split reports the block and a run break the aligned run. A failed
  *     map unmaps what it wrote through the unmap path and syncs; a run is
  *     written only once all its items are free.
- *  9. A split block stays reportable until its splitter has reported it:
- *     the splitter claims a slot naming the block (pt->split_slot, acq_rel)
- *     before it publishes the table, and frees it (release) only after its
- *     add_page for the block returned and the invalidation was marked
- *     pending. Every unmap that reached its leaves by a walk (acquire
- *     loads, so it sees every slot claimed before the tables it followed)
- *     reports each claimed block that covers its address as its own, and
- *     a leaf table is not cached while any split is in flight. So an unmap
- *     that passes through a freshly split table either reports the block
- *     itself or finds its slot free, and then the block's add_page
- *     happened before: the unmap's iopt_tlb_sync() waits for both.
+ *  9. A split block stays reportable until its splitter has reported it: the
+ *     splitter claims a slot naming the block (pt->split_slot, acq_rel) before
+ *     it publishes the table, and frees it (release) only after its add_page
+ *     for the block returned and the invalidation was marked pending. Every
+ *     unmap that reached its leaves by a walk (acquire loads, so it sees every
+ *     slot claimed before the tables it followed) reports each claimed block
+ *     that covers its address as its own, and a leaf table is not cached while
+ *     any split is in flight. So an unmap that passes through a freshly split
+ *     table either reports the block itself or finds its slot free, and then
+ *     the block's add_page happened before: the unmap's iopt_pgtable_tlb_sync()
+ *     waits for both.
  */
 #ifndef IOPT_PT_ALGO_H
 #define IOPT_PT_ALGO_H
@@ -345,14 +345,13 @@ PT_COLD int pt_install_table(const struct pt_fmt *F, struct iopt_pgtable *pt,
 /* ---- TLB maintenance reports (docs/pgtable.md, "TLB maintenance") ----- */
 
 /*
- * The callbacks' granule is a promise about the leaves of the range
- * (struct iopt_tlb_ops): every leaf removed or replaced in it was an item
- * of exactly that size, at the level that holds items of that size, so a
- * driver may derive the range invalidation's TTL level hint from it; 0
- * promises nothing (leaves of any level may be cached there). Each report
- * is made once the replacing entry is synced to a non-coherent walker, so
- * that a walk after the invalidation cannot refill the TLB from the old
- * entry.
+ * The callbacks' granule is a promise about the leaves of the range (struct
+ * iopt_pgtable_tlb_ops): every leaf removed or replaced in it was an item of
+ * exactly that size, at the level that holds items of that size, so a driver
+ * may derive the range invalidation's TTL level hint from it; 0 promises
+ * nothing (leaves of any level may be cached there). Each report is made once
+ * the replacing entry is synced to a non-coherent walker, so that a walk after
+ * the invalidation cannot refill the TLB from the old entry.
  */
 
 /*
@@ -369,8 +368,8 @@ PT_COLD int pt_install_table(const struct pt_fmt *F, struct iopt_pgtable *pt,
  * in the first 32 bytes after it and ends before the next boundary.
  */
 static __attribute__((noinline)) PT_LOOP_ALIGN void
-pt_add_pages(void (*add)(struct iopt_gather *, uint64_t, uint64_t, void *),
-	     struct iopt_gather *g, uint64_t va, uint64_t end, uint64_t size,
+pt_add_pages(void (*add)(struct iopt_pgtable_gather *, uint64_t, uint64_t, void *),
+	     struct iopt_pgtable_gather *g, uint64_t va, uint64_t end, uint64_t size,
 	     void *cookie)
 {
 	do {
@@ -380,7 +379,7 @@ pt_add_pages(void (*add)(struct iopt_gather *, uint64_t, uint64_t, void *),
 }
 
 /* Extend g (may be NULL) over n leaves of size bytes from va, n >= 1. */
-PT_ALGO void pt_gather_add(struct iopt_gather *g, uint64_t va, uint64_t n,
+PT_ALGO void pt_gather_add(struct iopt_pgtable_gather *g, uint64_t va, uint64_t n,
 			   uint64_t size)
 {
 	if (g) {
@@ -398,13 +397,13 @@ PT_ALGO void pt_gather_add(struct iopt_gather *g, uint64_t va, uint64_t n,
 
 /* add_page for each of n removed or replaced leaves of size bytes from
  * va, which g already covers. */
-PT_ALGO void pt_add_leaves(struct iopt_pgtable *pt, struct iopt_gather *g,
+PT_ALGO void pt_add_leaves(struct iopt_pgtable *pt, struct iopt_pgtable_gather *g,
 			   uint64_t va, uint64_t n, uint64_t size)
 {
-	const struct iopt_tlb_ops *tlb = pt->cfg.tlb;
+	const struct iopt_pgtable_tlb_ops *tlb = pt->cfg.tlb;
 
 	if (tlb && tlb->add_page) {
-		void (*add)(struct iopt_gather *, uint64_t, uint64_t, void *) =
+		void (*add)(struct iopt_pgtable_gather *, uint64_t, uint64_t, void *) =
 			tlb->add_page;
 		void *cookie = pt->cfg.tlb_cookie;
 
@@ -417,7 +416,7 @@ PT_ALGO void pt_add_leaves(struct iopt_pgtable *pt, struct iopt_gather *g,
 
 /* n removed or replaced leaves of size bytes from va: one gather update
  * for all, one add_page each. */
-PT_ALGO void pt_gather_range(struct iopt_pgtable *pt, struct iopt_gather *g,
+PT_ALGO void pt_gather_range(struct iopt_pgtable *pt, struct iopt_pgtable_gather *g,
 			     uint64_t va, uint64_t n, uint64_t size)
 {
 	pt_gather_add(g, va, n, size);
@@ -515,7 +514,7 @@ PT_ALGO bool pt_splits_idle(struct iopt_pgtable *pt)
 /* Report (gather g, add_page) every block in flight that covers va;
  * returns whether there was one. */
 PT_COLD bool pt_split_report_slots(struct iopt_pgtable *pt, uint64_t va,
-				   struct iopt_gather *g)
+				   struct iopt_pgtable_gather *g)
 {
 	bool any = false;
 
@@ -551,7 +550,7 @@ PT_COLD bool pt_split_report_slots(struct iopt_pgtable *pt, uint64_t va,
  */
 PT_COLD int pt_split_block(const struct pt_fmt *F, struct iopt_pgtable *pt,
 			   void *tbl, unsigned idx, uint64_t pte, unsigned d,
-			   uint64_t va, struct iopt_gather *g)
+			   uint64_t va, struct iopt_pgtable_gather *g)
 {
 	unsigned lvl = pt_lvl(pt, d), size_lg2;
 	uint64_t oa = F->leaf_oa(pt, pte, lvl, &size_lg2);
@@ -679,7 +678,7 @@ PT_COLD int pt_unlink_table(const struct pt_fmt *F, struct iopt_pgtable *pt,
  * sync the entries, then gather the leaves (item 6, then pt_gather_range). */
 PT_ALGO void pt_retire(const struct pt_fmt *F, struct iopt_pgtable *pt,
 		       void *tbl, unsigned *from, unsigned idx, uint64_t gva,
-		       uint64_t *gn, uint64_t item, struct iopt_gather *gather)
+		       uint64_t *gn, uint64_t item, struct iopt_pgtable_gather *gather)
 {
 	pt_sync_entries(F, pt, tbl, *from, idx - *from);
 	if (*gn)
@@ -756,7 +755,7 @@ PT_ALGO void *pt_leaf_table(const struct pt_fmt *F, struct iopt_pgtable *pt,
  */
 PT_ALGO size_t pt_unmap_cached(const struct pt_fmt *F, struct iopt_pgtable *pt,
 			       uint64_t va, size_t count,
-			       struct iopt_gather *gather)
+			       struct iopt_pgtable_gather *gather)
 {
 	const unsigned D = pt->levels - 1;
 	uint64_t gen;
@@ -791,7 +790,7 @@ PT_ALGO size_t pt_unmap_cached(const struct pt_fmt *F, struct iopt_pgtable *pt,
 
 PT_ALGO int64_t pt_unmap_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 			      uint64_t va, const struct pt_size *sz,
-			      size_t count, struct iopt_gather *gather)
+			      size_t count, struct iopt_pgtable_gather *gather)
 {
 	const unsigned D = sz->depth;
 	const unsigned run_lg2 = sz->run_lg2;
@@ -1149,10 +1148,10 @@ PT_COLD bool pt_run_free(const struct pt_fmt *F, struct iopt_pgtable *pt,
 PT_COLD void pt_map_undo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 			 uint64_t va0, unsigned D, uint64_t items)
 {
-	struct iopt_gather g;
+	struct iopt_pgtable_gather g;
 	struct pt_size item_sz = { .lg2 = pt->shift[D], .depth = (uint8_t)D };
 
-	iopt_gather_init(&g);
+	iopt_pgtable_gather_init(&g);
 	pt_unmap_algo(F, pt, va0, &item_sz, items, &g);
 	pt_tlb_sync(pt);
 }
@@ -1293,7 +1292,7 @@ PT_ALGO int pt_iova_to_phys_algo(const struct pt_fmt *F,
 }
 
 PT_ALGO void pt_walk_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
-			  uint64_t va, struct iopt_walk *w)
+			  uint64_t va, struct iopt_pgtable_walk *w)
 {
 	void *tbl = pt->top;
 	uint64_t tpa = pt->top_pa;
@@ -1301,7 +1300,7 @@ PT_ALGO void pt_walk_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 	for (unsigned d = 0; d < pt->levels; d++) {
 		unsigned idx = pt_index(pt, va, d), lvl = pt_lvl(pt, d);
 		uint64_t pte = pt_load_acq(F, tbl, idx);
-		struct iopt_walk_level *wl = &w->level[w->nr_levels++];
+		struct iopt_pgtable_walk_level *wl = &w->level[w->nr_levels++];
 
 		wl->level = lvl;
 		wl->table_pa = tpa;
@@ -1362,16 +1361,16 @@ PT_ALGO bool pt_dirty_clean(const struct pt_fmt *F, struct iopt_pgtable *pt,
  * dirty state of all items of the group). So if any item is dirty, the
  * whole run is recorded and every item of it cleaned.
  *
- * Cleaning must reach the TLB: an entry cached writable-dirty lets later
- * writes through without setting the bit again. Every cleaned item is
- * synced to a non-coherent walker and then reported like a removed leaf
- * (the gather, and add_page per item), and the table's invalidations are
- * marked pending; the caller's iopt_tlb_sync() completes them. A write that
- * completes after that sync sets the dirty state again.
+ * Cleaning must reach the TLB: an entry cached writable-dirty lets later writes
+ * through without setting the bit again. Every cleaned item is synced to a
+ * non-coherent walker and then reported like a removed leaf (the gather, and
+ * add_page per item), and the table's invalidations are marked pending; the
+ * caller's iopt_pgtable_tlb_sync() completes them. A write that completes after
+ * that sync sets the dirty state again.
  */
 PT_ALGO int pt_dirty_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 			  uint64_t va, uint64_t size, unsigned flags,
-			  struct iopt_gather *gather,
+			  struct iopt_pgtable_gather *gather,
 			  void (*record)(uint64_t, uint64_t, void *),
 			  void *arg)
 {
@@ -1425,7 +1424,7 @@ PT_ALGO int pt_dirty_algo(const struct pt_fmt *F, struct iopt_pgtable *pt,
 							      lvl);
 				if (dirty && record)
 					record(base_va, n * item, arg);
-				if (dirty && !(flags & IOPT_DIRTY_NO_CLEAR)) {
+				if (dirty && !(flags & IOPT_PGTABLE_DIRTY_NO_CLEAR)) {
 					for (unsigned j = 0; j < n; j++)
 						pt_dirty_clean(F, pt, tbl, base + j,
 							       pt_load_acq(F, tbl,
@@ -1481,7 +1480,7 @@ static void pt_free_children(const struct pt_fmt *F, struct iopt_pgtable *pt,
 	name##_unmap_walk(							\
 		struct iopt_pgtable *pt, uint64_t va,				\
 		const struct pt_size *sz, size_t count,				\
-		struct iopt_gather *g)						\
+		struct iopt_pgtable_gather *g)						\
 	{									\
 		return pt_unmap_algo(fmtp, pt, va, sz, count, g);		\
 	}									\
@@ -1520,7 +1519,7 @@ static void pt_free_children(const struct pt_fmt *F, struct iopt_pgtable *pt,
 	}									\
 	PT_ALGO int64_t name##_unmap_body(struct iopt_pgtable *pt, uint64_t va,	\
 					  uint64_t pgsize, size_t count,	\
-					  struct iopt_gather *g)		\
+					  struct iopt_pgtable_gather *g)		\
 	{									\
 		const struct pt_size *sz;					\
 		int64_t ret = pt_unmap_args(pt, va, pgsize, count, &sz);	\
@@ -1553,7 +1552,7 @@ static void pt_free_children(const struct pt_fmt *F, struct iopt_pgtable *pt,
 	static __attribute__((flatten, noinline, cold)) int64_t		\
 	name##_unmap_serialised(struct iopt_pgtable *pt, uint64_t va,		\
 				uint64_t pgsize, size_t count,			\
-				struct iopt_gather *g)				\
+				struct iopt_pgtable_gather *g)				\
 	{									\
 		plat_ticket_lock(&pt->lock);					\
 		int64_t ret = name##_unmap_body(pt, va, pgsize, count, g);	\
@@ -1573,7 +1572,7 @@ static void pt_free_children(const struct pt_fmt *F, struct iopt_pgtable *pt,
 	}									\
 	static __attribute__((flatten)) int64_t name##_unmap_pages(		\
 		struct iopt_pgtable *pt, uint64_t va, uint64_t pgsize,		\
-		size_t count, struct iopt_gather *g)				\
+		size_t count, struct iopt_pgtable_gather *g)				\
 	{									\
 		if (__builtin_expect(pt->cfg.serialised, 0))			\
 			return name##_unmap_serialised(pt, va, pgsize, count,	\
@@ -1586,13 +1585,13 @@ static void pt_free_children(const struct pt_fmt *F, struct iopt_pgtable *pt,
 		return pt_iova_to_phys_algo(fmtp, pt, va, pa);			\
 	}									\
 	static void name##_walk(struct iopt_pgtable *pt, uint64_t va,		\
-				struct iopt_walk *w)				\
+				struct iopt_pgtable_walk *w)				\
 	{									\
 		pt_walk_algo(fmtp, pt, va, w);					\
 	}									\
 	static int name##_dirty(struct iopt_pgtable *pt, uint64_t va,		\
 				uint64_t size, unsigned flags,			\
-				struct iopt_gather *g,				\
+				struct iopt_pgtable_gather *g,				\
 				void (*rec)(uint64_t, uint64_t, void *),	\
 				void *arg)					\
 	{									\

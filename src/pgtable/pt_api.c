@@ -23,7 +23,7 @@
 /* Identifies tables for the per-thread leaf-table caches. */
 static uint64_t pt_next_id;
 
-const char *iopt_fmt_name(enum iopt_fmt fmt)
+const char *iopt_pgtable_fmt_name(enum iopt_pgtable_fmt fmt)
 {
 	switch (fmt) {
 	case IOPT_ARM_64_LPAE_S1: return "arm64-lpae-s1";
@@ -51,7 +51,7 @@ static inline void pt_leave(struct iopt_pgtable *pt)
 		plat_ticket_unlock(&pt->lock);
 }
 
-void iopt_gather_init(struct iopt_gather *g)
+void iopt_pgtable_gather_init(struct iopt_pgtable_gather *g)
 {
 	g->start = UINT64_MAX;
 	g->last = 0;
@@ -95,27 +95,27 @@ void pt_tlb_sync(struct iopt_pgtable *pt)
 		;
 }
 
-void iopt_tlb_sync(struct iopt_pgtable *pt)
+void iopt_pgtable_tlb_sync(struct iopt_pgtable *pt)
 {
 	pt_tlb_sync(pt);
 }
 
-int iopt_map_pages(struct iopt_pgtable *pt, uint64_t iova, uint64_t paddr,
-		   uint64_t pgsize, size_t pgcount, unsigned prot,
-		   uint64_t *mapped)
+int iopt_pgtable_map_pages(struct iopt_pgtable *pt, uint64_t iova, uint64_t paddr,
+			   uint64_t pgsize, size_t pgcount, unsigned prot,
+			   uint64_t *mapped)
 {
 	return pt->impl->map_pages(pt, iova, paddr, pgsize, pgcount, prot,
 				   mapped);
 }
 
-int64_t iopt_unmap_pages(struct iopt_pgtable *pt, uint64_t iova,
-			 uint64_t pgsize, size_t pgcount,
-			 struct iopt_gather *gather)
+int64_t iopt_pgtable_unmap_pages(struct iopt_pgtable *pt, uint64_t iova,
+				 uint64_t pgsize, size_t pgcount,
+				 struct iopt_pgtable_gather *gather)
 {
 	return pt->impl->unmap_pages(pt, iova, pgsize, pgcount, gather);
 }
 
-int iopt_iova_to_phys(struct iopt_pgtable *pt, uint64_t iova, uint64_t *pa)
+int iopt_pgtable_iova_to_phys(struct iopt_pgtable *pt, uint64_t iova, uint64_t *pa)
 {
 	int ret;
 
@@ -127,7 +127,7 @@ int iopt_iova_to_phys(struct iopt_pgtable *pt, uint64_t iova, uint64_t *pa)
 	return ret;
 }
 
-int iopt_walk(struct iopt_pgtable *pt, uint64_t iova, struct iopt_walk *walk)
+int iopt_pgtable_walk(struct iopt_pgtable *pt, uint64_t iova, struct iopt_pgtable_walk *walk)
 {
 	memset(walk, 0, sizeof(*walk));
 	if (pt_check_va(pt, iova, 1))
@@ -135,7 +135,7 @@ int iopt_walk(struct iopt_pgtable *pt, uint64_t iova, struct iopt_walk *walk)
 	pt_enter(pt);
 	pt->impl->walk(pt, iova, walk);
 	pt_leave(pt);
-	if (walk->mapped && (pt->cfg.quirks & IOPT_QUIRK_HD)) {
+	if (walk->mapped && (pt->cfg.quirks & IOPT_PGTABLE_QUIRK_HD)) {
 		uint64_t d = walk->level[walk->nr_levels - 1].desc;
 
 		/* Writable-dirty: DBM set and AP[2] (read-only) clear. */
@@ -144,15 +144,15 @@ int iopt_walk(struct iopt_pgtable *pt, uint64_t iova, struct iopt_walk *walk)
 	return 0;
 }
 
-int iopt_read_and_clear_dirty(struct iopt_pgtable *pt, uint64_t iova,
-			      uint64_t size, unsigned flags,
-			      struct iopt_gather *gather,
-			      void (*record)(uint64_t, uint64_t, void *),
-			      void *arg)
+int iopt_pgtable_read_and_clear_dirty(struct iopt_pgtable *pt, uint64_t iova,
+				      uint64_t size, unsigned flags,
+				      struct iopt_pgtable_gather *gather,
+				      void (*record)(uint64_t, uint64_t, void *),
+				      void *arg)
 {
 	int ret;
 
-	if (!(pt->cfg.quirks & IOPT_QUIRK_HD) || (flags & ~IOPT_DIRTY_NO_CLEAR) ||
+	if (!(pt->cfg.quirks & IOPT_PGTABLE_QUIRK_HD) || (flags & ~IOPT_PGTABLE_DIRTY_NO_CLEAR) ||
 	    !size)
 		return -EINVAL;
 	if (pt_check_va(pt, iova, size))
@@ -163,12 +163,12 @@ int iopt_read_and_clear_dirty(struct iopt_pgtable *pt, uint64_t iova,
 	return ret;
 }
 
-void iopt_get_info(const struct iopt_pgtable *pt, struct iopt_info *info)
+void iopt_pgtable_get_info(const struct iopt_pgtable *pt, struct iopt_pgtable_info *info)
 {
 	*info = pt->info;
 }
 
-void iopt_get_stats(const struct iopt_pgtable *pt, struct iopt_stats *st)
+void iopt_pgtable_get_stats(const struct iopt_pgtable *pt, struct iopt_pgtable_stats *st)
 {
 	struct iopt_pgtable *p = (struct iopt_pgtable *)pt;
 
@@ -178,9 +178,9 @@ void iopt_get_stats(const struct iopt_pgtable *pt, struct iopt_stats *st)
 	st->run_breaks = plat_load_acq64(&p->n_run_break);
 }
 
-static int pt_check_mem(const struct iopt_cfg *cfg)
+static int pt_check_mem(const struct iopt_pgtable_cfg *cfg)
 {
-	const struct iopt_mem_ops *m = cfg->mem;
+	const struct iopt_pgtable_mem_ops *m = cfg->mem;
 
 	if (!m)
 		return 0;
@@ -191,12 +191,12 @@ static int pt_check_mem(const struct iopt_cfg *cfg)
 	return 0;
 }
 
-int iopt_alloc(const struct iopt_cfg *cfg, struct iopt_pgtable **out)
+int iopt_pgtable_alloc(const struct iopt_pgtable_cfg *cfg, struct iopt_pgtable **out)
 {
 	struct iopt_pgtable *pt;
 	int ret;
 
-	if (!cfg || !out || (unsigned)cfg->fmt >= IOPT_FMT_COUNT)
+	if (!cfg || !out || (unsigned)cfg->fmt >= IOPT_PGTABLE_FMT_COUNT)
 		return -EINVAL;
 	ret = pt_check_mem(cfg);
 	if (ret)
@@ -241,7 +241,7 @@ int iopt_alloc(const struct iopt_cfg *cfg, struct iopt_pgtable **out)
 					!pt->sizes[i].run_lg2;
 		pt->info.pgsize_bitmap |= 1ull << pt->sizes[i].lg2;
 	}
-	if ((pt->cfg.quirks & IOPT_QUIRK_TTBR1)) {
+	if ((pt->cfg.quirks & IOPT_PGTABLE_QUIRK_TTBR1)) {
 		pt->va_first = ~0ull << pt->cfg.ias;
 		pt->va_last = UINT64_MAX;
 	} else {
@@ -283,7 +283,7 @@ fail:
 	return ret;
 }
 
-void iopt_free(struct iopt_pgtable *pt)
+void iopt_pgtable_free(struct iopt_pgtable *pt)
 {
 	if (!pt)
 		return;

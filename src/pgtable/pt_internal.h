@@ -116,13 +116,13 @@ struct pt_impl {
 			 unsigned prot, uint64_t *mapped);
 	int64_t (*unmap_pages)(struct iopt_pgtable *pt, uint64_t iova,
 			       uint64_t pgsize, size_t pgcount,
-			       struct iopt_gather *gather);
+			       struct iopt_pgtable_gather *gather);
 	int (*iova_to_phys)(struct iopt_pgtable *pt, uint64_t va,
 			    uint64_t *pa);
 	void (*walk)(struct iopt_pgtable *pt, uint64_t va,
-		     struct iopt_walk *w);
+		     struct iopt_pgtable_walk *w);
 	int (*dirty)(struct iopt_pgtable *pt, uint64_t va, uint64_t size,
-		     unsigned flags, struct iopt_gather *gather,
+		     unsigned flags, struct iopt_pgtable_gather *gather,
 		     void (*record)(uint64_t, uint64_t, void *), void *arg);
 	/* Free every table below table (at depth), not table itself. */
 	void (*free_subtree)(struct iopt_pgtable *pt, void *table,
@@ -131,8 +131,8 @@ struct pt_impl {
 
 struct iopt_pgtable {
 	const struct pt_impl *impl;
-	struct iopt_cfg cfg;
-	struct iopt_info info;
+	struct iopt_pgtable_cfg cfg;
+	struct iopt_pgtable_info info;
 
 	/* Geometry, by depth. */
 	unsigned levels;
@@ -251,7 +251,7 @@ void pt_lpae_regs(struct iopt_pgtable *pt);
 int pt_v7s_setup(struct iopt_pgtable *pt);
 void pt_v7s_regs(struct iopt_pgtable *pt);
 
-extern const struct iopt_mem_ops pt_default_mem;
+extern const struct iopt_pgtable_mem_ops pt_default_mem;
 /* The default allocator's per-table pool (its ctx), pt_mem.c. */
 struct pt_pool;
 struct pt_pool *pt_pool_create(void);

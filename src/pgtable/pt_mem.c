@@ -222,7 +222,7 @@ static void default_sync(void *va, size_t size, void *ctx)
 	(void)ctx;
 }
 
-const struct iopt_mem_ops pt_default_mem = {
+const struct iopt_pgtable_mem_ops pt_default_mem = {
 	.alloc = default_alloc,
 	.free = default_free,
 	.phys_to_virt = default_phys_to_virt,
@@ -272,7 +272,7 @@ static void pt_deferred_run(struct plat_rcu_head *head)
 	pt->impl->free_subtree(pt, rec->va, rec->depth);
 	pt_table_free_now(pt, rec->va, rec->pa, rec->depth);
 	free(rec);
-	/* Release: pairs with the acquire load in iopt_free(). */
+	/* Release: pairs with the acquire load in iopt_pgtable_free(). */
 	plat_fetch_sub_rel64(&pt->deferred, 1);
 }
 

@@ -22,10 +22,10 @@
  * into PRRR/NMRR, which this file programs: index 0 normal non-cacheable,
  * 1 device, 3 normal write-back write-allocate.
  *
- * MediaTek extension (IOPT_QUIRK_MTK_EXT, needs NO_PERMS): output address
- * bits 32, 33 and 34 are held in descriptor bits 9, 4 and 5 (AP[2],
+ * MediaTek extension (IOPT_PGTABLE_QUIRK_MTK_EXT, needs NO_PERMS): output
+ * address bits 32, 33 and 34 are held in descriptor bits 9, 4 and 5 (AP[2],
  * AP[1:0] of a small page, unused without permissions). With
- * IOPT_QUIRK_MTK_TTBR_EXT table descriptors and the TTBR may hold table
+ * IOPT_PGTABLE_QUIRK_MTK_TTBR_EXT table descriptors and the TTBR may hold table
  * addresses up to 35 bits the same way (TTBR: PA[34:32] in bits 2:0).
  *
  * Internally a leaf's attributes are carried in "section layout"
@@ -74,7 +74,7 @@
 
 static inline bool v7s_mtk(const struct iopt_pgtable *pt)
 {
-	return pt->cfg.quirks & IOPT_QUIRK_MTK_EXT;
+	return pt->cfg.quirks & IOPT_PGTABLE_QUIRK_MTK_EXT;
 }
 
 static inline uint32_t v7s_mtk_encode(uint64_t pa)
@@ -118,7 +118,7 @@ static uint64_t v7s_table_pa(const struct iopt_pgtable *pt, uint64_t pte,
 	uint64_t pa = pte & 0xfffffc00u;
 
 	(void)lvl;
-	if (pt->cfg.quirks & IOPT_QUIRK_MTK_TTBR_EXT)
+	if (pt->cfg.quirks & IOPT_PGTABLE_QUIRK_MTK_TTBR_EXT)
 		pa |= v7s_mtk_decode((uint32_t)pte);
 	return pa;
 }
@@ -130,7 +130,7 @@ static uint64_t v7s_make_table(const struct iopt_pgtable *pt, uint64_t pa,
 		       (uint32_t)pt->table_attr_base;
 
 	(void)lvl;
-	if (pt->cfg.quirks & IOPT_QUIRK_MTK_TTBR_EXT)
+	if (pt->cfg.quirks & IOPT_PGTABLE_QUIRK_MTK_TTBR_EXT)
 		pte |= v7s_mtk_encode(pa);
 	return pte;
 }
@@ -240,7 +240,7 @@ static unsigned v7s_leaf_prot(const struct iopt_pgtable *pt, uint64_t pte,
 	uint32_t idx = a & (V7S_B | V7S_C);
 	unsigned prot = 0;
 
-	if (pt->cfg.quirks & IOPT_QUIRK_NO_PERMS) {
+	if (pt->cfg.quirks & IOPT_PGTABLE_QUIRK_NO_PERMS) {
 		prot = IOPT_READ | IOPT_WRITE;
 	} else {
 		prot = IOPT_READ;
@@ -298,7 +298,7 @@ static uint32_t v7s_prot_bits(const struct iopt_pgtable *pt, unsigned prot)
 		a |= V7S_IDX_DEV;
 	else if (prot & IOPT_CACHE)
 		a |= V7S_IDX_WB;
-	if (!(pt->cfg.quirks & IOPT_QUIRK_NO_PERMS)) {
+	if (!(pt->cfg.quirks & IOPT_PGTABLE_QUIRK_NO_PERMS)) {
 		a |= V7S_AP0_AF;
 		if (!(prot & IOPT_PRIV))
 			a |= V7S_AP1_UNPRIV;
@@ -307,22 +307,22 @@ static uint32_t v7s_prot_bits(const struct iopt_pgtable *pt, unsigned prot)
 		if (prot & IOPT_NOEXEC)
 			a |= V7S_XN;
 	}
-	if (pt->cfg.quirks & IOPT_QUIRK_NS)
+	if (pt->cfg.quirks & IOPT_PGTABLE_QUIRK_NS)
 		a |= V7S_NS;
 	return a;
 }
 
 int pt_v7s_setup(struct iopt_pgtable *pt)
 {
-	const struct iopt_cfg *cfg = &pt->cfg;
-	uint32_t ok = IOPT_QUIRK_NS | IOPT_QUIRK_NO_PERMS | IOPT_QUIRK_MTK_EXT |
-		      IOPT_QUIRK_MTK_TTBR_EXT;
-	bool mtk = cfg->quirks & IOPT_QUIRK_MTK_EXT;
+	const struct iopt_pgtable_cfg *cfg = &pt->cfg;
+	uint32_t ok = IOPT_PGTABLE_QUIRK_NS | IOPT_PGTABLE_QUIRK_NO_PERMS | IOPT_PGTABLE_QUIRK_MTK_EXT |
+		      IOPT_PGTABLE_QUIRK_MTK_TTBR_EXT;
+	bool mtk = cfg->quirks & IOPT_PGTABLE_QUIRK_MTK_EXT;
 
 	if (cfg->quirks & ~ok)
 		return -EINVAL;
 	/* The MediaTek PA bits overlay the permission bits. */
-	if (mtk && !(cfg->quirks & IOPT_QUIRK_NO_PERMS))
+	if (mtk && !(cfg->quirks & IOPT_PGTABLE_QUIRK_NO_PERMS))
 		return -EINVAL;
 	if (cfg->granule != 4096)
 		return -EINVAL;
@@ -361,7 +361,7 @@ int pt_v7s_setup(struct iopt_pgtable *pt)
 		return -EINVAL;
 	for (unsigned p = 0; p <= IOPT_PROT_MASK; p++)
 		pt->prot_bits[p] = v7s_prot_bits(pt, p);
-	pt->table_attr_base = (cfg->quirks & IOPT_QUIRK_NS) ? V7S_TABLE_NS : 0;
+	pt->table_attr_base = (cfg->quirks & IOPT_PGTABLE_QUIRK_NS) ? V7S_TABLE_NS : 0;
 	pt->impl = &v7s_impl;
 	return 0;
 }
@@ -390,10 +390,10 @@ int pt_v7s_setup(struct iopt_pgtable *pt)
 
 void pt_v7s_regs(struct iopt_pgtable *pt)
 {
-	struct iopt_regs *r = &pt->info.regs;
+	struct iopt_pgtable_regs *r = &pt->info.regs;
 	uint64_t pa = pt->top_pa;
 
-	if (pt->cfg.quirks & IOPT_QUIRK_MTK_TTBR_EXT) {
+	if (pt->cfg.quirks & IOPT_PGTABLE_QUIRK_MTK_TTBR_EXT) {
 		r->ttbr = (pa & 0xffffff80u) | ((pa >> 32) & 7);
 	} else {
 		r->ttbr = (pa & 0xffffffffu) | TTBR_S;

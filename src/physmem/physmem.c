@@ -323,14 +323,14 @@ static void pm_ops_sync(void *va, size_t size, void *ctx)
 	(void)ctx;
 }
 
-static const struct iopt_mem_ops pm_ops = {
+static const struct iopt_pgtable_mem_ops pm_ops = {
 	.alloc = pm_ops_alloc,
 	.free = pm_ops_free,
 	.phys_to_virt = pm_ops_p2v,
 	.sync = pm_ops_sync,
 };
 
-const struct iopt_mem_ops *iopt_physmem_mem_ops(void)
+const struct iopt_pgtable_mem_ops *iopt_physmem_mem_ops(void)
 {
 	return &pm_ops;
 }

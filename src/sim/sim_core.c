@@ -787,8 +787,8 @@ static int attach(struct iopt_sim *sim, int kind, void *m, double ghz)
 	return 0;
 }
 
-int iopt_sim_attach_smmu(struct iopt_sim *sim, struct iopt_smmu *smmu,
-			 double model_ghz)
+int iopt_sim_attach_smmuv3(struct iopt_sim *sim, struct iopt_smmuv3 *smmu,
+			   double model_ghz)
 {
 	return attach(sim, 3, smmu, model_ghz);
 }
@@ -832,7 +832,7 @@ static int detach(struct iopt_sim *sim, void *m)
 	return -ENOENT;
 }
 
-int iopt_sim_detach_smmu(struct iopt_sim *sim, struct iopt_smmu *smmu)
+int iopt_sim_detach_smmuv3(struct iopt_sim *sim, struct iopt_smmuv3 *smmu)
 {
 	return detach(sim, smmu);
 }

@@ -32,7 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <iopgtable/smmu.h>
+#include <iopgtable/smmuv3.h>
 #include <iopgtable/smmuv2.h>
 
 #include "sim_internal.h"
@@ -592,8 +592,8 @@ static void run_model(struct sim_model *m, uint64_t t)
 	sim_raw_escape = &escape;
 	if (!setjmp(escape)) {
 		if (m->kind == 3) {
-			if (iopt_smmu_next_event(m->model) <= t)
-				iopt_smmu_run_until(m->model, t);
+			if (iopt_smmuv3_next_event(m->model) <= t)
+				iopt_smmuv3_run_until(m->model, t);
 		} else {
 			if (iopt_smmuv2_next_event(m->model) <= t)
 				iopt_smmuv2_run_until(m->model, t);

@@ -51,8 +51,8 @@ void iopt_sim_work(uint64_t cycles)
 {
 }
 
-int iopt_sim_attach_smmu(struct iopt_sim *sim, struct iopt_smmu *smmu,
-			 double model_ghz)
+int iopt_sim_attach_smmuv3(struct iopt_sim *sim, struct iopt_smmuv3 *smmu,
+			   double model_ghz)
 {
 	return -ENOTSUP;
 }
@@ -63,7 +63,7 @@ int iopt_sim_attach_smmuv2(struct iopt_sim *sim, struct iopt_smmuv2 *smmu,
 	return -ENOTSUP;
 }
 
-int iopt_sim_detach_smmu(struct iopt_sim *sim, struct iopt_smmu *smmu)
+int iopt_sim_detach_smmuv3(struct iopt_sim *sim, struct iopt_smmuv3 *smmu)
 {
 	return -ENOTSUP;
 }

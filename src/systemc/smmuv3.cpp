@@ -9,38 +9,38 @@
 
 namespace iopt {
 
-Smmuv3::Smmuv3(sc_core::sc_module_name name, const iopt_smmu_params &params,
+Smmuv3::Smmuv3(sc_core::sc_module_name name, const iopt_smmuv3_params &params,
 	       const SmmuTiming &timing)
 	: Smmuv3Binding(name, timing, kRegWindow, 3),
-	  evtq_irq(irq[IOPT_SMMU_IRQ_EVTQ]),
-	  gerror_irq(irq[IOPT_SMMU_IRQ_GERROR]),
-	  cmd_sync_irq(irq[IOPT_SMMU_IRQ_CMD_SYNC])
+	  evtq_irq(irq[IOPT_SMMUV3_IRQ_EVTQ]),
+	  gerror_irq(irq[IOPT_SMMUV3_IRQ_GERROR]),
+	  cmd_sync_irq(irq[IOPT_SMMUV3_IRQ_CMD_SYNC])
 {
 	iopt_smmu_mem mem = model_mem();
 
-	throw_create_error(iopt_smmu_create(&params, &mem, model_irq,
-					    static_cast<SmmuBase *>(this), &model_),
-			   "iopt::Smmuv3: iopt_smmu_create");
+	throw_create_error(iopt_smmuv3_create(&params, &mem, model_irq,
+					      static_cast<SmmuBase *>(this), &model_),
+			   "iopt::Smmuv3: iopt_smmuv3_create");
 }
 
-iopt_smmu_stats Smmuv3::stats() const
+iopt_smmuv3_stats Smmuv3::stats() const
 {
-	iopt_smmu_stats st;
+	iopt_smmuv3_stats st;
 
-	iopt_smmu_get_stats(model_, &st);
+	iopt_smmuv3_get_stats(model_, &st);
 	return st;
 }
 
 int Smmuv3::model_translate(const SmmuAccess &a, uint64_t cycle, SmmuResult &r)
 {
-	iopt_smmu_txn t = common_txn<iopt_smmu_txn>(a);
-	iopt_smmu_resp resp{};
+	iopt_smmuv3_txn t = common_txn<iopt_smmuv3_txn>(a);
+	iopt_smmuv3_resp resp{};
 
 	t.ssv = a.ssv;
 	t.ssid = a.ssid;
 	t.translated = a.translated;
 
-	int rc = iopt_smmu_translate(model_, &t, cycle, &resp);
+	int rc = iopt_smmuv3_translate(model_, &t, cycle, &resp);
 
 	r.fault = resp.fault;
 	r.oa = resp.oa;

@@ -24,9 +24,9 @@ struct iopt_testbed {
 	struct iopt_physmem *pm;
 	bool own_pm;
 	struct iopt_smmu_mem mem;
-	struct iopt_smmu *s3;
+	struct iopt_smmuv3 *s3;
 	struct iopt_smmuv2 *s2;
-	struct iopt_smmu_runner *run3;
+	struct iopt_smmuv3_runner *run3;
 	struct iopt_smmuv2_runner *run2;
 	bool on_sim;
 	/* drv3 as an integer, published once probe returns, for tb_irq(),
@@ -46,7 +46,7 @@ void iopt_testbed_default_cfg(struct iopt_testbed_cfg *cfg,
 	cfg->mem_base = TB_MEM_BASE;
 	cfg->mem_size = TB_MEM_SIZE;
 	cfg->mem_latency = TB_MEM_LATENCY;
-	iopt_smmu_default_params(&cfg->v3);
+	iopt_smmuv3_default_params(&cfg->v3);
 	iopt_smmuv2_preset("mmu-500", &cfg->v2);
 	cfg->clock = IOPT_TESTBED_CLOCK_VIRTUAL;
 	cfg->model_ghz = 1.0;
@@ -107,7 +107,7 @@ static void tb_irq(void *ctx, unsigned line, uint64_t cycle)
 
 static uint64_t tb_runner3_clock(void *ctx)
 {
-	return iopt_smmu_runner_now(ctx);
+	return iopt_smmuv3_runner_now(ctx);
 }
 
 static uint64_t tb_runner2_clock(void *ctx)
@@ -145,19 +145,19 @@ static int tb_model(struct iopt_testbed *tb)
 	int ret;
 
 	if (c->smmu == IOPT_TESTBED_SMMUV3) {
-		struct iopt_smmu_params p = c->v3;
+		struct iopt_smmuv3_params p = c->v3;
 
 		p.shared_clock |= sim;
-		ret = iopt_smmu_create(&p, &tb->mem, irq, tb, &tb->s3);
+		ret = iopt_smmuv3_create(&p, &tb->mem, irq, tb, &tb->s3);
 		if (ret)
 			return ret;
 		if (sim)
-			ret = iopt_sim_attach_smmu(c->sim, tb->s3, c->model_ghz);
+			ret = iopt_sim_attach_smmuv3(c->sim, tb->s3, c->model_ghz);
 		else if (c->clock == IOPT_TESTBED_CLOCK_RUNNER)
-			ret = iopt_smmu_runner_start(tb->s3, c->model_ghz,
-						     &tb->run3);
+			ret = iopt_smmuv3_runner_start(tb->s3, c->model_ghz,
+						       &tb->run3);
 		if (ret) {
-			iopt_smmu_destroy(tb->s3);
+			iopt_smmuv3_destroy(tb->s3);
 			tb->s3 = NULL;
 			return ret;
 		}
@@ -258,15 +258,15 @@ void iopt_testbed_destroy(struct iopt_testbed *tb)
 	iopt_smmuv3_drv_remove(tb->drv3);
 	iopt_smmuv2_drv_remove(tb->drv2);
 	if (tb->run3)
-		iopt_smmu_runner_stop(tb->run3);
+		iopt_smmuv3_runner_stop(tb->run3);
 	if (tb->run2)
 		iopt_smmuv2_runner_stop(tb->run2);
 	if (tb->on_sim && tb->s3)
-		iopt_sim_detach_smmu(tb->cfg.sim, tb->s3);
+		iopt_sim_detach_smmuv3(tb->cfg.sim, tb->s3);
 	if (tb->on_sim && tb->s2)
 		iopt_sim_detach_smmuv2(tb->cfg.sim, tb->s2);
 	if (tb->s3)
-		iopt_smmu_destroy(tb->s3);
+		iopt_smmuv3_destroy(tb->s3);
 	if (tb->s2)
 		iopt_smmuv2_destroy(tb->s2);
 	if (tb->own_pm)
@@ -311,7 +311,7 @@ struct iopt_physmem *iopt_testbed_physmem(const struct iopt_testbed *tb)
 	return tb ? tb->pm : NULL;
 }
 
-struct iopt_smmu *iopt_testbed_smmuv3(const struct iopt_testbed *tb)
+struct iopt_smmuv3 *iopt_testbed_smmuv3(const struct iopt_testbed *tb)
 {
 	return tb ? tb->s3 : NULL;
 }
@@ -348,9 +348,9 @@ int iopt_testbed_dev_access(struct iopt_testbed *tb, uint32_t sid,
 	int ret;
 
 	if (tb && tb->drv3) {
-		struct iopt_smmu_txn t = { .sid = sid, .addr = iova,
+		struct iopt_smmuv3_txn t = { .sid = sid, .addr = iova,
 					   .write = write };
-		struct iopt_smmu_resp r;
+		struct iopt_smmuv3_resp r;
 
 		ret = iopt_smmuv3_drv_translate(tb->drv3, &t, &r);
 		if (ret)

@@ -12,7 +12,7 @@
 #include <iopgtable/iova.h>
 #include <iopgtable/pgtable.h>
 #include <iopgtable/physmem.h>
-#include <iopgtable/smmu.h>
+#include <iopgtable/smmuv3.h>
 
 /* The host's own symbols; the numbers prove which definition ran. */
 int tlb_init(void);
@@ -43,23 +43,23 @@ int pt_default_mem = 13;
 
 static int library_works(void)
 {
-	struct iopt_cfg cfg = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
+	struct iopt_pgtable_cfg cfg = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
 				.ias = 48, .oas = 48, .coherent_walk = true };
 	struct iopt_iova_cfg icfg = { .start_pfn = 1, .end_pfn = 1 << 20 };
-	struct iopt_smmu_params p;
+	struct iopt_smmuv3_params p;
 	struct iopt_smmu_mem mem;
 	struct iopt_physmem *pm;
 	struct iopt_pgtable *pt;
 	struct iopt_iova *iova;
-	struct iopt_smmu *smmu;
+	struct iopt_smmuv3 *smmu;
 	uint64_t pa = 0, pfn = 0, id0 = 0;
 	int bad;
 
-	if (iopt_alloc(&cfg, &pt))
+	if (iopt_pgtable_alloc(&cfg, &pt))
 		return 0;
-	bad = iopt_map_pages(pt, 0x200000, 0x40000000, 4096, 1, IOPT_READ, NULL) ||
-	      iopt_iova_to_phys(pt, 0x200123, &pa) || pa != 0x40000123;
-	iopt_free(pt);
+	bad = iopt_pgtable_map_pages(pt, 0x200000, 0x40000000, 4096, 1, IOPT_READ, NULL) ||
+	      iopt_pgtable_iova_to_phys(pt, 0x200123, &pa) || pa != 0x40000123;
+	iopt_pgtable_free(pt);
 	if (bad || iopt_iova_create(&icfg, &iova))
 		return 0;
 	bad = iopt_iova_alloc(iova, 4, (1 << 20) - 1, &pfn) ||
@@ -67,12 +67,12 @@ static int library_works(void)
 	iopt_iova_destroy(iova);
 	if (bad || iopt_physmem_create(0, 1 << 24, &pm))
 		return 0;
-	iopt_smmu_default_params(&p);
+	iopt_smmuv3_default_params(&p);
 	iopt_smmu_physmem(pm, 100, &mem);
-	bad = iopt_smmu_create(&p, &mem, NULL, NULL, &smmu);
+	bad = iopt_smmuv3_create(&p, &mem, NULL, NULL, &smmu);
 	if (!bad) {
-		bad = iopt_smmu_mmio_read(smmu, 0, 4, &id0, 0); /* SMMU_IDR0 */
-		iopt_smmu_destroy(smmu);
+		bad = iopt_smmuv3_mmio_read(smmu, 0, 4, &id0, 0); /* SMMU_IDR0 */
+		iopt_smmuv3_destroy(smmu);
 	}
 	iopt_physmem_destroy(pm);
 	return !bad && id0 != 0;

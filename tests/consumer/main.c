@@ -9,7 +9,7 @@
 
 int main(void)
 {
-	struct iopt_cfg cfg = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
+	struct iopt_pgtable_cfg cfg = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
 				.ias = 48, .oas = 48, .coherent_walk = true };
 	struct iopt_pgtable *pt;
 	uint64_t pa = 0;
@@ -26,16 +26,16 @@ int main(void)
 		fprintf(stderr, "consumer: the host library says it simulates\n");
 		return 1;
 	}
-	if (iopt_alloc(&cfg, &pt))
+	if (iopt_pgtable_alloc(&cfg, &pt))
 		return 1;
-	if (iopt_map_pages(pt, 0x200000, 0x40000000, 0x200000, 1, IOPT_READ,
-			   NULL) ||
-	    iopt_iova_to_phys(pt, 0x212345, &pa) || pa != 0x40012345) {
-		iopt_free(pt);
+	if (iopt_pgtable_map_pages(pt, 0x200000, 0x40000000, 0x200000, 1, IOPT_READ,
+				   NULL) ||
+	    iopt_pgtable_iova_to_phys(pt, 0x212345, &pa) || pa != 0x40012345) {
+		iopt_pgtable_free(pt);
 		return 1;
 	}
-	iopt_free(pt);
+	iopt_pgtable_free(pt);
 	printf("consumer: ok (%s, %s)\n", iopt_version(),
-	       iopt_fmt_name(IOPT_ARM_64_LPAE_S1));
+	       iopt_pgtable_fmt_name(IOPT_ARM_64_LPAE_S1));
 	return 0;
 }

@@ -24,11 +24,11 @@ static void simc_cpu(unsigned cpu, void *arg)
 	uint64_t iova = 0x100000ull * (cpu + 1), pa = 0x40000000ull + iova;
 	uint64_t got = 0;
 
-	if (iopt_map_pages(r->pt, iova, pa, 4096, SIMC_PAGES,
-			   IOPT_READ | IOPT_WRITE, NULL) ||
-	    iopt_iova_to_phys(r->pt, iova + 5 * 4096 + 0x123, &got) ||
+	if (iopt_pgtable_map_pages(r->pt, iova, pa, 4096, SIMC_PAGES,
+				   IOPT_READ | IOPT_WRITE, NULL) ||
+	    iopt_pgtable_iova_to_phys(r->pt, iova + 5 * 4096 + 0x123, &got) ||
 	    got != pa + 5 * 4096 + 0x123 ||
-	    iopt_unmap_pages(r->pt, iova, 4096, SIMC_PAGES, NULL) !=
+	    iopt_pgtable_unmap_pages(r->pt, iova, 4096, SIMC_PAGES, NULL) !=
 		    SIMC_PAGES * 4096)
 		r->bad = 1;
 }
@@ -36,7 +36,7 @@ static void simc_cpu(unsigned cpu, void *arg)
 /* One simulation from a fixed seed; its trace hash in *hash. */
 static int simc_once(uint64_t *hash)
 {
-	struct iopt_cfg cfg = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
+	struct iopt_pgtable_cfg cfg = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
 				.ias = 48, .oas = 48, .coherent_walk = true };
 	struct iopt_sim_params p;
 	struct iopt_sim_stats st;
@@ -52,12 +52,12 @@ static int simc_once(uint64_t *hash)
 		fprintf(stderr, "consumer_sim: iopt_sim_create: %d\n", err);
 		return 1;
 	}
-	err = iopt_alloc(&cfg, &r.pt);
+	err = iopt_pgtable_alloc(&cfg, &r.pt);
 	if (!err)
 		err = iopt_sim_run(sim, simc_cpu, &r);
 	iopt_sim_stats(sim, &st);
 	if (r.pt)
-		iopt_free(r.pt);
+		iopt_pgtable_free(r.pt);
 	iopt_sim_destroy(sim);
 	if (err || r.bad || st.cpus != SIMC_CPUS || !st.total_ops) {
 		fprintf(stderr, "consumer_sim: run %d, bad %d, %u CPUs, %llu ops\n",

@@ -8,25 +8,25 @@
  * Oracles (every violation aborts):
  *  - a shadow of the mappings (tests/tutil.c: what every address should
  *    translate to, and with which permissions); after every operation the
- *    addresses it touched, both ends and the middle of every mapping and
- *    the addresses next to them translate as the shadow says through
- *    iopt_iova_to_phys(), through the reference walker over the CPU's view
- *    of table memory, and (non-coherent walks) over the device's view,
+ *    addresses it touched, both ends and the middle of every mapping and the
+ *    addresses next to them translate as the shadow says through
+ *    iopt_pgtable_iova_to_phys(), through the reference walker over the CPU's
+ *    view of table memory, and (non-coherent walks) over the device's view,
  *    which changes only when the library syncs it;
  *  - error codes: a valid map succeeds, or fails with -EEXIST exactly when
  *    the shadow overlaps it, or -ENOMEM when an allocation failed; an
  *    invalid one is -EINVAL/-ERANGE; a failed map changes nothing; an
  *    unmap that stops early stops at a hole the shadow has (or for
  *    memory);
- *  - TLB callbacks: when add_page or flush_walk is called, the device view
- *    of the range being invalidated already equals the CPU view (so a walk
- *    cannot refill the TLB from a stale entry afterwards); add_page during
- *    an unmap names pages no longer mapped; no mapping outside the
- *    operation's range stops translating, even for an instant, outside the
- *    range being flushed (break-before-make covers the whole run); after an
- *    unmap and iopt_tlb_sync() every page the shadow says was removed was
- *    covered by an invalidation reported since (checked by iova and size
- *    only), and the sync op ran after the last invalidation;
+ *  - TLB callbacks: when add_page or flush_walk is called, the device view of
+ *    the range being invalidated already equals the CPU view (so a walk cannot
+ *    refill the TLB from a stale entry afterwards); add_page during an unmap
+ *    names pages no longer mapped; no mapping outside the operation's range
+ *    stops translating, even for an instant, outside the range being flushed
+ *    (break-before-make covers the whole run); after an unmap and
+ *    iopt_pgtable_tlb_sync() every page the shadow says was removed was covered
+ *    by an invalidation reported since (checked by iova and size only), and the
+ *    sync op ran after the last invalidation;
  *  - dirty tracking (coherent HD tables): pages the target dirties as an
  *    SMMU would (clearing AP[2] of writable-clean leaves) are all reported;
  *    every report overlaps a leaf that was dirtied; cleaned leaves were
@@ -96,8 +96,8 @@ struct dirt {
 
 struct fz {
 	struct iopt_pgtable *pt;
-	struct iopt_info info;
-	struct iopt_cfg cfg;
+	struct iopt_pgtable_info info;
+	struct iopt_pgtable_cfg cfg;
 	struct tmem mem;
 	bool oom;		/* an allocation failed (injected or full) */
 	struct shadow sh;	/* the state before the current operation */
@@ -182,7 +182,7 @@ static void check_va(struct fz *f, uint64_t va)
 
 	if (!in_range(f, va))
 		return;
-	r = iopt_iova_to_phys(f->pt, va, &pa);
+	r = iopt_pgtable_iova_to_phys(f->pt, va, &pa);
 	CHECK(want.mapped ? r == 0 && pa == want.oa : r == -ENOENT);
 	CHECK(view_eq(walk_view(f, va, false), want));
 	if (!f->cfg.coherent_walk)
@@ -326,7 +326,7 @@ static void cb_flush_walk(uint64_t iova, uint64_t size, uint64_t granule,
 	inv_record(f, iova, iova + (size - 1));
 }
 
-static void cb_add_page(struct iopt_gather *g, uint64_t iova, uint64_t granule,
+static void cb_add_page(struct iopt_pgtable_gather *g, uint64_t iova, uint64_t granule,
 			void *cookie)
 {
 	struct fz *f = cookie;
@@ -356,7 +356,7 @@ static void cb_sync(void *cookie)
 	((struct fz *)cookie)->inv_since_sync = false;
 }
 
-static const struct iopt_tlb_ops fz_tlb = {
+static const struct iopt_pgtable_tlb_ops fz_tlb = {
 	cb_flush_all, cb_flush_walk, cb_add_page, cb_sync,
 };
 
@@ -387,7 +387,7 @@ static void fz_sync(void *va, size_t size, void *ctx)
 	tmem_ops.sync(va, size, &((struct fz *)ctx)->mem);
 }
 
-static const struct iopt_mem_ops fz_mem = { fz_alloc, fz_free, fz_p2v, fz_sync };
+static const struct iopt_pgtable_mem_ops fz_mem = { fz_alloc, fz_free, fz_p2v, fz_sync };
 
 /* ---- helpers ---------------------------------------------------------- */
 
@@ -404,7 +404,7 @@ static void op_begin(struct fz *f, enum op_kind k, uint64_t lo, uint64_t hi)
 	f->oom = false;
 }
 
-/* After iopt_tlb_sync(): every invalidation was followed by a sync. */
+/* After iopt_pgtable_tlb_sync(): every invalidation was followed by a sync. */
 static void sync_done(struct fz *f)
 {
 	CHECK(!f->inv_since_sync);
@@ -498,15 +498,15 @@ static void dirt_remove(struct fz *f, uint64_t lo, uint64_t hi)
  * on a write: AP[2] cleared, atomically, in a writable-clean leaf. */
 static void hw_write(struct fz *f, uint64_t va)
 {
-	struct iopt_walk w;
+	struct iopt_pgtable_walk w;
 	struct ref_walk rw;
 
-	if (!in_range(f, va) || iopt_walk(f->pt, va, &w) || !w.mapped)
+	if (!in_range(f, va) || iopt_pgtable_walk(f->pt, va, &w) || !w.mapped)
 		return;
 	ref_walk(&f->info, f->cfg.quirks, tmem_host_p2v, &f->mem, va, &rw);
 	CHECK(rw.mapped);
 	/* The walk only locates the descriptor; its bits are read raw. */
-	const struct iopt_walk_level *l = &w.level[w.nr_levels - 1];
+	const struct iopt_pgtable_walk_level *l = &w.level[w.nr_levels - 1];
 	uint64_t *d = tmem_host_p2v(l->table_pa + 8ull * l->index, &f->mem);
 	uint64_t v = __atomic_load_n(d, __ATOMIC_ACQUIRE);
 
@@ -543,8 +543,8 @@ static bool reported(const struct fz *f, uint64_t va)
 static void op_dirty(struct fz *f, uint64_t iova, uint64_t pa, uint64_t len,
 		     unsigned flags)
 {
-	bool hd = f->cfg.quirks & IOPT_QUIRK_HD;
-	struct iopt_gather g;
+	bool hd = f->cfg.quirks & IOPT_PGTABLE_QUIRK_HD;
+	struct iopt_pgtable_gather g;
 
 	/* Writes by the device to up to four pages of the range. */
 	if (hd && f->cfg.coherent_walk && len && len / f->gran)
@@ -555,13 +555,13 @@ static void op_dirty(struct fz *f, uint64_t iova, uint64_t pa, uint64_t len,
 			if (pa >> (16 * k) & 1)
 				hw_write(f, iova + off * f->gran);
 		}
-	iopt_gather_init(&g);
+	iopt_pgtable_gather_init(&g);
 	f->n_rep = 0;
 	f->rep_overflow = false;
 	op_begin(f, OP_DIRTY, iova, len ? iova + (len - 1) : iova);
 	TRACE("dirty %#llx len %#llx flags %#x\n", (unsigned long long)iova,
 	      (unsigned long long)len, flags);
-	int r = iopt_read_and_clear_dirty(f->pt, iova, len, flags, &g, rec, f);
+	int r = iopt_pgtable_read_and_clear_dirty(f->pt, iova, len, flags, &g, rec, f);
 	TRACE("  = %d, %u reports\n", r, f->n_rep);
 
 	CHECK(r == 0 || r == -EINVAL || r == -ERANGE);
@@ -571,9 +571,9 @@ static void op_dirty(struct fz *f, uint64_t iova, uint64_t pa, uint64_t len,
 		return;
 	}
 	CHECK(hd && len);
-	if (flags & IOPT_DIRTY_NO_CLEAR)
+	if (flags & IOPT_PGTABLE_DIRTY_NO_CLEAR)
 		CHECK(f->add_pages == 0 && f->n_inv == 0);
-	iopt_tlb_sync(f->pt);
+	iopt_pgtable_tlb_sync(f->pt);
 	sync_done(f);
 	/* Complete: every page dirtied in the range is reported. */
 	if (!f->rep_overflow)
@@ -593,12 +593,12 @@ static void op_dirty(struct fz *f, uint64_t iova, uint64_t pa, uint64_t len,
 				f->dirt[k].lo > f->rep_hi[i]);
 		CHECK(hit);
 		CHECK(f->rep_hi[i] >= f->rep_lo[i]);
-		if (!(flags & IOPT_DIRTY_NO_CLEAR)) {
+		if (!(flags & IOPT_PGTABLE_DIRTY_NO_CLEAR)) {
 			CHECK(g.start <= f->rep_lo[i] && g.last >= f->rep_hi[i]);
 			CHECK(inv_covers(f, f->rep_lo[i], f->rep_hi[i]));
 		}
 	}
-	if (!(flags & IOPT_DIRTY_NO_CLEAR))
+	if (!(flags & IOPT_PGTABLE_DIRTY_NO_CLEAR))
 		for (unsigned i = 0; i < f->n_rep; i++)
 			dirt_remove(f, f->rep_lo[i], f->rep_hi[i]);
 	f->op = OP_NONE;
@@ -618,7 +618,7 @@ static void op_map(struct fz *f, uint64_t iova, uint64_t pa, uint64_t pgsize,
 	TRACE("map %#llx -> %#llx pgsize %#llx count %zu prot %#x\n",
 	      (unsigned long long)iova, (unsigned long long)pa,
 	      (unsigned long long)pgsize, count, prot);
-	int r = iopt_map_pages(f->pt, iova, pa, pgsize, count, prot, &mapped);
+	int r = iopt_pgtable_map_pages(f->pt, iova, pa, pgsize, count, prot, &mapped);
 	TRACE("  = %d\n", r);
 	bool failed = f->oom;
 
@@ -637,7 +637,7 @@ static void op_map(struct fz *f, uint64_t iova, uint64_t pa, uint64_t pgsize,
 			CHECK(r == 0);
 	}
 	if (r)
-		iopt_tlb_sync(f->pt);	/* a failed map's undo */
+		iopt_pgtable_tlb_sync(f->pt);	/* a failed map's undo */
 	else
 		shadow_add(&f->sh, iova, len, pa, prot);
 	if (r)
@@ -652,13 +652,13 @@ static void op_unmap(struct fz *f, uint64_t iova, uint64_t pgsize,
 {
 	uint64_t len = 0;
 	bool ok = args_ok(f, iova, 0, pgsize, count, IOPT_READ, false, &len);
-	struct iopt_gather g;
+	struct iopt_pgtable_gather g;
 
-	iopt_gather_init(&g);
+	iopt_pgtable_gather_init(&g);
 	op_begin(f, OP_UNMAP, iova, ok ? iova + (len - 1) : iova);
 	TRACE("unmap %#llx pgsize %#llx count %zu\n", (unsigned long long)iova,
 	      (unsigned long long)pgsize, count);
-	int64_t u = iopt_unmap_pages(f->pt, iova, pgsize, count, &g);
+	int64_t u = iopt_pgtable_unmap_pages(f->pt, iova, pgsize, count, &g);
 	TRACE("  = %lld\n", (long long)u);
 	bool failed = f->oom;
 
@@ -675,7 +675,7 @@ static void op_unmap(struct fz *f, uint64_t iova, uint64_t pgsize,
 	 * for memory. */
 	if ((uint64_t)u < len && !failed)
 		CHECK(!shadow_overlaps(&f->sh, iova + (uint64_t)u, item));
-	iopt_tlb_sync(f->pt);
+	iopt_pgtable_tlb_sync(f->pt);
 	sync_done(f);
 	if (u > 0) {
 		uint64_t lo = iova, hi = iova + ((uint64_t)u - 1);
@@ -707,13 +707,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct fz *f = calloc(1, sizeof(*f));
 
 	CHECK(f);
-	f->cfg = (struct iopt_cfg){
-		.fmt = (enum iopt_fmt)(b0 % (IOPT_FMT_COUNT + 1)),
+	f->cfg = (struct iopt_pgtable_cfg){
+		.fmt = (enum iopt_pgtable_fmt)(b0 % (IOPT_PGTABLE_FMT_COUNT + 1)),
 		.granule = granules[b1 % 5],
 		.ias = (unsigned)(take(&in, 1) % 64),
 		.oas = (unsigned)(take(&in, 1) % 64),
 		.quirks = (uint32_t)take(&in, 1),
-		.coherent_walk = !((b0 / (IOPT_FMT_COUNT + 1)) & 1),
+		.coherent_walk = !((b0 / (IOPT_PGTABLE_FMT_COUNT + 1)) & 1),
 		.serialised = (b1 / 5) & 1,
 		.pgsize_bitmap = take(&in, 1) & 1 ? take(&in, 8) : 0,
 		.tlb = &fz_tlb,
@@ -722,10 +722,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.mem_ctx = f,
 	};
 	tmem_init(&f->mem, MEM_BASE, MEM_BYTES);
-	int r = iopt_alloc(&f->cfg, &f->pt);
+	int r = iopt_pgtable_alloc(&f->cfg, &f->pt);
 
 	TRACE("alloc %s granule %u ias %u oas %u quirks %#x coherent %d "
-	      "serialised %d bitmap %#llx = %d\n", iopt_fmt_name(f->cfg.fmt),
+	      "serialised %d bitmap %#llx = %d\n", iopt_pgtable_fmt_name(f->cfg.fmt),
 	      f->cfg.granule, f->cfg.ias, f->cfg.oas, f->cfg.quirks,
 	      f->cfg.coherent_walk, f->cfg.serialised,
 	      (unsigned long long)f->cfg.pgsize_bitmap, r);
@@ -735,9 +735,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(f->mem.live == 0);
 		goto out;
 	}
-	iopt_get_info(f->pt, &f->info);
+	iopt_pgtable_get_info(f->pt, &f->info);
 	shadow_init(&f->sh);
-	if (f->cfg.quirks & IOPT_QUIRK_TTBR1) {
+	if (f->cfg.quirks & IOPT_PGTABLE_QUIRK_TTBR1) {
 		f->va_first = ~0ull << f->cfg.ias;
 		f->va_last = UINT64_MAX;
 	} else {
@@ -768,7 +768,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (take(&in, 1) & 1) {		/* mostly aligned, in range */
 			iova = (iova & ((1ull << (f->cfg.ias < 64 ? f->cfg.ias : 63)) - 1)) &
 			       ~(pgsize - 1);
-			if (f->cfg.quirks & IOPT_QUIRK_TTBR1)
+			if (f->cfg.quirks & IOPT_PGTABLE_QUIRK_TTBR1)
 				iova |= f->va_first;
 			pa = (pa & ((1ull << (f->cfg.oas < 64 ? f->cfg.oas : 63)) - 1)) &
 			     ~(pgsize - 1);
@@ -789,7 +789,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 3: {
 			uint64_t got;
 
-			r = iopt_iova_to_phys(f->pt, iova, &got);
+			r = iopt_pgtable_iova_to_phys(f->pt, iova, &got);
 			if (!in_range(f, iova)) {
 				CHECK(r == -ERANGE);
 			} else {
@@ -801,9 +801,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		}
 		case 4: {
-			struct iopt_walk w;
+			struct iopt_pgtable_walk w;
 
-			r = iopt_walk(f->pt, iova, &w);
+			r = iopt_pgtable_walk(f->pt, iova, &w);
 			CHECK(r == 0 || r == -ERANGE);
 			CHECK(w.nr_levels <= 4);
 			if (!r) {
@@ -829,7 +829,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			check_all(f, 1, 0, true);
 	}
 	check_all(f, 1, 0, true);
-	iopt_free(f->pt);
+	iopt_pgtable_free(f->pt);
 	CHECK(f->mem.live == 0);
 	shadow_free(&f->sh);
 out:

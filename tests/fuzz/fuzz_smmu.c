@@ -33,7 +33,7 @@
 #include <string.h>
 
 #include <iopgtable/physmem.h>
-#include <iopgtable/smmu.h>
+#include <iopgtable/smmuv3.h>
 
 #include "../evt_layout.h"
 #include "fuzz_input.h"
@@ -54,14 +54,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static bool known_event(unsigned f)
 {
 	switch (f) {
-	case 0: case IOPT_EVT_ABORT: case IOPT_EVT_F_UUT: case IOPT_EVT_C_BAD_STREAMID:
-	case IOPT_EVT_F_STE_FETCH: case IOPT_EVT_C_BAD_STE:
-	case IOPT_EVT_F_STREAM_DISABLED: case IOPT_EVT_F_TRANSL_FORBIDDEN:
-	case IOPT_EVT_C_BAD_SUBSTREAMID: case IOPT_EVT_F_CD_FETCH:
-	case IOPT_EVT_C_BAD_CD: case IOPT_EVT_F_WALK_EABT:
-	case IOPT_EVT_F_TRANSLATION: case IOPT_EVT_F_ADDR_SIZE:
-	case IOPT_EVT_F_ACCESS: case IOPT_EVT_F_PERMISSION:
-	case IOPT_EVT_F_CFG_CONFLICT:
+	case 0: case IOPT_SMMUV3_EVT_ABORT: case IOPT_SMMUV3_EVT_F_UUT: case IOPT_SMMUV3_EVT_C_BAD_STREAMID:
+	case IOPT_SMMUV3_EVT_F_STE_FETCH: case IOPT_SMMUV3_EVT_C_BAD_STE:
+	case IOPT_SMMUV3_EVT_F_STREAM_DISABLED: case IOPT_SMMUV3_EVT_F_TRANSL_FORBIDDEN:
+	case IOPT_SMMUV3_EVT_C_BAD_SUBSTREAMID: case IOPT_SMMUV3_EVT_F_CD_FETCH:
+	case IOPT_SMMUV3_EVT_C_BAD_CD: case IOPT_SMMUV3_EVT_F_WALK_EABT:
+	case IOPT_SMMUV3_EVT_F_TRANSLATION: case IOPT_SMMUV3_EVT_F_ADDR_SIZE:
+	case IOPT_SMMUV3_EVT_F_ACCESS: case IOPT_SMMUV3_EVT_F_PERMISSION:
+	case IOPT_SMMUV3_EVT_F_CFG_CONFLICT:
 		return true;
 	default:
 		return false;
@@ -81,7 +81,7 @@ static void take_cache(uint64_t f, struct iopt_smmu_cache_params *c)
 }
 
 /* Parameters from 16 bytes: every value create accepts can occur. */
-static void take_params(struct in *in, struct iopt_smmu_params *p)
+static void take_params(struct in *in, struct iopt_smmuv3_params *p)
 {
 	uint64_t f = take(in, 8), g = take(in, 8);
 	unsigned gran = (unsigned)(f >> 38 & 7);
@@ -126,7 +126,7 @@ static void take_params(struct in *in, struct iopt_smmu_params *p)
 /* ---- the harness's own reading of chapter 4 ------------------------------ */
 
 /* Range fields of a TLBI by address (4.4.1.1): legal or not. */
-static bool range_ok(const struct iopt_smmu_params *p, const uint64_t w[2])
+static bool range_ok(const struct iopt_smmuv3_params *p, const uint64_t w[2])
 {
 	unsigned tg = (unsigned)(w[1] >> 10 & 3), ttl = (unsigned)(w[1] >> 8 & 3);
 	unsigned num = (unsigned)(w[0] >> 12 & 31), scale = (unsigned)(w[0] >> 20 & 31);
@@ -141,7 +141,7 @@ static bool range_ok(const struct iopt_smmu_params *p, const uint64_t w[2])
 }
 
 /* Is this command legal on this SMMU's Non-secure queue? */
-static bool cmd_legal(const struct iopt_smmu_params *p, const uint64_t w[2])
+static bool cmd_legal(const struct iopt_smmuv3_params *p, const uint64_t w[2])
 {
 	bool ssec = w[0] >> 10 & 1;
 
@@ -225,11 +225,11 @@ struct qview {
 	uint64_t cbase;
 };
 
-static uint32_t rd32(struct iopt_smmu *s, uint64_t off, uint64_t cycle)
+static uint32_t rd32(struct iopt_smmuv3 *s, uint64_t off, uint64_t cycle)
 {
 	uint64_t v = 0;
 
-	if (iopt_smmu_mmio_read(s, off, 4, &v, cycle))
+	if (iopt_smmuv3_mmio_read(s, off, 4, &v, cycle))
 		abort();		/* cycles only grow here */
 	return (uint32_t)v;
 }
@@ -241,7 +241,7 @@ static unsigned q_l2(uint64_t base, unsigned max)
 	return l > max ? max : l;
 }
 
-static void view(struct iopt_smmu *s, const struct iopt_smmu_params *p,
+static void view(struct iopt_smmuv3 *s, const struct iopt_smmuv3_params *p,
 		 uint64_t cycle, struct qview *q)
 {
 	uint64_t v = 0;
@@ -252,11 +252,11 @@ static void view(struct iopt_smmu *s, const struct iopt_smmu_params *p,
 	q->econs = rd32(s, EVENTQ_CONS, cycle);
 	q->gerr = rd32(s, 0x60, cycle) ^ rd32(s, 0x64, cycle);
 	q->cr0 = rd32(s, 0x20, cycle);
-	if (iopt_smmu_mmio_read(s, CMDQ_BASE, 8, &v, cycle))
+	if (iopt_smmuv3_mmio_read(s, CMDQ_BASE, 8, &v, cycle))
 		abort();
 	q->cbase = v;
 	q->cl2 = q_l2(v, p->cmdqs);
-	if (iopt_smmu_mmio_read(s, EVENTQ_BASE, 8, &v, cycle))
+	if (iopt_smmuv3_mmio_read(s, EVENTQ_BASE, 8, &v, cycle))
 		abort();
 	q->el2 = q_l2(v, p->evtqs);
 }
@@ -278,8 +278,8 @@ static uint32_t dist(uint32_t a, uint32_t b, unsigned l2)
 
 /* The checks between two views around one op; wrote: the register the op
  * wrote, or 0. */
-static void check(const struct iopt_smmu_params *p, struct fmem *m,
-		  struct iopt_smmu *s, const struct qview *a,
+static void check(const struct iopt_smmuv3_params *p, struct fmem *m,
+		  struct iopt_smmuv3 *s, const struct qview *a,
 		  const struct qview *b, uint64_t wrote)
 {
 	unsigned l2 = a->cl2;
@@ -328,7 +328,7 @@ static void check(const struct iopt_smmu_params *p, struct fmem *m,
 	}
 	/* Stopped or running: due commands agree with the queue state. */
 	uint32_t pending = dist(b->cprod, b->ccons, b->cl2);
-	uint64_t next = iopt_smmu_next_event(s);
+	uint64_t next = iopt_smmuv3_next_event(s);
 
 	if ((b->gerr & 1) || !(b->cr0 & 8) || !pending) {
 		if (next != UINT64_MAX)
@@ -358,10 +358,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static uint64_t (*cmdlog)[2];
 	struct in in = { data, size };
 	struct iopt_physmem *pm;
-	struct iopt_smmu_params p;
+	struct iopt_smmuv3_params p;
 	struct fmem fm;
 	struct iopt_smmu_mem mem;
-	struct iopt_smmu *s;
+	struct iopt_smmuv3 *s;
 	struct qview qa, qb;
 	uint64_t cycle = 0;
 
@@ -371,7 +371,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	if (iopt_physmem_create(BASE, SPAN, &pm))
 		return 0;
-	iopt_smmu_default_params(&p);
+	iopt_smmuv3_default_params(&p);
 	p.tlb.entries = 64;
 	unsigned feat = (unsigned)take(&in, 1);
 
@@ -383,16 +383,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fm.cmd = cmdlog;
 	mem = (struct iopt_smmu_mem){ f_read, f_write, f_load64, f_cas64,
 				      fm.inner.desc_latency, &fm };
-	if (iopt_smmu_create(&p, &mem, NULL, NULL, &s)) {
+	if (iopt_smmuv3_create(&p, &mem, NULL, NULL, &s)) {
 		iopt_physmem_destroy(pm);
 		return 0;
 	}
 	/* A sane start the bytes then disturb: tables at BASE. */
-	iopt_smmu_mmio_write(s, 0x80, 8, BASE, 0);
-	iopt_smmu_mmio_write(s, 0x88, 4, p.sidsize < 6 ? p.sidsize : 6, 0);
-	iopt_smmu_mmio_write(s, 0x90, 8, (BASE + 0x10000) | 6, 0);
-	iopt_smmu_mmio_write(s, 0xa0, 8, (BASE + 0x20000) | 4, 0);
-	iopt_smmu_mmio_write(s, 0x20, 4, 0xd, 0);
+	iopt_smmuv3_mmio_write(s, 0x80, 8, BASE, 0);
+	iopt_smmuv3_mmio_write(s, 0x88, 4, p.sidsize < 6 ? p.sidsize : 6, 0);
+	iopt_smmuv3_mmio_write(s, 0x90, 8, (BASE + 0x10000) | 6, 0);
+	iopt_smmuv3_mmio_write(s, 0xa0, 8, (BASE + 0x20000) | 4, 0);
+	iopt_smmuv3_mmio_write(s, 0x20, 4, 0xd, 0);
 	view(s, &p, cycle, &qa);
 	for (int op = 0; op < 200 && in.n; op++) {
 		/* Inputs with their own parameters also have the command ops. */
@@ -414,7 +414,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			unsigned sz = take(&in, 1) & 1 ? 8 : 4;
 
 			off = sz == 8 ? off & ~7ull : off;
-			if (iopt_smmu_mmio_write(s, off, sz, take(&in, 8), cycle))
+			if (iopt_smmuv3_mmio_write(s, off, sz, take(&in, 8), cycle))
 				abort();
 			/* An 8-byte write covers the next register too. */
 			wrote = off;
@@ -427,25 +427,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 2: {	/* register read */
 			uint64_t v, off = take(&in, 3) & 0x1fffc;
 
-			if (iopt_smmu_mmio_read(s, off, 4, &v, cycle))
+			if (iopt_smmuv3_mmio_read(s, off, 4, &v, cycle))
 				abort();
 			break;
 		}
 		case 3: {	/* transaction */
-			struct iopt_smmu_txn t = {
+			struct iopt_smmuv3_txn t = {
 				.sid = (uint32_t)take(&in, 1) % 80,
 				.ssv = take(&in, 1) & 1,
 				.ssid = (uint32_t)take(&in, 1),
 				.addr = take(&in, 8),
 			};
 			unsigned f = (unsigned)take(&in, 1);
-			struct iopt_smmu_resp r;
+			struct iopt_smmuv3_resp r;
 
 			t.write = f & 1;
 			t.exec = f & 2;
 			t.priv = f & 4;
 			t.translated = f & 8;
-			if (iopt_smmu_translate(s, &t, cycle, &r) || !known_event(r.fault))
+			if (iopt_smmuv3_translate(s, &t, cycle, &r) || !known_event(r.fault))
 				abort();
 			break;
 		}
@@ -486,21 +486,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					q[1] = 0;
 				}
 				wrote = 0x64;
-				if (iopt_smmu_mmio_write(s, 0x64, 4, qa.gerr ^ rd32(s, 0x64, cycle),
-							 cycle))
+				if (iopt_smmuv3_mmio_write(s, 0x64, 4, qa.gerr ^ rd32(s, 0x64, cycle),
+							   cycle))
 					abort();
 			} else {
 				wrote = CMDQ_PROD;
-				if (iopt_smmu_mmio_write(s, CMDQ_PROD, 4,
-							 (qa.cprod + 1 + f % 4) &
-							 ((2u << qa.cl2) - 1), cycle))
+				if (iopt_smmuv3_mmio_write(s, CMDQ_PROD, 4,
+							   (qa.cprod + 1 + f % 4) &
+							   ((2u << qa.cl2) - 1), cycle))
 					abort();
 			}
 			break;
 		}
 		default:	/* time passes */
 			cycle += take(&in, 2);
-			if (iopt_smmu_run_until(s, cycle))
+			if (iopt_smmuv3_run_until(s, cycle))
 				abort();
 			break;
 		}
@@ -508,7 +508,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check(&p, &fm, s, &qa, &qb, wrote);
 		qa = qb;
 	}
-	iopt_smmu_destroy(s);
+	iopt_smmuv3_destroy(s);
 	iopt_physmem_destroy(pm);
 	return 0;
 }

@@ -98,8 +98,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	p.numpagendxb = 3;
 	p.sync_mode = sel & 0x80 ? IOPT_SMMUV2_SYNC_JOIN : IOPT_SMMUV2_SYNC_RESTART;
 	p.sync_blocked_by_stall = sel & 0x40;
-	p.tlb = (struct iopt_smmu_cache_params){ sel & 2, 16, 2, IOPT_REPL_LRU, 1 };
-	p.walk = (struct iopt_smmu_cache_params){ sel & 4, 8, 2, IOPT_REPL_RR, 1 };
+	p.tlb = (struct iopt_smmu_cache_params){ sel & 2, 16, 2, IOPT_SMMU_REPL_LRU, 1 };
+	p.walk = (struct iopt_smmu_cache_params){ sel & 4, 8, 2, IOPT_SMMU_REPL_RR, 1 };
 	p.shared_clock = sel & 8;
 	if (iopt_physmem_create(BASE, SPAN, &pm))
 		return 0;

@@ -95,7 +95,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
-#include <iopgtable/smmu.h>
+#include <iopgtable/smmu_common.h>
 #include <iopgtable/systemc/txn.h>
 
 namespace iopt {

@@ -18,10 +18,10 @@
  *   translated  PCIe ATS Translated: the address is already physical
  * Outputs, written by the SMMU:
  *   fault       0, or what stopped the transaction: for SMMUv3 the
- *               event type (IOPT_EVT_* in <iopgtable/smmu.h>), for
- *               SMMUv2 IOPT_SMMUV2_ABORT (<iopgtable/smmuv2.h>; the
- *               syndrome is in the FSR/FAR registers): the response
- *               status is then TLM_ADDRESS_ERROR_RESPONSE
+ *               event type (IOPT_SMMUV3_EVT_* in <iopgtable/smmuv3.h>), for
+ *               SMMUv2 IOPT_SMMUV2_ABORT (<iopgtable/smmuv2.h>; the syndrome is
+ *               in the FSR/FAR registers): the response status is then
+ *               TLM_ADDRESS_ERROR_RESPONSE
  *   oa          output address of the first byte (valid when fault == 0)
  */
 #ifndef IOPGTABLE_SYSTEMC_TXN_H

@@ -26,7 +26,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include <iopgtable/smmu.h>
+#include <iopgtable/smmuv3.h>
 
 #include "../../platform/platform.h"
 #include "tlb.h"

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Memory callbacks over a simulated physical memory (iopt_smmu_physmem,
- * <iopgtable/smmu.h>), the memory interface of both SMMU models.
+ * <iopgtable/smmu_common.h>), the memory interface of both SMMU models.
  */
 #include <errno.h>
 #include <string.h>
 
 #include <iopgtable/physmem.h>
-#include <iopgtable/smmu.h>
+#include <iopgtable/smmu_common.h>
 
 #include "../../platform/platform.h"
 

@@ -9,8 +9,8 @@
  * before they take the model's lock, so a cycle a little behind is
  * expected and taken as the model's time.
  *
- * The public types (struct iopt_smmu_runner, struct iopt_smmuv2_runner)
- * are never defined: they are this struct seen through an opaque pointer.
+ * The public types (struct iopt_smmuv3_runner, struct iopt_smmuv2_runner) are
+ * never defined: they are this struct seen through an opaque pointer.
  */
 #ifndef IOPT_SMMU_RUNNER_H
 #define IOPT_SMMU_RUNNER_H
@@ -46,11 +46,11 @@ uint64_t smmu_runner_now(const struct smmu_runner *r);
 void smmu_runner_free(struct smmu_runner *r);
 
 /*
- * The public runner entry points of a model with prefix pfx (iopt_smmu,
+ * The public runner entry points of a model with prefix pfx (iopt_smmuv3,
  * iopt_smmuv2) and type model_t, which has a struct smmu_core `core`, and
- * pfx##_run_until / pfx##_next_event entry points: one definition for
- * both models. The public runner type is never defined: it is struct
- * smmu_runner behind an opaque pointer.
+ * pfx##_run_until / pfx##_next_event entry points: one definition for both
+ * models. The public runner type is never defined: it is struct smmu_runner
+ * behind an opaque pointer.
  */
 #define SMMU_RUNNER_DEFINE(pfx, model_t)					\
 	static int pfx##_runner_cb_run(void *m, uint64_t c)			\

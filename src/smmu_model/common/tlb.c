@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "tlb.h"
 
-#include <iopgtable/smmu.h>
+#include <iopgtable/smmuv3.h>
 
 #include <errno.h>
 #include <stdlib.h>
@@ -159,35 +159,35 @@ unsigned tlb_invalidate(struct tlb *t, const struct tlb_match *m)
 	return n;
 }
 
-int tlb_match_from_cmd(const struct iopt_smmu_cmd *c, struct tlb_match *m)
+int tlb_match_from_cmd(const struct iopt_smmuv3_cmd *c, struct tlb_match *m)
 {
 	memset(m, 0, sizeof(*m));
 	switch (c->opcode) {
-	case IOPT_CMD_TLBI_NSNH_ALL:
+	case IOPT_SMMUV3_CMD_TLBI_NSNH_ALL:
 		return 0;
-	case IOPT_CMD_TLBI_S12_VMALL:
+	case IOPT_SMMUV3_CMD_TLBI_S12_VMALL:
 		m->by_vmid = true;
 		m->vmid = c->vmid;
 		return 0;
-	case IOPT_CMD_TLBI_NH_ALL:
+	case IOPT_SMMUV3_CMD_TLBI_NH_ALL:
 		m->by_vmid = m->by_stage = true;
 		m->vmid = c->vmid;
 		m->stage = 1;
 		return 0;
-	case IOPT_CMD_TLBI_NH_ASID:
+	case IOPT_SMMUV3_CMD_TLBI_NH_ASID:
 		m->by_vmid = m->by_stage = m->by_asid = true;
 		m->vmid = c->vmid;
 		m->stage = 1;
 		m->asid = c->asid;
 		return 0;
-	case IOPT_CMD_TLBI_NH_VA:
+	case IOPT_SMMUV3_CMD_TLBI_NH_VA:
 		m->by_asid = m->or_global = true;
 		m->asid = c->asid;
 		/* fall through */
-	case IOPT_CMD_TLBI_NH_VAA:
+	case IOPT_SMMUV3_CMD_TLBI_NH_VAA:
 		m->stage = 1;
 		break;
-	case IOPT_CMD_TLBI_S2_IPA:
+	case IOPT_SMMUV3_CMD_TLBI_S2_IPA:
 		m->stage = 2;
 		break;
 	default:

@@ -162,13 +162,13 @@ void tlb_insert(struct tlb *t, const struct tlb_entry *e);
 /* Invalidate what m matches; returns how many entries went. */
 unsigned tlb_invalidate(struct tlb *t, const struct tlb_match *m);
 
-struct iopt_smmu_cmd;
+struct iopt_smmuv3_cmd;
 /*
  * The scope of a TLBI command (IHI0070 4.4): NH_ALL, NH_ASID, NH_VA,
  * NH_VAA, S12_VMALL, S2_IPA, NSNH_ALL. Range invalidation (TG != 0):
  * [addr, addr + (NUM + 1) * 2^SCALE * granule), not wrapping; TTL as a
  * level hint. -EINVAL: not a TLBI command this model knows.
  */
-int tlb_match_from_cmd(const struct iopt_smmu_cmd *c, struct tlb_match *m);
+int tlb_match_from_cmd(const struct iopt_smmuv3_cmd *c, struct tlb_match *m);
 
 #endif

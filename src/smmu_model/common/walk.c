@@ -63,7 +63,7 @@ static unsigned min_u(unsigned a, unsigned b)
 	return a < b ? a : b;
 }
 
-int smmu_cfg_from_cd(const struct iopt_cd *cd, bool upper,
+int smmu_cfg_from_cd(const struct iopt_smmuv3_cd *cd, bool upper,
 		     const struct smmu_caps *caps, struct smmu_stage_cfg *c)
 {
 	unsigned tsz = upper ? cd->t1sz : cd->t0sz;
@@ -107,7 +107,7 @@ int smmu_cfg_from_cd(const struct iopt_cd *cd, bool upper,
 	return 0;
 }
 
-int smmu_cfg_from_ste_s2(const struct iopt_ste *ste,
+int smmu_cfg_from_ste_s2(const struct iopt_smmuv3_ste *ste,
 			 const struct smmu_caps *caps, struct smmu_stage_cfg *c)
 {
 	unsigned g = granule_of(ste->s2_tg, false, caps);

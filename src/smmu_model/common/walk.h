@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <iopgtable/smmu.h>
+#include <iopgtable/smmuv3.h>
 
 /*
  * Walk caches (optional): table addresses the walker may start from. An
@@ -127,9 +127,9 @@ struct smmu_caps {
 /* Decode one translation table of a CD (upper: the TTB1 one) or the stage
  * 2 fields of an STE. -EINVAL: ILLEGAL for an SMMU with caps (C_BAD_CD /
  * C_BAD_STE). */
-int smmu_cfg_from_cd(const struct iopt_cd *cd, bool upper,
+int smmu_cfg_from_cd(const struct iopt_smmuv3_cd *cd, bool upper,
 		     const struct smmu_caps *caps, struct smmu_stage_cfg *c);
-int smmu_cfg_from_ste_s2(const struct iopt_ste *ste,
+int smmu_cfg_from_ste_s2(const struct iopt_smmuv3_ste *ste,
 			 const struct smmu_caps *caps, struct smmu_stage_cfg *c);
 /* Derive c's region_mask and region_val from its ias, upper, va32 and
  * tbi (the two decoders above call it; a regime they do not build calls

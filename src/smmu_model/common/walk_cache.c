@@ -12,7 +12,7 @@ bool smmu_cache_params_ok(const struct iopt_smmu_cache_params *c)
 	if (!c->enable)
 		return true;
 	if (!c->ways || !c->entries || c->entries % c->ways ||
-	    (unsigned)c->repl > IOPT_REPL_RANDOM)
+	    (unsigned)c->repl > IOPT_SMMU_REPL_RANDOM)
 		return false;
 	sets = c->entries / c->ways;
 	return !(sets & (sets - 1));

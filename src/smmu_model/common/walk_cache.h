@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <iopgtable/smmu.h>
+#include <iopgtable/smmuv3.h>
 
 #include "tlb.h"
 #include "walk.h"

@@ -61,7 +61,7 @@ static bool s1_cfg(const struct iopt_smmuv2 *s, const struct v2_cb *cb,
 		   struct v2_ctx *x)
 {
 	const struct smmu_caps caps = caps_of(s);
-	struct iopt_cd cd;
+	struct iopt_smmuv3_cd cd;
 	bool va64 = cb->cba2r & CBA2R_VA64;
 	uint64_t ttb_mask = (1ull << 48) - 1;
 
@@ -151,7 +151,7 @@ static bool s2_cfg(const struct iopt_smmuv2 *s, const struct v2_cb *cb,
 		   struct v2_ctx *x)
 {
 	struct smmu_caps caps = caps_of(s);
-	struct iopt_ste ste;
+	struct iopt_smmuv3_ste ste;
 
 	memset(&ste, 0, sizeof(ste));
 	ste.s2_aa64 = true;	/* the decoder's LPAE walk */

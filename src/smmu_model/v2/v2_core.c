@@ -39,8 +39,8 @@ int iopt_smmuv2_preset(const char *name, struct iopt_smmuv2_params *p)
 		q.ias = q.oas = 48;
 		q.ubs = 48;
 		q.numpagendxb = 7;	/* 256 pages: 128 banks + room */
-		q.tlb = (struct iopt_smmu_cache_params){ true, 2048, 4, IOPT_REPL_LRU, 2 };
-		q.walk = (struct iopt_smmu_cache_params){ true, 256, 4, IOPT_REPL_LRU, 0 };
+		q.tlb = (struct iopt_smmu_cache_params){ true, 2048, 4, IOPT_SMMU_REPL_LRU, 2 };
+		q.walk = (struct iopt_smmu_cache_params){ true, 256, 4, IOPT_SMMU_REPL_LRU, 0 };
 		q.translation_slots = 16;
 		q.walk_slots = 8;
 		q.tlbi_cycles = 32;
@@ -54,8 +54,8 @@ int iopt_smmuv2_preset(const char *name, struct iopt_smmuv2_params *p)
 		q.ias = q.oas = 40;
 		q.ubs = 40;
 		q.numpagendxb = 3;	/* 16 pages */
-		q.tlb = (struct iopt_smmu_cache_params){ true, 256, 4, IOPT_REPL_LRU, 2 };
-		q.walk = (struct iopt_smmu_cache_params){ true, 64, 4, IOPT_REPL_LRU, 0 };
+		q.tlb = (struct iopt_smmu_cache_params){ true, 256, 4, IOPT_SMMU_REPL_LRU, 2 };
+		q.walk = (struct iopt_smmu_cache_params){ true, 64, 4, IOPT_SMMU_REPL_LRU, 0 };
 		q.translation_slots = 4;
 		q.walk_slots = 2;
 		q.tlbi_cycles = 16;

@@ -10,7 +10,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include <iopgtable/smmu.h>
+#include <iopgtable/smmuv3.h>
 
 #include "v3_fields.h"
 
@@ -51,27 +51,27 @@
 
 /* Every opcode the encoder knows, with its field list. */
 #define OPCODES(O)							\
-	O(IOPT_CMD_PREFETCH_CONFIG, PREFETCH_CONFIG)			\
-	O(IOPT_CMD_PREFETCH_ADDR, PREFETCH_ADDR)			\
-	O(IOPT_CMD_CFGI_STE, CFGI_STE)					\
-	O(IOPT_CMD_CFGI_STE_RANGE, CFGI_STE_RANGE)			\
-	O(IOPT_CMD_CFGI_CD, CFGI_CD)					\
-	O(IOPT_CMD_CFGI_CD_ALL, CFGI_CD_ALL)				\
-	O(IOPT_CMD_TLBI_NH_ALL, TLBI_NH_ALL)				\
-	O(IOPT_CMD_TLBI_NH_ASID, TLBI_NH_ASID)				\
-	O(IOPT_CMD_TLBI_NH_VA, TLBI_NH_VA)				\
-	O(IOPT_CMD_TLBI_NH_VAA, TLBI_NH_VAA)				\
-	O(IOPT_CMD_TLBI_S12_VMALL, TLBI_S12_VMALL)			\
-	O(IOPT_CMD_TLBI_S2_IPA, TLBI_S2_IPA)				\
-	O(IOPT_CMD_TLBI_NSNH_ALL, TLBI_NSNH_ALL)			\
-	O(IOPT_CMD_ATC_INV, ATC_INV)					\
-	O(IOPT_CMD_SYNC, SYNC)
+	O(IOPT_SMMUV3_CMD_PREFETCH_CONFIG, PREFETCH_CONFIG)			\
+	O(IOPT_SMMUV3_CMD_PREFETCH_ADDR, PREFETCH_ADDR)			\
+	O(IOPT_SMMUV3_CMD_CFGI_STE, CFGI_STE)					\
+	O(IOPT_SMMUV3_CMD_CFGI_STE_RANGE, CFGI_STE_RANGE)			\
+	O(IOPT_SMMUV3_CMD_CFGI_CD, CFGI_CD)					\
+	O(IOPT_SMMUV3_CMD_CFGI_CD_ALL, CFGI_CD_ALL)				\
+	O(IOPT_SMMUV3_CMD_TLBI_NH_ALL, TLBI_NH_ALL)				\
+	O(IOPT_SMMUV3_CMD_TLBI_NH_ASID, TLBI_NH_ASID)				\
+	O(IOPT_SMMUV3_CMD_TLBI_NH_VA, TLBI_NH_VA)				\
+	O(IOPT_SMMUV3_CMD_TLBI_NH_VAA, TLBI_NH_VAA)				\
+	O(IOPT_SMMUV3_CMD_TLBI_S12_VMALL, TLBI_S12_VMALL)			\
+	O(IOPT_SMMUV3_CMD_TLBI_S2_IPA, TLBI_S2_IPA)				\
+	O(IOPT_SMMUV3_CMD_TLBI_NSNH_ALL, TLBI_NSNH_ALL)			\
+	O(IOPT_SMMUV3_CMD_ATC_INV, ATC_INV)					\
+	O(IOPT_SMMUV3_CMD_SYNC, SYNC)
 
 #define ENC_FIELD(lo, width, shift, m) \
 	fld_put(w, &bad, (uint64_t)cmd->m, lo, width, shift);
 #define ENC_CASE(op, fields) case op: fields(ENC_FIELD) break;
 
-int iopt_smmu_cmd_encode(const struct iopt_smmu_cmd *cmd, uint64_t words[2])
+int iopt_smmuv3_cmd_encode(const struct iopt_smmuv3_cmd *cmd, uint64_t words[2])
 {
 	uint64_t w[2] = { cmd->opcode, 0 }, bad = 0;
 
@@ -90,7 +90,7 @@ int iopt_smmu_cmd_encode(const struct iopt_smmu_cmd *cmd, uint64_t words[2])
 #define DEC_FIELD(lo, width, shift, m) cmd->m = fld_get(w, lo, width, shift);
 #define DEC_CASE(op, fields) case op: fields(DEC_FIELD) return 0;
 
-int iopt_smmu_cmd_decode(const uint64_t w[2], struct iopt_smmu_cmd *cmd)
+int iopt_smmuv3_cmd_decode(const uint64_t w[2], struct iopt_smmuv3_cmd *cmd)
 {
 	memset(cmd, 0, sizeof(*cmd));
 	cmd->opcode = (unsigned)(w[0] & 0xff);

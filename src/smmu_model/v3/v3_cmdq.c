@@ -14,10 +14,10 @@
 static bool is_tlbi(unsigned op)
 {
 	switch (op) {
-	case IOPT_CMD_TLBI_NH_ALL: case IOPT_CMD_TLBI_NH_ASID:
-	case IOPT_CMD_TLBI_NH_VA: case IOPT_CMD_TLBI_NH_VAA:
-	case IOPT_CMD_TLBI_S12_VMALL: case IOPT_CMD_TLBI_S2_IPA:
-	case IOPT_CMD_TLBI_NSNH_ALL:
+	case IOPT_SMMUV3_CMD_TLBI_NH_ALL: case IOPT_SMMUV3_CMD_TLBI_NH_ASID:
+	case IOPT_SMMUV3_CMD_TLBI_NH_VA: case IOPT_SMMUV3_CMD_TLBI_NH_VAA:
+	case IOPT_SMMUV3_CMD_TLBI_S12_VMALL: case IOPT_SMMUV3_CMD_TLBI_S2_IPA:
+	case IOPT_SMMUV3_CMD_TLBI_NSNH_ALL:
 		return true;
 	default:
 		return false;
@@ -26,13 +26,13 @@ static bool is_tlbi(unsigned op)
 
 static bool is_cfgi(unsigned op)
 {
-	return op >= IOPT_CMD_CFGI_STE && op <= IOPT_CMD_CFGI_CD_ALL;
+	return op >= IOPT_SMMUV3_CMD_CFGI_STE && op <= IOPT_SMMUV3_CMD_CFGI_CD_ALL;
 }
 
 /* Does a CMD_SYNC signal its completion with an MSI write (4.7.3)? */
-static bool sync_msi(const struct iopt_smmu *s, const struct iopt_smmu_cmd *c)
+static bool sync_msi(const struct iopt_smmuv3 *s, const struct iopt_smmuv3_cmd *c)
 {
-	return c->cs == IOPT_SYNC_CS_IRQ && s->p.msi && c->msi_addr;
+	return c->cs == IOPT_SMMUV3_SYNC_CS_IRQ && s->p.msi && c->msi_addr;
 }
 
 /*
@@ -41,18 +41,18 @@ static bool sync_msi(const struct iopt_smmu *s, const struct iopt_smmu_cmd *c)
  * Checks and effects are separate so that the cost (cmd_cost) is known
  * when the command is taken and the effects happen when it completes.
  */
-static uint32_t cmd_check(const struct iopt_smmu *s, const uint64_t w[2],
-			  struct iopt_smmu_cmd *cmd)
+static uint32_t cmd_check(const struct iopt_smmuv3 *s, const uint64_t w[2],
+			  struct iopt_smmuv3_cmd *cmd)
 {
 	unsigned op;
 
-	if (iopt_smmu_cmd_decode(w, cmd))
+	if (iopt_smmuv3_cmd_decode(w, cmd))
 		return CERROR_ILL;		/* 4.1.3: Reserved opcode */
 	op = cmd->opcode;
 	switch (op) {
-	case IOPT_CMD_PREFETCH_CONFIG: case IOPT_CMD_PREFETCH_ADDR:
-	case IOPT_CMD_CFGI_STE: case IOPT_CMD_CFGI_STE_RANGE:
-	case IOPT_CMD_CFGI_CD: case IOPT_CMD_CFGI_CD_ALL:
+	case IOPT_SMMUV3_CMD_PREFETCH_CONFIG: case IOPT_SMMUV3_CMD_PREFETCH_ADDR:
+	case IOPT_SMMUV3_CMD_CFGI_STE: case IOPT_SMMUV3_CMD_CFGI_STE_RANGE:
+	case IOPT_SMMUV3_CMD_CFGI_CD: case IOPT_SMMUV3_CMD_CFGI_CD_ALL:
 		/* 4.1.6: SSec (bit 10) must be 0 on the Non-secure queue,
 		 * the only one this model has. */
 		if (w[0] >> CMD_SSEC_BIT & 1)
@@ -62,16 +62,16 @@ static uint32_t cmd_check(const struct iopt_smmu *s, const uint64_t w[2],
 		break;
 	}
 	/* 4.3.3, 4.3.4: CFGI_CD and CFGI_CD_ALL need stage 1. */
-	if ((op == IOPT_CMD_CFGI_CD || op == IOPT_CMD_CFGI_CD_ALL) && !s->p.s1)
+	if ((op == IOPT_SMMUV3_CMD_CFGI_CD || op == IOPT_SMMUV3_CMD_CFGI_CD_ALL) && !s->p.s1)
 		return CERROR_ILL;
 	/* 4.4.2: stage 1 TLBIs need stage 1; 4.4.3: stage 2 ones stage 2. */
-	if ((op == IOPT_CMD_TLBI_NH_ALL || op == IOPT_CMD_TLBI_NH_ASID ||
-	     op == IOPT_CMD_TLBI_NH_VA || op == IOPT_CMD_TLBI_NH_VAA) && !s->p.s1)
+	if ((op == IOPT_SMMUV3_CMD_TLBI_NH_ALL || op == IOPT_SMMUV3_CMD_TLBI_NH_ASID ||
+	     op == IOPT_SMMUV3_CMD_TLBI_NH_VA || op == IOPT_SMMUV3_CMD_TLBI_NH_VAA) && !s->p.s1)
 		return CERROR_ILL;
-	if ((op == IOPT_CMD_TLBI_S2_IPA || op == IOPT_CMD_TLBI_S12_VMALL) && !s->p.s2)
+	if ((op == IOPT_SMMUV3_CMD_TLBI_S2_IPA || op == IOPT_SMMUV3_CMD_TLBI_S12_VMALL) && !s->p.s2)
 		return CERROR_ILL;
-	if (op == IOPT_CMD_TLBI_NH_VA || op == IOPT_CMD_TLBI_NH_VAA ||
-	    op == IOPT_CMD_TLBI_S2_IPA) {
+	if (op == IOPT_SMMUV3_CMD_TLBI_NH_VA || op == IOPT_SMMUV3_CMD_TLBI_NH_VAA ||
+	    op == IOPT_SMMUV3_CMD_TLBI_S2_IPA) {
 		/* 4.4.1.1: TG, TTL, NUM, SCALE are RES0 without RIL; this
 		 * model detects a non-zero TG (4.1.5 lets it choose). */
 		if (cmd->tg && !s->p.ril)
@@ -87,15 +87,15 @@ static uint32_t cmd_check(const struct iopt_smmu *s, const uint64_t w[2],
 		}
 	}
 	/* 4.5.1: CMD_ATC_INV is ILLEGAL when IDR0.ATS == 0. */
-	if (op == IOPT_CMD_ATC_INV && !s->p.ats)
+	if (op == IOPT_SMMUV3_CMD_ATC_INV && !s->p.ats)
 		return CERROR_ILL;
-	if (op == IOPT_CMD_SYNC) {
+	if (op == IOPT_SMMUV3_CMD_SYNC) {
 		/* 4.7.3: CS = 0b11 is Reserved; SIG_SEV without IDR0.SEV is
 		 * SIG_NONE. */
-		if (cmd->cs > IOPT_SYNC_CS_SEV)
+		if (cmd->cs > IOPT_SMMUV3_SYNC_CS_SEV)
 			return CERROR_ILL;
-		if (cmd->cs == IOPT_SYNC_CS_SEV && !s->p.sev)
-			cmd->cs = IOPT_SYNC_CS_NONE;
+		if (cmd->cs == IOPT_SMMUV3_SYNC_CS_SEV && !s->p.sev)
+			cmd->cs = IOPT_SMMUV3_SYNC_CS_NONE;
 	}
 	return 0;
 }
@@ -105,7 +105,7 @@ static uint32_t cmd_check(const struct iopt_smmu *s, const uint64_t w[2],
  * the one place the timing parameters turn into command cost. An illegal
  * or unreadable command costs cmd_cycles (it is consumed as far as that).
  */
-static uint64_t cmd_cost(const struct iopt_smmu *s, const struct iopt_smmu_cmd *c,
+static uint64_t cmd_cost(const struct iopt_smmuv3 *s, const struct iopt_smmuv3_cmd *c,
 			 uint32_t err)
 {
 	uint64_t t = s->p.cmd_cycles;
@@ -116,23 +116,23 @@ static uint64_t cmd_cost(const struct iopt_smmu *s, const struct iopt_smmu_cmd *
 		t += s->p.cfgi_cycles;
 	else if (is_tlbi(c->opcode))
 		t += s->p.tlbi_cycles;
-	else if (c->opcode == IOPT_CMD_SYNC)
+	else if (c->opcode == IOPT_SMMUV3_CMD_SYNC)
 		t += s->p.sync_cycles + (sync_msi(s, c) ? s->p.msi_cycles : 0);
 	return t;
 }
 
 /* Perform one legal command (cmd_check passed) completing at cycle c. */
-static void exec_cmd(struct iopt_smmu *s, const struct iopt_smmu_cmd *cmd,
+static void exec_cmd(struct iopt_smmuv3 *s, const struct iopt_smmuv3_cmd *cmd,
 		     uint64_t c)
 {
 	struct tlb_match m;
 
 	s->st.cmds[cmd->opcode]++;
 	switch (cmd->opcode) {
-	case IOPT_CMD_CFGI_STE:
+	case IOPT_SMMUV3_CMD_CFGI_STE:
 		v3_cfg_invalidate(s, false, cmd->sid, cmd->sid, false, 0);
 		break;
-	case IOPT_CMD_CFGI_STE_RANGE:
+	case IOPT_SMMUV3_CMD_CFGI_STE_RANGE:
 		if (cmd->range == 31)
 			v3_cfg_invalidate(s, true, 0, 0, false, 0);
 		else
@@ -140,22 +140,22 @@ static void exec_cmd(struct iopt_smmu *s, const struct iopt_smmu_cmd *cmd,
 					  cmd->sid & ~((2u << cmd->range) - 1),
 					  cmd->sid | ((2u << cmd->range) - 1), false, 0);
 		break;
-	case IOPT_CMD_CFGI_CD:
+	case IOPT_SMMUV3_CMD_CFGI_CD:
 		v3_cfg_invalidate(s, false, cmd->sid, cmd->sid, true, cmd->ssid);
 		break;
-	case IOPT_CMD_CFGI_CD_ALL:
+	case IOPT_SMMUV3_CMD_CFGI_CD_ALL:
 		v3_cfg_invalidate(s, false, cmd->sid, cmd->sid, false, 0);
 		break;
-	case IOPT_CMD_SYNC:
+	case IOPT_SMMUV3_CMD_SYNC:
 		/* c is the completion cycle: every earlier command has
 		 * completed (the engine is in order). */
 		s->st.syncs++;
 		/* 4.7.3 SIG_IRQ: the wired output, if implemented (an irq
 		 * callback), regardless of MSIAddress; and the MSI when
 		 * MSIs are implemented and MSIAddress is not 0. */
-		if (cmd->cs == IOPT_SYNC_CS_IRQ) {
+		if (cmd->cs == IOPT_SMMUV3_SYNC_CS_IRQ) {
 			if (s->core.irq)
-				s->core.irq(s->core.irq_ctx, IOPT_SMMU_IRQ_CMD_SYNC, c);
+				s->core.irq(s->core.irq_ctx, IOPT_SMMUV3_IRQ_CMD_SYNC, c);
 			if (sync_msi(s, cmd)) {
 				uint32_t data = cmd->msi_data;
 
@@ -195,7 +195,7 @@ static uint32_t q_dist(uint32_t a, uint32_t b, unsigned l2)
 
 /* PROD was written at cycle with the commands before prod now visible:
  * remember when the new ones became visible. */
-void v3_cmd_publish(struct iopt_smmu *s, uint32_t prod, uint64_t cycle)
+void v3_cmd_publish(struct iopt_smmuv3 *s, uint32_t prod, uint64_t cycle)
 {
 	unsigned l2 = v3_q_log2(s->cmdq_base, s->p.cmdqs);
 	uint32_t cons = q_ptr(s->cmdq_cons, l2);
@@ -231,7 +231,7 @@ void v3_cmd_publish(struct iopt_smmu *s, uint32_t prod, uint64_t cycle)
 
 /* The cycle the command at cons became visible (marks it has passed are
  * dropped). */
-static uint64_t cmd_visible_at(struct iopt_smmu *s, uint32_t cons, unsigned l2)
+static uint64_t cmd_visible_at(struct iopt_smmuv3 *s, uint32_t cons, unsigned l2)
 {
 	while (s->vis_n) {
 		uint32_t d = q_dist(s->vis[s->vis_head].prod, cons, l2);
@@ -247,7 +247,7 @@ static uint64_t cmd_visible_at(struct iopt_smmu *s, uint32_t cons, unsigned l2)
 /* The command at CONS, as the engine will take it. */
 struct cmd_step {
 	uint64_t w[2];
-	struct iopt_smmu_cmd cmd;
+	struct iopt_smmuv3_cmd cmd;
 	uint32_t err;		/* 0, CERROR_ILL or CERROR_ABT */
 	uint64_t done;		/* its completion cycle */
 };
@@ -257,7 +257,7 @@ struct cmd_step {
  * max(the cycle it became visible, completion of k - 1) + its cost
  * (cmd_cost). false if there is none.
  */
-static bool next_cmd(struct iopt_smmu *s, struct cmd_step *c)
+static bool next_cmd(struct iopt_smmuv3 *s, struct cmd_step *c)
 {
 	unsigned l2 = v3_q_log2(s->cmdq_base, s->p.cmdqs);
 	uint32_t prod = q_ptr(s->cmdq_prod, l2), cons = q_ptr(s->cmdq_cons, l2);
@@ -280,7 +280,7 @@ static bool next_cmd(struct iopt_smmu *s, struct cmd_step *c)
 
 /* Perform commands that complete by until (their effects at their
  * completion cycle). */
-void v3_run_cmds(struct iopt_smmu *s, uint64_t until)
+void v3_run_cmds(struct iopt_smmuv3 *s, uint64_t until)
 {
 	struct cmd_step c;
 
@@ -315,7 +315,7 @@ void v3_run_cmds(struct iopt_smmu *s, uint64_t until)
 	plat_fence_seq_cst();
 }
 
-uint64_t iopt_smmu_next_event(struct iopt_smmu *s)
+uint64_t iopt_smmuv3_next_event(struct iopt_smmuv3 *s)
 {
 	struct cmd_step c;
 	uint64_t done = UINT64_MAX;
@@ -327,7 +327,7 @@ uint64_t iopt_smmu_next_event(struct iopt_smmu *s)
 	return done;
 }
 
-int iopt_smmu_run_until(struct iopt_smmu *s, uint64_t cycle)
+int iopt_smmuv3_run_until(struct iopt_smmuv3 *s, uint64_t cycle)
 {
 	int ret;
 

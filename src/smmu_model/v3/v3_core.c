@@ -12,7 +12,7 @@
 #include "../common/runner.h"
 #include "v3_model.h"
 
-void iopt_smmu_default_params(struct iopt_smmu_params *p)
+void iopt_smmuv3_default_params(struct iopt_smmuv3_params *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->s1 = p->s2 = true;
@@ -25,9 +25,9 @@ void iopt_smmu_default_params(struct iopt_smmu_params *p)
 	p->evtqs = 19;
 	p->oas = 48;
 	p->gran4k = p->gran16k = p->gran64k = true;
-	p->tlb = (struct iopt_smmu_cache_params){ true, 2048, 4, IOPT_REPL_LRU, 3 };
-	p->walk = (struct iopt_smmu_cache_params){ true, 256, 4, IOPT_REPL_LRU, 0 };
-	p->cfg = (struct iopt_smmu_cache_params){ true, 64, 4, IOPT_REPL_LRU, 2 };
+	p->tlb = (struct iopt_smmu_cache_params){ true, 2048, 4, IOPT_SMMU_REPL_LRU, 3 };
+	p->walk = (struct iopt_smmu_cache_params){ true, 256, 4, IOPT_SMMU_REPL_LRU, 0 };
+	p->cfg = (struct iopt_smmu_cache_params){ true, 64, 4, IOPT_SMMU_REPL_LRU, 2 };
 	p->seed = 1;
 	p->translation_slots = 16;
 	p->walk_slots = 16;
@@ -41,12 +41,12 @@ void iopt_smmu_default_params(struct iopt_smmu_params *p)
 
 /* ---- creation ----------------------------------------------------------- */
 
-int iopt_smmu_create(const struct iopt_smmu_params *p,
-		     const struct iopt_smmu_mem *mem,
-		     void (*irq)(void *ctx, unsigned line, uint64_t cycle),
-		     void *irq_ctx, struct iopt_smmu **out)
+int iopt_smmuv3_create(const struct iopt_smmuv3_params *p,
+		       const struct iopt_smmu_mem *mem,
+		       void (*irq)(void *ctx, unsigned line, uint64_t cycle),
+		       void *irq_ctx, struct iopt_smmuv3 **out)
 {
-	struct iopt_smmu *s;
+	struct iopt_smmuv3 *s;
 	int err;
 
 	if (!p || !out || p->sidsize > 32 || p->ssidsize > 20 ||
@@ -56,7 +56,7 @@ int iopt_smmu_create(const struct iopt_smmu_params *p,
 	    !smmu_cache_params_ok(&p->cfg) ||
 	    (!p->s1 && !p->s2) || (!p->gran4k && !p->gran16k && !p->gran64k))
 		return -EINVAL;
-	s = smmu_model_new(sizeof(*s), offsetof(struct iopt_smmu, core), mem, irq,
+	s = smmu_model_new(sizeof(*s), offsetof(struct iopt_smmuv3, core), mem, irq,
 			   irq_ctx, &SMMU_CORE_PARAMS(p), &err);
 	if (!s)
 		return err;
@@ -69,7 +69,7 @@ int iopt_smmu_create(const struct iopt_smmu_params *p,
 	if (s->ncfg) {
 		s->cfg = calloc(s->ncfg, sizeof(*s->cfg));
 		if (!s->cfg) {
-			iopt_smmu_destroy(s);
+			iopt_smmuv3_destroy(s);
 			return -ENOMEM;
 		}
 	}
@@ -78,14 +78,14 @@ int iopt_smmu_create(const struct iopt_smmu_params *p,
 	return 0;
 }
 
-void iopt_smmu_destroy(struct iopt_smmu *s)
+void iopt_smmuv3_destroy(struct iopt_smmuv3 *s)
 {
 	if (s)
 		free(s->cfg);
-	smmu_model_free(s, offsetof(struct iopt_smmu, core));
+	smmu_model_free(s, offsetof(struct iopt_smmuv3, core));
 }
 
-void iopt_smmu_get_stats(struct iopt_smmu *s, struct iopt_smmu_stats *st)
+void iopt_smmuv3_get_stats(struct iopt_smmuv3 *s, struct iopt_smmuv3_stats *st)
 {
 	struct smmu_hit_stats hs;
 
@@ -109,4 +109,4 @@ void iopt_smmu_get_stats(struct iopt_smmu *s, struct iopt_smmu_stats *st)
 
 /* ---- free-running adapter ------------------------------------------------ */
 
-SMMU_RUNNER_DEFINE(iopt_smmu, struct iopt_smmu)
+SMMU_RUNNER_DEFINE(iopt_smmuv3, struct iopt_smmuv3)

@@ -15,7 +15,7 @@
  * (a global error) signals the GERROR interrupt in turn; an aborting
  * GERROR MSI finds MSI_GERROR_ABT_ERR already active the second time.
  */
-static void raise_irq(struct iopt_smmu *s, unsigned line, uint64_t cycle)
+static void raise_irq(struct iopt_smmuv3 *s, unsigned line, uint64_t cycle)
 {
 	if (s->core.irq)
 		s->core.irq(s->core.irq_ctx, line, cycle);
@@ -23,19 +23,19 @@ static void raise_irq(struct iopt_smmu *s, unsigned line, uint64_t cycle)
 		uint32_t data = s->msi[line].data;
 
 		if (s->core.mem.write(s->core.mem.ctx, s->msi[line].addr, &data, 4) < 0)
-			v3_gerror_raise(s, line == IOPT_SMMU_IRQ_EVTQ ? GERROR_MSI_EVTQ_ABT :
+			v3_gerror_raise(s, line == IOPT_SMMUV3_IRQ_EVTQ ? GERROR_MSI_EVTQ_ABT :
 					GERROR_MSI_GERROR_ABT, cycle);
 	}
 }
 
 /* GERROR bits are active while they differ from GERRORN (7.5). */
-void v3_gerror_raise(struct iopt_smmu *s, uint32_t bit, uint64_t cycle)
+void v3_gerror_raise(struct iopt_smmuv3 *s, uint32_t bit, uint64_t cycle)
 {
 	if ((s->gerror ^ s->gerrorn) & bit)
 		return;		/* already active */
 	s->gerror ^= bit;
 	if (s->irq_ctrl & IRQ_GERROR_EN)
-		raise_irq(s, IOPT_SMMU_IRQ_GERROR, cycle);
+		raise_irq(s, IOPT_SMMUV3_IRQ_GERROR, cycle);
 }
 
 /*
@@ -46,16 +46,16 @@ void v3_gerror_raise(struct iopt_smmu *s, uint32_t bit, uint64_t cycle)
  * without one (its CD 0 met a bad L1CD, 7.3.9). Where SSV is 0 the
  * SubstreamID (UNKNOWN) is written 0.
  */
-static uint64_t event_word0(unsigned type, const struct iopt_smmu_txn *t)
+static uint64_t event_word0(unsigned type, const struct iopt_smmuv3_txn *t)
 {
 	uint64_t w = type | (uint64_t)t->sid << 32;
 	uint64_t ssid = t->ssv ? (uint64_t)(t->ssid & 0xfffff) << 12 : 0;
 
 	switch (type) {
-	case IOPT_EVT_F_STREAM_DISABLED:
-	case IOPT_EVT_F_TRANSL_FORBIDDEN:
+	case IOPT_SMMUV3_EVT_F_STREAM_DISABLED:
+	case IOPT_SMMUV3_EVT_F_TRANSL_FORBIDDEN:
 		return w;
-	case IOPT_EVT_C_BAD_SUBSTREAMID:
+	case IOPT_SMMUV3_EVT_C_BAD_SUBSTREAMID:
 		return w | ssid;
 	default:
 		return w | ssid | (t->ssv ? 1ull << 11 : 0);
@@ -64,7 +64,7 @@ static uint64_t event_word0(unsigned type, const struct iopt_smmu_txn *t)
 
 /* Write an event record (7.3): word 0 from type and t, words 1-3 as
  * given; lost (overflow flag) when the queue is full or disabled. */
-void v3_event(struct iopt_smmu *s, unsigned type, const struct iopt_smmu_txn *t,
+void v3_event(struct iopt_smmuv3 *s, unsigned type, const struct iopt_smmuv3_txn *t,
 	      uint64_t w1, uint64_t w2, uint64_t w3, uint64_t cycle)
 {
 	uint64_t rec[4];
@@ -107,5 +107,5 @@ void v3_event(struct iopt_smmu *s, unsigned type, const struct iopt_smmu_txn *t,
 	/* 3.18.2: the interrupt marks the queue going from empty to
 	 * non-empty, not every record. */
 	if (was_empty && (s->irq_ctrl & IRQ_EVENTQ_EN))
-		raise_irq(s, IOPT_SMMU_IRQ_EVTQ, cycle + s->p.event_cycles);
+		raise_irq(s, IOPT_SMMUV3_IRQ_EVTQ, cycle + s->p.event_cycles);
 }

@@ -25,10 +25,9 @@
  * completes at max(its visibility, completion of k - 1) + its cost, so a
  * CMD_SYNC completes only after every earlier command has.
  *
- * Register offsets and fields are IHI0070's (section numbers beside
- * them). Not thread-safe: the entry points (iopt_smmu_translate, the MMIO
- * accessors, iopt_smmu_run_until) take the model's lock around every call
- * declared here.
+ * Register offsets and fields are IHI0070's (section numbers beside them). Not
+ * thread-safe: the entry points (iopt_smmuv3_translate, the MMIO accessors,
+ * iopt_smmuv3_run_until) take the model's lock around every call declared here.
  */
 #ifndef IOPT_SMMUV3_MODEL_H
 #define IOPT_SMMUV3_MODEL_H
@@ -36,7 +35,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <iopgtable/smmu.h>
+#include <iopgtable/smmuv3.h>
 
 #include "../../platform/platform.h"
 #include "../common/model_core.h"
@@ -121,8 +120,8 @@ struct cfg_entry {
 	uint64_t stamp;
 };
 
-struct iopt_smmu {
-	struct iopt_smmu_params p;
+struct iopt_smmuv3 {
+	struct iopt_smmuv3_params p;
 	/* Memory, irq callback, lock, clock, slots, TLB and walk cache
 	 * (common/model_core.h, shared with the SMMUv2 model). */
 	struct smmu_core core;
@@ -153,7 +152,7 @@ struct iopt_smmu {
 	uint64_t cfg_tick;
 	bool cfg_pure;			/* the last v3_cfg_lookup hit changed nothing */
 
-	struct iopt_smmu_stats st;
+	struct iopt_smmuv3_stats st;
 };
 
 /* Bits [hi:lo] of v. */
@@ -180,18 +179,18 @@ static inline unsigned v3_q_log2(uint64_t base, unsigned max)
 
 /* Does the command queue stand still: disabled, or stopped by an error
  * (CMDQ_ERR active, 7.1)? Inline: the MMIO write path asks it twice. */
-static inline bool v3_cmdq_stopped(const struct iopt_smmu *s)
+static inline bool v3_cmdq_stopped(const struct iopt_smmuv3 *s)
 {
 	return !(s->cr0 & CR0_CMDQEN) || ((s->gerror ^ s->gerrorn) & GERROR_CMDQ_ERR);
 }
 
-void v3_gerror_raise(struct iopt_smmu *s, uint32_t bit, uint64_t cycle);
-void v3_event(struct iopt_smmu *s, unsigned type, const struct iopt_smmu_txn *t,
+void v3_gerror_raise(struct iopt_smmuv3 *s, uint32_t bit, uint64_t cycle);
+void v3_event(struct iopt_smmuv3 *s, unsigned type, const struct iopt_smmuv3_txn *t,
 	      uint64_t w1, uint64_t w2, uint64_t w3, uint64_t cycle);
 
 /* The configuration cache is set-associative: a StreamID/SubstreamID pair
  * lives in one set of cfg.ways entries, replaced least recently used. */
-static inline struct cfg_entry *v3_cfg_set(struct iopt_smmu *s, uint32_t sid,
+static inline struct cfg_entry *v3_cfg_set(struct iopt_smmuv3 *s, uint32_t sid,
 					   uint32_t ssid)
 {
 	uint32_t h = (sid * 0x9e3779b1u) ^ (ssid * 0x85ebca6bu);
@@ -203,7 +202,7 @@ static inline struct cfg_entry *v3_cfg_set(struct iopt_smmu *s, uint32_t sid,
 /* The entry for (sid, ssv, ssid), or NULL. Inline: every locked
  * translation looks its configuration up here (v3_translate.c); the rest
  * of the cache is in v3_strtab.c. */
-static inline struct cfg_entry *v3_cfg_lookup(struct iopt_smmu *s, uint32_t sid,
+static inline struct cfg_entry *v3_cfg_lookup(struct iopt_smmuv3 *s, uint32_t sid,
 					      bool ssv, uint32_t ssid)
 {
 	if (!s->ncfg)
@@ -232,18 +231,18 @@ static inline struct cfg_entry *v3_cfg_lookup(struct iopt_smmu *s, uint32_t sid,
 	return NULL;
 }
 
-void v3_cfg_insert(struct iopt_smmu *s, const struct cfg_entry *in);
-void v3_cfg_invalidate(struct iopt_smmu *s, bool all, uint32_t sid_lo,
+void v3_cfg_insert(struct iopt_smmuv3 *s, const struct cfg_entry *in);
+void v3_cfg_invalidate(struct iopt_smmuv3 *s, bool all, uint32_t sid_lo,
 		       uint32_t sid_hi, bool by_ssid, uint32_t ssid);
-unsigned v3_build_cfg(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
+unsigned v3_build_cfg(struct iopt_smmuv3 *s, const struct iopt_smmuv3_txn *t,
 		      struct cfg_entry *c, int64_t *lat,
 		      struct smmu_walk_res *w);
 
 unsigned v3_walk_fault_event(enum smmu_fault f);
 
-void v3_run_cmds(struct iopt_smmu *s, uint64_t until);
-void v3_cmd_publish(struct iopt_smmu *s, uint32_t prod, uint64_t cycle);
+void v3_run_cmds(struct iopt_smmuv3 *s, uint64_t until);
+void v3_cmd_publish(struct iopt_smmuv3 *s, uint32_t prod, uint64_t cycle);
 
-void v3_regs_reset(struct iopt_smmu *s);
+void v3_regs_reset(struct iopt_smmuv3 *s);
 
 #endif

@@ -53,9 +53,9 @@ static unsigned oas_code(unsigned oas)
 
 /* The registers' values at creation: the ID registers from the parameters,
  * GBPA aborting; everything else 0. */
-void v3_regs_reset(struct iopt_smmu *s)
+void v3_regs_reset(struct iopt_smmuv3 *s)
 {
-	const struct iopt_smmu_params *p = &s->p;
+	const struct iopt_smmuv3_params *p = &s->p;
 
 	/* ID registers (6.3.1-6.3.6); IDR2 and IDR4 read 0. */
 	s->idr[0] = (p->s2 ? IDR0_S2P : 0) | (p->s1 ? IDR0_S1P : 0) |
@@ -88,19 +88,19 @@ static bool is_reg64(uint64_t off)
 	       off == R_CMDQ_BASE || off == R_EVENTQ_BASE || off == R_EVENTQ_IRQ_CFG0;
 }
 
-static uint64_t reg64(const struct iopt_smmu *s, uint64_t off)
+static uint64_t reg64(const struct iopt_smmuv3 *s, uint64_t off)
 {
 	switch (off) {
-	case R_GERROR_IRQ_CFG0: return s->msi[IOPT_SMMU_IRQ_GERROR].addr;
+	case R_GERROR_IRQ_CFG0: return s->msi[IOPT_SMMUV3_IRQ_GERROR].addr;
 	case R_STRTAB_BASE: return s->strtab_base;
 	case R_CMDQ_BASE: return s->cmdq_base;
 	case R_EVENTQ_BASE: return s->evtq_base;
-	default: return s->msi[IOPT_SMMU_IRQ_EVTQ].addr;
+	default: return s->msi[IOPT_SMMUV3_IRQ_EVTQ].addr;
 	}
 }
 
-int iopt_smmu_mmio_read(struct iopt_smmu *s, uint64_t off, unsigned size,
-			uint64_t *val, uint64_t cycle)
+int iopt_smmuv3_mmio_read(struct iopt_smmuv3 *s, uint64_t off, unsigned size,
+			  uint64_t *val, uint64_t cycle)
 {
 	uint64_t v = 0;
 	unsigned half = 0;
@@ -132,18 +132,18 @@ int iopt_smmu_mmio_read(struct iopt_smmu *s, uint64_t off, unsigned size,
 	case R_IRQ_CTRL: case R_IRQ_CTRLACK: v = s->irq_ctrl; break;
 	case R_GERROR: v = s->gerror; break;
 	case R_GERRORN: v = s->gerrorn; break;
-	case R_GERROR_IRQ_CFG0: v = s->msi[IOPT_SMMU_IRQ_GERROR].addr; break;
-	case R_GERROR_IRQ_CFG1: v = s->msi[IOPT_SMMU_IRQ_GERROR].data; break;
-	case R_GERROR_IRQ_CFG2: v = s->msi[IOPT_SMMU_IRQ_GERROR].attr; break;
+	case R_GERROR_IRQ_CFG0: v = s->msi[IOPT_SMMUV3_IRQ_GERROR].addr; break;
+	case R_GERROR_IRQ_CFG1: v = s->msi[IOPT_SMMUV3_IRQ_GERROR].data; break;
+	case R_GERROR_IRQ_CFG2: v = s->msi[IOPT_SMMUV3_IRQ_GERROR].attr; break;
 	case R_STRTAB_BASE: v = s->strtab_base; break;
 	case R_STRTAB_BASE_CFG: v = s->strtab_cfg; break;
 	case R_CMDQ_BASE: v = s->cmdq_base; break;
 	case R_CMDQ_PROD: v = s->cmdq_prod; break;
 	case R_CMDQ_CONS: v = s->cmdq_cons; break;
 	case R_EVENTQ_BASE: v = s->evtq_base; break;
-	case R_EVENTQ_IRQ_CFG0: v = s->msi[IOPT_SMMU_IRQ_EVTQ].addr; break;
-	case R_EVENTQ_IRQ_CFG1: v = s->msi[IOPT_SMMU_IRQ_EVTQ].data; break;
-	case R_EVENTQ_IRQ_CFG2: v = s->msi[IOPT_SMMU_IRQ_EVTQ].attr; break;
+	case R_EVENTQ_IRQ_CFG0: v = s->msi[IOPT_SMMUV3_IRQ_EVTQ].addr; break;
+	case R_EVENTQ_IRQ_CFG1: v = s->msi[IOPT_SMMUV3_IRQ_EVTQ].data; break;
+	case R_EVENTQ_IRQ_CFG2: v = s->msi[IOPT_SMMUV3_IRQ_EVTQ].attr; break;
 	case R_EVENTQ_PROD: v = s->evtq_prod; break;
 	case R_EVENTQ_CONS: v = s->evtq_cons; break;
 	default: break;				/* RAZ */
@@ -158,20 +158,20 @@ int iopt_smmu_mmio_read(struct iopt_smmu *s, uint64_t off, unsigned size,
 
 /* GERROR/GERRORN bits this SMMU has (6.3.19): CMDQ_ERR, EVENTQ_ABT_ERR,
  * SFM_ERR, and the MSI abort bits with IDR0.MSI (no PRI: bits 3, 6 RES0). */
-static uint32_t gerror_fields(const struct iopt_smmu *s)
+static uint32_t gerror_fields(const struct iopt_smmuv3 *s)
 {
 	return GERROR_CMDQ_ERR | GERROR_EVENTQ_ABT | GERROR_SFM |
 	       (s->p.msi ? GERROR_MSI_CMDQ_ABT | GERROR_MSI_EVTQ_ABT |
 			   GERROR_MSI_GERROR_ABT : 0);
 }
 
-static bool msi_cfg_writable(const struct iopt_smmu *s, uint32_t irqen)
+static bool msi_cfg_writable(const struct iopt_smmuv3 *s, uint32_t irqen)
 {
 	return s->p.msi && !(s->irq_ctrl & irqen);
 }
 
-int iopt_smmu_mmio_write(struct iopt_smmu *s, uint64_t off, unsigned size,
-			 uint64_t val, uint64_t cycle)
+int iopt_smmuv3_mmio_write(struct iopt_smmuv3 *s, uint64_t off, unsigned size,
+			   uint64_t val, uint64_t cycle)
 {
 	uint32_t v32 = (uint32_t)val;
 	bool stopped;
@@ -246,15 +246,15 @@ int iopt_smmu_mmio_write(struct iopt_smmu *s, uint64_t off, unsigned size,
 	 * while it is set, as SMMUv3.2 requires). */
 	case R_GERROR_IRQ_CFG0:
 		if (msi_cfg_writable(s, IRQ_GERROR_EN))
-			s->msi[IOPT_SMMU_IRQ_GERROR].addr = val & (((1ull << 52) - 1) & ~3ull);
+			s->msi[IOPT_SMMUV3_IRQ_GERROR].addr = val & (((1ull << 52) - 1) & ~3ull);
 		break;
 	case R_GERROR_IRQ_CFG1:
 		if (msi_cfg_writable(s, IRQ_GERROR_EN))
-			s->msi[IOPT_SMMU_IRQ_GERROR].data = v32;
+			s->msi[IOPT_SMMUV3_IRQ_GERROR].data = v32;
 		break;
 	case R_GERROR_IRQ_CFG2:
 		if (msi_cfg_writable(s, IRQ_GERROR_EN))
-			s->msi[IOPT_SMMU_IRQ_GERROR].attr = v32 & 0x3f;
+			s->msi[IOPT_SMMUV3_IRQ_GERROR].attr = v32 & 0x3f;
 		break;
 	/* Base registers are writable only while their unit is off. */
 	case R_STRTAB_BASE:
@@ -289,15 +289,15 @@ int iopt_smmu_mmio_write(struct iopt_smmu *s, uint64_t off, unsigned size,
 		break;
 	case R_EVENTQ_IRQ_CFG0:
 		if (msi_cfg_writable(s, IRQ_EVENTQ_EN))
-			s->msi[IOPT_SMMU_IRQ_EVTQ].addr = val & (((1ull << 52) - 1) & ~3ull);
+			s->msi[IOPT_SMMUV3_IRQ_EVTQ].addr = val & (((1ull << 52) - 1) & ~3ull);
 		break;
 	case R_EVENTQ_IRQ_CFG1:
 		if (msi_cfg_writable(s, IRQ_EVENTQ_EN))
-			s->msi[IOPT_SMMU_IRQ_EVTQ].data = v32;
+			s->msi[IOPT_SMMUV3_IRQ_EVTQ].data = v32;
 		break;
 	case R_EVENTQ_IRQ_CFG2:
 		if (msi_cfg_writable(s, IRQ_EVENTQ_EN))
-			s->msi[IOPT_SMMU_IRQ_EVTQ].attr = v32 & 0x3f;
+			s->msi[IOPT_SMMUV3_IRQ_EVTQ].attr = v32 & 0x3f;
 		break;
 	case R_EVENTQ_PROD:
 		if (!(s->cr0 & CR0_EVENTQEN))

@@ -12,7 +12,7 @@
 #include "v3_model.h"
 
 /* A structure read: its latency (cycles), or -EFAULT. */
-static int64_t mem_read(struct iopt_smmu *s, uint64_t pa, void *buf, size_t len)
+static int64_t mem_read(struct iopt_smmuv3 *s, uint64_t pa, void *buf, size_t len)
 {
 	int64_t l = s->core.mem.read(s->core.mem.ctx, pa, buf, len);
 
@@ -27,7 +27,7 @@ static int64_t mem_read(struct iopt_smmu *s, uint64_t pa, void *buf, size_t len)
  * written aligns the base, MIN(LOG2SIZE, SIDSIZE) bounds the StreamIDs;
  * reserved FMT values act as linear, reserved SPLIT values as 6.
  */
-static unsigned fetch_ste(struct iopt_smmu *s, uint32_t sid, struct iopt_ste *ste,
+static unsigned fetch_ste(struct iopt_smmuv3 *s, uint32_t sid, struct iopt_smmuv3_ste *ste,
 			  uint64_t w[8], int64_t *lat)
 {
 	unsigned lit = (unsigned)v3_fld(s->strtab_cfg, 5, 0);
@@ -41,7 +41,7 @@ static unsigned fetch_ste(struct iopt_smmu *s, uint32_t sid, struct iopt_ste *st
 	/* A 32-bit StreamID with LOG2SIZE 32 has no bit above the table:
 	 * shift only by less than the width. */
 	if (log2size < 32 && (sid >> log2size))
-		return IOPT_EVT_C_BAD_STREAMID;
+		return IOPT_SMMUV3_EVT_C_BAD_STREAMID;
 	if (fmt == 1 && s->p.strtab_2lvl) {
 		uint64_t l1;
 		int hi;
@@ -54,13 +54,13 @@ static unsigned fetch_ste(struct iopt_smmu *s, uint32_t sid, struct iopt_ste *st
 		s->fetch_pa = base + (uint64_t)(sid >> split) * 8;
 		l = mem_read(s, s->fetch_pa, &l1, 8);
 		if (l < 0)
-			return IOPT_EVT_F_STE_FETCH;
+			return IOPT_SMMUV3_EVT_F_STE_FETCH;
 		*lat += l;
 		unsigned span = (unsigned)v3_fld(l1, 4, 0);
 
 		if (!span || span > split + 1 ||
 		    (sid & ((1u << split) - 1)) >= (1u << (span - 1)))
-			return IOPT_EVT_C_BAD_STREAMID;
+			return IOPT_SMMUV3_EVT_C_BAD_STREAMID;
 		pa = (l1 & (((1ull << 56) - 1) & ~0x3full) &
 		      ~((64ull << (span - 1)) - 1)) +
 		     (uint64_t)(sid & ((1u << split) - 1)) * 64;
@@ -72,9 +72,9 @@ static unsigned fetch_ste(struct iopt_smmu *s, uint32_t sid, struct iopt_ste *st
 	s->fetch_pa = pa;
 	l = mem_read(s, pa, w, 8 * sizeof(uint64_t));
 	if (l < 0)
-		return IOPT_EVT_F_STE_FETCH;
+		return IOPT_SMMUV3_EVT_F_STE_FETCH;
 	*lat += l;
-	iopt_ste_decode(w, ste);
+	iopt_smmuv3_ste_decode(w, ste);
 	return 0;
 }
 
@@ -84,53 +84,53 @@ static unsigned fetch_ste(struct iopt_smmu *s, uint32_t sid, struct iopt_ste *st
 #define CD_ENDI(w)	((w)[0] >> 15 & 1)
 
 /*
- * Is the STE usable? 0, IOPT_EVT_ABORT (no event), or C_BAD_STE for an
- * ILLEGAL one given what the ID registers advertise (5.2.2 SteIllegal()).
- * The stage 2 fields are checked where they are decoded (walk.c).
+ * Is the STE usable? 0, IOPT_SMMUV3_EVT_ABORT (no event), or C_BAD_STE for an
+ * ILLEGAL one given what the ID registers advertise (5.2.2 SteIllegal()). The
+ * stage 2 fields are checked where they are decoded (walk.c).
  */
-static unsigned check_ste(struct iopt_smmu *s, const struct iopt_ste *ste,
+static unsigned check_ste(struct iopt_smmuv3 *s, const struct iopt_smmuv3_ste *ste,
 			  const uint64_t w[8])
 {
-	const bool s1 = ste->config == IOPT_STE_S1 || ste->config == IOPT_STE_NESTED;
-	const bool s2 = ste->config == IOPT_STE_S2 || ste->config == IOPT_STE_NESTED;
+	const bool s1 = ste->config == IOPT_SMMUV3_STE_S1 || ste->config == IOPT_SMMUV3_STE_NESTED;
+	const bool s2 = ste->config == IOPT_SMMUV3_STE_S2 || ste->config == IOPT_SMMUV3_STE_NESTED;
 
 	if (!ste->valid)
-		return IOPT_EVT_C_BAD_STE;
+		return IOPT_SMMUV3_EVT_C_BAD_STE;
 	/* Config 0b000 aborts without an event; 0b001-0b011 are Reserved
 	 * and behave as 0b000. */
-	if (ste->config < IOPT_STE_BYPASS)
-		return IOPT_EVT_ABORT;
+	if (ste->config < IOPT_SMMUV3_STE_BYPASS)
+		return IOPT_SMMUV3_EVT_ABORT;
 	if ((s1 && !s->p.s1) || (s2 && !s->p.s2))
-		return IOPT_EVT_C_BAD_STE;
+		return IOPT_SMMUV3_EVT_C_BAD_STE;
 	/* S1STALLD = 1 is ILLEGAL with IDR0.STALL_MODEL != 0b00 (here
 	 * 0b01: no stall model). */
 	if (s1 && STE_S1STALLD(w))
-		return IOPT_EVT_C_BAD_STE;
+		return IOPT_SMMUV3_EVT_C_BAD_STE;
 	/* S1CDMax: 0..IDR1.SSIDSIZE; IGNORED when SSIDSIZE = 0. */
 	if (s1 && s->p.ssidsize && ste->s1_cd_max > s->p.ssidsize)
-		return IOPT_EVT_C_BAD_STE;
+		return IOPT_SMMUV3_EVT_C_BAD_STE;
 	/* S1ContextPtr: an IPA within the IAS (= OAS here) when stage 2
 	 * translates, else a PA within the OAS (STES1ContextPtrOutOfRange). */
 	if (s1 && s->p.oas < 64 && ste->s1_context_ptr >> s->p.oas)
-		return IOPT_EVT_C_BAD_STE;
+		return IOPT_SMMUV3_EVT_C_BAD_STE;
 	/* S2VMID[15:8] must be zero with 8-bit VMIDs whenever it is not
 	 * IGNORED: stage 2 implemented and some stage translates
 	 * (IgnoreSTES2VMID(); STRW is RES0 as IDR0.Hyp = 0). */
 	if ((s1 || s2) && s->p.s2 && !s->p.vmid16 && ste->s2_vmid >> 8)
-		return IOPT_EVT_C_BAD_STE;
+		return IOPT_SMMUV3_EVT_C_BAD_STE;
 	/* No stall model (IDR0.STALL_MODEL = 0b01): S2S = 1 is ILLEGAL;
 	 * only little-endian walks (IDR0.TTENDIAN = 0b10): S2ENDI = 1 is. */
 	if (s2 && (ste->s2_s || STE_S2ENDI(w)))
-		return IOPT_EVT_C_BAD_STE;
+		return IOPT_SMMUV3_EVT_C_BAD_STE;
 	/* EATS (5.2): IGNORED without ATS or with Config[1:0] = 0b00; split
 	 * stage (0b10) is ILLEGAL with IDR0.NS1ATS = 1; 0b11 (DPT checks)
 	 * behaves as 0b00 without IDR3.DPT. */
 	if (s->p.ats && (s1 || s2) && ste->eats == 2)
-		return IOPT_EVT_C_BAD_STE;
+		return IOPT_SMMUV3_EVT_C_BAD_STE;
 	return 0;
 }
 
-void v3_cfg_insert(struct iopt_smmu *s, const struct cfg_entry *in)
+void v3_cfg_insert(struct iopt_smmuv3 *s, const struct cfg_entry *in)
 {
 	if (!s->ncfg)
 		return;
@@ -146,7 +146,7 @@ void v3_cfg_insert(struct iopt_smmu *s, const struct cfg_entry *in)
 }
 
 /* What the ID registers advertise, for the ILLEGAL-structure rules. */
-static struct smmu_caps caps_of(const struct iopt_smmu *s)
+static struct smmu_caps caps_of(const struct iopt_smmuv3 *s)
 {
 	return (struct smmu_caps){
 		.oas = s->p.oas, .httu = s->p.httu,
@@ -157,7 +157,7 @@ static struct smmu_caps caps_of(const struct iopt_smmu *s)
 
 /* Nested: a CD or L1CD address is an IPA. false, or true with a stage 2
  * fault in *w (its IPA set): the event's CLASS is CD (7.3.13). */
-static bool ipa_to_pa(struct iopt_smmu *s, const struct cfg_entry *c,
+static bool ipa_to_pa(struct iopt_smmuv3 *s, const struct cfg_entry *c,
 		      uint64_t *addr, int64_t *lat, struct smmu_walk_res *w)
 {
 	smmu_walk(&c->s2c, NULL,
@@ -185,13 +185,13 @@ static bool ipa_to_pa(struct iopt_smmu *s, const struct cfg_entry *c,
  * fetch latencies. On failure, what c holds so far still says how to
  * record (rec_s2).
  */
-unsigned v3_build_cfg(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
+unsigned v3_build_cfg(struct iopt_smmuv3 *s, const struct iopt_smmuv3_txn *t,
 		      struct cfg_entry *c, int64_t *lat,
 		      struct smmu_walk_res *w)
 {
 	const struct smmu_caps caps = caps_of(s);
-	struct iopt_ste ste;
-	struct iopt_cd cd;
+	struct iopt_smmuv3_ste ste;
+	struct iopt_smmuv3_cd cd;
 	uint64_t stew[8];
 	unsigned ev;
 
@@ -214,7 +214,7 @@ unsigned v3_build_cfg(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 		c->vmid = ste.s2_vmid;
 	if (c->s2) {
 		if (smmu_cfg_from_ste_s2(&ste, &caps, &c->s2c))
-			return IOPT_EVT_C_BAD_STE;
+			return IOPT_SMMUV3_EVT_C_BAD_STE;
 		c->rec_s2 = ste.s2_r;
 	}
 	/* S1CDMax and S1DSS are IGNORED without substreams (IDR1.SSIDSIZE
@@ -222,7 +222,7 @@ unsigned v3_build_cfg(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 	unsigned cd_max = s->p.ssidsize ? ste.s1_cd_max : 0;
 
 	if (t->ssv && (!c->s1 || !cd_max || t->ssid >= (1u << cd_max)))
-		return IOPT_EVT_C_BAD_SUBSTREAMID;
+		return IOPT_SMMUV3_EVT_C_BAD_SUBSTREAMID;
 	if (c->s1 && cd_max) {
 		/* S1DSS: 0b00 (and Reserved 0b11) terminate a transaction
 		 * without a SubstreamID; 0b01 bypasses stage 1 for it; 0b10
@@ -230,7 +230,7 @@ unsigned v3_build_cfg(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 		 * transactions with a SubstreamID (F_STREAM_DISABLED). */
 		if (t->ssv ? ste.s1_dss == 2 && t->ssid == 0 :
 			     ste.s1_dss == 0 || ste.s1_dss == 3)
-			return IOPT_EVT_F_STREAM_DISABLED;
+			return IOPT_SMMUV3_EVT_F_STREAM_DISABLED;
 		if (!t->ssv && ste.s1_dss == 1)
 			c->s1 = false;	/* bypass stage 1 */
 	}
@@ -249,10 +249,10 @@ unsigned v3_build_cfg(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 		s->fetch_pa = l1_pa;
 		l = mem_read(s, l1_pa, &l1, 8);
 		if (l < 0)
-			return IOPT_EVT_F_CD_FETCH;
+			return IOPT_SMMUV3_EVT_F_CD_FETCH;
 		*lat += l;
 		if (!(l1 & 1))
-			return IOPT_EVT_C_BAD_SUBSTREAMID;
+			return IOPT_SMMUV3_EVT_C_BAD_SUBSTREAMID;
 		cd_pa = (l1 & (((1ull << 56) - 1) & ~0xfffull) &
 			 ~((64ull << split) - 1)) +
 			(uint64_t)(c->ssid & ((1u << split) - 1)) * 64;
@@ -265,27 +265,27 @@ unsigned v3_build_cfg(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 	l = mem_read(s, cd_pa, cdw, sizeof(cdw));
 
 	if (l < 0)
-		return IOPT_EVT_F_CD_FETCH;
+		return IOPT_SMMUV3_EVT_F_CD_FETCH;
 	*lat += l;
-	iopt_cd_decode(cdw, &cd);
+	iopt_smmuv3_cd_decode(cdw, &cd);
 	/* 5.4.2 CdIllegal(): with STALL_MODEL = 0b01 CD.S = 1 is ILLEGAL,
 	 * with TERM_MODEL = 1 CD.A = 0 is, with 8-bit ASIDs ASID[15:8] != 0
 	 * is, and with TTENDIAN = 0b10 ENDI = 1 is unless both TTBs are
 	 * disabled. */
 	if (!cd.valid || cd.s || !cd.a || (!s->p.asid16 && cd.asid >> 8) ||
 	    (CD_ENDI(cdw) && !(cd.epd0 && cd.epd1)))
-		return IOPT_EVT_C_BAD_CD;
+		return IOPT_SMMUV3_EVT_C_BAD_CD;
 	c->asid = cd.asid;
 	c->rec_s1 = cd.r;
 	for (int u = 0; u < 2; u++) {
 		c->ttb_ok[u] = !(u ? cd.epd1 : cd.epd0);
 		if (c->ttb_ok[u] && smmu_cfg_from_cd(&cd, u, &caps, &c->s1c[u]))
-			return IOPT_EVT_C_BAD_CD;
+			return IOPT_SMMUV3_EVT_C_BAD_CD;
 	}
 	return 0;
 }
 
-void v3_cfg_invalidate(struct iopt_smmu *s, bool all, uint32_t sid_lo,
+void v3_cfg_invalidate(struct iopt_smmuv3 *s, bool all, uint32_t sid_lo,
 		       uint32_t sid_hi, bool by_ssid, uint32_t ssid)
 {
 	for (unsigned i = 0; i < s->ncfg; i++) {

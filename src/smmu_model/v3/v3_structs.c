@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include <iopgtable/smmu.h>
+#include <iopgtable/smmuv3.h>
 
 #include "v3_fields.h"
 
@@ -85,7 +85,7 @@ static int store(const uint64_t w[8], uint64_t bad, uint64_t words[8])
 	return 0;
 }
 
-int iopt_ste_encode(const struct iopt_ste *s, uint64_t words[8])
+int iopt_smmuv3_ste_encode(const struct iopt_smmuv3_ste *s, uint64_t words[8])
 {
 	uint64_t w[8] = { 0 }, bad = 0;
 
@@ -93,13 +93,13 @@ int iopt_ste_encode(const struct iopt_ste *s, uint64_t words[8])
 	return store(w, bad, words);
 }
 
-void iopt_ste_decode(const uint64_t words[8], struct iopt_ste *s)
+void iopt_smmuv3_ste_decode(const uint64_t words[8], struct iopt_smmuv3_ste *s)
 {
 	memset(s, 0, sizeof(*s));
 	STE_FIELDS(DEC_FIELD)
 }
 
-int iopt_cd_encode(const struct iopt_cd *s, uint64_t words[8])
+int iopt_smmuv3_cd_encode(const struct iopt_smmuv3_cd *s, uint64_t words[8])
 {
 	uint64_t w[8] = { 0 }, bad = 0;
 
@@ -107,7 +107,7 @@ int iopt_cd_encode(const struct iopt_cd *s, uint64_t words[8])
 	return store(w, bad, words);
 }
 
-void iopt_cd_decode(const uint64_t words[8], struct iopt_cd *s)
+void iopt_smmuv3_cd_decode(const uint64_t words[8], struct iopt_smmuv3_cd *s)
 {
 	memset(s, 0, sizeof(*s));
 	CD_FIELDS(DEC_FIELD)
@@ -129,12 +129,12 @@ static uint64_t ttbr_addr(uint64_t ttbr, bool pa52)
 	return a;
 }
 
-int iopt_cd_from_pgtable(const struct iopt_pgtable *pt, uint16_t asid,
-			 struct iopt_cd *cd)
+int iopt_smmuv3_cd_from_pgtable(const struct iopt_pgtable *pt, uint16_t asid,
+				struct iopt_smmuv3_cd *cd)
 {
-	struct iopt_info i;
+	struct iopt_pgtable_info i;
 
-	iopt_get_info(pt, &i);
+	iopt_pgtable_get_info(pt, &i);
 	if (i.fmt != IOPT_ARM_64_LPAE_S1)
 		return -EINVAL;
 	uint64_t tcr = i.regs.tcr;
@@ -171,12 +171,12 @@ int iopt_cd_from_pgtable(const struct iopt_pgtable *pt, uint16_t asid,
 	return 0;
 }
 
-int iopt_ste_s2_from_pgtable(const struct iopt_pgtable *pt, uint16_t vmid,
-			     struct iopt_ste *ste)
+int iopt_smmuv3_ste_s2_from_pgtable(const struct iopt_pgtable *pt, uint16_t vmid,
+				    struct iopt_smmuv3_ste *ste)
 {
-	struct iopt_info i;
+	struct iopt_pgtable_info i;
 
-	iopt_get_info(pt, &i);
+	iopt_pgtable_get_info(pt, &i);
 	if (i.fmt != IOPT_ARM_64_LPAE_S2)
 		return -EINVAL;
 	uint64_t vtcr = i.regs.tcr;

@@ -13,22 +13,22 @@
 unsigned v3_walk_fault_event(enum smmu_fault f)
 {
 	switch (f) {
-	case SMMU_F_TRANSLATION: return IOPT_EVT_F_TRANSLATION;
-	case SMMU_F_ADDR_SIZE: return IOPT_EVT_F_ADDR_SIZE;
-	case SMMU_F_ACCESS: return IOPT_EVT_F_ACCESS;
-	case SMMU_F_PERMISSION: return IOPT_EVT_F_PERMISSION;
-	default: return IOPT_EVT_F_WALK_EABT;
+	case SMMU_F_TRANSLATION: return IOPT_SMMUV3_EVT_F_TRANSLATION;
+	case SMMU_F_ADDR_SIZE: return IOPT_SMMUV3_EVT_F_ADDR_SIZE;
+	case SMMU_F_ACCESS: return IOPT_SMMUV3_EVT_F_ACCESS;
+	case SMMU_F_PERMISSION: return IOPT_SMMUV3_EVT_F_PERMISSION;
+	default: return IOPT_SMMUV3_EVT_F_WALK_EABT;
 	}
 }
 
 /* Event record word 1 access fields (7.3): RnW [35], InD [34], PnU [33]. */
-static uint64_t access_bits(const struct iopt_smmu_txn *t, bool ind)
+static uint64_t access_bits(const struct iopt_smmuv3_txn *t, bool ind)
 {
 	return (t->write ? 0 : 1ull << 35) | (ind ? 1ull << 34 : 0) |
 	       (t->priv ? 1ull << 33 : 0);
 }
 
-static unsigned acc_of(const struct iopt_smmu_txn *t)
+static unsigned acc_of(const struct iopt_smmuv3_txn *t)
 {
 	return (t->write ? SMMU_ACC_WRITE : 0) | (t->exec ? SMMU_ACC_EXEC : 0) |
 	       (t->priv ? SMMU_ACC_PRIV : 0);
@@ -37,8 +37,8 @@ static unsigned acc_of(const struct iopt_smmu_txn *t)
 /* Inlined into its one caller, translate_serialised(): one call level,
  * one register save, per locked translation. */
 static inline __attribute__((always_inline)) int
-translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
-		 uint64_t cycle, struct iopt_smmu_resp *r)
+translate_locked(struct iopt_smmuv3 *s, const struct iopt_smmuv3_txn *t,
+		 uint64_t cycle, struct iopt_smmuv3_resp *r)
 {
 	uint64_t tcur;
 	uint64_t *ts = smmu_core_slot(&s->core, cycle, &tcur);
@@ -62,9 +62,9 @@ translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 		/* 3.9.1: without ATS, unsupported; with SMMUEN = 0,
 		 * forbidden; with ATSCHK = 0, passed unchecked. */
 		if (!s->p.ats)
-			ev = IOPT_EVT_F_UUT;
+			ev = IOPT_SMMUV3_EVT_F_UUT;
 		else if (!(s->cr0 & CR0_SMMUEN))
-			ev = IOPT_EVT_F_TRANSL_FORBIDDEN;
+			ev = IOPT_SMMUV3_EVT_F_TRANSL_FORBIDDEN;
 		r->oa = t->addr;
 		goto done;
 	}
@@ -72,7 +72,7 @@ translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 		/* Disabled: GBPA decides (6.3.14); an input address beyond
 		 * the OAS aborts without an event (3.4). */
 		if ((s->gbpa & GBPA_ABORT) || t->addr >> s->p.oas)
-			ev = IOPT_EVT_ABORT;
+			ev = IOPT_SMMUV3_EVT_ABORT;
 		r->oa = t->addr;
 		goto done;
 	}
@@ -103,7 +103,7 @@ translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 	if (t->translated) {
 		/* CR0.ATSCHK = 1: the STE decides (7.3.8). */
 		if (!c->ats_pass)
-			ev = IOPT_EVT_F_TRANSL_FORBIDDEN;
+			ev = IOPT_SMMUV3_EVT_F_TRANSL_FORBIDDEN;
 		r->oa = t->addr;
 		goto done;
 	}
@@ -125,7 +125,7 @@ translate_locked(struct iopt_smmu *s, const struct iopt_smmu_txn *t,
 			w.fault = SMMU_F_TRANSLATION;
 			w.fault_stage = 1;
 			w.tt_write = false;
-			ev = IOPT_EVT_F_TRANSLATION;
+			ev = IOPT_SMMUV3_EVT_F_TRANSLATION;
 			goto fault_event;
 		}
 		if (first->tbi)
@@ -176,14 +176,14 @@ s1_bypass_addr_size:
 	w.fault = SMMU_F_ADDR_SIZE;
 	w.fault_stage = 1;
 	w.tt_write = false;
-	ev = IOPT_EVT_F_ADDR_SIZE;
+	ev = IOPT_SMMUV3_EVT_F_ADDR_SIZE;
 fault_event:
 	{
 		/* CLASS (7.3): TT for a stage 2 fault on a stage 1 table
 		 * access, and for an external abort on a stage 1 descriptor
 		 * (S2 = 0, 7.3.12); CD for a stage 2 fault on the CD fetch
 		 * (set above); IN otherwise. */
-		if (w.s2_on_walk || (ev == IOPT_EVT_F_WALK_EABT && w.fault_stage == 1))
+		if (w.s2_on_walk || (ev == IOPT_SMMUV3_EVT_F_WALK_EABT && w.fault_stage == 1))
 			cls = 1;
 		/* 7.3.13-16: InD is 0 for writes (post-override attributes);
 		 * S2 [39]; CLASS [41:40]; TTRnW [44] in the four translation
@@ -192,14 +192,14 @@ fault_event:
 		 * descriptor. */
 		uint64_t w1 = access_bits(t, t->exec && !t->write) |
 			      (w.fault_stage == 2 ? 1ull << 39 : 0) | (uint64_t)cls << 40 |
-			      (cls == 1 && !w.tt_write && ev != IOPT_EVT_F_WALK_EABT ?
+			      (cls == 1 && !w.tt_write && ev != IOPT_SMMUV3_EVT_F_WALK_EABT ?
 			       1ull << 44 : 0);
 
 		/* IPA [51:12] for translation faults; FetchAddr [55:3] for
 		 * F_WALK_EABT, which CD.R/STE.S2R do not suppress (5.5).
 		 * Stage 2 faults (CLASS CD, TT or IN) follow STE.S2R, stage 1
 		 * faults CD.R. */
-		if (ev == IOPT_EVT_F_WALK_EABT)
+		if (ev == IOPT_SMMUV3_EVT_F_WALK_EABT)
 			v3_event(s, ev, t, w1, t->addr, w.fetch_pa & FETCH_MASK, tcur);
 		else if (w.fault_stage == 2 ? (c ? c->rec_s2 : local.rec_s2) :
 					      c->rec_s1)
@@ -208,15 +208,15 @@ fault_event:
 	}
 	goto out_fault;
 done:
-	if (ev == IOPT_EVT_F_UUT)	/* 7.3.2: incoming InD/PnU; Reason 1 */
+	if (ev == IOPT_SMMUV3_EVT_F_UUT)	/* 7.3.2: incoming InD/PnU; Reason 1 */
 		v3_event(s, ev, t, access_bits(t, t->exec) | 1, t->addr, 0, tcur);
-	else if (ev == IOPT_EVT_F_TRANSL_FORBIDDEN)	/* 7.3.8: RnW only */
+	else if (ev == IOPT_SMMUV3_EVT_F_TRANSL_FORBIDDEN)	/* 7.3.8: RnW only */
 		v3_event(s, ev, t, t->write ? 0 : 1ull << 35, t->addr, 0, tcur);
-	else if (ev == IOPT_EVT_F_STE_FETCH || ev == IOPT_EVT_F_CD_FETCH)
+	else if (ev == IOPT_SMMUV3_EVT_F_STE_FETCH || ev == IOPT_SMMUV3_EVT_F_CD_FETCH)
 		v3_event(s, ev, t, 0, 0, s->fetch_pa & FETCH_MASK, tcur);	/* 7.3.4, 7.3.10 */
-	else if (ev == IOPT_EVT_C_BAD_STREAMID && !(s->cr2 & CR2_RECINVSID))
+	else if (ev == IOPT_SMMUV3_EVT_C_BAD_STREAMID && !(s->cr2 & CR2_RECINVSID))
 		;				/* 7.3.3: recorded only when asked */
-	else if (ev && ev != IOPT_EVT_ABORT)
+	else if (ev && ev != IOPT_SMMUV3_EVT_ABORT)
 		v3_event(s, ev, t, 0, 0, 0, tcur);	/* configuration errors: no address */
 out_fault:
 	if (ev)
@@ -231,7 +231,7 @@ out_fault:
 
 /* The hit memo's key of a transaction (hit_memo.h): StreamID, SubstreamID
  * when valid, and the access. */
-static uint64_t memo_key(const struct iopt_smmu_txn *t)
+static uint64_t memo_key(const struct iopt_smmuv3_txn *t)
 {
 	return (uint64_t)t->sid | (uint64_t)(t->ssv ? t->ssid & 0xfffffu : 0) << 32 |
 	       (uint64_t)t->ssv << 52 | (uint64_t)acc_of(t) << 53;
@@ -240,17 +240,17 @@ static uint64_t memo_key(const struct iopt_smmu_txn *t)
 /* This thread's (simulation: CPU's) hit block note (model_core.h). */
 PLAT_CPU_LOCAL(struct smmu_hit_tls, smmu_v3_hit_tls);
 
-static bool cmdq_idle(const struct iopt_smmu *s)
+static bool cmdq_idle(const struct iopt_smmuv3 *s)
 {
 	return s->cmdq_prod == (s->cmdq_cons & ~(0x7fu << CONS_ERR_SHIFT));
 }
 
-/* A translation under the model's lock (iopt_smmu_translate without a
+/* A translation under the model's lock (iopt_smmuv3_translate without a
  * replayed hit). Out of line, so that the entry point and the replay's
  * path save no registers for it. */
 static __attribute__((noinline)) int
-translate_serialised(struct iopt_smmu *s, const struct iopt_smmu_txn *txn,
-		     uint64_t cycle, struct iopt_smmu_resp *resp)
+translate_serialised(struct iopt_smmuv3 *s, const struct iopt_smmuv3_txn *txn,
+		     uint64_t cycle, struct iopt_smmuv3_resp *resp)
 {
 	/* No read-side section here: the walker takes one around its reads
 	 * of translation tables (smmu_walk); stream and context tables are
@@ -283,8 +283,8 @@ translate_serialised(struct iopt_smmu *s, const struct iopt_smmu_txn *txn,
  * replayed hit, or else the locked path. Out of line, so that a
  * translation when no memo is live saves no registers for it. */
 static __attribute__((noinline)) int
-translate_memo(struct iopt_smmu *s, const struct iopt_smmu_txn *txn,
-	       uint64_t cycle, struct iopt_smmu_resp *resp)
+translate_memo(struct iopt_smmuv3 *s, const struct iopt_smmuv3_txn *txn,
+	       uint64_t cycle, struct iopt_smmuv3_resp *resp)
 {
 	struct smmu_memo_hit h;
 
@@ -297,8 +297,8 @@ translate_memo(struct iopt_smmu *s, const struct iopt_smmu_txn *txn,
 	return 0;
 }
 
-int iopt_smmu_translate(struct iopt_smmu *s, const struct iopt_smmu_txn *txn,
-			uint64_t cycle, struct iopt_smmu_resp *resp)
+int iopt_smmuv3_translate(struct iopt_smmuv3 *s, const struct iopt_smmuv3_txn *txn,
+			  uint64_t cycle, struct iopt_smmuv3_resp *resp)
 {
 	/*
 	 * A TLB hit the model's last locked translations left in the hit

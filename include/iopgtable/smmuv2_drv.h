@@ -5,32 +5,31 @@
  * - Probe: read ID0/ID1, reset in the Linux driver's order (clear sGFSR,
  *   every S2CR then SMR, every bank disabled with its FSR cleared,
  *   TLBIALLH + TLBIALLNSNH, sTLBGSYNC, then sCR0).
- * - Domains: one context bank each (stage 1: ASID = bank index; stage 2:
- *   VMID = bank index + 1), programmed at the first attach from the page
- *   table's registers (iopt_get_info: CBAR, CBA2R, TCR2, TTBR0, TCR,
- *   MAIR0/1, then SCTLR.M; a v7s table: CBA2R.VA64 = 0, TTBCR with EAE
- *   = 0, CONTEXTIDR = ASID, MAIR0/1 = PRRR/NMRR); each attached stream
- *   group gets an SMR (ID and MASK) and an S2CR pointing at the bank;
- *   an SMR that would overlap another is refused (-EBUSY).
- * - TLB maintenance behind struct iopt_tlb_ops; TLBSYNC polled with the
- *   Linux driver's loop (10 polls, then delays of 1, 2, 4 ... us, about
- *   1 s of model time); the sync serialisation is selectable.
+ * - Domains: one context bank each (stage 1: ASID = bank index; stage 2: VMID =
+ *   bank index + 1), programmed at the first attach from the page table's
+ *   registers (iopt_pgtable_get_info: CBAR, CBA2R, TCR2, TTBR0, TCR, MAIR0/1,
+ *   then SCTLR.M; a v7s table: CBA2R.VA64 = 0, TTBCR with EAE = 0, CONTEXTIDR =
+ *   ASID, MAIR0/1 = PRRR/NMRR); each attached stream group gets an SMR (ID and
+ *   MASK) and an S2CR pointing at the bank; an SMR that would overlap another
+ *   is refused (-EBUSY).
+ * - TLB maintenance behind struct iopt_pgtable_tlb_ops; TLBSYNC polled with the
+ *   Linux driver's loop (10 polls, then delays of 1, 2, 4 ... us, about 1 s of
+ *   model time); the sync serialisation is selectable.
  * - iova_to_phys through ATS1PR/PAR under the bank's lock.
- * A header of its own, not a section of driver.h: the two drivers share
- * no type in their API (v2 has no queues, stream table or events; v3 no
- * context banks), as smmuv2.h is a sibling of smmu.h. What they share is
- * inside: the timeline toward the model (src/driver/drv_timeline.h).
- * Time: as the SMMUv3 driver — with cfg.clock (thread-safe, never going
- * back) no driver lock around model calls (the model's lock orders them;
- * more than one thread needs a model that takes late cycles:
- * params.shared_clock or a runner); without it a virtual clock that moves
- * cfg.mmio_cycles per access and by every delay of the poll loop (and
- * runs the model up to it), every model call under one driver lock. Other code calls the model through
- * iopt_smmuv2_drv_translate() while the driver is live.
- * docs/driver.md, section "SMMUv2 driver".
+ * A header of its own, not a section of smmuv3_drv.h: the two drivers share no
+ * type in their API (v2 has no queues, stream table or events; v3 no context
+ * banks), as smmuv2.h is a sibling of smmuv3.h. What they share is inside: the
+ * timeline toward the model (src/driver/drv_timeline.h). Time: as the SMMUv3
+ * driver — with cfg.clock (thread-safe, never going back) no driver lock around
+ * model calls (the model's lock orders them; more than one thread needs a model
+ * that takes late cycles: params.shared_clock or a runner); without it a
+ * virtual clock that moves cfg.mmio_cycles per access and by every delay of the
+ * poll loop (and runs the model up to it), every model call under one driver
+ * lock. Other code calls the model through iopt_smmuv2_drv_translate() while
+ * the driver is live. docs/driver.md, section "SMMUv2 driver".
  */
-#ifndef IOPGTABLE_DRIVER_V2_H
-#define IOPGTABLE_DRIVER_V2_H
+#ifndef IOPGTABLE_SMMUV2_DRV_H
+#define IOPGTABLE_SMMUV2_DRV_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -175,7 +174,7 @@ IOPT_API int iopt_smmuv2_drv_detach(struct iopt_smmuv2_drv_domain *dom,
  * table, else the table's granule. Before the first attach they do
  * nothing. A timed-out sync is counted (stats.sync_timeouts).
  */
-IOPT_API const struct iopt_tlb_ops *iopt_smmuv2_drv_tlb_ops(void);
+IOPT_API const struct iopt_pgtable_tlb_ops *iopt_smmuv2_drv_tlb_ops(void);
 
 /*
  * Invalidate [iova, iova + size) of the domain without a sync (leaf:
@@ -228,4 +227,4 @@ IOPT_API uint64_t iopt_smmuv2_drv_cycle(struct iopt_smmuv2_drv *drv);
 }
 #endif
 
-#endif /* IOPGTABLE_DRIVER_V2_H */
+#endif /* IOPGTABLE_SMMUV2_DRV_H */

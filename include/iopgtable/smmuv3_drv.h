@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * SMMUv3 driver: what a kernel driver does to an SMMUv3, done to the
- * SMMUv3 model (iopgtable/smmu.h) through its MMIO registers and the
- * simulated physical memory (iopgtable/physmem.h) only.
+ * SMMUv3 driver: what a kernel driver does to an SMMUv3, done to the SMMUv3
+ * model (iopgtable/smmuv3.h) through its MMIO registers and the simulated
+ * physical memory (iopgtable/physmem.h) only.
  *
  * - Probe: read SMMU_IDR0/1/3/5, allocate the command queue, event queue
  *   and stream table (linear, or 2-level when IDR0.ST_LEVEL offers it) in
@@ -15,7 +15,8 @@
  *   CMD_SYNC (an MSI written into the sync's own slot, or polling CONS),
  *   command-error recovery (CERROR_ILL: the bad command becomes a
  *   CMD_SYNC, GERRORN acknowledges).
- * - TLB maintenance behind struct iopt_tlb_ops (iopt_smmuv3_drv_tlb_ops()).
+ * - TLB maintenance behind struct iopt_pgtable_tlb_ops
+ *   (iopt_smmuv3_drv_tlb_ops()).
  * - Event queue: faults decoded and handed to a callback.
  *
  * Time: the model takes a cycle on every call and never goes back in time.
@@ -35,15 +36,15 @@
  * Full description, the command queue's ordering contract and what is not
  * yet done: docs/driver.md.
  */
-#ifndef IOPGTABLE_DRIVER_H
-#define IOPGTABLE_DRIVER_H
+#ifndef IOPGTABLE_SMMUV3_DRV_H
+#define IOPGTABLE_SMMUV3_DRV_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include <iopgtable/common.h>
 #include <iopgtable/pgtable.h>
-#include <iopgtable/smmu.h>
+#include <iopgtable/smmuv3.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -68,7 +69,7 @@ enum iopt_smmuv3_drv_sync {
 
 /* A decoded event record (IHI0070 7.3). */
 struct iopt_smmuv3_drv_event {
-	unsigned type;		/* IOPT_EVT_* */
+	unsigned type;		/* IOPT_SMMUV3_EVT_* */
 	uint32_t sid;		/* StreamID */
 	bool ssv;		/* SubstreamID valid (C_BAD_SUBSTREAMID: always) */
 	uint32_t ssid;		/* SubstreamID; 0 when not valid */
@@ -82,7 +83,7 @@ struct iopt_smmuv3_drv_event {
 };
 
 struct iopt_smmuv3_drv_cfg {
-	struct iopt_smmu *smmu;		/* the model (required) */
+	struct iopt_smmuv3 *smmu;		/* the model (required) */
 	struct iopt_physmem *pm;	/* memory the model reads (required) */
 	enum iopt_smmuv3_drv_cmdq cmdq;
 	enum iopt_smmuv3_drv_sync sync;	/* MSI needs IDR0.MSI, else CONS */
@@ -188,11 +189,10 @@ IOPT_API void iopt_smmuv3_drv_get_stats(const struct iopt_smmuv3_drv *drv,
 
 /*
  * Submit n (1 to 64) commands, in order, as one batch; with sync, append a
- * CMD_SYNC and wait for it: on return 0 every command of the batch, and
- * every command any thread inserted before it, has completed. Commands
- * are encoded with iopt_smmu_cmd_encode(); a CMD_SYNC among them is sent
- * as given (the driver does not wait for it). Waits while the queue is
- * full. Returns 0, or:
+ * CMD_SYNC and wait for it: on return 0 every command of the batch, and every
+ * command any thread inserted before it, has completed. Commands are encoded
+ * with iopt_smmuv3_cmd_encode(); a CMD_SYNC among them is sent as given (the
+ * driver does not wait for it). Waits while the queue is full. Returns 0, or:
  *   -EINVAL     n out of range, a NULL pointer, a command the encoder
  *               refuses: an unknown opcode or a field value too wide for
  *               its field (nothing inserted);
@@ -202,7 +202,7 @@ IOPT_API void iopt_smmuv3_drv_get_stats(const struct iopt_smmuv3_drv *drv,
  * Any thread, concurrently with every other call except remove.
  */
 IOPT_API int iopt_smmuv3_drv_submit(struct iopt_smmuv3_drv *drv,
-				    const struct iopt_smmu_cmd *cmds,
+				    const struct iopt_smmuv3_cmd *cmds,
 				    unsigned n, bool sync);
 
 /* Insert a CMD_SYNC and wait for it: 0 or -ETIMEDOUT. Any thread. */
@@ -231,14 +231,13 @@ IOPT_API unsigned iopt_smmuv3_drv_domain_id(const struct iopt_smmuv3_drv_domain 
 
 /*
  * Point stream sid at the domain's translation of page table pt (the first
- * attach binds pt to the domain; later attaches must pass the same pt):
- * stage 1 writes the CD (iopt_cd_from_pgtable) and an STE with
- * Config = S1, stage 2 an STE with Config = S2 (iopt_ste_s2_from_pgtable);
- * then CMD_CFGI_STE + CMD_SYNC. Returns 0, or -EINVAL (sid outside the
- * stream table, a table format the stage cannot use, another pt),
- * -EBUSY (sid attached elsewhere), -ENOMEM (a 2-level leaf table),
- * -ETIMEDOUT (the sync; the STE is written). Any thread; attach/detach of
- * the same sid must not race.
+ * attach binds pt to the domain; later attaches must pass the same pt): stage 1
+ * writes the CD (iopt_smmuv3_cd_from_pgtable) and an STE with Config = S1,
+ * stage 2 an STE with Config = S2 (iopt_smmuv3_ste_s2_from_pgtable); then
+ * CMD_CFGI_STE + CMD_SYNC. Returns 0, or -EINVAL (sid outside the stream table,
+ * a table format the stage cannot use, another pt), -EBUSY (sid attached
+ * elsewhere), -ENOMEM (a 2-level leaf table), -ETIMEDOUT (the sync; the STE is
+ * written). Any thread; attach/detach of the same sid must not race.
  */
 IOPT_API int iopt_smmuv3_drv_attach(struct iopt_smmuv3_drv_domain *dom,
 				    struct iopt_pgtable *pt, uint32_t sid);
@@ -265,7 +264,7 @@ IOPT_API int iopt_smmuv3_drv_detach(struct iopt_smmuv3_drv_domain *dom,
  * first attach do nothing (its identifier was invalidated at allocation).
  * A failed submission is counted (stats) — the callbacks return nothing.
  */
-IOPT_API const struct iopt_tlb_ops *iopt_smmuv3_drv_tlb_ops(void);
+IOPT_API const struct iopt_pgtable_tlb_ops *iopt_smmuv3_drv_tlb_ops(void);
 
 /*
  * Invalidate [iova, iova + size) of the domain (leaf: leaf entries only,
@@ -279,9 +278,9 @@ IOPT_API int iopt_smmuv3_drv_inv_range(struct iopt_smmuv3_drv_domain *dom,
 				       uint64_t granule, bool leaf);
 
 /*
- * Forward the model's interrupt callback here (line IOPT_SMMU_IRQ_*). It
- * only records the interrupt, because the model calls it with its own lock
- * held; iopt_smmuv3_drv_poll() does the work.
+ * Forward the model's interrupt callback here (line IOPT_SMMUV3_IRQ_*). It only
+ * records the interrupt, because the model calls it with its own lock held;
+ * iopt_smmuv3_drv_poll() does the work.
  */
 IOPT_API void iopt_smmuv3_drv_irq(struct iopt_smmuv3_drv *drv, unsigned line);
 
@@ -297,13 +296,12 @@ IOPT_API void iopt_smmuv3_drv_irq(struct iopt_smmuv3_drv *drv, unsigned line);
 IOPT_API int iopt_smmuv3_drv_poll(struct iopt_smmuv3_drv *drv);
 
 /*
- * A device transaction on the driver's timeline (iopt_smmu_translate at
- * the driver's next cycle). Returns what iopt_smmu_translate returns.
- * Any thread.
+ * A device transaction on the driver's timeline (iopt_smmuv3_translate at the
+ * driver's next cycle). Returns what iopt_smmuv3_translate returns. Any thread.
  */
 IOPT_API int iopt_smmuv3_drv_translate(struct iopt_smmuv3_drv *drv,
-				       const struct iopt_smmu_txn *txn,
-				       struct iopt_smmu_resp *resp);
+				       const struct iopt_smmuv3_txn *txn,
+				       struct iopt_smmuv3_resp *resp);
 
 /* The driver's current cycle: a reading of cfg.clock, or the virtual
  * clock's latest cycle passed to the model. Any thread, no lock. */
@@ -313,4 +311,4 @@ IOPT_API uint64_t iopt_smmuv3_drv_cycle(struct iopt_smmuv3_drv *drv);
 }
 #endif
 
-#endif /* IOPGTABLE_DRIVER_H */
+#endif /* IOPGTABLE_SMMUV3_DRV_H */

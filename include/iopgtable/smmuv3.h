@@ -10,33 +10,36 @@
  * structure holds bits [51:4] (TTBs, S2TTB) or [55:6] (S1ContextPtr), as
  * the architecture does.
  *
- * Below them: a register-level SMMUv3 model (second half of this file).
+ * Below them: a register-level SMMUv3 model (second half of this file). What it
+ * shares with the SMMUv2 model (memory interface, cache geometry) is in
+ * <iopgtable/smmu_common.h>.
  */
-#ifndef IOPGTABLE_SMMU_H
-#define IOPGTABLE_SMMU_H
+#ifndef IOPGTABLE_SMMUV3_H
+#define IOPGTABLE_SMMUV3_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include <iopgtable/common.h>
 #include <iopgtable/pgtable.h>
+#include <iopgtable/smmu_common.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* STE.Config (5.2): stage 1 in bit 0, stage 2 in bit 1, valid traffic bit 2. */
-enum iopt_ste_config {
-	IOPT_STE_ABORT = 0,
-	IOPT_STE_BYPASS = 4,
-	IOPT_STE_S1 = 5,
-	IOPT_STE_S2 = 6,
-	IOPT_STE_NESTED = 7,
+enum iopt_smmuv3_ste_config {
+	IOPT_SMMUV3_STE_ABORT = 0,
+	IOPT_SMMUV3_STE_BYPASS = 4,
+	IOPT_SMMUV3_STE_S1 = 5,
+	IOPT_SMMUV3_STE_S2 = 6,
+	IOPT_SMMUV3_STE_NESTED = 7,
 };
 
-struct iopt_ste {
+struct iopt_smmuv3_ste {
 	bool valid;			/* V */
-	unsigned config;		/* Config, enum iopt_ste_config */
+	unsigned config;		/* Config, enum iopt_smmuv3_ste_config */
 	unsigned s1_fmt;		/* S1Fmt: 0 linear, 1/2 two-level CDs */
 	uint64_t s1_context_ptr;	/* S1ContextPtr (bytes, 64-aligned) */
 	unsigned s1_cd_max;		/* S1CDMax: log2 of the CD count */
@@ -56,7 +59,7 @@ struct iopt_ste {
 	uint64_t s2_ttb;		/* S2TTB (bytes, 16-aligned) */
 };
 
-struct iopt_cd {
+struct iopt_smmuv3_cd {
 	bool valid;			/* V */
 	unsigned t0sz, tg0;		/* T0SZ, TG0 (0 4K, 1 64K, 2 16K) */
 	unsigned ir0, or0, sh0;
@@ -81,51 +84,51 @@ struct iopt_cd {
  * value wider than the field, an address with bits outside those the
  * field holds) and leaves words untouched. Decoding never fails.
  */
-IOPT_API int iopt_ste_encode(const struct iopt_ste *ste, uint64_t words[8]);
-IOPT_API void iopt_ste_decode(const uint64_t words[8], struct iopt_ste *ste);
-IOPT_API int iopt_cd_encode(const struct iopt_cd *cd, uint64_t words[8]);
-IOPT_API void iopt_cd_decode(const uint64_t words[8], struct iopt_cd *cd);
+IOPT_API int iopt_smmuv3_ste_encode(const struct iopt_smmuv3_ste *ste, uint64_t words[8]);
+IOPT_API void iopt_smmuv3_ste_decode(const uint64_t words[8], struct iopt_smmuv3_ste *ste);
+IOPT_API int iopt_smmuv3_cd_encode(const struct iopt_smmuv3_cd *cd, uint64_t words[8]);
+IOPT_API void iopt_smmuv3_cd_decode(const uint64_t words[8], struct iopt_smmuv3_cd *cd);
 
 /*
  * A valid AArch64 CD for a 64-bit LPAE stage 1 table (TTB0, or TTB1 with
- * IOPT_QUIRK_TTBR1; HA/HD with IOPT_QUIRK_HD), fault model "abort and
- * record". 0, or -EINVAL for other formats.
+ * IOPT_PGTABLE_QUIRK_TTBR1; HA/HD with IOPT_PGTABLE_QUIRK_HD), fault model
+ * "abort and record". 0, or -EINVAL for other formats.
  */
-IOPT_API int iopt_cd_from_pgtable(const struct iopt_pgtable *pt, uint16_t asid,
-				  struct iopt_cd *cd);
+IOPT_API int iopt_smmuv3_cd_from_pgtable(const struct iopt_pgtable *pt, uint16_t asid,
+					 struct iopt_smmuv3_cd *cd);
 
 /*
  * Fill the stage 2 fields of ste (S2TTB, S2T0SZ, S2SL0, S2TG, S2PS, walk
  * attributes, S2AA64, S2VMID, S2R) from a 64-bit LPAE stage 2 table; the
  * other fields are left as they were. 0, or -EINVAL for other formats.
  */
-IOPT_API int iopt_ste_s2_from_pgtable(const struct iopt_pgtable *pt,
-				      uint16_t vmid, struct iopt_ste *ste);
+IOPT_API int iopt_smmuv3_ste_s2_from_pgtable(const struct iopt_pgtable *pt,
+					     uint16_t vmid, struct iopt_smmuv3_ste *ste);
 
 /* ---- commands (IHI0070 chapter 4) -------------------------------------- */
 
-enum iopt_smmu_opcode {
-	IOPT_CMD_PREFETCH_CONFIG = 0x01,
-	IOPT_CMD_PREFETCH_ADDR = 0x02,
-	IOPT_CMD_CFGI_STE = 0x03,
-	IOPT_CMD_CFGI_STE_RANGE = 0x04,	/* Range 31: CMD_CFGI_ALL */
-	IOPT_CMD_CFGI_CD = 0x05,
-	IOPT_CMD_CFGI_CD_ALL = 0x06,
-	IOPT_CMD_TLBI_NH_ALL = 0x10,
-	IOPT_CMD_TLBI_NH_ASID = 0x11,
-	IOPT_CMD_TLBI_NH_VA = 0x12,
-	IOPT_CMD_TLBI_NH_VAA = 0x13,
-	IOPT_CMD_TLBI_S12_VMALL = 0x28,
-	IOPT_CMD_TLBI_S2_IPA = 0x2a,
-	IOPT_CMD_TLBI_NSNH_ALL = 0x30,
-	IOPT_CMD_ATC_INV = 0x40,
-	IOPT_CMD_SYNC = 0x46,
+enum iopt_smmuv3_opcode {
+	IOPT_SMMUV3_CMD_PREFETCH_CONFIG = 0x01,
+	IOPT_SMMUV3_CMD_PREFETCH_ADDR = 0x02,
+	IOPT_SMMUV3_CMD_CFGI_STE = 0x03,
+	IOPT_SMMUV3_CMD_CFGI_STE_RANGE = 0x04,	/* Range 31: CMD_CFGI_ALL */
+	IOPT_SMMUV3_CMD_CFGI_CD = 0x05,
+	IOPT_SMMUV3_CMD_CFGI_CD_ALL = 0x06,
+	IOPT_SMMUV3_CMD_TLBI_NH_ALL = 0x10,
+	IOPT_SMMUV3_CMD_TLBI_NH_ASID = 0x11,
+	IOPT_SMMUV3_CMD_TLBI_NH_VA = 0x12,
+	IOPT_SMMUV3_CMD_TLBI_NH_VAA = 0x13,
+	IOPT_SMMUV3_CMD_TLBI_S12_VMALL = 0x28,
+	IOPT_SMMUV3_CMD_TLBI_S2_IPA = 0x2a,
+	IOPT_SMMUV3_CMD_TLBI_NSNH_ALL = 0x30,
+	IOPT_SMMUV3_CMD_ATC_INV = 0x40,
+	IOPT_SMMUV3_CMD_SYNC = 0x46,
 };
 
 /* CMD_SYNC completion signal (CS). */
-#define IOPT_SYNC_CS_NONE 0
-#define IOPT_SYNC_CS_IRQ 1
-#define IOPT_SYNC_CS_SEV 2
+#define IOPT_SMMUV3_SYNC_CS_NONE 0
+#define IOPT_SMMUV3_SYNC_CS_IRQ 1
+#define IOPT_SMMUV3_SYNC_CS_SEV 2
 
 /*
  * A command's fields; each opcode encodes only those it has, and ignores
@@ -144,7 +147,7 @@ enum iopt_smmu_opcode {
  * or 6 (ATC_INV), cs and msh 2, msi_attr 4. addr is a VA with bits [63:12]
  * (an IPA: [51:12]); msi_addr holds bits [51:2].
  */
-struct iopt_smmu_cmd {
+struct iopt_smmuv3_cmd {
 	unsigned opcode;
 	bool ssv;
 	uint32_t ssid, sid;
@@ -164,58 +167,30 @@ struct iopt_smmu_cmd {
  * opcode, or a field of the opcode that does not hold its member's value
  * (wider than the field, or an address with bits set outside the field's).
  */
-IOPT_API int iopt_smmu_cmd_encode(const struct iopt_smmu_cmd *cmd,
-				  uint64_t words[2]);
+IOPT_API int iopt_smmuv3_cmd_encode(const struct iopt_smmuv3_cmd *cmd,
+				    uint64_t words[2]);
 /* Decode; -EINVAL for an opcode this model does not know (CERROR_ILL). */
-IOPT_API int iopt_smmu_cmd_decode(const uint64_t words[2],
-				  struct iopt_smmu_cmd *cmd);
+IOPT_API int iopt_smmuv3_cmd_decode(const uint64_t words[2],
+				    struct iopt_smmuv3_cmd *cmd);
 
 /* ---- the SMMUv3 model ------------------------------------------------- */
 
 /*
  * The model is a deterministic discrete-event component. Every entry point
  * takes the current cycle; the model never goes back in time: a call whose
- * cycle is earlier than the latest cycle the model has been called or run
- * at fails with -EINVAL and changes nothing — unless params.shared_clock
- * is set or a runner is attached, when such a cycle is taken as the
- * model's time (callers on several threads read one clock before they
- * take the model's lock). Commands are
- * consumed, syncs completed, events and MSIs written at cycles the timing
- * parameters decide; iopt_smmu_next_event() tells the simulator when the
- * next internal event is due and iopt_smmu_run_until() advances to it.
+ * cycle is earlier than the latest cycle the model has been called or run at
+ * fails with -EINVAL and changes nothing — unless params.shared_clock is set or
+ * a runner is attached, when such a cycle is taken as the model's time (callers
+ * on several threads read one clock before they take the model's lock).
+ * Commands are consumed, syncs completed, events and MSIs written at cycles the
+ * timing parameters decide; iopt_smmuv3_next_event() tells the simulator when
+ * the next internal event is due and iopt_smmuv3_run_until() advances to it.
  * The same calls at the same cycles always give the same results.
  *
  * Thread safety: every entry point takes the model's lock.
  */
 
-/* Memory as the SMMU reaches it, by physical address. */
-struct iopt_smmu_mem {
-	/* Copy len bytes; return the access's latency in cycles, or -EFAULT. */
-	int64_t (*read)(void *ctx, uint64_t pa, void *buf, size_t len);
-	int64_t (*write)(void *ctx, uint64_t pa, const void *buf, size_t len);
-	/* Descriptor accesses: single-copy atomic; 0, -EFAULT, -EAGAIN. */
-	int (*load64)(void *ctx, uint64_t pa, uint64_t *val);
-	int (*cas64)(void *ctx, uint64_t pa, uint64_t *old, uint64_t val);
-	unsigned desc_latency;		/* cycles per load64/cas64 */
-	void *ctx;
-};
-
-struct iopt_physmem;
-/* Memory ops over a simulated physical memory, each access costing
- * latency cycles; *mem is filled in. */
-IOPT_API void iopt_smmu_physmem(struct iopt_physmem *pm, unsigned latency,
-				struct iopt_smmu_mem *mem);
-
-enum iopt_smmu_repl { IOPT_REPL_LRU, IOPT_REPL_RR, IOPT_REPL_RANDOM };
-
-struct iopt_smmu_cache_params {
-	bool enable;
-	unsigned entries, ways;		/* entries / ways: a power of two */
-	enum iopt_smmu_repl repl;
-	unsigned latency;		/* cycles per lookup (walk cache: per probe) */
-};
-
-struct iopt_smmu_params {
+struct iopt_smmuv3_params {
 	/* Features (SMMU_IDR0/1/3/5). */
 	bool s1, s2;			/* stage 1, stage 2; both: nesting */
 	bool msi, sev, ril, strtab_2lvl;
@@ -245,7 +220,7 @@ struct iopt_smmu_params {
 };
 
 /* One plausible implementation (docs/smmu_model.md says why each value). */
-IOPT_API void iopt_smmu_default_params(struct iopt_smmu_params *p);
+IOPT_API void iopt_smmuv3_default_params(struct iopt_smmuv3_params *p);
 
 /* Interrupt lines for the irq callback: the wired interrupt outputs,
  * which the model implements when a callback is given (IHI0070 3.18.2).
@@ -253,21 +228,21 @@ IOPT_API void iopt_smmu_default_params(struct iopt_smmu_params *p);
  * its *_IRQ_CFG0 address is not 0, also writes its MSI (a 32-bit store of
  * *_IRQ_CFG1). The event queue interrupt marks the queue going from empty
  * to non-empty; GERROR's a global error becoming active. */
-#define IOPT_SMMU_IRQ_EVTQ	0
-#define IOPT_SMMU_IRQ_GERROR	1
-#define IOPT_SMMU_IRQ_CMD_SYNC	2	/* CMD_SYNC with CS=IRQ (MSI or not) */
+#define IOPT_SMMUV3_IRQ_EVTQ		0
+#define IOPT_SMMUV3_IRQ_GERROR		1
+#define IOPT_SMMUV3_IRQ_CMD_SYNC	2	/* CMD_SYNC with CS=IRQ (MSI or not) */
 
-struct iopt_smmu;
+struct iopt_smmuv3;
 
 /* irq (may be NULL: no wired outputs) is called with the model's lock
  * held and must not call the model. 0; -EINVAL: bad parameters (nothing
  * allocated); -ENOMEM: host memory ran out (nothing leaked); or the host
  * mutex's own negative errno. */
-IOPT_API int iopt_smmu_create(const struct iopt_smmu_params *p,
-			      const struct iopt_smmu_mem *mem,
-			      void (*irq)(void *ctx, unsigned line, uint64_t cycle),
-			      void *irq_ctx, struct iopt_smmu **out);
-IOPT_API void iopt_smmu_destroy(struct iopt_smmu *s);
+IOPT_API int iopt_smmuv3_create(const struct iopt_smmuv3_params *p,
+				const struct iopt_smmu_mem *mem,
+				void (*irq)(void *ctx, unsigned line, uint64_t cycle),
+				void *irq_ctx, struct iopt_smmuv3 **out);
+IOPT_API void iopt_smmuv3_destroy(struct iopt_smmuv3 *s);
 
 /*
  * Register access at offset (page 0 at 0, page 1 at 0x10000), 4 or 8
@@ -276,13 +251,13 @@ IOPT_API void iopt_smmu_destroy(struct iopt_smmu *s);
  * -EINVAL: bad size or alignment, or a cycle before the model's time
  * (nothing read or changed).
  */
-IOPT_API int iopt_smmu_mmio_read(struct iopt_smmu *s, uint64_t offset,
-				 unsigned size, uint64_t *val, uint64_t cycle);
-IOPT_API int iopt_smmu_mmio_write(struct iopt_smmu *s, uint64_t offset,
-				  unsigned size, uint64_t val, uint64_t cycle);
+IOPT_API int iopt_smmuv3_mmio_read(struct iopt_smmuv3 *s, uint64_t offset,
+				   unsigned size, uint64_t *val, uint64_t cycle);
+IOPT_API int iopt_smmuv3_mmio_write(struct iopt_smmuv3 *s, uint64_t offset,
+				    unsigned size, uint64_t val, uint64_t cycle);
 
 /* A device transaction. */
-struct iopt_smmu_txn {
+struct iopt_smmuv3_txn {
 	uint32_t sid;
 	bool ssv;
 	uint32_t ssid;
@@ -294,7 +269,7 @@ struct iopt_smmu_txn {
 	bool translated;
 };
 
-struct iopt_smmu_resp {
+struct iopt_smmuv3_resp {
 	/* 0: translated; otherwise the event type of the fault (the event is
 	 * recorded when the configuration asks for it). */
 	unsigned fault;
@@ -304,52 +279,51 @@ struct iopt_smmu_resp {
 };
 
 /* Event types (IHI0070 7.3). */
-#define IOPT_EVT_F_UUT			0x01
-#define IOPT_EVT_C_BAD_STREAMID		0x02
-#define IOPT_EVT_F_STE_FETCH		0x03
-#define IOPT_EVT_C_BAD_STE		0x04
-#define IOPT_EVT_F_STREAM_DISABLED	0x06
-#define IOPT_EVT_F_TRANSL_FORBIDDEN	0x07
-#define IOPT_EVT_C_BAD_SUBSTREAMID	0x08
-#define IOPT_EVT_F_CD_FETCH		0x09
-#define IOPT_EVT_C_BAD_CD		0x0a
-#define IOPT_EVT_F_WALK_EABT		0x0b
-#define IOPT_EVT_F_TRANSLATION		0x10
-#define IOPT_EVT_F_ADDR_SIZE		0x11
-#define IOPT_EVT_F_ACCESS		0x12
-#define IOPT_EVT_F_PERMISSION		0x13
-#define IOPT_EVT_F_CFG_CONFLICT		0x21
-#define IOPT_EVT_ABORT			0xff	/* aborted, no event (Config 0) */
+#define IOPT_SMMUV3_EVT_F_UUT			0x01
+#define IOPT_SMMUV3_EVT_C_BAD_STREAMID		0x02
+#define IOPT_SMMUV3_EVT_F_STE_FETCH		0x03
+#define IOPT_SMMUV3_EVT_C_BAD_STE		0x04
+#define IOPT_SMMUV3_EVT_F_STREAM_DISABLED	0x06
+#define IOPT_SMMUV3_EVT_F_TRANSL_FORBIDDEN	0x07
+#define IOPT_SMMUV3_EVT_C_BAD_SUBSTREAMID	0x08
+#define IOPT_SMMUV3_EVT_F_CD_FETCH		0x09
+#define IOPT_SMMUV3_EVT_C_BAD_CD		0x0a
+#define IOPT_SMMUV3_EVT_F_WALK_EABT		0x0b
+#define IOPT_SMMUV3_EVT_F_TRANSLATION		0x10
+#define IOPT_SMMUV3_EVT_F_ADDR_SIZE		0x11
+#define IOPT_SMMUV3_EVT_F_ACCESS		0x12
+#define IOPT_SMMUV3_EVT_F_PERMISSION		0x13
+#define IOPT_SMMUV3_EVT_F_CFG_CONFLICT		0x21
+#define IOPT_SMMUV3_EVT_ABORT			0xff	/* aborted, no event (Config 0) */
 
 /* 0 (the outcome in *resp, faults included); -EINVAL: a cycle before the
  * model's time (nothing changed). */
-IOPT_API int iopt_smmu_translate(struct iopt_smmu *s,
-				 const struct iopt_smmu_txn *txn,
-				 uint64_t cycle, struct iopt_smmu_resp *resp);
+IOPT_API int iopt_smmuv3_translate(struct iopt_smmuv3 *s,
+				   const struct iopt_smmuv3_txn *txn,
+				   uint64_t cycle, struct iopt_smmuv3_resp *resp);
 
 /* Cycle of the next internal event, or UINT64_MAX if none is pending. */
-IOPT_API uint64_t iopt_smmu_next_event(struct iopt_smmu *s);
+IOPT_API uint64_t iopt_smmuv3_next_event(struct iopt_smmuv3 *s);
 /* Perform every internal event due at or before cycle. 0; -EINVAL: a
  * cycle before the model's time (nothing changed). */
-IOPT_API int iopt_smmu_run_until(struct iopt_smmu *s, uint64_t cycle);
+IOPT_API int iopt_smmuv3_run_until(struct iopt_smmuv3 *s, uint64_t cycle);
 
 /*
- * Free-running adapter: a thread that runs the model against host time,
- * cycle = (host ns since start) * cycles_per_ns, so that real threads can
- * poll it (for a CMD_SYNC's MSI, say) in benchmarks. Threads that call the
- * model pass iopt_smmu_runner_now() as the cycle; while a runner is
- * attached a cycle behind the model's time is taken as its time. 0;
- * -EINVAL (bad arguments); -ENOMEM; or the thread library's negative
- * errno when the thread cannot start (-EAGAIN: no resources). Nothing is
- * left attached on failure.
+ * Free-running adapter: a thread that runs the model against host time, cycle =
+ * (host ns since start) * cycles_per_ns, so that real threads can poll it (for
+ * a CMD_SYNC's MSI, say) in benchmarks. Threads that call the model pass
+ * iopt_smmuv3_runner_now() as the cycle; while a runner is attached a cycle
+ * behind the model's time is taken as its time. 0; -EINVAL (bad arguments);
+ * -ENOMEM; or the thread library's negative errno when the thread cannot start
+ * (-EAGAIN: no resources). Nothing is left attached on failure.
  */
-struct iopt_smmu_runner;
-IOPT_API int iopt_smmu_runner_start(struct iopt_smmu *s, double cycles_per_ns,
-				    struct iopt_smmu_runner **out);
-IOPT_API uint64_t iopt_smmu_runner_now(const struct iopt_smmu_runner *r);
-IOPT_API void iopt_smmu_runner_stop(struct iopt_smmu_runner *r);
+struct iopt_smmuv3_runner;
+IOPT_API int iopt_smmuv3_runner_start(struct iopt_smmuv3 *s, double cycles_per_ns,
+				      struct iopt_smmuv3_runner **out);
+IOPT_API uint64_t iopt_smmuv3_runner_now(const struct iopt_smmuv3_runner *r);
+IOPT_API void iopt_smmuv3_runner_stop(struct iopt_smmuv3_runner *r);
 
-struct iopt_smmu_stats {
+struct iopt_smmuv3_stats {
 	uint64_t translations, faults, events, events_lost;
 	uint64_t tlb_hits, tlb_misses, cfg_hits, cfg_misses;
 	uint64_t walks, fetches;
@@ -360,11 +334,11 @@ struct iopt_smmu_stats {
 	uint64_t lat_hist[16];		/* [k]: latency in [2^k, 2^(k+1)) */
 };
 
-IOPT_API void iopt_smmu_get_stats(struct iopt_smmu *s,
-				  struct iopt_smmu_stats *st);
+IOPT_API void iopt_smmuv3_get_stats(struct iopt_smmuv3 *s,
+				    struct iopt_smmuv3_stats *st);
 
 #ifdef __cplusplus
 }
 #endif
 
-#endif /* IOPGTABLE_SMMU_H */
+#endif /* IOPGTABLE_SMMUV3_H */
