@@ -583,10 +583,10 @@ static void test_attach_race(void **state)
 				assert_int_equal(oa, pa);
 			}
 			assert_int_equal(iopt_dma_unmap(r.d, iova, len, 0), 0);
-			/* The device only once the attach has returned: the
-			 * model reads a stream table entry with plain loads
-			 * while the driver writes it. An unmap that began
-			 * before the attach ended is checked here too. */
+			/* The device only once the attach has returned (the
+			 * device during attaches: test_smmuv3_ste_race). An
+			 * unmap that began before the attach ended is checked
+			 * here too. */
 			if (__atomic_load_n(&x.attached, __ATOMIC_ACQUIRE))
 				expect_fault(&r, iova, len, PAGE);
 			__atomic_store_n(&x.round, i, __ATOMIC_RELEASE);
