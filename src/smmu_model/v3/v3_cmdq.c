@@ -244,28 +244,25 @@ static uint64_t cmd_visible_at(struct iopt_smmuv3 *s, uint32_t cons, unsigned l2
 	return s->cmd_visible;
 }
 
-/* The command at CONS, as the engine will take it. */
-struct cmd_step {
-	uint64_t w[2];
-	struct iopt_smmuv3_cmd cmd;
-	uint32_t err;		/* 0, CERROR_ILL or CERROR_ABT */
-	uint64_t done;		/* its completion cycle */
-};
-
 /*
  * The next command, if the queue runs: command k completes at
  * max(the cycle it became visible, completion of k - 1) + its cost
- * (cmd_cost). false if there is none.
+ * (cmd_cost). NULL if there is none. Read and checked once while it
+ * waits at CONS (the cache in struct iopt_smmuv3).
  */
-static bool next_cmd(struct iopt_smmuv3 *s, struct cmd_step *c)
+static const struct v3_cmd_step *next_cmd(struct iopt_smmuv3 *s)
 {
 	unsigned l2 = v3_q_log2(s->cmdq_base, s->p.cmdqs);
 	uint32_t prod = q_ptr(s->cmdq_prod, l2), cons = q_ptr(s->cmdq_cons, l2);
 	uint64_t base = v3_q_base(s->cmdq_base, 16ull << l2);
+	struct v3_cmd_step *c = &s->cstep;
 	uint64_t vis, start;
 
 	if (v3_cmdq_stopped(s) || prod == cons)
-		return false;
+		return NULL;
+	if (s->cstep_ok && s->cstep_cons == s->cmdq_cons &&
+	    s->cstep_free == s->cmd_free && s->cstep_gen == s->reg_gen)
+		return c;
 	vis = cmd_visible_at(s, cons, l2);
 	start = s->cmd_free > vis ? s->cmd_free : vis;
 	memset(&c->cmd, 0, sizeof(c->cmd));
@@ -275,33 +272,37 @@ static bool next_cmd(struct iopt_smmuv3 *s, struct cmd_step *c)
 	else
 		c->err = cmd_check(s, c->w, &c->cmd);
 	c->done = start + cmd_cost(s, &c->cmd, c->err);
-	return true;
+	s->cstep_cons = s->cmdq_cons;
+	s->cstep_free = s->cmd_free;
+	s->cstep_gen = s->reg_gen;
+	s->cstep_ok = true;
+	return c;
 }
 
 /* Perform commands that complete by until (their effects at their
  * completion cycle). */
 void v3_run_cmds(struct iopt_smmuv3 *s, uint64_t until)
 {
-	struct cmd_step c;
+	const struct v3_cmd_step *c;
 
-	while (next_cmd(s, &c) && c.done <= until) {
+	while ((c = next_cmd(s)) && c->done <= until) {
 		unsigned l2 = v3_q_log2(s->cmdq_base, s->p.cmdqs);
 		uint32_t cons = q_ptr(s->cmdq_cons, l2);
 
 		/* Invalidations, the queue's state: no hit memo survives a
 		 * command (common/hit_memo.h). */
 		smmu_core_gen_bump(&s->core);
-		s->cmd_free = c.done;
-		if (c.err) {
+		s->cmd_free = c->done;
+		if (c->err) {
 			/* 4.1.3, 7.1: the queue stops at the bad command;
 			 * CONS points at it and CONS.ERR says why. */
 			s->cmdq_cons = (s->cmdq_cons & ~(0x7fu << CONS_ERR_SHIFT)) |
-				       c.err << CONS_ERR_SHIFT;
+				       c->err << CONS_ERR_SHIFT;
 			s->st.cmd_errors++;
-			v3_gerror_raise(s, GERROR_CMDQ_ERR, c.done);
+			v3_gerror_raise(s, GERROR_CMDQ_ERR, c->done);
 			break;
 		}
-		exec_cmd(s, &c.cmd, c.done);
+		exec_cmd(s, &c->cmd, c->done);
 		s->cmdq_cons = (s->cmdq_cons & (0x7fu << CONS_ERR_SHIFT)) |
 			       ((cons + 1) & ((2u << l2) - 1));
 	}
@@ -317,12 +318,12 @@ void v3_run_cmds(struct iopt_smmuv3 *s, uint64_t until)
 
 uint64_t iopt_smmuv3_next_event(struct iopt_smmuv3 *s)
 {
-	struct cmd_step c;
+	const struct v3_cmd_step *c;
 	uint64_t done = UINT64_MAX;
 
 	plat_mutex_lock(&s->core.lock);
-	if (next_cmd(s, &c))
-		done = c.done;
+	if ((c = next_cmd(s)))
+		done = c->done;
 	plat_mutex_unlock(&s->core.lock);
 	return done;
 }

@@ -145,6 +145,25 @@ struct iopt_smmuv3 {
 	 */
 	struct { uint32_t prod; uint64_t cycle; } vis[CMD_VIS_MARKS];
 	unsigned vis_head, vis_n;
+	/*
+	 * The command at CONS as the engine last fetched and checked it
+	 * (v3_cmdq.c, next_cmd()), taken again while CONS, cmd_free and
+	 * reg_gen are what they were: a command that waits for its cycle is
+	 * then read from memory once, not at every look (3.21.2 lets the SMMU
+	 * cache a command until it is consumed; software must not change it
+	 * meanwhile). Any register write bumps reg_gen: a PROD that moves the
+	 * visibility marks, a CONS or base write, CMDQEN, an acknowledged
+	 * error all drop it.
+	 */
+	struct v3_cmd_step {
+		uint64_t w[2];
+		struct iopt_smmuv3_cmd cmd;
+		uint32_t err;		/* 0, CERROR_ILL or CERROR_ABT */
+		uint64_t done;		/* its completion cycle */
+	} cstep;
+	uint64_t cstep_free, reg_gen, cstep_gen;
+	uint32_t cstep_cons;
+	bool cstep_ok;
 
 	struct cfg_entry *cfg;
 	unsigned ncfg;

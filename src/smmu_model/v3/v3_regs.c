@@ -318,8 +318,9 @@ int iopt_smmuv3_mmio_write(struct iopt_smmuv3 *s, uint64_t off, unsigned size,
 		s->cmd_free = cycle;
 	/* Any register may change what a translation does (CR0, the
 	 * tables' bases, PROD with commands to wait for): retire the hit
-	 * memo (common/hit_memo.h). */
+	 * memo (common/hit_memo.h), and the command fetched at CONS. */
 	smmu_core_gen_bump(&s->core);
+	s->reg_gen++;
 	plat_mutex_unlock(&s->core.lock);
 	return 0;
 }
