@@ -40,6 +40,8 @@
 #include <stdint.h>
 
 #include <iopgtable/common.h>
+#include <iopgtable/smmuv2.h>
+#include <iopgtable/smmuv3.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -48,8 +50,6 @@ extern "C" {
 #define IOPT_SIM_MAX_CPUS 256
 
 struct iopt_sim;
-struct iopt_smmuv3;
-struct iopt_smmuv2;
 
 /* Memory model the simulated CPUs see. */
 enum iopt_sim_memmodel {
@@ -141,6 +141,95 @@ struct iopt_sim_params {
 };
 
 IOPT_API void iopt_sim_params_default(struct iopt_sim_params *p);
+
+/*
+ * Parameters by name (docs/sim.md, "Parameters" and "Platforms"). Every
+ * field of struct iopt_sim_params has a name, its field's name; the table
+ * order is the order of iopt_sim_param_name(0, 1, ...).
+ *
+ * A value is, by the field's kind: an integer (decimal or 0x hex digits
+ * only: no sign, no spaces, no suffix) in the field's range; a real
+ * (strtod()'s syntax, a digit or '.' first, finite) in its range; or, for
+ * memmodel and sched, one of their names (sc|tso, random|pct). Ranges are
+ * per field (cpus 1 .. IOPT_SIM_MAX_CPUS, cpu_ghz above 0 and at most
+ * 1000, ipc 0 .. 64, stack_bytes at least 16384, the 32-bit costs up to
+ * 2^32 - 1); rules between fields (sb_drain_min <= sb_drain_max) are
+ * iopt_sim_create()'s.
+ *
+ * iopt_sim_param_set(): 0; -EINVAL: p, name or value NULL, an unknown
+ * name, an empty or malformed value, trailing characters, a negative or
+ * out-of-range value, or an integer past 2^64 - 1. On error *p is
+ * unchanged.
+ * iopt_sim_param_get(): the value as set would read it back (integers in
+ * decimal, reals with %.17g, choices by name) in buf, NUL-terminated; 0,
+ * -EINVAL (unknown name, NULL argument; buf untouched), -ENOSPC (len too
+ * small; buf holds "" when len > 0).
+ * iopt_sim_param_name(i): the i-th name, NULL past the last.
+ *
+ * Platforms: named presets of the cost parameters, each applied over the
+ * defaults (iopt_sim_params_default()), leaving cpus, seed, memmodel,
+ * sched, pct_*, stack_bytes and max_cycles as they were in *p:
+ * "graviton2" (the defaults), "a72-8", "thunderx2", "kunpeng920".
+ * iopt_sim_platform_apply(): 0; -ENOENT: unknown name (nothing changed);
+ * -EINVAL: p or name NULL. iopt_sim_platform_name(i): the i-th preset's
+ * name, NULL past the last; iopt_sim_platform_about(i): one line saying
+ * what machine it describes.
+ *
+ * iopt_sim_params_hash(): FNV-1a 64 over "name=value\n" of every field in
+ * table order (the values as iopt_sim_param_get() prints them), so it is
+ * the same in every process and every build for equal values, and changes
+ * when any one of them does. The functions exist in the host library too.
+ */
+IOPT_API int iopt_sim_param_set(struct iopt_sim_params *p, const char *name,
+				const char *value);
+IOPT_API int iopt_sim_param_get(const struct iopt_sim_params *p,
+				const char *name, char *buf, size_t len);
+IOPT_API const char *iopt_sim_param_name(unsigned i);
+IOPT_API int iopt_sim_platform_apply(struct iopt_sim_params *p,
+				     const char *name);
+IOPT_API const char *iopt_sim_platform_name(unsigned i);
+IOPT_API const char *iopt_sim_platform_about(unsigned i);
+IOPT_API uint64_t iopt_sim_params_hash(const struct iopt_sim_params *p);
+
+/*
+ * The SMMU models' timing parameters, as a simulated platform sets them:
+ * the SMMUv3 model's (v3) and the SMMUv2 model's (v2), from which a
+ * program creating a model copies the half it uses.
+ * iopt_sim_smmu_params_default(): v3 from iopt_smmuv3_default_params(), v2
+ * from iopt_smmuv2_preset("mmu-500") (the testbed's defaults).
+ *
+ * Names: "v3." or "v2." and the field (v3.sync_cycles, v2.tlbi_cycles,
+ * v3.tlb.latency, ...): the slots (1 .. 2^32 - 1), the cycle costs and
+ * the caches' lookup latencies (0 .. 2^32 - 1); integers as above.
+ * iopt_sim_smmu_param_set/get/name: as iopt_sim_param_set/get/name.
+ *
+ * Presets, each setting its model's half over that model's defaults and
+ * leaving the other half as it was: "mmu-500" (v2: the MMU-500 preset
+ * with the sync and TLBI costs of published behaviour), "smmuv3" (v3: the
+ * model's defaults). iopt_sim_smmu_preset(): 0, -ENOENT (unknown name,
+ * nothing changed), -EINVAL (NULL argument).
+ *
+ * iopt_sim_smmu_params_hash(m, h): the FNV-1a 64 of iopt_sim_params_hash()
+ * continued over m's "name=value\n" lines from h, so that one hash covers
+ * the engine's and the models' parameters:
+ * iopt_sim_smmu_params_hash(m, iopt_sim_params_hash(p)).
+ */
+struct iopt_sim_smmu_params {
+	struct iopt_smmuv3_params v3;
+	struct iopt_smmuv2_params v2;
+};
+
+IOPT_API void iopt_sim_smmu_params_default(struct iopt_sim_smmu_params *m);
+IOPT_API int iopt_sim_smmu_param_set(struct iopt_sim_smmu_params *m,
+				     const char *name, const char *value);
+IOPT_API int iopt_sim_smmu_param_get(const struct iopt_sim_smmu_params *m,
+				     const char *name, char *buf, size_t len);
+IOPT_API const char *iopt_sim_smmu_param_name(unsigned i);
+IOPT_API int iopt_sim_smmu_preset(struct iopt_sim_smmu_params *m,
+				  const char *name);
+IOPT_API const char *iopt_sim_smmu_preset_name(unsigned i);
+IOPT_API uint64_t iopt_sim_smmu_params_hash(const struct iopt_sim_smmu_params *m,
+					    uint64_t h);
 
 /*
  * Create a simulation. 0 and *out, or -EINVAL (cpus 0 or above the

@@ -592,44 +592,6 @@ struct iopt_sim *sim_ambient(bool create)
 
 /* ---- public API ------------------------------------------------------------ */
 
-void iopt_sim_params_default(struct iopt_sim_params *p)
-{
-	/* Sources: docs/sim.md, "Parameters". */
-	*p = (struct iopt_sim_params){
-		.cpus = 4,
-		.seed = 1,
-		.memmodel = IOPT_SIM_SC,
-		.sched = IOPT_SIM_SCHED_RANDOM,
-		.pct_depth = 3,
-		.pct_steps = 100000,
-		.pct_quantum = 2000,
-		.cpu_ghz = 2.5,
-		.hit = 4,
-		.miss_mem = 250,
-		.fetch_shared = 110,
-		.fetch_modified = 120,
-		.upgrade = 110,
-		.per_sharer = 10,
-		.transfer = 120,
-		.cores_per_cluster = 0,
-		.clusters_per_socket = 0,
-		.cross_cluster_pct = 100,
-		.cross_socket_pct = 300,
-		.atomic_extra = 20,
-		.fence = 30,
-		.clock_read = 40,
-		.relax = 10,
-		.mmio = 500,
-		.mmio_port = 10,
-		.call = 2,
-		.sb_entries = 56,
-		.sb_drain_min = 10,
-		.sb_drain_max = 200,
-		.stack_bytes = 256 * 1024,
-		.ipc = 2.0,
-	};
-}
-
 int iopt_sim_create(const struct iopt_sim_params *p, struct iopt_sim **out)
 {
 	struct iopt_sim *s;

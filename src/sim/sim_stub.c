@@ -10,13 +10,6 @@
 
 #include <iopgtable/sim.h>
 
-void iopt_sim_params_default(struct iopt_sim_params *p)
-{
-	memset(p, 0, sizeof(*p));
-	p->cpus = 1;
-	p->cpu_ghz = 1.0;
-}
-
 int iopt_sim_create(const struct iopt_sim_params *p, struct iopt_sim **out)
 {
 	return -ENOTSUP;
