@@ -36,12 +36,13 @@ void bench_barrier_destroy(struct bench_barrier *b);
 void bench_spin_start(uint64_t *ready, unsigned nthreads);
 
 /*
- * --sim N [--seed S] [--sim-mem sc|tso] on any suite's command line: run
- * it on N simulated CPUs. iopt-bench hands the whole command to
- * iopt-bench-sim (next to it), where bench_simrun_main() strips these
- * options, runs
- * the suite on a simulation and adds sim_cpus, seed, sim_mem, trace_hash,
- * sim_ops_per_host_sec and host_s to every JSON line (bench_simrun.c).
+ * --sim N [--seed S] [--sim-mem sc|tso] [--sim-platform NAME]
+ * [--sim-param N=V]... [--smmu-preset NAME] [--smmu-param N=V]... on any
+ * suite's command line: run it on N simulated CPUs. iopt-bench hands the
+ * whole command to iopt-bench-sim (next to it), where bench_simrun_main()
+ * strips these options, runs the suite on a simulation and adds sim_cpus,
+ * seed, sim_mem, trace_hash, sim_ops_per_host_sec, host_s and sim_params
+ * to every JSON line (bench_simrun.c).
  * The sim suite is the exception: its own --sim N is the CPU count of the
  * simulations it runs (bench_wants_sim() is false for it).
  */
@@ -53,6 +54,12 @@ unsigned bench_sim_cpus(void);
 /* In iopt-bench-sim: the simulation the suite runs in; NULL on the host. */
 struct iopt_sim;
 struct iopt_sim *bench_sim(void);
+/* In iopt-bench-sim: the SMMU models' parameters of --smmu-preset and
+ * --smmu-param (all of them, defaults included) into c->v3 and c->v2; a
+ * suite calls it right after iopt_testbed_default_cfg(). Nothing on the
+ * host. */
+struct iopt_testbed_cfg;
+void bench_model_params(struct iopt_testbed_cfg *c);
 /* Iterations for a loop sized for host speed: n on the host, n / div
  * (at least 1) on the simulation, whose engine runs about a hundred
  * times slower than the host. */

@@ -136,6 +136,7 @@ static int rig_up(struct rig *r, const struct opts *o)
 
 	memset(r, 0, sizeof(*r));
 	iopt_testbed_default_cfg(&c, o->v2 ? IOPT_TESTBED_SMMUV2 : IOPT_TESTBED_SMMUV3);
+	bench_model_params(&c);
 	c.mem_base = MEM_BASE;
 	c.mem_size = MEM_SIZE;
 	if (o->no_sev)

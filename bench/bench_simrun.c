@@ -1,7 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Running a suite on simulated CPUs: `iopt-bench SUITE --sim N [--seed S]
- * [--sim-mem sc|tso] [--sim-ipc X] [options]` (--sim-ipc: iopt_sim_params.ipc).
+ * [--sim-mem sc|tso] [--sim-ipc X] [--sim-platform NAME] [--sim-param N=V]...
+ * [--smmu-preset NAME] [--smmu-param N=V]... [options]` (--sim-ipc:
+ * iopt_sim_params.ipc).
+ *
+ * Parameters (docs/sim.md, "Platforms"): the engine's start from
+ * iopt_sim_params_default() with stack_bytes 4 MiB (the suite's main runs
+ * on CPU 0), then --sim-platform NAME (iopt_sim_platform_apply()), then
+ * every --sim-param name=value in command-line order
+ * (iopt_sim_param_set()), then --seed, --sim-mem, --sim-sched and
+ * --sim-ipc where given; cpus is --sim N's and cannot be set. The SMMU
+ * models' start from iopt_sim_smmu_params_default() (the testbed's
+ * defaults), then --smmu-preset NAME, then every --smmu-param; the suites
+ * that create a model through the testbed copy them into their
+ * configuration right after iopt_testbed_default_cfg()
+ * (bench_model_params()), so a suite's own options (dma --no-sev, say)
+ * still apply over them. Each of these options prints what it changed
+ * on stderr; an unknown name or a bad value ends the program with exit 2
+ * and a message naming it.
  *
  * iopt-bench (host library) finds --sim and execs iopt-bench-sim from its
  * own directory with the same arguments (iopt_bench.c). iopt-bench-sim
@@ -16,13 +33,15 @@
  * second. Every JSON line the suite prints gains
  *   "sim_cpus":N,"sim_threads":N,"seed":S,"sim_mem":"sc|tso",
  *   "trace_hash":"<hex>","sim_instructions":I,"sim_ops_per_host_sec":X,
- *   "sim_insns_per_host_sec":Z,"host_s":Y
+ *   "sim_insns_per_host_sec":Z,"host_s":Y,"sim_params":"<hex>"
  * where trace_hash is the simulation's running hash of the interleaving
  * and its cycle counts when the line was printed (the same command
  * prints the same hashes), sim_instructions the instructions charged so
  * far on all CPUs (setup included), sim_threads the software threads
  * (one per CPU), and the last three the engine's speed over the host
- * time since the previous JSON line.
+ * time since the previous JSON line; sim_params is
+ * iopt_sim_smmu_params_hash(models, iopt_sim_params_hash(engine)) of the
+ * parameters in force (the same for the same parameters in every process).
  *
  * The dma suite differs: it gets --threads N but no --runs, and runs on the
  * simulation's host context (outside any run), because it attaches its SMMU
@@ -40,11 +59,22 @@
 #include <unistd.h>
 
 #include <iopgtable/sim.h>
+#include <iopgtable/testbed.h>
 
 #include "bench.h"
 
 static unsigned sim_cpus;	/* --sim N, 0: host */
 static struct iopt_sim *sim_now;	/* the simulation; NULL on the host */
+/* The SMMU models' parameters in force (--smmu-preset, --smmu-param). */
+static struct iopt_sim_smmu_params sim_models;
+
+void bench_model_params(struct iopt_testbed_cfg *c)
+{
+	if (!sim_now)
+		return;
+	c->v3 = sim_models.v3;
+	c->v2 = sim_models.v2;
+}
 
 struct iopt_sim *bench_sim(void)
 {
@@ -93,6 +123,7 @@ static struct {
 	struct iopt_sim *sim;
 	uint64_t seed;
 	const char *mem;
+	uint64_t params_hash;	/* engine and models */
 	FILE *out;		/* the real stdout */
 	char line[1 << 16];
 	size_t len;
@@ -123,13 +154,14 @@ static void sr_line(void)
 		fprintf(sr.out, ",\"sim_cpus\":%u,\"sim_threads\":%u,\"seed\":%llu,"
 			"\"sim_mem\":\"%s\",\"trace_hash\":\"%016llx\","
 			"\"sim_instructions\":%llu,\"sim_ops_per_host_sec\":%.0f,"
-			"\"sim_insns_per_host_sec\":%.0f,\"host_s\":%.3f}\n",
+			"\"sim_insns_per_host_sec\":%.0f,\"host_s\":%.3f,"
+			"\"sim_params\":\"%016llx\"}\n",
 			sim_cpus, sim_cpus, (unsigned long long)sr.seed, sr.mem,
 			(unsigned long long)st.trace_hash,
 			(unsigned long long)st.instructions,
 			dt > 0 ? (double)(st.total_ops - sr.last_ops) / dt : 0.0,
 			dt > 0 ? (double)(st.instructions - sr.last_insns) / dt : 0.0,
-			dt);
+			dt, (unsigned long long)sr.params_hash);
 		sr.last_ops = st.total_ops;
 		sr.last_insns = st.instructions;
 		sr.last_host = now;
@@ -167,6 +199,188 @@ static void sr_cpu0(unsigned cpu, void *arg)
 	(void)cpu;
 	r->ret = r->dispatch(r->argc, r->argv);
 	fflush(stdout);
+}
+
+/*
+ * The parameter options: --sim-platform, --sim-param, --smmu-preset,
+ * --smmu-param, each "--opt V" or "--opt=V". Platforms and presets go
+ * first, then the name=value settings in their order.
+ */
+enum sr_pkind { SR_PLATFORM, SR_PARAM, SR_SMMU_PRESET, SR_SMMU_PARAM, SR_PKINDS };
+
+static const char *const sr_pnames[SR_PKINDS] = {
+	"sim-platform", "sim-param", "smmu-preset", "smmu-param",
+};
+
+/* argv[*i] is one of them: its kind, *val its value (*i past it); -1:
+ * none; -2: one without a value (message printed). */
+static int sr_popt(const char *who, int argc, char **argv, int *i,
+		   const char **val)
+{
+	const char *a = argv[*i];
+
+	if (strncmp(a, "--", 2))
+		return -1;
+	for (int k = 0; k < SR_PKINDS; k++) {
+		size_t l = strlen(sr_pnames[k]);
+
+		if (strncmp(a + 2, sr_pnames[k], l))
+			continue;
+		if (a[2 + l] == '=') {
+			*val = a + 3 + l;
+			return k;
+		}
+		if (a[2 + l])
+			continue;
+		if (*i + 1 >= argc) {
+			fprintf(stderr, "iopt-bench %s: --%s needs a value\n", who,
+				sr_pnames[k]);
+			return -2;
+		}
+		*val = argv[++*i];
+		return k;
+	}
+	return -1;
+}
+
+/* Print what changed between two parameter sets, by name. */
+static void sr_changes(const char *who, const char *opt, const char *val,
+		       const char *(*name)(unsigned),
+		       int (*get)(const void *, const char *, char *, size_t),
+		       const void *before, const void *after)
+{
+	char b[64], a[64];
+	bool any = false;
+
+	fprintf(stderr, "iopt-bench-sim %s: --%s %s:", who, opt, val);
+	for (unsigned i = 0; name(i); i++) {
+		get(before, name(i), b, sizeof(b));
+		get(after, name(i), a, sizeof(a));
+		if (strcmp(a, b)) {
+			fprintf(stderr, " %s=%s (was %s)", name(i), a, b);
+			any = true;
+		}
+	}
+	fprintf(stderr, "%s\n", any ? "" : " nothing changed");
+}
+
+static int sr_get_engine(const void *p, const char *n, char *buf, size_t len)
+{
+	return iopt_sim_param_get(p, n, buf, len);
+}
+
+static int sr_get_smmu(const void *m, const char *n, char *buf, size_t len)
+{
+	return iopt_sim_smmu_param_get(m, n, buf, len);
+}
+
+/* Apply one setting "name=value" or preset name of kind k; false after a
+ * message naming the bad part. */
+static bool sr_apply(const char *who, int k, const char *val,
+		     struct iopt_sim_params *p, struct iopt_sim_smmu_params *m)
+{
+	struct iopt_sim_params p0 = *p;
+	struct iopt_sim_smmu_params m0 = *m;
+	const char *eq = strchr(val, '=');
+	char name[64], tmp[64];
+	int err;
+
+	if (k == SR_PLATFORM || k == SR_SMMU_PRESET) {
+		err = k == SR_PLATFORM ? iopt_sim_platform_apply(p, val) :
+					 iopt_sim_smmu_preset(m, val);
+		if (err) {
+			fprintf(stderr, "iopt-bench %s: --%s '%s' is not a %s (",
+				who, sr_pnames[k], val, k == SR_PLATFORM ?
+				"platform" : "preset");
+			for (unsigned i = 0; ; i++) {
+				const char *n = k == SR_PLATFORM ?
+					iopt_sim_platform_name(i) :
+					iopt_sim_smmu_preset_name(i);
+
+				if (!n)
+					break;
+				fprintf(stderr, "%s%s", i ? ", " : "", n);
+			}
+			fprintf(stderr, ")\n");
+			return false;
+		}
+	} else {
+		size_t l = eq ? (size_t)(eq - val) : 0;
+		bool known;
+
+		if (!eq || l >= sizeof(name)) {
+			fprintf(stderr, "iopt-bench %s: --%s '%s' is not "
+				"name=value\n", who, sr_pnames[k], val);
+			return false;
+		}
+		memcpy(name, val, l);
+		name[l] = '\0';
+		if (k == SR_PARAM && !strcmp(name, "cpus")) {
+			fprintf(stderr, "iopt-bench %s: --%s '%s': cpus is "
+				"--sim N's\n", who, sr_pnames[k], val);
+			return false;
+		}
+		known = (k == SR_PARAM ?
+			 iopt_sim_param_get(p, name, tmp, sizeof(tmp)) :
+			 iopt_sim_smmu_param_get(m, name, tmp, sizeof(tmp))) == 0;
+		err = k == SR_PARAM ? iopt_sim_param_set(p, name, eq + 1) :
+				      iopt_sim_smmu_param_set(m, name, eq + 1);
+		if (err) {
+			if (known)
+				fprintf(stderr, "iopt-bench %s: --%s '%s': '%s' is "
+					"not a valid value of %s (docs/sim.md, "
+					"\"Parameters by name\")\n", who,
+					sr_pnames[k], val, eq + 1, name);
+			else
+				fprintf(stderr, "iopt-bench %s: --%s '%s': no "
+					"parameter '%s' (iopt-bench %s --help "
+					"lists them)\n", who, sr_pnames[k], val,
+					name, who);
+			return false;
+		}
+	}
+	if (k == SR_PLATFORM || k == SR_PARAM)
+		sr_changes(who, sr_pnames[k], val, iopt_sim_param_name,
+			   sr_get_engine, &p0, p);
+	else
+		sr_changes(who, sr_pnames[k], val, iopt_sim_smmu_param_name,
+			   sr_get_smmu, &m0, m);
+	return true;
+}
+
+/*
+ * Take the parameter options out of argv (what remains in *argc, in
+ * order) and apply them to p and m: 0, or 2 after a message.
+ */
+static int sr_params(const char *who, int *argc, char **argv,
+		     struct iopt_sim_params *p, struct iopt_sim_smmu_params *m)
+{
+	const char *val;
+	int n = 0;
+
+	/* Pass 0: platforms and presets; pass 1: name=value settings. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < *argc; i++) {
+			int k = sr_popt(who, *argc, argv, &i, &val);
+
+			if (k == -2)
+				return 2;
+			if (k < 0)
+				continue;
+			if ((k == SR_PLATFORM || k == SR_SMMU_PRESET) == !pass &&
+			    !sr_apply(who, k, val, p, m))
+				return 2;
+		}
+	}
+	for (int i = 0; i < *argc; i++) {
+		int start = i;
+
+		if (sr_popt(who, *argc, argv, &i, &val) < 0)
+			argv[n++] = argv[start];
+	}
+	*argc = n;
+	argv[n] = NULL;
+	return 0;
 }
 
 static bool has_opt(int argc, char **argv, const char *name)
@@ -212,6 +426,16 @@ int bench_simrun_main(int argc, char **argv, bench_dispatch_fn dispatch)
 		return 2;
 	}
 	iopt_sim_params_default(&p);
+	p.stack_bytes = 4u << 20;	/* the suite's main runs on CPU 0 */
+	iopt_sim_smmu_params_default(&sim_models);
+	/* The parameter options first: --sim-mem and the rest win. */
+	err = sr_params(who, &argc, argv, &p, &sim_models);
+	if (err) {
+		free(av);
+		return err;
+	}
+	mem = p.memmodel == IOPT_SIM_TSO;
+	sched_k = p.sched == IOPT_SIM_SCHED_PCT;
 	/* The simulation's options out, the suite's passed on. */
 	for (int i = 0; i < argc; i++) {
 		int r = bench_take_opt(who, opts, argc, argv, &i);
@@ -247,12 +471,13 @@ int bench_simrun_main(int argc, char **argv, bench_dispatch_fn dispatch)
 	p.cpus = 1;		/* the suite; its workers join as they start */
 	p.memmodel = strcmp(sr.mem, "tso") ? IOPT_SIM_SC : IOPT_SIM_TSO;
 	p.sched = strcmp(sched, "pct") ? IOPT_SIM_SCHED_RANDOM : IOPT_SIM_SCHED_PCT;
-	p.stack_bytes = 4u << 20;	/* the suite's main runs on CPU 0 */
 	err = iopt_sim_create(&p, &sr.sim);
 	if (err) {
 		fprintf(stderr, "iopt-bench-sim: iopt_sim_create: %s\n", strerror(-err));
 		return 1;
 	}
+	sr.params_hash = iopt_sim_smmu_params_hash(&sim_models,
+						   iopt_sim_params_hash(&p));
 	/* Our stdout adds the simulation's fields to JSON lines. */
 	sr.out = stdout;
 	stdout = fopencookie(NULL, "w", (cookie_io_functions_t){ .write = sr_write });

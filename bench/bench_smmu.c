@@ -73,6 +73,7 @@ static struct iopt_testbed *model_bed(enum iopt_testbed_smmu smmu, bool tlb,
 	struct iopt_testbed *tb;
 
 	iopt_testbed_default_cfg(&c, smmu);
+	bench_model_params(&c);
 	c.mem_base = MEM_BASE;
 	c.mem_size = 256u << 20;
 	c.mem_latency = 100;
@@ -336,6 +337,7 @@ static void case_drv_batch(bool host_clock)
 
 	/* The default model and driver on 16 MiB, no domain. */
 	iopt_testbed_default_cfg(&c, IOPT_TESTBED_SMMUV3);
+	bench_model_params(&c);
 	c.mem_base = MEM_BASE;
 	c.mem_size = 16u << 20;
 	if (host_clock)

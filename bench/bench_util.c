@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <iopgtable/sim.h>
+
 uint64_t bench_now_ns(void)
 {
 	return plat_clock_ns();
@@ -400,6 +402,21 @@ static size_t append(char *buf, size_t size, size_t n, const char *s)
 	return n + len;
 }
 
+/* "  title a, b, c" wrapped at 78 columns: the names name(0, 1, ...). */
+static void usage_names(const char *title, const char *(*name)(unsigned))
+{
+	size_t col = printf("  %s", title);
+
+	for (unsigned i = 0; name(i); i++) {
+		size_t l = strlen(name(i)) + 1;
+
+		if (col + l + 1 > 78)
+			col = printf("\n   ") - 1;
+		col += printf(" %s%s", name(i), name(i + 1) ? "," : "");
+	}
+	printf("\n");
+}
+
 static void usage(const struct bench_cli *cli)
 {
 	char left[96];
@@ -429,12 +446,19 @@ static void usage(const struct bench_cli *cli)
 		for (const struct bench_case *c = cli->cases; c->name; c++)
 			usage_line(c->name, c->help);
 	}
-	if (!cli->no_sim)
+	if (!cli->no_sim) {
 		printf("on N simulated CPUs (iopt-bench-sim, docs/sim.md):\n"
 		       "  --sim N [--seed S] [--sim-mem sc|tso] "
 		       "[--sim-sched random|pct] [--sim-hot]\n"
 		       "  [--sim-ipc X (instructions a cycle, 0..64; 0: "
-		       "instructions free)]\n");
+		       "instructions free)]\n"
+		       "  [--sim-platform NAME] [--sim-param NAME=VALUE]... "
+		       "[--smmu-preset NAME] [--smmu-param NAME=VALUE]...\n");
+		usage_names("platforms:", iopt_sim_platform_name);
+		usage_names("--sim-param names:", iopt_sim_param_name);
+		usage_names("SMMU presets:", iopt_sim_smmu_preset_name);
+		usage_names("--smmu-param names:", iopt_sim_smmu_param_name);
+	}
 }
 
 bool bench_parse(const struct bench_cli *cli, int argc, char **argv, int *status)

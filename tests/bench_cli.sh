@@ -188,6 +188,53 @@ if [ $have_sim = 1 ]; then
   run pgtable --sim 2 --seed 0 --pages 16 --json
   [ $rc -eq 0 ] && grep -q '"sim_cpus":2' "$out" ||
     say_fail "pgtable --sim 2: rc $rc"
+  # Parameters by name (docs/sim.md, "Platforms"): a bad one is named.
+  for v in hit= hit=-1 hit=4x hit=99999999999999999999 hit=4294967296 \
+           nope=1 hit =5 cpus=2 cpu_ghz=0 ipc=65 memmodel=x stack_bytes=1; do
+    bad "--sim-param '$v'" pgtable --sim 2 --sim-param "$v"
+  done
+  bad "--sim-param needs a value" pgtable --sim 2 --sim-param
+  for v in nope '' GRAVITON2; do
+    bad "--sim-platform '$v'" pgtable --sim 2 --sim-platform "$v"
+  done
+  for v in v3.sync_cycles=-1 v3.walk_slots=0 sync_cycles=1 v2.nope=1 \
+           v2.tlbi_cycles=1x v3.sync_cycles; do
+    bad "--smmu-param '$v'" pgtable --sim 2 --smmu-param "$v"
+  done
+  bad "--smmu-preset 'mmu-400'" pgtable --sim 2 --smmu-preset mmu-400
+  # A platform: what it set on stderr, the hash of the parameters in
+  # every JSON line, the same for the same parameters.
+  run pgtable --sim 2 --pages 16 --json
+  base=$(grep -o '"sim_params":"[0-9a-f]\{16\}"' "$out" | sort -u)
+  [ $rc -eq 0 ] && [ -n "$base" ] && [ $(grep -c . "$out") -eq \
+    $(grep -c '"sim_params"' "$out") ] || say_fail "--sim: no sim_params"
+  run pgtable --sim 2 --pages 16 --json --sim-param hit=4 --smmu-param \
+    v2.sync_cycles=8
+  [ "$(grep -o '"sim_params":"[0-9a-f]*"' "$out" | sort -u)" = "$base" ] ||
+    say_fail "sim_params differs for the default values set by name"
+  grep -q -- '--sim-param hit=4: nothing changed' "$err" ||
+    say_fail "--sim-param hit=4: '$(head -c 200 "$err")'"
+  for pl in a72-8 thunderx2 kunpeng920; do
+    run pgtable --sim 2 --pages 16 --json --sim-platform "$pl"
+    h=$(grep -o '"sim_params":"[0-9a-f]*"' "$out" | sort -u)
+    [ $rc -eq 0 ] && [ -n "$h" ] && [ "$h" != "$base" ] &&
+      grep -q -- "--sim-platform $pl: cpu_ghz=" "$err" ||
+      say_fail "--sim-platform $pl: rc $rc, '$h', '$(head -c 200 "$err")'"
+  done
+  run pgtable --sim 2 --pages 16 --json --sim-platform graviton2
+  [ "$(grep -o '"sim_params":"[0-9a-f]*"' "$out" | sort -u)" = "$base" ] &&
+    grep -q -- '--sim-platform graviton2: nothing changed' "$err" ||
+    say_fail "--sim-platform graviton2 is not the defaults"
+  # The models' parameters reach the model the suite creates.
+  # translate_hit costs 5 cycles with the TLB lookup at 3: 52 at 50.
+  run smmu --sim 1 --case translate_hit --json --smmu-param v3.tlb.latency=50
+  grep -q '"cycles_mean":52.0' "$out" &&
+    grep -q -- '--smmu-param v3.tlb.latency=50: v3.tlb.latency=50 (was 3)' \
+    "$err" || say_fail "--smmu-param v3.tlb.latency=50: $(head -c 300 "$out")"
+  run dma --sim 1 --ops 20 --policy strict --smmu v2 --json --smmu-preset \
+    mmu-500
+  grep -q -- '--smmu-preset mmu-500: v2.sync_cycles=200 (was 8)' "$err" ||
+    say_fail "--smmu-preset mmu-500: '$(head -c 200 "$err")'"
 fi
 
 # Allocations that fail: a message and exit 1 (or a run that fitted),
