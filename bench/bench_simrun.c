@@ -65,15 +65,24 @@
 
 static unsigned sim_cpus;	/* --sim N, 0: host */
 static struct iopt_sim *sim_now;	/* the simulation; NULL on the host */
-/* The SMMU models' parameters in force (--smmu-preset, --smmu-param). */
-static struct iopt_sim_smmu_params sim_models;
+/*
+ * The parameters in force: the SMMU models' (--smmu-preset, --smmu-param)
+ * and the hash of all of them, in bench_simrun_main()'s frame while the
+ * suite runs. Only a pointer here: the bench's static data keeps its
+ * layout, and with it which objects share a cache line in the simulation.
+ */
+struct sr_params {
+	struct iopt_sim_smmu_params models;
+	uint64_t hash;			/* engine and models */
+};
+static const struct sr_params *sim_params;
 
 void bench_model_params(struct iopt_testbed_cfg *c)
 {
-	if (!sim_now)
+	if (!sim_params)
 		return;
-	c->v3 = sim_models.v3;
-	c->v2 = sim_models.v2;
+	c->v3 = sim_params->models.v3;
+	c->v2 = sim_params->models.v2;
 }
 
 struct iopt_sim *bench_sim(void)
@@ -123,7 +132,6 @@ static struct {
 	struct iopt_sim *sim;
 	uint64_t seed;
 	const char *mem;
-	uint64_t params_hash;	/* engine and models */
 	FILE *out;		/* the real stdout */
 	char line[1 << 16];
 	size_t len;
@@ -161,7 +169,7 @@ static void sr_line(void)
 			(unsigned long long)st.instructions,
 			dt > 0 ? (double)(st.total_ops - sr.last_ops) / dt : 0.0,
 			dt > 0 ? (double)(st.instructions - sr.last_insns) / dt : 0.0,
-			dt, (unsigned long long)sr.params_hash);
+			dt, (unsigned long long)sim_params->hash);
 		sr.last_ops = st.total_ops;
 		sr.last_insns = st.instructions;
 		sr.last_host = now;
@@ -352,7 +360,7 @@ static bool sr_apply(const char *who, int k, const char *val,
  * Take the parameter options out of argv (what remains in *argc, in
  * order) and apply them to p and m: 0, or 2 after a message.
  */
-static int sr_params(const char *who, int *argc, char **argv,
+static int sr_take_params(const char *who, int *argc, char **argv,
 		     struct iopt_sim_params *p, struct iopt_sim_smmu_params *m)
 {
 	const char *val;
@@ -396,6 +404,7 @@ static bool has_opt(int argc, char **argv, const char *name)
 int bench_simrun_main(int argc, char **argv, bench_dispatch_fn dispatch)
 {
 	struct iopt_sim_params p;
+	struct sr_params in_force;
 	struct iopt_sim_stats st;
 	/* A fixed size: an allocation that grew with argc would move every
 	 * later heap object, so the same run with one option more (or
@@ -427,9 +436,9 @@ int bench_simrun_main(int argc, char **argv, bench_dispatch_fn dispatch)
 	}
 	iopt_sim_params_default(&p);
 	p.stack_bytes = 4u << 20;	/* the suite's main runs on CPU 0 */
-	iopt_sim_smmu_params_default(&sim_models);
+	iopt_sim_smmu_params_default(&in_force.models);
 	/* The parameter options first: --sim-mem and the rest win. */
-	err = sr_params(who, &argc, argv, &p, &sim_models);
+	err = sr_take_params(who, &argc, argv, &p, &in_force.models);
 	if (err) {
 		free(av);
 		return err;
@@ -476,8 +485,8 @@ int bench_simrun_main(int argc, char **argv, bench_dispatch_fn dispatch)
 		fprintf(stderr, "iopt-bench-sim: iopt_sim_create: %s\n", strerror(-err));
 		return 1;
 	}
-	sr.params_hash = iopt_sim_smmu_params_hash(&sim_models,
-						   iopt_sim_params_hash(&p));
+	in_force.hash = iopt_sim_smmu_params_hash(&in_force.models,
+						  iopt_sim_params_hash(&p));
 	/* Our stdout adds the simulation's fields to JSON lines. */
 	sr.out = stdout;
 	stdout = fopencookie(NULL, "w", (cookie_io_functions_t){ .write = sr_write });
@@ -487,6 +496,7 @@ int bench_simrun_main(int argc, char **argv, bench_dispatch_fn dispatch)
 	struct sr_run run = { ac, av, dispatch, 0 };
 
 	sim_now = sr.sim;
+	sim_params = &in_force;
 	if (on_host) {
 		/* Its workers are started from here into sr.sim (the ambient
 		 * simulation: the newest live one). */
@@ -529,6 +539,7 @@ int bench_simrun_main(int argc, char **argv, bench_dispatch_fn dispatch)
 					     (uintptr_t)di.dli_fbase));
 	}
 	sim_now = NULL;
+	sim_params = NULL;
 	iopt_sim_destroy(sr.sim);
 	free(av);
 	return err ? 1 : run.ret;
