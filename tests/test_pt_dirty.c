@@ -149,21 +149,17 @@ static void env_init(struct env *e, bool tlb)
 	memset(e, 0, sizeof(*e));
 	e->inv_lo = UINT64_MAX;
 	/* Memory and the model alone: the test programs it. */
-	iopt_testbed_default_cfg(&c, IOPT_TESTBED_SMMUV3);
-	c.mem_base = MEM_BASE;
-	c.mem_size = 64u << 20;
+	tu_model_cfg(&c, IOPT_TESTBED_SMMUV3, MEM_BASE, 64u << 20);
 	c.v3.httu = 2;			/* access flag and dirty state */
 	c.v3.tlb.enable = tlb;
-	c.probe = c.dma = c.attach = false;
-	assert_int_equal(iopt_testbed_create(&c, &e->tb), 0);
+	e->tb = tu_testbed(&c);
 	e->pm = iopt_testbed_physmem(e->tb);
 	e->s = iopt_testbed_smmuv3(e->tb);
 	assert_int_equal(iopt_physmem_alloc(e->pm, 1u << 20, &pa), 0);
-	assert_int_equal(iopt_smmuv3_mmio_write(e->s, 0x80, 8, STRTAB, 0), 0);
-	assert_int_equal(iopt_smmuv3_mmio_write(e->s, 0x88, 4, 4, 0), 0);
-	assert_int_equal(iopt_smmuv3_mmio_write(e->s, 0x90, 8, CMDQ | 8, 0), 0);
-	assert_int_equal(iopt_smmuv3_mmio_write(e->s, 0xa0, 8, EVTQ | 4, 0), 0);
-	assert_int_equal(iopt_smmuv3_mmio_write(e->s, 0x20, 4, 0x9, 0), 0);
+	/* 16 STEs, 256 commands, 16 events; SMMUEN, CMDQEN. */
+	tu_smmuv3_bringup(e->s, &(struct tu_v3_bringup){
+		.strtab = STRTAB, .sid_bits = 4, .cmdq = CMDQ, .cmdq_log2 = 8,
+		.evtq = EVTQ, .evtq_log2 = 4, .cr0 = 0x9 }, 0);
 
 	struct iopt_pgtable_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
 			       .ias = 48, .oas = 48, .coherent_walk = true,

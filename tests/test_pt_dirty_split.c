@@ -37,6 +37,7 @@
 #define DBM		(1ull << 51)
 
 struct env {
+	struct iopt_testbed *tb;
 	struct iopt_physmem *pm;
 	struct iopt_smmuv3 *s;
 	struct iopt_pgtable *pt;
@@ -143,24 +144,23 @@ static const struct iopt_pgtable_tlb_ops tlb_ops = {
 
 static void env_init(struct env *e, bool tlb)
 {
-	struct iopt_smmuv3_params p;
-	struct iopt_smmu_mem mem;
+	struct iopt_testbed_cfg c;
 	uint64_t pa, w[8];
 
 	memset(e, 0, sizeof(*e));
-	assert_int_equal(iopt_physmem_create(MEM_BASE, 64u << 20, &e->pm), 0);
+	/* Memory and the model alone: the test programs it. */
+	tu_model_cfg(&c, IOPT_TESTBED_SMMUV3, MEM_BASE, 64u << 20);
+	c.v3.httu = 2;			/* access flag and dirty state */
+	c.v3.tlb.enable = tlb;
+	c.v3.ril = true;
+	e->tb = tu_testbed(&c);
+	e->pm = iopt_testbed_physmem(e->tb);
+	e->s = iopt_testbed_smmuv3(e->tb);
 	assert_int_equal(iopt_physmem_alloc(e->pm, 1u << 20, &pa), 0);
-	iopt_smmu_physmem(e->pm, 10, &mem);
-	iopt_smmuv3_default_params(&p);
-	p.httu = 2;			/* access flag and dirty state */
-	p.tlb.enable = tlb;
-	p.ril = true;
-	assert_int_equal(iopt_smmuv3_create(&p, &mem, NULL, NULL, &e->s), 0);
-	assert_int_equal(iopt_smmuv3_mmio_write(e->s, 0x80, 8, STRTAB, 0), 0);
-	assert_int_equal(iopt_smmuv3_mmio_write(e->s, 0x88, 4, 4, 0), 0);
-	assert_int_equal(iopt_smmuv3_mmio_write(e->s, 0x90, 8, CMDQ | 8, 0), 0);
-	assert_int_equal(iopt_smmuv3_mmio_write(e->s, 0xa0, 8, EVTQ | 4, 0), 0);
-	assert_int_equal(iopt_smmuv3_mmio_write(e->s, 0x20, 4, 0x9, 0), 0);
+	/* 16 STEs, 256 commands, 16 events; SMMUEN, CMDQEN. */
+	tu_smmuv3_bringup(e->s, &(struct tu_v3_bringup){
+		.strtab = STRTAB, .sid_bits = 4, .cmdq = CMDQ, .cmdq_log2 = 8,
+		.evtq = EVTQ, .evtq_log2 = 4, .cr0 = 0x9 }, 0);
 
 	struct iopt_pgtable_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
 			       .ias = 48, .oas = 48, .coherent_walk = true,
@@ -183,8 +183,7 @@ static void env_init(struct env *e, bool tlb)
 static void env_fini(struct env *e)
 {
 	iopt_pgtable_free(e->pt);
-	iopt_smmuv3_destroy(e->s);
-	iopt_physmem_destroy(e->pm);
+	iopt_testbed_destroy(e->tb);
 }
 
 /* A device access through the model; it must translate to va + OFF. */

@@ -187,16 +187,13 @@ static void setup(struct rig *r, const struct iopt_smmuv3_params *p)
 
 	memset(r, 0, sizeof(*r));
 	/* Memory (1-cycle accesses) and the model alone. */
-	iopt_testbed_default_cfg(&c, IOPT_TESTBED_SMMUV3);
-	c.mem_base = MEM_BASE;
-	c.mem_size = 32u << 20;
+	tu_model_cfg(&c, IOPT_TESTBED_SMMUV3, MEM_BASE, 32u << 20);
 	c.mem_latency = 1;
 	if (p)
 		c.v3 = *p;
 	else
 		params(&c.v3);
-	c.probe = c.dma = c.attach = false;
-	assert_int_equal(iopt_testbed_create(&c, &r->tb), 0);
+	r->tb = tu_testbed(&c);
 	r->pm = iopt_testbed_physmem(r->tb);
 	r->s = iopt_testbed_smmuv3(r->tb);
 	/* The first 16 MiB are the test's, in 2 MiB frames. */
@@ -207,11 +204,10 @@ static void setup(struct rig *r, const struct iopt_smmuv3_params *p)
 		       IOPT_PHYSMEM_FRAME);
 	}
 	r->brk = TABLES;
-	mmio_w(r, 0x80, 8, STRTAB);		/* STRTAB_BASE */
-	mmio_w(r, 0x88, 4, 8);			/* linear, 2^8 STEs */
-	mmio_w(r, 0x90, 8, CMDQ | 8);
-	mmio_w(r, 0xa0, 8, EVTQ | 6);		/* 2^6 records */
-	mmio_w(r, 0x20, 4, 0x1 | 0x4 | 0x8);	/* SMMUEN, EVENTQEN, CMDQEN */
+	/* 2^8 STEs, 2^8 commands, 2^6 records; SMMUEN, EVENTQEN, CMDQEN. */
+	tu_smmuv3_bringup(r->s, &(struct tu_v3_bringup){
+		.strtab = STRTAB, .sid_bits = 8, .cmdq = CMDQ, .cmdq_log2 = 8,
+		.evtq = EVTQ, .evtq_log2 = 6, .cr0 = 0x1 | 0x4 | 0x8 }, r->cycle);
 }
 
 static void teardown(struct rig *r)

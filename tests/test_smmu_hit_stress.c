@@ -82,12 +82,8 @@
 
 /* SMMUv3 register offsets and fields (IHI0070 6.3). */
 #define V3_CR0		0x20
-#define V3_STRTAB_BASE	0x80
-#define V3_STRTAB_CFG	0x88
-#define V3_CMDQ_BASE	0x90
 #define V3_CMDQ_PROD	0x98
 #define V3_CMDQ_CONS	0x9c
-#define V3_EVTQ_BASE	0xa0
 /* SMMUv2 offsets and fields (the reference notes, as tests/test_smmuv2.c). */
 #define V2_SCR0		0x000
 #define V2_SMR0		0x800
@@ -272,16 +268,13 @@ static void rig_init_at(struct rig *r, int version, unsigned slots, bool shared)
 
 	/* Memory (20-cycle accesses) and the model alone: the test
 	 * programs it. */
-	iopt_testbed_default_cfg(&c, version == 2 ? IOPT_TESTBED_SMMUV2 :
-				 IOPT_TESTBED_SMMUV3);
-	c.mem_base = MEM_BASE;
-	c.mem_size = 64u << 20;
+	tu_model_cfg(&c, version == 2 ? IOPT_TESTBED_SMMUV2 : IOPT_TESTBED_SMMUV3,
+		     MEM_BASE, 64u << 20);
 	c.mem_latency = 20;
 	c.v2.shared_clock = c.v3.shared_clock = shared;
 	if (slots)
 		c.v2.translation_slots = c.v3.translation_slots = slots;
-	c.probe = c.dma = c.attach = false;
-	assert_int_equal(iopt_testbed_create(&c, &r->tb), 0);
+	r->tb = tu_testbed(&c);
 	r->pm = iopt_testbed_physmem(r->tb);
 	r->s2 = iopt_testbed_smmuv2(r->tb);
 	r->s3 = iopt_testbed_smmuv3(r->tb);
@@ -324,12 +317,10 @@ static void rig_init_at(struct rig *r, int version, unsigned slots, bool shared)
 	memcpy(iopt_physmem_ptr(r->pm, CDTAB, 64), words, 64);
 	iopt_smmuv3_ste_encode(&ste, words);
 	memcpy(iopt_physmem_ptr(r->pm, STRTAB, 64), words, 64);
-	assert_int_equal(iopt_smmuv3_mmio_write(r->s3, V3_STRTAB_BASE, 8, STRTAB, 0), 0);
-	assert_int_equal(iopt_smmuv3_mmio_write(r->s3, V3_STRTAB_CFG, 4, 4, 0), 0);
-	assert_int_equal(iopt_smmuv3_mmio_write(r->s3, V3_CMDQ_BASE, 8, CMDQ | 10, 0), 0);
-	assert_int_equal(iopt_smmuv3_mmio_write(r->s3, V3_EVTQ_BASE, 8, EVTQ | 6, 0), 0);
-	/* SMMUEN, EVENTQEN, CMDQEN. */
-	assert_int_equal(iopt_smmuv3_mmio_write(r->s3, V3_CR0, 4, 0xd, 0), 0);
+	/* 16 STEs, 1024 commands, 64 events; SMMUEN, EVENTQEN, CMDQEN. */
+	tu_smmuv3_bringup(r->s3, &(struct tu_v3_bringup){
+		.strtab = STRTAB, .sid_bits = 4, .cmdq = CMDQ, .cmdq_log2 = 10,
+		.evtq = EVTQ, .evtq_log2 = 6, .cr0 = 0xd }, 0);
 }
 
 static void rig_init(struct rig *r, int version)

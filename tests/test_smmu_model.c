@@ -40,9 +40,9 @@
 #define L2STE	(MEM_BASE + 0x050000)
 
 struct rig {
+	struct iopt_testbed *tb;
 	struct iopt_physmem *pm;
 	struct iopt_smmuv3 *s;
-	struct iopt_smmu_mem mem;
 	uint64_t cycle;
 	uint32_t prod;
 	unsigned irqs[3];
@@ -73,35 +73,33 @@ static void wr(struct rig *r, uint64_t off, uint64_t v)
 
 static void setup_rig(struct rig *r, const struct iopt_smmuv3_params *p)
 {
-	struct iopt_smmuv3_params d;
-
-	memset(r, 0, sizeof(*r));
-	assert_int_equal(iopt_physmem_create(MEM_BASE, 64u << 20, &r->pm), 0);
-	/* Reserve the fixed structures, then let page tables allocate. */
+	struct iopt_testbed_cfg c;
 	uint64_t pa;
 
+	memset(r, 0, sizeof(*r));
+	/* Memory and the model alone, its interrupts counted here. */
+	tu_model_cfg(&c, IOPT_TESTBED_SMMUV3, MEM_BASE, 64u << 20);
+	if (p)
+		c.v3 = *p;
+	c.irq = on_irq;
+	c.irq_ctx = r;
+	r->tb = tu_testbed(&c);
+	r->pm = iopt_testbed_physmem(r->tb);
+	r->s = iopt_testbed_smmuv3(r->tb);
+	/* Reserve the fixed structures, then let page tables allocate. */
 	assert_int_equal(iopt_physmem_alloc(r->pm, 1u << 20, &pa), 0);
 	assert_int_equal(pa, MEM_BASE);
-	iopt_smmu_physmem(r->pm, 10, &r->mem);
-	if (!p) {
-		iopt_smmuv3_default_params(&d);
-		p = &d;
-	}
-	assert_int_equal(iopt_smmuv3_create(p, &r->mem, on_irq, r, &r->s), 0);
-	wr(r, 0x80, STRTAB);			/* STRTAB_BASE */
-	wr(r, 0x88, 8);				/* linear, 256 entries */
-	wr(r, 0x90, CMDQ | 8);			/* CMDQ_BASE, 256 */
-	wr(r, 0xa0, EVTQ | 6);			/* EVENTQ_BASE, 64 */
-	wr(r, 0x2c, 0x6);			/* CR2: RECINVSID, PTM */
-	wr(r, 0x50, 0x7);			/* IRQ_CTRL */
-	wr(r, 0x20, 0x1 | 0x4 | 0x8);		/* SMMUEN, EVENTQEN, CMDQEN */
-	assert_int_equal(rd(r, 0x24), 0xd);	/* CR0ACK */
+	/* 256 STEs, 256 commands, 64 events; CR2: RECINVSID, PTM; every
+	 * interrupt; SMMUEN, EVENTQEN, CMDQEN. */
+	tu_smmuv3_bringup(r->s, &(struct tu_v3_bringup){
+		.strtab = STRTAB, .sid_bits = 8, .cmdq = CMDQ, .cmdq_log2 = 8,
+		.evtq = EVTQ, .evtq_log2 = 6, .cr2 = 0x6, .irq_ctrl = 0x7,
+		.cr0 = 0x1 | 0x4 | 0x8 }, r->cycle);
 }
 
 static void teardown_rig(struct rig *r)
 {
-	iopt_smmuv3_destroy(r->s);
-	iopt_physmem_destroy(r->pm);
+	iopt_testbed_destroy(r->tb);
 }
 
 static void put_ste(struct rig *r, uint32_t sid, const struct iopt_smmuv3_ste *ste,

@@ -642,23 +642,19 @@ static void test_contract_under_translation(void **state)
 	for (size_t i = 0; i < PAGES; i++)
 		sh.state[i] = 1ull << 36;	/* nothing mapped: faults */
 	/* Memory and the model alone: the test programs it. */
-	iopt_testbed_default_cfg(&c, IOPT_TESTBED_SMMUV3);
-	c.mem_base = MEM_BASE;
-	c.mem_size = 64u << 20;
+	tu_model_cfg(&c, IOPT_TESTBED_SMMUV3, MEM_BASE, 64u << 20);
 	assert_true(c.v3.ril);
 	c.v3.tlb.entries = 256;		/* small caches: evictions and refills */
 	c.v3.walk.entries = 16;
 	c.v3.shared_clock = true;	/* threads tick one clock outside the lock */
-	c.probe = c.dma = c.attach = false;
-	assert_int_equal(iopt_testbed_create(&c, &sh.tb), 0);
+	sh.tb = tu_testbed(&c);
 	sh.pm = iopt_testbed_physmem(sh.tb);
 	sh.s = iopt_testbed_smmuv3(sh.tb);
 	assert_int_equal(iopt_physmem_alloc(sh.pm, 1u << 20, &pa), 0);
-	assert_int_equal(iopt_smmuv3_mmio_write(sh.s, 0x80, 8, STRTAB, 0), 0);
-	assert_int_equal(iopt_smmuv3_mmio_write(sh.s, 0x88, 4, 4, 0), 0);
-	assert_int_equal(iopt_smmuv3_mmio_write(sh.s, 0x90, 8, CMDQ | 8, 0), 0);
-	assert_int_equal(iopt_smmuv3_mmio_write(sh.s, 0xa0, 8, EVTQ | 4, 0), 0);
-	assert_int_equal(iopt_smmuv3_mmio_write(sh.s, 0x20, 4, 0x9, 0), 0); /* no EVTQ */
+	/* 16 STEs, 256 commands, 16 events; SMMUEN, CMDQEN (no EVTQ). */
+	tu_smmuv3_bringup(sh.s, &(struct tu_v3_bringup){
+		.strtab = STRTAB, .sid_bits = 4, .cmdq = CMDQ, .cmdq_log2 = 8,
+		.evtq = EVTQ, .evtq_log2 = 4, .cr0 = 0x9 }, 0);
 	struct iopt_pgtable_cfg pc = { .fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096,
 			       .ias = 48, .oas = 48, .coherent_walk = true,
 			       .mem = iopt_physmem_mem_ops(), .mem_ctx = sh.pm,

@@ -126,8 +126,8 @@
 #define TCR_EAE		(1u << 31)
 
 struct rig {
+	struct iopt_testbed *tb;
 	struct iopt_physmem *pm;
-	struct iopt_smmu_mem mem;
 	struct iopt_smmuv2_params p;
 	struct iopt_smmuv2 *s;
 	uint64_t cycle;
@@ -143,26 +143,39 @@ static void on_irq(void *ctx, unsigned line, uint64_t cycle)
 	r->irqs[line]++;
 }
 
-static void setup(struct rig *r, const char *preset)
+/* Memory and the preset's model alone (its interrupts counted here), on
+ * a clock of its own or a shared one. */
+static void setup_clock(struct rig *r, const char *preset, bool shared_clock)
 {
+	struct iopt_testbed_cfg c;
+
 	memset(r, 0, sizeof(*r));
-	assert_int_equal(iopt_physmem_create(MEM_BASE, 64u << 20, &r->pm), 0);
-	iopt_smmu_physmem(r->pm, 10, &r->mem);
-	assert_int_equal(iopt_smmuv2_preset(preset, &r->p), 0);
+	tu_model_cfg(&c, IOPT_TESTBED_SMMUV2, MEM_BASE, 64u << 20);
+	assert_int_equal(iopt_smmuv2_preset(preset, &c.v2), 0);
 	/* Timing the tests compute with. */
-	r->p.tlbi_cycles = 16;
-	r->p.sync_cycles = 8;
-	r->p.ats_cycles = 4;
-	assert_int_equal(iopt_smmuv2_create(&r->p, &r->mem, on_irq, r, &r->s), 0);
+	c.v2.tlbi_cycles = 16;
+	c.v2.sync_cycles = 8;
+	c.v2.ats_cycles = 4;
+	c.v2.shared_clock = shared_clock;
+	c.irq = on_irq;
+	c.irq_ctx = r;
+	r->tb = tu_testbed(&c);
+	r->pm = iopt_testbed_physmem(r->tb);
+	r->s = iopt_testbed_smmuv2(r->tb);
+	r->p = c.v2;
 	/* 4K pages; context banks from page 2^(NUMPAGENDXB + 1). */
 	r->cb0 = (1ull << (r->p.numpagendxb + 1)) << 12;
 	r->cycle = 1;
 }
 
+static void setup(struct rig *r, const char *preset)
+{
+	setup_clock(r, preset, false);
+}
+
 static void teardown(struct rig *r)
 {
-	iopt_smmuv2_destroy(r->s);
-	iopt_physmem_destroy(r->pm);
+	iopt_testbed_destroy(r->tb);
 }
 
 static uint64_t rd(struct rig *r, uint64_t off)
@@ -321,10 +334,7 @@ static void test_id_reset_and_access(void **state)
 	teardown(&r);
 
 	/* A shared clock takes a late cycle as the model's time. */
-	setup(&r, "generic");
-	iopt_smmuv2_destroy(r.s);
-	r.p.shared_clock = true;
-	assert_int_equal(iopt_smmuv2_create(&r.p, &r.mem, NULL, NULL, &r.s), 0);
+	setup_clock(&r, "generic", true);
 	r.cycle = 100;
 	wr(&r, SMR(0), 3);
 	assert_int_equal(iopt_smmuv2_mmio_write(r.s, SMR(0), 4, 4, 10), 0);
@@ -336,13 +346,15 @@ static void test_id_reset_and_access(void **state)
 	assert_int_equal(rd(&r, ID2) & 0xf, 2);		/* IAS 40 */
 	/* Bad parameters and presets. */
 	struct iopt_smmuv2_params p = r.p;
+	struct iopt_smmu_mem mem;
 	struct iopt_smmuv2 *s2;
 
+	iopt_smmu_physmem(r.pm, 10, &mem);
 	p.num_cb = 0;
-	assert_int_equal(iopt_smmuv2_create(&p, &r.mem, NULL, NULL, &s2), -EINVAL);
+	assert_int_equal(iopt_smmuv2_create(&p, &mem, NULL, NULL, &s2), -EINVAL);
 	p = r.p;
 	p.ias = 47;
-	assert_int_equal(iopt_smmuv2_create(&p, &r.mem, NULL, NULL, &s2), -EINVAL);
+	assert_int_equal(iopt_smmuv2_create(&p, &mem, NULL, NULL, &s2), -EINVAL);
 	assert_int_equal(iopt_smmuv2_preset("mmu-400x", &p), -EINVAL);
 	teardown(&r);
 }

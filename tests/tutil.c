@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "tutil.h"
 #include <iopgtable/physmem.h>
+#include <iopgtable/smmuv3.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -567,3 +568,44 @@ static void *fpm_p2v(uint64_t pa, void *ctx)
 const struct iopt_pgtable_mem_ops fpm_ops = {
 	.alloc = fpm_alloc, .free = fpm_free, .phys_to_virt = fpm_p2v,
 };
+
+/* ---- SMMU models on the testbed ----------------------------------------- */
+
+void tu_model_cfg(struct iopt_testbed_cfg *c, enum iopt_testbed_smmu smmu,
+		  uint64_t base, uint64_t size)
+{
+	iopt_testbed_default_cfg(c, smmu);
+	c->mem_base = base;
+	c->mem_size = size;
+	c->probe = c->dma = c->attach = false;
+}
+
+struct iopt_testbed *tu_testbed(const struct iopt_testbed_cfg *c)
+{
+	struct iopt_testbed *tb = NULL;
+
+	assert_int_equal(iopt_testbed_create(c, &tb), 0);
+	return tb;
+}
+
+void tu_smmuv3_bringup(struct iopt_smmuv3 *s, const struct tu_v3_bringup *b,
+		       uint64_t cycle)
+{
+	/* Register offsets of IHI0070 6.2. */
+	const struct { uint64_t off; unsigned size; uint64_t v; } w[] = {
+		{ 0x80, 8, b->strtab },			/* STRTAB_BASE */
+		{ 0x88, 4, b->sid_bits },		/* STRTAB_BASE_CFG: linear */
+		{ 0x90, 8, b->cmdq | b->cmdq_log2 },	/* CMDQ_BASE */
+		{ 0xa0, 8, b->evtq | b->evtq_log2 },	/* EVENTQ_BASE */
+		{ 0x2c, 4, b->cr2 },			/* CR2 */
+		{ 0x50, 4, b->irq_ctrl },		/* IRQ_CTRL */
+		{ 0x20, 4, b->cr0 },			/* CR0 */
+	};
+	uint64_t ack;
+
+	for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++)
+		assert_int_equal(iopt_smmuv3_mmio_write(s, w[i].off, w[i].size,
+							w[i].v, cycle), 0);
+	assert_int_equal(iopt_smmuv3_mmio_read(s, 0x24, 4, &ack, cycle), 0);
+	assert_int_equal(ack, b->cr0);		/* CR0ACK */
+}

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 
 #include <iopgtable/pgtable.h>
+#include <iopgtable/testbed.h>
 
 /* ---- configuration matrix --------------------------------------------- */
 
@@ -100,6 +101,36 @@ struct fpm {
 };
 
 extern const struct iopt_pgtable_mem_ops fpm_ops;
+
+/* ---- SMMU models on the testbed ----------------------------------------- */
+
+/* *c for a testbed of memory [base, base + size) and the smmu model alone
+ * (defaults of iopt_testbed_default_cfg(), no driver, domain or attach):
+ * the test sets the model's parameters and programs it itself. */
+void tu_model_cfg(struct iopt_testbed_cfg *c, enum iopt_testbed_smmu smmu,
+		  uint64_t base, uint64_t size);
+/* The testbed of c; a cmocka failure when create does not return 0. */
+struct iopt_testbed *tu_testbed(const struct iopt_testbed_cfg *c);
+
+/* SMMUv3 bring-up at register level, as a driver does it (IHI0070 6.3):
+ * a linear stream table of 2^sid_bits STEs, the command and event
+ * queues of 2^log2 entries, CR2, IRQ_CTRL, then CR0, whose value CR0ACK
+ * must then read. The bases are the queues' physical addresses. */
+struct tu_v3_bringup {
+	uint64_t strtab;
+	unsigned sid_bits;
+	uint64_t cmdq;
+	unsigned cmdq_log2;
+	uint64_t evtq;
+	unsigned evtq_log2;
+	uint32_t cr2, irq_ctrl, cr0;
+};
+
+struct iopt_smmuv3;
+
+/* Program s with b, every access at cycle; cmocka failures on error. */
+void tu_smmuv3_bringup(struct iopt_smmuv3 *s, const struct tu_v3_bringup *b,
+		       uint64_t cycle);
 
 /* ---- shadow of mappings ----------------------------------------------- */
 
