@@ -21,6 +21,7 @@
 #include <iopgtable/sim.h>
 #include <iopgtable/smmuv3.h>
 #include <iopgtable/smmuv2.h>
+#include <iopgtable/testbed.h>
 
 #include "../src/platform/platform.h"
 
@@ -831,11 +832,8 @@ static void smmu_cpu(unsigned cpu, void *arg)
 
 static void test_smmu_timeline(void **state)
 {
-	struct iopt_physmem *pm;
-	struct iopt_smmu_mem mem;
-	struct iopt_smmuv3_params sp;
-	struct iopt_smmuv3 *smmu;
-	struct iopt_smmuv3_drv_cfg dc;
+	struct iopt_testbed_cfg c;
+	struct iopt_testbed *tb;
 	struct iopt_smmuv3_drv_stats ds;
 	struct iopt_sim_stats st;
 	struct smmu_t t = { 0 };
@@ -844,20 +842,17 @@ static void test_smmu_timeline(void **state)
 	(void)state;
 	for (int mode = 0; mode < 2; mode++) {
 		s = mk(mode ? 4 : 1, 9, IOPT_SIM_SC);
-		assert_int_equal(iopt_physmem_create(0x80000000ull, 64ull << 20, &pm), 0);
-		iopt_smmu_physmem(pm, 10, &mem);
-		iopt_smmuv3_default_params(&sp);
-		sp.shared_clock = true;
-		assert_int_equal(iopt_smmuv3_create(&sp, &mem, NULL, NULL, &smmu), 0);
-		assert_int_equal(iopt_sim_attach_smmuv3(s, smmu, 1.0), 0);
-		iopt_smmuv3_drv_default_cfg(&dc);
-		dc.smmu = smmu;
-		dc.pm = pm;
-		dc.sync = mode ? IOPT_SMMUV3_DRV_SYNC_CONS : IOPT_SMMUV3_DRV_SYNC_MSI;
-		dc.clock = iopt_sim_model_cycles;
-		dc.clock_ctx = smmu;
-		/* Probed from the host context: the model runs as it waits. */
-		assert_int_equal(iopt_smmuv3_drv_probe(&dc, &t.drv), 0);
+		/* The model at 1 GHz on the simulation's clock, the driver
+		 * probed from the host context (the model runs as it waits),
+		 * no domain. */
+		iopt_testbed_default_cfg(&c, IOPT_TESTBED_SMMUV3);
+		c.mem_size = 64ull << 20;
+		c.clock = IOPT_TESTBED_CLOCK_SIM;
+		c.sim = s;
+		c.drv3.sync = mode ? IOPT_SMMUV3_DRV_SYNC_CONS : IOPT_SMMUV3_DRV_SYNC_MSI;
+		c.dma = c.attach = false;
+		assert_int_equal(iopt_testbed_create(&c, &tb), 0);
+		t.drv = iopt_testbed_smmuv3_drv(tb);
 		t.errors = 0;
 		assert_int_equal(iopt_sim_run(s, smmu_cpu, &t), 0);
 		assert_int_equal(t.errors, 0);
@@ -876,9 +871,7 @@ static void test_smmu_timeline(void **state)
 		/* A sync takes the model's sync time at least: simulated time
 		 * passed beyond the CPUs' own work. */
 		assert_true(st.end_cycles > 10 * 1000);
-		iopt_smmuv3_drv_remove(t.drv);
-		iopt_smmuv3_destroy(smmu);
-		iopt_physmem_destroy(pm);
+		iopt_testbed_destroy(tb);
 		iopt_sim_destroy(s);
 	}
 }
@@ -903,11 +896,8 @@ static void v2_cpu(unsigned cpu, void *arg)
 static void test_smmuv2_timeline(void **state)
 {
 	enum { CPUS = 8, SYNC = 2000 };
-	struct iopt_physmem *pm;
-	struct iopt_smmu_mem mem;
-	struct iopt_smmuv2_params sp;
-	struct iopt_smmuv2 *smmu;
-	struct iopt_smmuv2_drv_cfg dc;
+	struct iopt_testbed_cfg c;
+	struct iopt_testbed *tb;
 	struct iopt_smmuv2_drv *drv;
 	struct iopt_smmuv2_drv_stats ds;
 	struct iopt_sim_stats st;
@@ -915,20 +905,17 @@ static void test_smmuv2_timeline(void **state)
 	struct iopt_sim *s = mk(CPUS, 13, IOPT_SIM_SC);
 
 	(void)state;
-	assert_int_equal(iopt_physmem_create(0x80000000ull, 64ull << 20, &pm), 0);
-	iopt_smmu_physmem(pm, 10, &mem);
-	assert_int_equal(iopt_smmuv2_preset("mmu-500", &sp), 0);
-	sp.sync_cycles = SYNC;
-	sp.shared_clock = true;
-	assert_int_equal(iopt_smmuv2_create(&sp, &mem, NULL, NULL, &smmu), 0);
-	/* The model at 1 GHz, the CPUs at cpu_ghz (2.5 by default). */
-	assert_int_equal(iopt_sim_attach_smmuv2(s, smmu, 1.0), 0);
-	iopt_smmuv2_drv_default_cfg(&dc);
-	dc.smmu = smmu;
-	dc.sync = IOPT_SMMUV2_DRV_SYNC_BANK;
-	dc.clock = iopt_sim_model_cycles;
-	dc.clock_ctx = smmu;
-	assert_int_equal(iopt_smmuv2_drv_probe(&dc, &drv), 0);
+	/* An MMU-500 at 1 GHz on the simulation's clock, the CPUs at
+	 * cpu_ghz (2.5 by default); the driver, no domain. */
+	iopt_testbed_default_cfg(&c, IOPT_TESTBED_SMMUV2);
+	c.mem_size = 64ull << 20;
+	c.v2.sync_cycles = SYNC;
+	c.clock = IOPT_TESTBED_CLOCK_SIM;
+	c.sim = s;
+	c.drv2.sync = IOPT_SMMUV2_DRV_SYNC_BANK;
+	c.dma = c.attach = false;
+	assert_int_equal(iopt_testbed_create(&c, &tb), 0);
+	drv = iopt_testbed_smmuv2_drv(tb);
 	assert_int_equal(iopt_smmuv2_drv_domain_alloc(drv, 1, &t.dom), 0);
 	assert_int_equal(iopt_sim_run(s, v2_cpu, &t), 0);
 	assert_int_equal(t.errors, 0);
@@ -941,9 +928,7 @@ static void test_smmuv2_timeline(void **state)
 	assert_true(st.end_cycles >= (uint64_t)CPUS * 5 * SYNC * 5 / 2);
 	assert_true(st.ops[IOPT_SIM_OP_MMIO] > 0);
 	assert_int_equal(iopt_smmuv2_drv_domain_free(t.dom), 0);
-	iopt_smmuv2_drv_remove(drv);
-	iopt_smmuv2_destroy(smmu);
-	iopt_physmem_destroy(pm);
+	iopt_testbed_destroy(tb);
 	iopt_sim_destroy(s);
 }
 
@@ -968,21 +953,25 @@ static void dt_cpu(unsigned cpu, void *arg)
 
 static void test_smmu_detach(void **state)
 {
-	struct iopt_physmem *pm;
-	struct iopt_smmu_mem mem;
-	struct iopt_smmuv2_params sp;
+	struct iopt_testbed_cfg c;
+	struct iopt_testbed *tb[6];
 	struct iopt_smmuv2 *m[6];
 	struct iopt_sim *s = mk(2, 1, IOPT_SIM_SC);
 
 	(void)state;
-	assert_int_equal(iopt_physmem_create(0x80000000ull, 16ull << 20, &pm), 0);
-	iopt_smmu_physmem(pm, 10, &mem);
-	assert_int_equal(iopt_smmuv2_preset("mmu-500", &sp), 0);
-	sp.shared_clock = true;
-	for (int i = 0; i < 6; i++)
-		assert_int_equal(iopt_smmuv2_create(&sp, &mem, NULL, NULL, &m[i]), 0);
+	/* Six MMU-500 models alone on a shared clock, on the first one's
+	 * memory; attached to the simulation by the test. */
+	iopt_testbed_default_cfg(&c, IOPT_TESTBED_SMMUV2);
+	c.mem_size = 16ull << 20;
+	c.v2.shared_clock = true;
+	c.probe = c.dma = c.attach = false;
+	for (int i = 0; i < 6; i++) {
+		assert_int_equal(iopt_testbed_create(&c, &tb[i]), 0);
+		m[i] = iopt_testbed_smmuv2(tb[i]);
+		c.pm = iopt_testbed_physmem(tb[0]);
+	}
 	/* TLBSYNC of context bank 0 (GR0 + GR1 pages, then the banks). */
-	uint64_t cb0 = (1ull << (sp.numpagendxb + 1)) << 12;
+	uint64_t cb0 = (1ull << (c.v2.numpagendxb + 1)) << 12;
 
 	for (int i = 4; i < 6; i++) {
 		assert_int_equal(iopt_smmuv2_mmio_write(m[i], cb0 + 0x7f0, 4, 0, 0), 0);
@@ -1009,9 +998,8 @@ static void test_smmu_detach(void **state)
 	assert_int_equal(iopt_smmuv2_next_event(m[5]), 8);
 	for (int i = 1; i < 4; i++)
 		assert_int_equal(iopt_sim_detach_smmuv2(s, m[i]), 0);
-	for (int i = 0; i < 6; i++)
-		iopt_smmuv2_destroy(m[i]);
-	iopt_physmem_destroy(pm);
+	for (int i = 5; i >= 0; i--)
+		iopt_testbed_destroy(tb[i]);	/* tb[0] holds the memory */
 	iopt_sim_destroy(s);
 }
 
@@ -1038,11 +1026,8 @@ static void port_cpu(unsigned cpu, void *arg)
 static void port_case(bool attached, uint64_t *lo, uint64_t *hi)
 {
 	struct iopt_sim_params p;
-	struct iopt_physmem *pm;
-	struct iopt_smmu_mem mem;
-	struct iopt_smmuv2_params sp;
-	struct iopt_smmuv2 *smmu;
-	struct iopt_smmuv2_drv_cfg dc;
+	struct iopt_testbed_cfg c;
+	struct iopt_testbed *tb;
 	struct port_t t = { 0 };
 	struct iopt_sim *s;
 
@@ -1050,26 +1035,22 @@ static void port_case(bool attached, uint64_t *lo, uint64_t *hi)
 	p.cpus = 2;
 	p.mmio_port = 10000;
 	assert_int_equal(iopt_sim_create(&p, &s), 0);
-	assert_int_equal(iopt_physmem_create(0x80000000ull, 16ull << 20, &pm), 0);
-	iopt_smmu_physmem(pm, 10, &mem);
-	assert_int_equal(iopt_smmuv2_preset("mmu-500", &sp), 0);
-	sp.shared_clock = true;
-	assert_int_equal(iopt_smmuv2_create(&sp, &mem, NULL, NULL, &smmu), 0);
-	if (attached)
-		assert_int_equal(iopt_sim_attach_smmuv2(s, smmu, 1.0), 0);
-	iopt_smmuv2_drv_default_cfg(&dc);
-	dc.smmu = smmu;
-	dc.clock = attached ? iopt_sim_model_cycles : NULL;
-	dc.clock_ctx = smmu;
-	assert_int_equal(iopt_smmuv2_drv_probe(&dc, &t.drv), 0);
+	/* An MMU-500 on a shared clock: attached, the simulation's (its
+	 * register port); not, the driver's virtual clock. No domain. */
+	iopt_testbed_default_cfg(&c, IOPT_TESTBED_SMMUV2);
+	c.mem_size = 16ull << 20;
+	c.v2.shared_clock = true;
+	if (attached) {
+		c.clock = IOPT_TESTBED_CLOCK_SIM;
+		c.sim = s;
+	}
+	c.dma = c.attach = false;
+	assert_int_equal(iopt_testbed_create(&c, &tb), 0);
+	t.drv = iopt_testbed_smmuv2_drv(tb);
 	assert_int_equal(iopt_sim_run(s, port_cpu, &t), 0);
 	*lo = t.cycles[0] < t.cycles[1] ? t.cycles[0] : t.cycles[1];
 	*hi = t.cycles[0] < t.cycles[1] ? t.cycles[1] : t.cycles[0];
-	iopt_smmuv2_drv_remove(t.drv);
-	if (attached)
-		assert_int_equal(iopt_sim_detach_smmuv2(s, smmu), 0);
-	iopt_smmuv2_destroy(smmu);
-	iopt_physmem_destroy(pm);
+	iopt_testbed_destroy(tb);		/* detaches the model */
 	iopt_sim_destroy(s);
 }
 
