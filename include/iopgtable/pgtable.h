@@ -186,6 +186,10 @@ struct iopt_pgtable_cfg {
 	 * table addresses fit the format (docs/pgtable.md). */
 	const struct iopt_pgtable_mem_ops *mem;
 	void *mem_ctx;
+	/* Serialised mode's lock (enum iopt_lock_kind); 0: the ticket lock,
+	 * as a kernel driver's lock around its domain's table (added with
+	 * the selectable locks). */
+	unsigned lock_kind;
 };
 
 /*
@@ -242,7 +246,8 @@ struct iopt_pgtable;
 /*
  * Create a page table. Returns 0 and *out, or:
  *   -EINVAL  unknown format, unsupported granule/ias/oas/quirk combination,
- *            or a page-size bitmap with no size of the format;
+ *            a page-size bitmap with no size of the format, or a
+ *            lock_kind outside enum iopt_lock_kind;
  *   -ENOMEM  out of memory.
  * On failure nothing is allocated.
  */

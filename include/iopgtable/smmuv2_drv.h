@@ -64,6 +64,11 @@ struct iopt_smmuv2_drv_cfg {
 	 * from 1 us while below 1 s: about 1.05 s of model time). */
 	uint64_t sync_timeout_cycles;
 	uint64_t host_timeout_ns;		/* host bound on a wait (0: 10 s) */
+	/* The sync locks' and the bank lock's kind (enum iopt_lock_kind);
+	 * 0: test-and-test-and-set. Linux's are spinlocks: ticket locks on
+	 * arm64 to 4.18, queued (IOPT_LOCK_MCS) from 4.19 (docs/driver.md,
+	 * "Locks"; added with the selectable locks). */
+	unsigned lock_kind;
 };
 
 struct iopt_smmuv2_drv_stats {
@@ -82,7 +87,7 @@ IOPT_API void iopt_smmuv2_drv_default_cfg(struct iopt_smmuv2_drv_cfg *cfg);
 
 /*
  * Probe and reset (the order above). 0 and *out, or -EINVAL (NULL cfg,
- * model or out, sync mode out of range), -ENODEV (neither stage, or no
+ * model or out, sync mode or lock_kind out of range), -ENODEV (neither stage, or no
  * AArch64 banks), -ENOMEM, -ETIMEDOUT (the reset's global sync). Nothing
  * allocated on failure. Not thread-safe against other calls on the model.
  */

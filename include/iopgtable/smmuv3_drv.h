@@ -121,6 +121,12 @@ struct iopt_smmuv3_drv_cfg {
 	 * (the drain delivers that record too); a poll it makes returns 0. */
 	void (*event)(void *ctx, const struct iopt_smmuv3_drv_event *ev);
 	void *event_ctx;
+	/* The locked command queue's lock (cmdq LOCKED; enum
+	 * iopt_lock_kind); 0: test-and-test-and-set. Linux before 5.4 took
+	 * a spinlock: a ticket lock on arm64 to 4.18, queued (IOPT_LOCK_MCS)
+	 * from 4.19 (docs/driver.md, "Locks"; added with the selectable
+	 * locks). */
+	unsigned lock_kind;
 };
 
 /* What probe found and chose. */
@@ -162,7 +168,8 @@ IOPT_API void iopt_smmuv3_drv_default_cfg(struct iopt_smmuv3_drv_cfg *cfg);
  * (CR0 off, tables and queues programmed, CMDQEN, CFGI_ALL + TLBI_NSNH_ALL
  * + SYNC, EVENTQEN, IRQ_CTRL, SMMUEN), each CR0 write confirmed through
  * CR0ACK. Returns 0 and *out, or:
- *   -EINVAL     bad cfg (NULL model or memory, sizes out of range);
+ *   -EINVAL     bad cfg (NULL model or memory, sizes, modes or lock_kind
+ *               out of range);
  *   -ENODEV     the SMMU lacks what the driver needs (AArch64 tables,
  *               a little-endian queue format, a usable queue size);
  *   -ENOMEM     host or simulated physical memory exhausted;

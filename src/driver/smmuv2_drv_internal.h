@@ -16,6 +16,7 @@
 #include <iopgtable/smmuv2_drv.h>
 
 #include "../platform/platform.h"
+#include "../platform/plat_lock.h"
 #include "drv_alloc.h"
 #include "drv_stats.h"
 #include "drv_timeline.h"
@@ -97,7 +98,7 @@ struct iopt_smmuv2_drv {
 	bool s1, s2;
 	bool aarch32l, aarch32s;	/* ID0.PTFS: AArch32 LPAE, short-descriptor */
 	/* sync = GLOBAL, and sTLBGSYNC: a line of its own (spinners). */
-	_Alignas(64) struct plat_spinlock global_sync;
+	_Alignas(64) struct plat_lock global_sync;
 	struct plat_mutex cfg_lock;	/* banks, SMR table */
 	uint64_t banks[V2_MAX_CB / 64];	/* allocated banks */
 	uint32_t *smr_sid;		/* per SMR: ID, or UINT32_MAX (free) */
@@ -127,7 +128,7 @@ struct iopt_smmuv2_drv_domain {
 	uint32_t nr_nested;
 	/* sync = BANK: TLBSYNC; always ATS1PR. A line of its own: CPUs
 	 * spinning on it do not pull the line every TLB op reads (pt). */
-	_Alignas(64) struct plat_spinlock lock;
+	_Alignas(64) struct plat_lock lock;
 };
 
 /* Add n to statistic field (of struct iopt_smmuv2_drv_stats): relaxed,

@@ -63,11 +63,15 @@ int iopt_smmuv2_drv_probe(const struct iopt_smmuv2_drv_cfg *cfg,
 			  struct iopt_smmuv2_drv **out)
 {
 	struct iopt_smmuv2_drv *drv;
+	enum plat_lock_kind lk;
 	uint64_t id0 = 0, id1 = 0;
 	int ret;
 
 	if (!cfg || !cfg->smmu || !out || cfg->sync > IOPT_SMMUV2_DRV_SYNC_GLOBAL)
 		return -EINVAL;
+	ret = plat_lock_kind(cfg->lock_kind, PLAT_LOCK_TTAS, &lk);
+	if (ret)
+		return ret;
 	drv = drv_zalloc(sizeof(*drv), _Alignof(struct iopt_smmuv2_drv));
 	if (!drv)
 		return -ENOMEM;
@@ -82,6 +86,7 @@ int iopt_smmuv2_drv_probe(const struct iopt_smmuv2_drv_cfg *cfg,
 	}
 	drv->cfg = *cfg;
 	drv->smmu = cfg->smmu;
+	drv->cfg.lock_kind = lk;		/* resolved: the domains' locks too */
 	if (!drv->cfg.mmio_cycles)
 		drv->cfg.mmio_cycles = 10;
 	if (!drv->cfg.cycles_per_sec)
@@ -91,7 +96,7 @@ int iopt_smmuv2_drv_probe(const struct iopt_smmuv2_drv_cfg *cfg,
 	drv->timeout_cycles = cfg->sync_timeout_cycles;
 	drv_tl_init(&drv->tl, cfg->smmu, cfg->clock, cfg->clock_ctx,
 		    cfg->start_cycle);
-	plat_spin_init(&drv->global_sync);
+	plat_lock_init(&drv->global_sync, lk);
 	ret = v2_read(drv, V2_ID0, 4, &id0);
 	if (!ret)
 		ret = v2_read(drv, V2_ID1, 4, &id1);
@@ -201,7 +206,7 @@ int iopt_smmuv2_drv_domain_alloc(struct iopt_smmuv2_drv *drv, unsigned stage,
 	dom->cb = cb;
 	dom->asid = (uint16_t)cb;		/* Linux: ASID = bank */
 	dom->vmid = (uint16_t)(cb + 1);		/* VMID = bank + 1 */
-	plat_spin_init(&dom->lock);
+	plat_lock_init(&dom->lock, (enum plat_lock_kind)drv->cfg.lock_kind);
 	*out = dom;
 	return 0;
 }
@@ -241,7 +246,7 @@ int iopt_smmuv2_drv_domain_alloc_nested(struct iopt_smmuv2_drv_domain *s2,
 	/* The model tags nested entries with the stage 2 bank's VMID. */
 	dom->vmid = s2->vmid;
 	dom->parent = s2;
-	plat_spin_init(&dom->lock);
+	plat_lock_init(&dom->lock, (enum plat_lock_kind)drv->cfg.lock_kind);
 	*out = dom;
 	return 0;
 }

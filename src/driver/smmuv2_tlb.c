@@ -137,7 +137,7 @@ static int v2_sync_poll(struct iopt_smmuv2_drv *drv, uint64_t sync_reg,
 	return -ETIMEDOUT;
 }
 
-static struct plat_spinlock *sync_lock(struct iopt_smmuv2_drv_domain *dom)
+static struct plat_lock *sync_lock(struct iopt_smmuv2_drv_domain *dom)
 {
 	switch (dom->drv->cfg.sync) {
 	case IOPT_SMMUV2_DRV_SYNC_BANK:
@@ -155,27 +155,27 @@ int v2_global_sync(struct iopt_smmuv2_drv *drv)
 	int ret;
 
 	if (lock)
-		plat_spin_lock(&drv->global_sync);
+		plat_lock(&drv->global_sync);
 	ret = v2_sync_poll(drv, V2_STLBGSYNC, V2_STLBGSTATUS, NULL);
 	if (lock)
-		plat_spin_unlock(&drv->global_sync);
+		plat_unlock(&drv->global_sync);
 	return ret;
 }
 
 int iopt_smmuv2_drv_tlb_sync(struct iopt_smmuv2_drv_domain *dom)
 {
-	struct plat_spinlock *l;
+	struct plat_lock *l;
 	int ret;
 
 	if (!dom)
 		return -EINVAL;
 	l = sync_lock(dom);
 	if (l)
-		plat_spin_lock(l);
+		plat_lock(l);
 	ret = v2_sync_poll(dom->drv, v2_cb_off(dom->drv, dom->cb, V2_CB_TLBSYNC),
 			   v2_cb_off(dom->drv, dom->cb, V2_CB_TLBSTATUS), dom);
 	if (l)
-		plat_spin_unlock(l);
+		plat_unlock(l);
 	/* A stage 2 that nested stage 1 banks translate through: by-IPA
 	 * operations need not reach the combined stage 1 + 2 entries (Arm
 	 * ARM: TLBI IPAS2 is followed by a stage 1 invalidation for them),
@@ -357,7 +357,7 @@ int iopt_smmuv2_drv_iova_to_phys(struct iopt_smmuv2_drv_domain *dom,
 	drv = dom->drv;
 	/* The bank's lock, as Linux's cb_lock: one ATS1* at a time per bank
 	 * (a write while ATSR.ACTIVE would be ignored by the model). */
-	plat_spin_lock(&dom->lock);
+	plat_lock(&dom->lock);
 	v2_count(drv, ats_ops, 1);
 	ret = v2_write(drv, v2_cb_off(drv, dom->cb, V2_CB_ATS1PR), 8,
 		       iova & ~0xfffull);
@@ -374,7 +374,7 @@ int iopt_smmuv2_drv_iova_to_phys(struct iopt_smmuv2_drv_domain *dom,
 	}
 	if (!ret)
 		ret = v2_read(drv, v2_cb_off(drv, dom->cb, V2_CB_PAR), 8, &par);
-	plat_spin_unlock(&dom->lock);
+	plat_unlock(&dom->lock);
 	if (ret)
 		return ret;
 	if (par & 1)

@@ -427,12 +427,12 @@ static int cmdq_insert(struct iopt_smmuv3_drv *drv, const uint64_t (*cmds)[2],
 	int ret;
 
 	if (drv->info.cmdq == IOPT_SMMUV3_DRV_CMDQ_LOCKED)
-		plat_spin_lock(&cq->ins_lock);
+		plat_lock(&cq->ins_lock);
 	ret = reserve(drv, need, drv->info.cmdq == IOPT_SMMUV3_DRV_CMDQ_LOCKFREE,
 		      &start, &owner);
 	if (ret) {
 		if (drv->info.cmdq == IOPT_SMMUV3_DRV_CMDQ_LOCKED)
-			plat_spin_unlock(&cq->ins_lock);
+			plat_unlock(&cq->ins_lock);
 		return ret;	/* nothing reserved */
 	}
 	for (unsigned i = 0; i < n; i++)
@@ -445,7 +445,7 @@ static int cmdq_insert(struct iopt_smmuv3_drv *drv, const uint64_t (*cmds)[2],
 	}
 	if (drv->info.cmdq == IOPT_SMMUV3_DRV_CMDQ_LOCKED) {
 		drv_write32(drv, SMMU_CMDQ_PROD, q_inc(&cq->q, start, need));
-		plat_spin_unlock(&cq->ins_lock);
+		plat_unlock(&cq->ins_lock);
 	} else {
 		valid_set(cq, start, need);
 		if (owner) {
@@ -596,7 +596,7 @@ int drv_cmdq_init(struct iopt_smmuv3_drv *drv, unsigned log2)
 		drv_cmdq_fini(drv);
 		return -ENOMEM;
 	}
-	plat_spin_init(&cq->ins_lock);
+	plat_lock_init(&cq->ins_lock, (enum plat_lock_kind)drv->cfg.lock_kind);
 	return 0;
 }
 

@@ -20,6 +20,7 @@
 #include <iopgtable/smmuv3.h>
 
 #include "../platform/platform.h"
+#include "../platform/plat_lock.h"
 #include "drv_alloc.h"
 #include "drv_stats.h"
 #include "drv_timeline.h"
@@ -92,7 +93,7 @@ struct drv_cmdq {
 	_Alignas(64) uint64_t llq;
 	_Alignas(64) uint32_t owner_prod;	/* where the last owner's batch ended */
 	_Alignas(64) uint64_t lock;	/* CONS lock: shared count, or bit 63 exclusive */
-	_Alignas(64) struct plat_spinlock ins_lock;	/* locked insertion */
+	_Alignas(64) struct plat_lock ins_lock;	/* locked insertion */
 	uint32_t err_busy;	/* command-error recovery in progress */
 };
 

@@ -273,13 +273,15 @@ int iopt_smmuv3_drv_probe(const struct iopt_smmuv3_drv_cfg *cfg,
 			  struct iopt_smmuv3_drv **out)
 {
 	struct iopt_smmuv3_drv *drv;
+	enum plat_lock_kind lk;
 	int ret;
 
 	if (!cfg || !out || !cfg->smmu || !cfg->pm ||
 	    (cfg->cmdq != IOPT_SMMUV3_DRV_CMDQ_LOCKFREE &&
 	     cfg->cmdq != IOPT_SMMUV3_DRV_CMDQ_LOCKED) ||
 	    (cfg->sync != IOPT_SMMUV3_DRV_SYNC_MSI &&
-	     cfg->sync != IOPT_SMMUV3_DRV_SYNC_CONS))
+	     cfg->sync != IOPT_SMMUV3_DRV_SYNC_CONS) ||
+	    plat_lock_kind(cfg->lock_kind, PLAT_LOCK_TTAS, &lk))
 		return -EINVAL;
 	/* 64-byte aligned: the command queue's written words each have a
 	 * cache line of their own (struct drv_cmdq). sizeof is a multiple of
@@ -297,6 +299,7 @@ int iopt_smmuv3_drv_probe(const struct iopt_smmuv3_drv_cfg *cfg,
 		return -ENOMEM;
 	}
 	drv->cfg = *cfg;
+	drv->cfg.lock_kind = lk;	/* resolved (drv_cmdq_init) */
 	drv->smmu = cfg->smmu;
 	drv->pm = cfg->pm;
 	if (!drv->cfg.mmio_cycles)

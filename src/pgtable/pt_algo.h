@@ -1543,10 +1543,10 @@ static void pt_free_children(const struct pt_fmt *F, struct iopt_pgtable *pt,
 			      uint64_t pa, uint64_t pgsize, size_t count,	\
 			      unsigned prot, uint64_t *mapped)			\
 	{									\
-		plat_ticket_lock(&pt->lock);					\
+		plat_lock(&pt->lock);						\
 		int ret = name##_map_body(pt, va, pa, pgsize, count, prot,	\
 					  mapped);				\
-		plat_ticket_unlock(&pt->lock);					\
+		plat_unlock(&pt->lock);						\
 		return ret;							\
 	}									\
 	static __attribute__((flatten, noinline, cold)) int64_t		\
@@ -1554,9 +1554,9 @@ static void pt_free_children(const struct pt_fmt *F, struct iopt_pgtable *pt,
 				uint64_t pgsize, size_t count,			\
 				struct iopt_pgtable_gather *g)				\
 	{									\
-		plat_ticket_lock(&pt->lock);					\
+		plat_lock(&pt->lock);						\
 		int64_t ret = name##_unmap_body(pt, va, pgsize, count, g);	\
-		plat_ticket_unlock(&pt->lock);					\
+		plat_unlock(&pt->lock);						\
 		return ret;							\
 	}									\
 	static __attribute__((flatten)) int name##_map_pages(			\

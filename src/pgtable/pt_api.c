@@ -40,7 +40,7 @@ const char *iopt_pgtable_fmt_name(enum iopt_pgtable_fmt fmt)
 static inline void pt_enter(struct iopt_pgtable *pt)
 {
 	if (pt->cfg.serialised)
-		plat_ticket_lock(&pt->lock);
+		plat_lock(&pt->lock);
 	plat_rcu_read_lock();
 }
 
@@ -48,7 +48,7 @@ static inline void pt_leave(struct iopt_pgtable *pt)
 {
 	plat_rcu_read_unlock();
 	if (pt->cfg.serialised)
-		plat_ticket_unlock(&pt->lock);
+		plat_unlock(&pt->lock);
 }
 
 void iopt_pgtable_gather_init(struct iopt_pgtable_gather *g)
@@ -194,10 +194,14 @@ static int pt_check_mem(const struct iopt_pgtable_cfg *cfg)
 int iopt_pgtable_alloc(const struct iopt_pgtable_cfg *cfg, struct iopt_pgtable **out)
 {
 	struct iopt_pgtable *pt;
+	enum plat_lock_kind lk;
 	int ret;
 
 	if (!cfg || !out || (unsigned)cfg->fmt >= IOPT_PGTABLE_FMT_COUNT)
 		return -EINVAL;
+	ret = plat_lock_kind(cfg->lock_kind, PLAT_LOCK_TICKET, &lk);
+	if (ret)
+		return ret;
 	ret = pt_check_mem(cfg);
 	if (ret)
 		return ret;
@@ -253,7 +257,7 @@ int iopt_pgtable_alloc(const struct iopt_pgtable_cfg *cfg, struct iopt_pgtable *
 	ret = plat_mutex_init(&pt->split_lock);
 	if (ret)
 		goto fail;
-	plat_ticket_init(&pt->lock);
+	plat_lock_init(&pt->lock, lk);
 	pt->top = pt_table_alloc(pt, 0, &pt->top_pa);
 	if (!pt->top) {
 		plat_mutex_destroy(&pt->split_lock);

@@ -24,6 +24,7 @@
 #include <iopgtable/physmem.h>
 
 #include "../platform/platform.h"
+#include "../platform/plat_lock.h"
 
 #define PT_MAX_DEPTH 4
 #define PT_MAX_SIZES 16
@@ -162,7 +163,7 @@ struct iopt_pgtable {
 	struct iopt_physmem *own_mem;	/* default v7s table memory */
 	struct pt_pool *own_pool;	/* default LPAE table memory */
 
-	struct plat_ticketlock lock;	/* serialised mode only */
+	struct plat_lock lock;		/* serialised mode only */
 	struct plat_mutex split_lock;	/* breaking runs only */
 
 	uint64_t id;			/* unique per table ever created */

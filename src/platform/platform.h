@@ -17,7 +17,8 @@
  *        simulated CPU. Outside a simulation run the sim backend behaves
  *        like a single-threaded host.
  * A backend provides, inline or not, every function and type declared or
- * described below; the spinlocks at the end are built on its atomics.
+ * described below; the spinlocks at the end are built on its atomics, as
+ * are the selectable kinds and the reader-writer lock of plat_lock.h.
  *
  * Memory orders are spelled in the function names (acq, rel, rlx, acq_rel)
  * so that every call site reads as the ordering it relies on. The
