@@ -12,6 +12,11 @@
  *   pgtable  N CPUs (default 64) each mapping and unmapping 10^4 pages of
  *            one LPAE page table: host seconds, the engine's speed, the
  *            simulated time per operation and the trace hash
+ *   locks    N CPUs (default 8) each taking one lock 2000 times, per kind
+ *            (tas, ttas, ticket, mcs; src/platform/plat_lock.h): handoffs
+ *            per simulated microsecond, the lock line's transfers per
+ *            acquisition and the longest run of acquisitions by one CPU
+ *            while others waited (1 for a FIFO lock)
  * Every case prints one JSON object per line with --json.
  */
 #include <errno.h>
@@ -27,6 +32,7 @@
 #ifdef IOPT_PLATFORM_SIM
 
 #include "../src/platform/platform.h"
+#include "../src/platform/plat_lock.h"
 #include "../src/sim/sim_ctx.h"
 
 static bool json;
@@ -255,12 +261,113 @@ static int case_pgtable(unsigned cpus, uint64_t seed, uint64_t pages,
 	return err;
 }
 
+/* ---- locks ------------------------------------------------------------------ */
+
+struct lk_arg {
+	_Alignas(64) struct plat_lock lock;
+	_Alignas(64) unsigned last;	/* plain, under the lock: last holder */
+	unsigned streak, longest;	/* same holder in a row */
+	uint64_t waiting;		/* CPUs between arrival and acquisition */
+	unsigned rounds;
+};
+
+static void lk_cpu(unsigned cpu, void *p)
+{
+	struct lk_arg *a = p;
+
+	for (unsigned i = 0; i < a->rounds; i++) {
+		plat_fetch_add_rlx64(&a->waiting, 1);
+		plat_lock(&a->lock);
+		plat_fetch_sub_rel64(&a->waiting, 1);
+		/* A run counts only while another CPU waits for the lock. */
+		if (a->last == cpu + 1 && plat_load_rlx64(&a->waiting))
+			a->streak++;
+		else
+			a->streak = 1;
+		if (a->streak > a->longest)
+			a->longest = a->streak;
+		a->last = cpu + 1;
+		iopt_sim_work(100);
+		plat_unlock(&a->lock);
+		iopt_sim_work(50);
+	}
+}
+
+static int case_locks(unsigned cpus, uint64_t seed, enum iopt_sim_memmodel mm)
+{
+	static const char *const names[] = { "", "tas", "ttas", "ticket", "mcs" };
+	struct iopt_sim_params p;
+	struct iopt_sim_stats st;
+	struct iopt_sim *s;
+	struct lk_arg *a = aligned_alloc(64, sizeof(*a));
+	int err = a ? 0 : -ENOMEM;
+
+	for (unsigned k = PLAT_LOCK_TAS; !err && k <= PLAT_LOCK_MCS; k++) {
+		uint64_t acq, moved = 0;
+		bool listed = false;
+		double sim_ns;
+		char line[64];
+
+		memset(a, 0, sizeof(*a));
+		plat_lock_init(&a->lock, (enum plat_lock_kind)k);
+		a->rounds = 2000;
+		iopt_sim_params_default(&p);
+		p.cpus = cpus;
+		p.seed = seed;
+		p.memmodel = mm;
+		err = iopt_sim_create(&p, &s);
+		if (err)
+			break;
+		err = iopt_sim_run(s, lk_cpu, a);
+		iopt_sim_stats(s, &st);
+		iopt_sim_destroy(s);
+		if (err)
+			break;
+		/* A line not among the hottest moved at most as often as the
+		 * least hot listed: then only that bound is known. */
+		for (unsigned i = 0; i < 8 && st.hot[i].line; i++) {
+			moved = st.hot[i].transfers;
+			if (st.hot[i].line == (uintptr_t)&a->lock) {
+				listed = true;
+				break;
+			}
+		}
+		acq = (uint64_t)cpus * a->rounds;
+		sim_ns = (double)st.end_cycles / p.cpu_ghz;
+		snprintf(line, sizeof(line), json ? "%.3f" : "%.2f",
+			 (double)moved / (double)acq);
+		if (json)
+			printf("{\"suite\":\"sim\",\"case\":\"locks\","
+			       "\"kind\":\"%s\",\"sim_cpus\":%u,\"seed\":%llu,"
+			       "\"memmodel\":\"%s\",\"acquisitions\":%llu,"
+			       "\"sim_ns\":%.0f,\"handoffs_per_sim_us\":%.3f,"
+			       "\"lock_line_transfers_per_acq\":%s%s%s,"
+			       "\"longest_run\":%u}\n", names[k], cpus,
+			       (unsigned long long)seed,
+			       mm == IOPT_SIM_TSO ? "tso" : "sc",
+			       (unsigned long long)acq, sim_ns,
+			       sim_ns > 0 ? (double)acq / sim_ns * 1e3 : 0,
+			       listed ? "" : "{\"at_most\":", line,
+			       listed ? "" : "}", a->longest);
+		else
+			printf("locks %-6s cpus %3u: %.3f handoffs per simulated us, "
+			       "lock line moved %s%s times per acquisition, "
+			       "longest run %u\n", names[k], cpus,
+			       sim_ns > 0 ? (double)acq / sim_ns * 1e3 : 0,
+			       listed ? "" : "at most ", line, a->longest);
+	}
+	free(a);
+	return err;
+}
+
 static const struct bench_case sim_cases[] = {
 	{ "switch", "the coroutine switch alone: ns per switch" },
 	{ "ops", "simulated platform operations per host second: N CPUs\n"
 	  "(8) each doing loads, stores and RMWs" },
 	{ "pgtable", "N CPUs (64) each mapping and unmapping --pages pages of\n"
 	  "one LPAE page table" },
+	{ "locks", "N CPUs (8) each taking one lock 2000 times, per lock kind:\n"
+	  "handoff rate, lock-line transfers, longest run by one CPU" },
 	{ 0 },
 };
 
@@ -273,7 +380,8 @@ int bench_sim_main(int argc, char **argv)
 	enum iopt_sim_memmodel mm = IOPT_SIM_SC;
 	int status, err = 0;
 	const struct bench_opt opts[] = {
-		{ "sim", BENCH_UINT, &cpus, "N", "simulated CPUs (ops: 8, pgtable: 64)",
+		{ "sim", BENCH_UINT, &cpus, "N", "simulated CPUs (ops, locks: 8, "
+		  "pgtable: 64)",
 		  .min = 1, .max = IOPT_SIM_MAX_CPUS },
 		{ "seed", BENCH_U64, &seed, "S", "the simulation's seed (1)",
 		  .max = UINT64_MAX },
@@ -302,6 +410,8 @@ int bench_sim_main(int argc, char **argv)
 		err = case_ops(cpus ? cpus : 8, seed, mm);
 	if (!err && (!only || !strcmp(only, "pgtable")))
 		err = case_pgtable(cpus ? cpus : 64, seed, pages, mm);
+	if (!err && (!only || !strcmp(only, "locks")))
+		err = case_locks(cpus ? cpus : 8, seed, mm);
 	if (err) {
 		fprintf(stderr, "sim: %s\n", strerror(-err));
 		return 1;
