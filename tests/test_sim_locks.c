@@ -20,6 +20,8 @@
  *   - the SMMUv2 driver's lock_kind reaches its bank and global locks,
  *     and under sync = bank every kind keeps TLBSYNCs one at a time (the
  *     model's restart count stays 0); a kind out of range is -EINVAL.
+ *   - the SMMUv3 driver's lock_kind reaches the locked command queue's
+ *     lock, and every kind completes every CPU's CMD_SYNCs.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -34,10 +36,12 @@
 #include <iopgtable/sim.h>
 #include <iopgtable/smmuv2.h>
 #include <iopgtable/smmuv2_drv.h>
+#include <iopgtable/smmuv3_drv.h>
 #include <iopgtable/testbed.h>
 
 #include "../src/platform/plat_lock.h"
 #include "../src/driver/smmuv2_drv_internal.h"
+#include "../src/driver/smmuv3_drv_internal.h"
 
 #define MAX_ORDER 256
 
@@ -328,6 +332,64 @@ static void test_v2_bank_kinds(void **state)
 	assert_null(drv);
 }
 
+/* ---- the SMMUv3 driver's locked command queue, by kind -------------------- */
+
+struct v3_run {
+	struct iopt_smmuv3_drv *drv;
+	unsigned err[V2_CPUS];		/* each CPU's own */
+};
+
+static void v3_cpu(unsigned cpu, void *arg)
+{
+	struct v3_run *r = arg;
+
+	for (unsigned i = 0; i < V2_ROUNDS; i++)
+		if (iopt_smmuv3_drv_sync(r->drv))
+			r->err[cpu]++;
+}
+
+/* The locked queue on the simulation's clock with the given lock: every
+ * CPU's CMD_SYNCs inserted and completed, none lost or timed out. */
+static void v3_locked(unsigned lock_kind, enum plat_lock_kind want)
+{
+	struct iopt_sim *sim = mk(V2_CPUS, 5);
+	struct iopt_testbed_cfg c;
+	struct iopt_testbed *tb;
+	struct iopt_smmuv3_drv_stats d0, d;
+	struct v3_run r;
+
+	iopt_testbed_default_cfg(&c, IOPT_TESTBED_SMMUV3);
+	c.mem_base = 0x80000000ull;
+	c.mem_size = 16ull << 20;
+	c.clock = IOPT_TESTBED_CLOCK_SIM;
+	c.sim = sim;
+	c.drv3.cmdq = IOPT_SMMUV3_DRV_CMDQ_LOCKED;
+	c.drv3.lock_kind = lock_kind;
+	c.dma = c.attach = false;
+	assert_int_equal(iopt_testbed_create(&c, &tb), 0);
+	memset(&r, 0, sizeof(r));
+	r.drv = iopt_testbed_smmuv3_drv(tb);
+	assert_int_equal(r.drv->cmdq.ins_lock.kind, want);
+	iopt_smmuv3_drv_get_stats(r.drv, &d0);
+	assert_int_equal(iopt_sim_run(sim, v3_cpu, &r), 0);
+	iopt_smmuv3_drv_get_stats(r.drv, &d);
+	for (unsigned i = 0; i < V2_CPUS; i++)
+		assert_int_equal(r.err[i], 0);
+	assert_int_equal(d.syncs - d0.syncs, V2_CPUS * V2_ROUNDS);
+	assert_int_equal(d.sync_timeouts, 0);
+	iopt_testbed_destroy(tb);
+	iopt_sim_destroy(sim);
+}
+
+static void test_v3_locked_kinds(void **state)
+{
+	(void)state;
+	v3_locked(IOPT_LOCK_DEFAULT, PLAT_LOCK_TTAS);
+	v3_locked(IOPT_LOCK_TAS, PLAT_LOCK_TAS);
+	v3_locked(IOPT_LOCK_TICKET, PLAT_LOCK_TICKET);
+	v3_locked(IOPT_LOCK_MCS, PLAT_LOCK_MCS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -339,6 +401,7 @@ int main(void)
 		cmocka_unit_test(test_fair_mcs),
 		cmocka_unit_test(test_mcs_lock_line),
 		cmocka_unit_test(test_v2_bank_kinds),
+		cmocka_unit_test(test_v3_locked_kinds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
