@@ -245,7 +245,16 @@ static void test_mcs_lock_line(void **state)
 	assert_true(ticket > 2 * acq);
 }
 
-/* ---- the SMMUv2 driver's bank lock, by kind ------------------------------ */
+/* ---- the drivers' locks, by kind ------------------------------------------ */
+
+/* Each lock_kind value and the lock it must give (0: the drivers' own). */
+static const struct {
+	unsigned kind;
+	enum plat_lock_kind want;
+} drv_kinds[] = {
+	{ IOPT_LOCK_DEFAULT, PLAT_LOCK_TTAS }, { IOPT_LOCK_TAS, PLAT_LOCK_TAS },
+	{ IOPT_LOCK_TICKET, PLAT_LOCK_TICKET }, { IOPT_LOCK_MCS, PLAT_LOCK_MCS },
+};
 
 #define V2_CPUS 8
 #define V2_ROUNDS 20
@@ -320,10 +329,8 @@ static void test_v2_bank_kinds(void **state)
 	struct iopt_smmuv2_drv *drv = NULL;
 
 	(void)state;
-	v2_bank(IOPT_LOCK_DEFAULT, PLAT_LOCK_TTAS);
-	v2_bank(IOPT_LOCK_TAS, PLAT_LOCK_TAS);
-	v2_bank(IOPT_LOCK_TICKET, PLAT_LOCK_TICKET);
-	v2_bank(IOPT_LOCK_MCS, PLAT_LOCK_MCS);
+	for (unsigned i = 0; i < sizeof(drv_kinds) / sizeof(drv_kinds[0]); i++)
+		v2_bank(drv_kinds[i].kind, drv_kinds[i].want);
 	/* A kind beyond the enumeration: refused before the model is read. */
 	iopt_smmuv2_drv_default_cfg(&cfg);
 	cfg.smmu = (struct iopt_smmuv2 *)&cfg;	/* never dereferenced */
@@ -332,7 +339,7 @@ static void test_v2_bank_kinds(void **state)
 	assert_null(drv);
 }
 
-/* ---- the SMMUv3 driver's locked command queue, by kind -------------------- */
+/* The SMMUv3 driver's locked command queue. */
 
 struct v3_run {
 	struct iopt_smmuv3_drv *drv;
@@ -384,10 +391,8 @@ static void v3_locked(unsigned lock_kind, enum plat_lock_kind want)
 static void test_v3_locked_kinds(void **state)
 {
 	(void)state;
-	v3_locked(IOPT_LOCK_DEFAULT, PLAT_LOCK_TTAS);
-	v3_locked(IOPT_LOCK_TAS, PLAT_LOCK_TAS);
-	v3_locked(IOPT_LOCK_TICKET, PLAT_LOCK_TICKET);
-	v3_locked(IOPT_LOCK_MCS, PLAT_LOCK_MCS);
+	for (unsigned i = 0; i < sizeof(drv_kinds) / sizeof(drv_kinds[0]); i++)
+		v3_locked(drv_kinds[i].kind, drv_kinds[i].want);
 }
 
 int main(void)
