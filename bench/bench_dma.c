@@ -53,6 +53,7 @@ struct opts {
 	enum iopt_smmuv3_drv_sync sync;
 	bool v2;		/* --smmu v2: the SMMUv2 driver and model */
 	enum iopt_smmuv2_drv_sync v2_sync;
+	unsigned lock;		/* drivers' lock_kind (enum iopt_lock_kind) */
 	bool runner;		/* free-running model clock */
 	bool no_sev;		/* model without IDR0.SEV (CONS syncs poll) */
 	unsigned sample;	/* translate every n-th mapping; 0: none */
@@ -85,6 +86,9 @@ struct result {
 
 static const char *const pol_name[] = { "strict", "lazy", "single", "exhaust", NULL };
 static const char *const v2_sync_name[] = { "none", "bank", "global", NULL };
+/* Indexed by enum iopt_lock_kind. */
+static const char *const lock_name[] = { "default", "tas", "ttas", "ticket",
+					 "mcs", NULL };
 
 /* The chain under test (iopgtable/testbed.h). */
 struct rig {
@@ -152,6 +156,8 @@ static int rig_up(struct rig *r, const struct opts *o)
 	c.drv3.sync_timeout_cycles = o->sync_timeout_us * 1000;	/* 1 GHz */
 	c.drv2.sync = o->v2_sync;
 	c.drv2.sync_timeout_cycles = o->sync_timeout_us * 1000;
+	c.drv2.lock_kind = o->lock;
+	c.drv3.lock_kind = o->lock;
 	c.dma_cfg.policy = o->policy;
 	c.dma_cfg.nr_cpus = o->threads;
 	c.dma_cfg.fq_entries = o->fq_entries;
@@ -418,7 +424,7 @@ static void print_result(const struct opts *o, const struct result *r)
 {
 	if (o->json) {
 		printf("{\"suite\":\"dma\",\"smmu\":\"%s\",\"v2_sync\":\"%s\","
-		       "\"policy\":\"%s\",\"threads\":%u,"
+		       "\"lock\":\"%s\",\"policy\":\"%s\",\"threads\":%u,"
 		       "\"cmdq\":\"%s\",\"sync\":\"%s\",\"granule\":%u,\"trans_ns\":%llu,"
 		       "\"dir\":\"%s\",\"clock\":\"%s\",\"map_ns\":%.1f,\"unmap_ns\":%.1f,"
 		       "\"map_sd_ns\":%.1f,\"unmap_sd_ns\":%.1f,\"map_max_ns\":%.1f,"
@@ -428,7 +434,7 @@ static void print_result(const struct opts *o, const struct result *r)
 		       "\"sync_timeouts\":%llu,\"sync_restarts\":%llu,\"cas_retries\":%llu,\"device_faults\":%llu,"
 		       "\"errors\":%llu,\"timed\":%s,\"load1\":%.2f}\n",
 		       o->v2 ? "v2" : "v3", o->v2 ? v2_sync_name[o->v2_sync] : "",
-		       pol_name[o->policy], o->threads,
+		       lock_name[o->lock], pol_name[o->policy], o->threads,
 		       o->cmdq == IOPT_SMMUV3_DRV_CMDQ_LOCKED ? "locked" : "lockfree",
 		       o->sync == IOPT_SMMUV3_DRV_SYNC_CONS ? "cons" : "msi",
 		       o->granule, (unsigned long long)o->trans_ns, o->dir,
@@ -1028,6 +1034,10 @@ int bench_dma_main(int argc, char **argv)
 		  "others wait for it)" },
 		{ "v2-sync", BENCH_CHOICE, &v2_sync, .choices = v2_sync_name,
 		  .help = "SMMUv2 TLBSYNC serialisation (bank)" },
+		{ "lock", BENCH_CHOICE, &o.lock, .choices = lock_name,
+		  .help = "the drivers' spinlocks: SMMUv2 sync and bank locks,\n"
+			  "SMMUv3 locked queue (default: test-and-test-and-set;\n"
+			  "ticket: Linux arm64 to 4.18, mcs: from 4.19)" },
 		{ "clock", BENCH_CHOICE, &clock, .choices = clock_names,
 		  .help = "driver's virtual clock or the free-running model\n"
 			  "(with --sim N: the simulation's clock, always)" },

@@ -83,8 +83,9 @@ struct iopt_dma_cfg {
 	const struct iopt_dma_drv_ops *ops;	/* required */
 	void *drv;				/* the driver instance */
 	/* The page table: fmt, granule, ias, oas, quirks, coherent_walk,
-	 * mem/mem_ctx (table memory the IOMMU can read), pgsize_bitmap. tlb
-	 * and tlb_cookie are ignored: the domain installs its own. */
+	 * mem/mem_ctx (table memory the IOMMU can read), pgsize_bitmap,
+	 * serialised and its lock_kind. tlb and tlb_cookie are ignored: the
+	 * domain installs its own. */
 	struct iopt_pgtable_cfg pt;
 	/* Invalidation policy and its flush queues (0: iova.h defaults). */
 	enum iopt_inval policy;
