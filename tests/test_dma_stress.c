@@ -256,6 +256,11 @@ static void run(enum iopt_inval pol, enum iopt_smmuv3_drv_cmdq cq,
 	s->owner[(pin - SPACE_START) / PAGE] = 99;
 
 	TU_THREAD_START(&dev, device_main, s);
+	/* The workers start once the device translates: on a loaded
+	 * machine they could otherwise finish before it is first scheduled
+	 * (no device traffic at all in one run of this test). */
+	while (!ld(&s->dev_reads))
+		t_yield();
 	for (unsigned i = 0; i < NTHREADS; i++) {
 		w[i].s = s;
 		w[i].cpu = i;
@@ -288,7 +293,6 @@ static void run(enum iopt_inval pol, enum iopt_smmuv3_drv_cmdq cq,
 	assert_int_equal(vs.sync_timeouts, 0);
 	assert_int_equal(ds.inv_errors, 0);
 	assert_true(ds.maps > (uint64_t)s->ops);	/* progress */
-	assert_true(s->dev_reads > 0);		/* the device ran alongside */
 	assert_int_equal(ds.maps, ds.unmaps + 1);
 	if (pol != IOPT_INVAL_STRICT)
 		assert_true(ds.flush_alls > 0);
