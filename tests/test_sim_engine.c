@@ -1067,6 +1067,164 @@ static void test_mmio_port(void **state)
 	assert_true(hi < 10000);
 }
 
+/* ---- device memory: a model's accesses through the coherence model --------- */
+
+/*
+ * A device writes and reads memory through its memory callbacks
+ * (iopt_smmu_physmem), inside a device call (plat_mmio_begin/end on a
+ * device that is not attached: no port, no model run). The table line is
+ * physical memory; CPUs access it through its host pointer.
+ */
+struct devmem_t {
+	struct iopt_physmem *pm;
+	struct iopt_smmu_mem mem;
+	uint64_t pa;
+	uint64_t *va;			/* the line: 8 doublewords */
+	uint64_t hit_delta, miss_delta;
+	uint32_t seen;
+	uint64_t rd_before[2], rd_after[2];
+	uint64_t ld_before, ld_after;
+	uint32_t half_before;
+	uint64_t cpu_sees;
+};
+
+static int devmem_dev;			/* the device's identity */
+
+static void devmem_setup(struct devmem_t *t)
+{
+	memset(t, 0, sizeof(*t));
+	assert_int_equal(iopt_physmem_create(0, IOPT_PHYSMEM_FRAME, &t->pm), 0);
+	iopt_smmu_physmem(t->pm, 0, &t->mem);
+	t->pa = 0x1000;
+	t->va = iopt_physmem_ptr(t->pm, t->pa, 64);
+	assert_non_null(t->va);
+	t->va[0] = 0xaaaa;
+	t->va[1] = 0xbbbb;
+}
+
+static void devmem_write32(struct devmem_t *t, uint64_t pa, uint32_t v)
+{
+	plat_mmio_begin(&devmem_dev);
+	assert_int_equal(t->mem.write(t->mem.ctx, pa, &v, 4), 0);
+	plat_mmio_end(&devmem_dev);
+}
+
+/*
+ * A CPU polls the line (miss, then hits); a device writes an MSI into it;
+ * the CPU's next load misses (miss_mem: the device took the line from
+ * every CPU) and sees the MSI. cost_params: hit 1, miss_mem 100, no
+ * transfer spacing; the test code is not instrumented, so a load's time
+ * is its line cost alone.
+ */
+static void devmem_poll_cpu(unsigned cpu, void *arg)
+{
+	struct devmem_t *t = arg;
+	uint32_t *word = (uint32_t *)t->va;
+	uint64_t t0;
+
+	(void)cpu;
+	(void)plat_load_acq32(word);		/* miss */
+	t0 = iopt_sim_now();
+	(void)plat_load_acq32(word);		/* hit */
+	t->hit_delta = iopt_sim_now() - t0;
+	devmem_write32(t, t->pa, 0x5a5a);
+	t0 = iopt_sim_now();
+	t->seen = plat_load_acq32(word);
+	t->miss_delta = iopt_sim_now() - t0;
+}
+
+static void test_devmem_write_invalidates(void **state)
+{
+	struct iopt_sim_params p;
+	struct iopt_sim *s;
+	struct devmem_t t;
+
+	(void)state;
+	for (int mm = 0; mm < 2; mm++) {
+		cost_params(&p, 1);
+		p.memmodel = mm ? IOPT_SIM_TSO : IOPT_SIM_SC;
+		assert_int_equal(iopt_sim_create(&p, &s), 0);
+		devmem_setup(&t);
+		assert_int_equal(iopt_sim_run(s, devmem_poll_cpu, &t), 0);
+		assert_int_equal(t.hit_delta, p.hit);
+		assert_int_equal(t.miss_delta, p.miss_mem);
+		assert_int_equal(t.seen, 0x5a5a);
+		iopt_physmem_destroy(t.pm);
+		iopt_sim_destroy(s);
+	}
+}
+
+/*
+ * TSO, multi-copy atomicity: CPU 1 stores doubleword 1 of the line at
+ * cycle 0 and keeps it buffered (drains 5000 cycles on) until its fence
+ * at 2000. CPU 0's device reads at 1000 (a 16-byte read, a 4-byte read of
+ * the stored doubleword's low half, a 64-bit load) see the old value;
+ * at 20000, after the fence, the new one. Then CPU 1 stores doubleword 0
+ * (buffered again) and the device writes it: the buffered store drains
+ * first, so the device's value is what CPU 0 then loads.
+ */
+static void devmem_tso_cpu(unsigned cpu, void *arg)
+{
+	struct devmem_t *t = arg;
+	uint64_t v;
+
+	if (cpu == 1) {
+		plat_store_rlx64(&t->va[1], 0x1234);
+		iopt_sim_work(2000);
+		plat_fence_seq_cst();
+		iopt_sim_work(30000 - iopt_sim_now());
+		plat_store_rlx64(&t->va[0], 0x7777);
+		iopt_sim_work(10000);	/* its end would drain the buffer */
+		return;
+	}
+	iopt_sim_work(1000);
+	plat_mmio_begin(&devmem_dev);
+	assert_int_equal(t->mem.read(t->mem.ctx, t->pa, t->rd_before, 16), 0);
+	assert_int_equal(t->mem.read(t->mem.ctx, t->pa + 8, &t->half_before,
+				     4), 0);
+	assert_int_equal(t->mem.load64(t->mem.ctx, t->pa + 8, &t->ld_before),
+			 0);
+	plat_mmio_end(&devmem_dev);
+	iopt_sim_work(20000 - iopt_sim_now());
+	plat_mmio_begin(&devmem_dev);
+	assert_int_equal(t->mem.read(t->mem.ctx, t->pa, t->rd_after, 16), 0);
+	assert_int_equal(t->mem.load64(t->mem.ctx, t->pa + 8, &v), 0);
+	t->ld_after = v;
+	plat_mmio_end(&devmem_dev);
+	iopt_sim_work(31000 - iopt_sim_now());
+	devmem_write32(t, t->pa, 0x5a5a);
+	t->cpu_sees = plat_load_acq64(&t->va[0]);
+}
+
+static void test_devmem_tso_reads(void **state)
+{
+	struct iopt_sim_params p;
+	struct iopt_sim *s;
+	struct devmem_t t;
+
+	(void)state;
+	for (uint64_t seed = 1; seed <= 3; seed++) {
+		cost_params(&p, 2);
+		p.memmodel = IOPT_SIM_TSO;
+		p.seed = seed;
+		p.sb_drain_min = p.sb_drain_max = 5000;
+		assert_int_equal(iopt_sim_create(&p, &s), 0);
+		devmem_setup(&t);
+		assert_int_equal(iopt_sim_run(s, devmem_tso_cpu, &t), 0);
+		assert_int_equal(t.rd_before[0], 0xaaaa);
+		assert_int_equal(t.rd_before[1], 0xbbbb);
+		assert_int_equal(t.half_before, 0xbbbb);
+		assert_int_equal(t.ld_before, 0xbbbb);
+		assert_int_equal(t.rd_after[0], 0xaaaa);
+		assert_int_equal(t.rd_after[1], 0x1234);
+		assert_int_equal(t.ld_after, 0x1234);
+		/* The device's 32-bit MSI over CPU 1's drained 0x7777. */
+		assert_int_equal(t.cpu_sees, 0x5a5a);
+		iopt_physmem_destroy(t.pm);
+		iopt_sim_destroy(s);
+	}
+}
+
 static void test_bad_params(void **state)
 {
 	struct iopt_sim_params p;
@@ -1203,6 +1361,8 @@ int main(void)
 		cmocka_unit_test(test_smmuv2_timeline),
 		cmocka_unit_test(test_smmu_detach),
 		cmocka_unit_test(test_mmio_port),
+		cmocka_unit_test(test_devmem_write_invalidates),
+		cmocka_unit_test(test_devmem_tso_reads),
 		cmocka_unit_test(test_icharge_loop),
 		cmocka_unit_test(test_icharge_params),
 	};

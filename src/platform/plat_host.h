@@ -185,6 +185,21 @@ static inline void plat_mmio_end(const void *dev)
 	(void)dev;
 }
 
+/* A device model's access to memory: nothing to do here (the CPUs'
+ * caches are the hardware's own, and host memory is what a device sees). */
+static inline void plat_dev_read(const void *p, void *buf, size_t len)
+{
+	(void)p;
+	(void)buf;
+	(void)len;
+}
+
+static inline void plat_dev_write(const void *p, size_t len)
+{
+	(void)p;
+	(void)len;
+}
+
 /* ---- per-CPU storage -------------------------------------------------- */
 
 /* Host: one instance per thread (a host thread is the unit that runs on a

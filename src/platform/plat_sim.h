@@ -172,6 +172,13 @@ static inline void plat_fence_seq_cst(void)
 void plat_mmio_begin(const void *dev);
 void plat_mmio_end(const void *dev);
 
+/* A device model's access to memory (platform.h, "Device memory"):
+ * inside a device call or an engine run of a model, read puts back into
+ * buf what CPUs' buffered stores replaced, write invalidates the CPUs'
+ * copies of the lines (src/sim/sim_mem.c). */
+void plat_dev_read(const void *p, void *buf, size_t len);
+void plat_dev_write(const void *p, size_t len);
+
 /* ---- per-CPU storage -------------------------------------------------- */
 
 /* One key per PLAT_CPU_LOCAL definition; the engine numbers it on first

@@ -53,6 +53,15 @@
  *   operations cost nothing); end charges the access's latency
  *   (params.mmio). Between them nothing may wait for another CPU except
  *   through the model's own mutex.
+ * Device memory: a device model's memory callbacks call
+ *   plat_dev_read(p, buf, len) after copying [p, p + len) into buf and
+ *   plat_dev_write(p, len) before writing (or compare-and-swapping) it.
+ *   Host: nothing. Sim, inside a device call or an engine run of a model:
+ *   a read sees memory without the stores still in CPUs' store buffers
+ *   (TSO is multi-copy atomic: a device sees only what every CPU sees); a
+ *   write first drains the CPUs' buffered stores to the lines it touches,
+ *   then takes the lines from every CPU (a DMA write from outside them:
+ *   the next CPU access of the line misses, params.miss_mem).
  *
  * Debug-yield (cmake -DIOPT_DEBUG_YIELD=ON, host): every atomic access and
  * lock may call sched_yield() at random, widening race windows in stress

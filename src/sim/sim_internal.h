@@ -177,6 +177,9 @@ extern jmp_buf *sim_raw_escape;
 /* The simulated CPU inside a device call (plat_mmio_begin() .. end(), in
  * raw mode: sim_cur is NULL meanwhile), or NULL. */
 extern struct sim_cpu *sim_mmio_cpu;
+/* The simulation whose model is running (a device call, an engine run of
+ * the models), or NULL: what a device's memory access notifies. */
+extern struct iopt_sim *sim_dev_sim;
 
 /* sim_icharge.c: instructions the instrumented code executed since the
  * engine last looked (the running CPU's, the host context's or a model's). */

@@ -27,6 +27,10 @@
  * buffer up to its last store there (a valid TSO outcome: drains may
  * happen at any time). A load by another CPU that overlaps a buffered
  * store only in part drains it first too.
+ *
+ * Devices. An attached model's memory accesses (plat_dev_read/write, from
+ * its memory callbacks) come from outside the CPUs: a write takes its lines
+ * from every CPU, and a read sees no CPU's buffered stores.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -100,6 +104,21 @@ static struct sim_line *line_find(struct iopt_sim *s, const void *addr)
 	s->lines[i].owner = SIM_NONE;
 	s->lines[i].sb_owner = SIM_NONE;
 	return &s->lines[i];
+}
+
+/* The line holding addr if the table has it (no CPU has touched it
+ * otherwise), without adding it. */
+static struct sim_line *line_peek(struct iopt_sim *s, uintptr_t key)
+{
+	for (size_t i = line_hash(key, s->lines_cap);;
+	     i = (i + 1) & (s->lines_cap - 1)) {
+		struct sim_line *l = &s->lines[i];
+
+		if (l->key == key)
+			return l;
+		if (!l->key)
+			return NULL;
+	}
 }
 
 /* ---- CPU sets ---------------------------------------------------------- */
@@ -606,9 +625,11 @@ static void run_model(struct sim_model *m, uint64_t t)
 void sim_run_models(struct iopt_sim *s, uint64_t now)
 {
 	struct sim_cpu *c = sim_cur;
+	struct iopt_sim *dev_outer = sim_dev_sim;
 	uint64_t pending = sim_icount;	/* c's: the models' are nobody's */
 
 	sim_cur = NULL;
+	sim_dev_sim = s;
 	sim_raw++;
 	for (unsigned i = 0; i < s->nmodels; i++) {
 		struct sim_model *m = &s->models[i];
@@ -618,11 +639,13 @@ void sim_run_models(struct iopt_sim *s, uint64_t now)
 			run_model(m, t);
 	}
 	sim_raw--;
+	sim_dev_sim = dev_outer;
 	sim_cur = c;
 	sim_icount = pending;
 }
 
 struct sim_cpu *sim_mmio_cpu;
+struct iopt_sim *sim_dev_sim;
 static unsigned mmio_nest;	/* begin calls inside a device call */
 
 static struct sim_model *model_of(struct iopt_sim *s, const void *dev)
@@ -679,6 +702,7 @@ void plat_mmio_begin(const void *dev)
 	if (s->nmodels)
 		sim_run_models(s, sim_safe_time(s, c));
 	sim_mmio_cpu = c;
+	sim_dev_sim = s;
 	sim_cur = NULL;
 	sim_raw++;
 }
@@ -697,8 +721,79 @@ void plat_mmio_end(const void *dev)
 	sim_raw--;
 	sim_cur = c;
 	sim_mmio_cpu = NULL;
+	sim_dev_sim = NULL;
 	sim_icount = 0;		/* the model's instructions: the device's time */
 	sim_charge_more(sim_cur_sim, c, IOPT_SIM_OP_MMIO, sim_cur_sim->p.mmio);
+}
+
+/* ---- device memory ----------------------------------------------------- */
+
+/*
+ * A device's view of memory (platform.h, "Device memory"). Memory holds
+ * every CPU's newest store, buffered or not (the TSO section above), so a
+ * device read puts back the value each buffered store replaced: oldest
+ * last, so that a byte two buffered stores wrote reads what was there
+ * before both. At most one CPU buffers stores to a line, so each byte has
+ * one buffer to look in. Host-context device calls (outside every CPU)
+ * have no simulation to notify and stay plain host accesses.
+ */
+void plat_dev_read(const void *p, void *buf, size_t len)
+{
+	struct iopt_sim *s = sim_dev_sim;
+	uintptr_t a = (uintptr_t)p, first, last;
+	bool buffered = false;
+
+	if (!s || !len || !tso(s))
+		return;
+	first = a >> SIM_LINE_SHIFT;
+	last = (a + len - 1) >> SIM_LINE_SHIFT;
+	for (uintptr_t k = first; k <= last && !buffered; k++) {
+		const struct sim_line *l = line_peek(s, k);
+
+		buffered = l && l->sb_owner != SIM_NONE;
+	}
+	if (!buffered)
+		return;
+	for (unsigned i = 0; i < s->nslots; i++) {
+		const struct sim_cpu *c = s->cpu[i];
+
+		for (unsigned j = c ? c->sb_n : 0; j--;) {
+			const struct sim_sbe *e = sb_at(s, c, j);
+			uintptr_t ea = (uintptr_t)e->addr;
+			uintptr_t lo = ea > a ? ea : a;
+			uintptr_t hi = ea + e->size < a + len ? ea + e->size
+							      : a + len;
+			uint32_t old32 = (uint32_t)e->old;
+			const char *old = e->size == 8 ? (const char *)&e->old
+						       : (const char *)&old32;
+
+			if (lo < hi)
+				memcpy((char *)buf + (lo - a), old + (lo - ea),
+				       hi - lo);
+		}
+	}
+}
+
+/* A DMA write: the lines leave every CPU, which then misses on them. Their
+ * buffered stores drain first (the device's write is the newer one). */
+void plat_dev_write(const void *p, size_t len)
+{
+	struct iopt_sim *s = sim_dev_sim;
+	uintptr_t a = (uintptr_t)p;
+
+	if (!s || !len)
+		return;
+	for (uintptr_t k = a >> SIM_LINE_SHIFT;
+	     k <= (a + len - 1) >> SIM_LINE_SHIFT; k++) {
+		struct sim_line *l = line_peek(s, k);
+
+		if (!l)
+			continue;
+		if (l->sb_owner != SIM_NONE)
+			sb_drain_line(s, s->cpu[l->sb_owner], l);
+		memset(&l->sharers, 0, sizeof(l->sharers));
+		l->owner = SIM_NONE;
+	}
 }
 
 uint64_t iopt_sim_model_cycles(void *model)

@@ -34,9 +34,10 @@ static int64_t pm_read(void *ctx, uint64_t pa, void *buf, size_t len)
 
 		for (size_t i = 0; i < len / 8; i++)
 			dst[i] = plat_load_rlx64(&src[i]);
-		return 0;
+	} else {
+		memcpy(buf, p, len);
 	}
-	memcpy(buf, p, len);
+	plat_dev_read(p, buf, len);
 	return 0;
 }
 
@@ -46,6 +47,7 @@ static int64_t pm_write(void *ctx, uint64_t pa, const void *buf, size_t len)
 
 	if (!p)
 		return -EFAULT;
+	plat_dev_write(p, len);
 	if (len == 4 && !(pa & 3)) {
 		/* An MSI: one single-copy-atomic store, as on a bus; pairs
 		 * with the pollers' acquire loads. */
@@ -68,6 +70,7 @@ static int pm_load64(void *ctx, uint64_t pa, uint64_t *v)
 	/* Acquire: pairs with the page tables' release stores of a
 	 * descriptor, so the table it points to is seen initialised. */
 	*v = plat_load_acq64(p);
+	plat_dev_read(p, v, 8);
 	return 0;
 }
 
@@ -79,6 +82,7 @@ static int pm_cas64(void *ctx, uint64_t pa, uint64_t *old, uint64_t v)
 		return -EFAULT;
 	/* Acquire-release: a hardware AF/dirty update, paired with the page
 	 * tables' own compare-and-swaps and acquire loads of the entry. */
+	plat_dev_write(p, 8);
 	return plat_cas_acq_rel64(p, old, v) ? 0 : -EAGAIN;
 }
 
