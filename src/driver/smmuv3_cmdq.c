@@ -2,7 +2,10 @@
 /*
  * SMMUv3 command queue producer: two insertion algorithms sharing
  * everything else (queue memory, the shadow pointers, the CONS lock, the
- * sync waits, error recovery).
+ * sync waits, error recovery). One file of a little over 600 lines on
+ * purpose: the two algorithms and the waits they share are read side by
+ * side, and split apart the shared static helpers would become an
+ * internal interface of their own.
  *
  * Lock-free (the published scheme of Linux arm-smmu-v3, v5.4 on):
  *  1. Reserve: one compare-and-swap on the shadow word llq = {prod, cons}
