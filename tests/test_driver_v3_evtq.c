@@ -29,6 +29,7 @@
 #include <iopgtable/testbed.h>
 
 #include "tthread.h"
+#include "tutil.h"
 
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define IOPT_SANITIZED 1
@@ -174,16 +175,7 @@ static void run_round(unsigned round)
 	r->pm = iopt_testbed_physmem(r->tb);
 	r->s = iopt_testbed_smmuv3(r->tb);
 	__atomic_store_n(&r->drv, iopt_testbed_smmuv3_drv(r->tb), __ATOMIC_RELEASE);
-	struct iopt_pgtable_cfg pc = {
-		.fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096, .ias = 48, .oas = 48,
-		.coherent_walk = true, .tlb = iopt_smmuv3_drv_tlb_ops(),
-		.mem = iopt_physmem_mem_ops(), .mem_ctx = r->pm,
-	};
-
-	assert_int_equal(iopt_smmuv3_drv_domain_alloc(r->drv, 1, &dom), 0);
-	pc.tlb_cookie = dom;
-	assert_int_equal(iopt_pgtable_alloc(&pc, &pt), 0);
-	assert_int_equal(iopt_smmuv3_drv_attach(dom, pt, SID), 0);
+	tu_smmuv3_s1_domain(r->drv, r->pm, SID, &dom, &pt);
 	/* Probe may have left records or interrupts behind: none here. */
 	assert_int_equal(iopt_smmuv3_drv_poll(r->drv), 0);
 	__atomic_store_n(&r->taken, __atomic_load_n(&r->irqs, __ATOMIC_ACQUIRE),

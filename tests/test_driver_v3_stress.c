@@ -31,6 +31,7 @@
 #include <iopgtable/testbed.h>
 
 #include "tthread.h"
+#include "tutil.h"
 
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define ITERS 150
@@ -270,16 +271,7 @@ static void run_variant(enum iopt_smmuv3_drv_cmdq cmdq,
 	r->msi = sync == IOPT_SMMUV3_DRV_SYNC_MSI;
 
 	/* A device keeps translating 16 pages meanwhile. */
-	struct iopt_pgtable_cfg pc = {
-		.fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096, .ias = 48, .oas = 48,
-		.coherent_walk = true, .tlb = iopt_smmuv3_drv_tlb_ops(),
-		.mem = iopt_physmem_mem_ops(), .mem_ctx = r->pm,
-	};
-
-	assert_int_equal(iopt_smmuv3_drv_domain_alloc(r->drv, 1, &dom), 0);
-	pc.tlb_cookie = dom;
-	assert_int_equal(iopt_pgtable_alloc(&pc, &pt), 0);
-	assert_int_equal(iopt_smmuv3_drv_attach(dom, pt, DEV_SID), 0);
+	tu_smmuv3_s1_domain(r->drv, r->pm, DEV_SID, &dom, &pt);
 	assert_int_equal(iopt_pgtable_map_pages(pt, DEV_IOVA, DEV_PA, 4096, 16,
 						IOPT_READ | IOPT_WRITE, NULL), 0);
 

@@ -3,6 +3,7 @@
 #include "tutil.h"
 #include <iopgtable/physmem.h>
 #include <iopgtable/smmuv3.h>
+#include <iopgtable/smmuv3_drv.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -586,6 +587,22 @@ struct iopt_testbed *tu_testbed(const struct iopt_testbed_cfg *c)
 
 	assert_int_equal(iopt_testbed_create(c, &tb), 0);
 	return tb;
+}
+
+void tu_smmuv3_s1_domain(struct iopt_smmuv3_drv *drv, struct iopt_physmem *pm,
+			 uint32_t sid, struct iopt_smmuv3_drv_domain **dom,
+			 struct iopt_pgtable **pt)
+{
+	struct iopt_pgtable_cfg pc = {
+		.fmt = IOPT_ARM_64_LPAE_S1, .granule = 4096, .ias = 48, .oas = 48,
+		.coherent_walk = true, .tlb = iopt_smmuv3_drv_tlb_ops(),
+		.mem = iopt_physmem_mem_ops(), .mem_ctx = pm,
+	};
+
+	assert_int_equal(iopt_smmuv3_drv_domain_alloc(drv, 1, dom), 0);
+	pc.tlb_cookie = *dom;
+	assert_int_equal(iopt_pgtable_alloc(&pc, pt), 0);
+	assert_int_equal(iopt_smmuv3_drv_attach(*dom, *pt, sid), 0);
 }
 
 void tu_smmuv3_bringup(struct iopt_smmuv3 *s, const struct tu_v3_bringup *b,

@@ -132,6 +132,17 @@ struct iopt_smmuv3;
 void tu_smmuv3_bringup(struct iopt_smmuv3 *s, const struct tu_v3_bringup *b,
 		       uint64_t cycle);
 
+struct iopt_smmuv3_drv;
+struct iopt_smmuv3_drv_domain;
+struct iopt_physmem;
+
+/* A stage 1 domain (ASID 1) on drv with a 48-bit, 4K LPAE table in pm
+ * behind the driver's TLB ops, attached to sid; cmocka failures on
+ * error. The caller frees the table and the domain. */
+void tu_smmuv3_s1_domain(struct iopt_smmuv3_drv *drv, struct iopt_physmem *pm,
+			 uint32_t sid, struct iopt_smmuv3_drv_domain **dom,
+			 struct iopt_pgtable **pt);
+
 /* ---- shadow of mappings ----------------------------------------------- */
 
 struct smap {
