@@ -186,13 +186,15 @@ IOPT_API const struct iopt_pgtable_tlb_ops *iopt_smmuv2_drv_tlb_ops(void);
  * TLBIVAL / TLBIIPAS2L, else TLBIVA / TLBIIPAS2; step as for flush_walk).
  * Above 512 steps: TLBIASID (completed by the next sync) or, at stage 2,
  * TLBIVMID + sTLBGSYNC here. For callers that gathered an unmap. 0,
- * -EINVAL (NULL or not attached, size 0, wrap), -ETIMEDOUT (stage 2
- * global sync).
+ * -EINVAL (NULL, size 0, wrap), -ETIMEDOUT (stage 2 global sync). Before
+ * the domain's first attach no TLB can hold its translations: this and
+ * flush_all succeed and do nothing, as the SMMUv3 driver's do.
  */
 IOPT_API int iopt_smmuv2_drv_inv_range(struct iopt_smmuv2_drv_domain *dom,
 				       uint64_t iova, uint64_t size,
 				       uint64_t granule, bool leaf);
-/* flush_all with its result: 0, -EINVAL (not attached), -ETIMEDOUT. */
+/* flush_all with its result: 0 (also before the first attach, doing
+ * nothing), -EINVAL (NULL), -ETIMEDOUT. */
 IOPT_API int iopt_smmuv2_drv_flush_all(struct iopt_smmuv2_drv_domain *dom);
 
 /*
@@ -200,7 +202,8 @@ IOPT_API int iopt_smmuv2_drv_flush_all(struct iopt_smmuv2_drv_domain *dom);
  * cfg.sync says): 0, or -ETIMEDOUT ("TLB sync timed out": SACTIVE still
  * read 1 after the limit; counted, and counted in stalled_timeouts when
  * the bank's FSR.SS was set — a stalled fault blocks the sync until
- * iopt_smmuv2_drv_resume()). -EINVAL: NULL. Any thread.
+ * iopt_smmuv2_drv_resume()). -EINVAL: NULL. Also before the first attach
+ * (the bank is the domain's from its allocation). Any thread.
  */
 IOPT_API int iopt_smmuv2_drv_tlb_sync(struct iopt_smmuv2_drv_domain *dom);
 

@@ -162,6 +162,31 @@ int v2_global_sync(struct iopt_smmuv2_drv *drv)
 	return ret;
 }
 
+/*
+ * Has no attach bound a table to dom yet? Then its bank is not
+ * programmed and no stream reaches it, so no TLB can hold a translation
+ * of it: the invalidations below succeed and do nothing, as the SMMUv3
+ * driver's do. A table once bound stays until the domain is freed, so a
+ * non-NULL acquire load (pairing with bind_table()'s release) is final.
+ * NULL is checked again under cfg_lock, which the first attach holds from
+ * binding the table until the SMR routes a stream to the bank: seen NULL
+ * there, that attach has not begun, and it begins after the caller's
+ * page-table change (made before this call), so no walk can fetch the
+ * entry it replaced.
+ */
+static bool dom_unbound(struct iopt_smmuv2_drv_domain *dom)
+{
+	bool none;
+
+	if (plat_load_acq64(&dom->pt))
+		return false;
+	plat_mutex_lock(&dom->drv->cfg_lock);
+	/* Relaxed: written only under cfg_lock, held here. */
+	none = !plat_load_rlx64(&dom->pt);
+	plat_mutex_unlock(&dom->drv->cfg_lock);
+	return none;
+}
+
 int iopt_smmuv2_drv_tlb_sync(struct iopt_smmuv2_drv_domain *dom)
 {
 	struct plat_lock *l;
@@ -289,15 +314,19 @@ int iopt_smmuv2_drv_inv_range(struct iopt_smmuv2_drv_domain *dom,
 			      uint64_t iova, uint64_t size, uint64_t granule,
 			      bool leaf)
 {
-	if (!dom_bound(dom) || !size || iova + size - 1 < iova)
+	if (!dom || !size || iova + size - 1 < iova)
 		return -EINVAL;
+	if (dom_unbound(dom))
+		return 0;
 	return inv_range(dom, iova, size, granule, leaf);
 }
 
 int iopt_smmuv2_drv_flush_all(struct iopt_smmuv2_drv_domain *dom)
 {
-	if (!dom_bound(dom))
+	if (!dom)
 		return -EINVAL;
+	if (dom_unbound(dom))
+		return 0;
 	return inv_all(dom);
 }
 
