@@ -33,13 +33,17 @@
  * second. Every JSON line the suite prints gains
  *   "sim_cpus":N,"sim_threads":N,"seed":S,"sim_mem":"sc|tso",
  *   "trace_hash":"<hex>","sim_instructions":I,"sim_ops_per_host_sec":X,
- *   "sim_insns_per_host_sec":Z,"host_s":Y,"sim_params":"<hex>"
+ *   "sim_insns_per_host_sec":Z,"host_s":Y,"sim_preemptions":P,
+ *   "sim_interrupts":Q,"sim_params":"<hex>"
  * where trace_hash is the simulation's running hash of the interleaving
  * and its cycle counts when the line was printed (the same command
  * prints the same hashes), sim_instructions the instructions charged so
- * far on all CPUs (setup included), sim_threads the software threads
- * (one per CPU), and the last three the engine's speed over the host
- * time since the previous JSON line; sim_params is
+ * far on all CPUs (setup included), sim_threads the suite's worker
+ * threads (--threads; with more threads than CPUs they share the CPUs,
+ * params.share_cpus, else each has its own), sim_preemptions and
+ * sim_interrupts the time slices that ended with a thread waiting and
+ * the interrupt handlers run so far, and the three speed figures over
+ * the host time since the previous JSON line; sim_params is
  * iopt_sim_smmu_params_hash(models, iopt_sim_params_hash(engine)) of the
  * parameters in force (the same for the same parameters in every process).
  *
@@ -127,6 +131,7 @@ bool bench_wants_sim(int argc, char **argv)
 }
 
 #ifdef IOPT_PLATFORM_SIM
+static unsigned sim_threads;	/* the suite's workers (--threads) */
 
 static struct {
 	struct iopt_sim *sim;
@@ -163,13 +168,16 @@ static void sr_line(void)
 			"\"sim_mem\":\"%s\",\"trace_hash\":\"%016llx\","
 			"\"sim_instructions\":%llu,\"sim_ops_per_host_sec\":%.0f,"
 			"\"sim_insns_per_host_sec\":%.0f,\"host_s\":%.3f,"
+			"\"sim_preemptions\":%llu,\"sim_interrupts\":%llu,"
 			"\"sim_params\":\"%016llx\"}\n",
-			sim_cpus, sim_cpus, (unsigned long long)sr.seed, sr.mem,
+			sim_cpus, sim_threads, (unsigned long long)sr.seed, sr.mem,
 			(unsigned long long)st.trace_hash,
 			(unsigned long long)st.instructions,
 			dt > 0 ? (double)(st.total_ops - sr.last_ops) / dt : 0.0,
 			dt > 0 ? (double)(st.instructions - sr.last_insns) / dt : 0.0,
-			dt, (unsigned long long)sim_params->hash);
+			dt, (unsigned long long)st.preemptions,
+			(unsigned long long)st.interrupts,
+			(unsigned long long)sim_params->hash);
 		sr.last_ops = st.total_ops;
 		sr.last_insns = st.instructions;
 		sr.last_host = now;
@@ -401,6 +409,22 @@ static bool has_opt(int argc, char **argv, const char *name)
 	return false;
 }
 
+/* The value of --threads N / --threads=N, or 0. */
+static unsigned opt_threads(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *v = NULL;
+
+		if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+			v = argv[i + 1];
+		else if (!strncmp(argv[i], "--threads=", 10))
+			v = argv[i] + 10;
+		if (v)
+			return (unsigned)strtoul(v, NULL, 10);
+	}
+	return 0;
+}
+
 int bench_simrun_main(int argc, char **argv, bench_dispatch_fn dispatch)
 {
 	struct iopt_sim_params p;
@@ -477,7 +501,16 @@ int bench_simrun_main(int argc, char **argv, bench_dispatch_fn dispatch)
 	}
 	av[ac] = NULL;
 	sr.seed = p.seed;
-	p.cpus = 1;		/* the suite; its workers join as they start */
+	sim_threads = opt_threads(ac, av);
+	if (sim_threads > sim_cpus) {
+		/* More workers than CPUs: they share the N CPUs under the
+		 * scheduler model, the suite's thread on CPU 0. */
+		p.cpus = sim_cpus;
+		p.share_cpus = 1;
+	} else {
+		p.cpus = 1;	/* the suite; its workers join as they start */
+		sim_threads = sim_cpus;
+	}
 	p.memmodel = strcmp(sr.mem, "tso") ? IOPT_SIM_SC : IOPT_SIM_TSO;
 	p.sched = strcmp(sched, "pct") ? IOPT_SIM_SCHED_RANDOM : IOPT_SIM_SCHED_PCT;
 	err = iopt_sim_create(&p, &sr.sim);
@@ -503,7 +536,7 @@ int bench_simrun_main(int argc, char **argv, bench_dispatch_fn dispatch)
 		run.ret = dispatch(ac, av);
 		err = 0;
 	} else {
-		err = iopt_sim_run(sr.sim, sr_cpu0, &run);
+		err = iopt_sim_run_threads(sr.sim, 1, sr_cpu0, &run);
 	}
 	fflush(stdout);
 	stdout = sr.out;

@@ -70,6 +70,12 @@ static const struct field engine[] = {
 	{ E(pct_quantum), K_U64, "18446744073709551615", NULL, NULL },
 	{ E(max_cycles), K_U64, "1000000", NULL, NULL },
 	{ E(ipc), K_REAL, "2.5", "64.001", NULL },
+	{ E(sched_slice), K_U64, "3000000", NULL, NULL },
+	C32(ctx_switch, "4001"),
+	{ E(wake_idle), K_UINT, "0", "2", NULL },
+	{ E(preempt_spin), K_UINT, "0", "2", NULL },
+	C32(irq_entry, "999"),
+	{ E(share_cpus), K_UINT, "1", "2", NULL },
 };
 
 #undef E
@@ -341,7 +347,8 @@ static const struct setting set_a72[] = {
 	{ "cpu_ghz", "3" }, { "miss_mem", "300" }, { "fetch_shared", "50" },
 	{ "fetch_modified", "60" }, { "upgrade", "50" }, { "transfer", "60" },
 	{ "cores_per_cluster", "4" }, { "cross_cluster_pct", "250" },
-	{ "mmio", "600" }, { "ipc", "1.5" }, { NULL, NULL },
+	{ "mmio", "600" }, { "ipc", "1.5" }, { "sched_slice", "9000000" },
+	{ NULL, NULL },
 };
 static const struct setting set_tx2[] = {
 	{ "cpu_ghz", "2.2000000000000002" }, { "miss_mem", "240" },
@@ -349,14 +356,16 @@ static const struct setting set_tx2[] = {
 	{ "upgrade", "30" }, { "transfer", "30" },
 	{ "cores_per_cluster", "4" }, { "clusters_per_socket", "32" },
 	{ "cross_cluster_pct", "400" }, { "cross_socket_pct", "1200" },
-	{ "mmio", "440" }, { "ipc", "1.5" }, { NULL, NULL },
+	{ "mmio", "440" }, { "ipc", "1.5" }, { "sched_slice", "6600000" },
+	{ NULL, NULL },
 };
 static const struct setting set_kp920[] = {
 	{ "cpu_ghz", "2.6000000000000001" }, { "miss_mem", "260" },
 	{ "fetch_shared", "80" }, { "fetch_modified", "90" },
 	{ "upgrade", "80" }, { "transfer", "90" },
 	{ "cores_per_cluster", "4" }, { "clusters_per_socket", "16" },
-	{ "cross_cluster_pct", "150" }, { "mmio", "520" }, { NULL, NULL },
+	{ "cross_cluster_pct", "150" }, { "mmio", "520" },
+	{ "sched_slice", "7800000" }, { NULL, NULL },
 };
 static const struct {
 	const char *name;
@@ -419,6 +428,7 @@ static void t_platforms(void **state)
 		assert_int_equal(p.pct_quantum, copy.pct_quantum);
 		assert_int_equal(p.stack_bytes, copy.stack_bytes);
 		assert_int_equal(p.max_cycles, copy.max_cycles);
+		assert_int_equal(p.share_cpus, copy.share_cpus);
 		p.cpus = d.cpus;
 		p.seed = d.seed;
 		p.memmodel = d.memmodel;
@@ -428,6 +438,7 @@ static void t_platforms(void **state)
 		p.pct_quantum = d.pct_quantum;
 		p.stack_bytes = d.stack_bytes;
 		p.max_cycles = d.max_cycles;
+		p.share_cpus = d.share_cpus;
 		check_settings(engine, N(engine), &p, &d, platforms[i].set,
 			       platforms[i].name);
 	}

@@ -138,6 +138,37 @@ struct iopt_sim_params {
 	 * 0 .. 64.
 	 */
 	double ipc;
+
+	/*
+	 * Threads, the scheduler and interrupts (docs/sim.md, "Threads and
+	 * the scheduler", "Interrupts"). With one thread per CPU (every run
+	 * of iopt_sim_run(), and threads started through the platform
+	 * layer, each of which gets a CPU of its own) no thread ever waits
+	 * for a CPU and none of these costs is paid except irq_entry.
+	 *
+	 * sched_slice: cycles a thread runs while others wait for its CPU
+	 * before the first of them takes over (a time slice; 0: never).
+	 * ctx_switch: cycles a context switch costs the CPU, charged to the
+	 * thread switched in. wake_idle: 1: a thread woken while its CPU
+	 * runs another moves to the lowest-numbered idle CPU, if any (a
+	 * wake-up balancer); 0: it queues on its own CPU. preempt_spin: 1:
+	 * the library's spinlocks disable preemption while held, as a
+	 * non-RT kernel's do; 0: a holder can be preempted (user space, or a
+	 * vCPU), and its waiters spin on. irq_entry: cycles from an
+	 * interrupt's delivery to its handler's first instruction plus the
+	 * return from it, charged to the interrupted CPU. share_cpus: 0:
+	 * every thread started through the platform layer gets a CPU of its
+	 * own (beyond the cpus CPUs); 1: such threads share CPUs 0 .. cpus-1,
+	 * each starting on the one with the fewest unfinished threads (the
+	 * lowest-numbered on a tie), so `--threads 64 --sim 8` is 64 threads
+	 * on 8 CPUs.
+	 */
+	uint64_t sched_slice;
+	uint32_t ctx_switch;
+	unsigned wake_idle;
+	unsigned preempt_spin;
+	uint32_t irq_entry;
+	unsigned share_cpus;
 };
 
 IOPT_API void iopt_sim_params_default(struct iopt_sim_params *p);
@@ -168,7 +199,7 @@ IOPT_API void iopt_sim_params_default(struct iopt_sim_params *p);
  *
  * Platforms: named presets of the cost parameters, each applied over the
  * defaults (iopt_sim_params_default()), leaving cpus, seed, memmodel,
- * sched, pct_*, stack_bytes and max_cycles as they were in *p:
+ * sched, pct_*, stack_bytes, max_cycles and share_cpus as they were in *p:
  * "graviton2" (the defaults), "a72-8", "thunderx2", "kunpeng920".
  * iopt_sim_platform_apply(): 0; -ENOENT: unknown name (nothing changed);
  * -EINVAL: p or name NULL. iopt_sim_platform_name(i): the i-th preset's
@@ -256,14 +287,76 @@ IOPT_API void iopt_sim_destroy(struct iopt_sim *sim);
 IOPT_API int iopt_sim_run(struct iopt_sim *sim,
 			  void (*fn)(unsigned cpu, void *arg), void *arg);
 
-/* From a simulated CPU: its index, and its time in cycles and in ns. */
+/*
+ * Run fn(thread, arg) on threads simulated threads (thread = 0 ..
+ * threads-1), thread i starting on CPU i % cpus, all at the simulation's
+ * current time, until all return; as iopt_sim_run() otherwise (which is
+ * this with threads = cpus). Threads that share a CPU take turns under
+ * the scheduler model of docs/sim.md: a run queue per CPU in FIFO order,
+ * time slices of params.sched_slice, a thread that blocks (a sleeping
+ * mutex, a join, an RCU barrier, a sleep while others wait) gives its CPU
+ * to the next, preemption only where the thread is preemptible (not
+ * inside an interrupt handler, nor with preemption or interrupts
+ * disabled, nor holding a library spinlock when params.preempt_spin).
+ * 1 <= threads <= IOPT_SIM_MAX_CPUS, less the slots threads started from
+ * the host context occupy: -EINVAL otherwise; other errors as
+ * iopt_sim_run().
+ */
+IOPT_API int iopt_sim_run_threads(struct iopt_sim *sim, unsigned threads,
+				  void (*fn)(unsigned thread, void *arg),
+				  void *arg);
+
+/*
+ * From a simulated thread: the CPU it runs on (plat_cpu_id()'s value; 0
+ * in the host context), its thread index (the run's thread number; a
+ * thread started through the platform layer has its own), and its time
+ * in cycles and in ns.
+ */
 IOPT_API unsigned iopt_sim_cpu(void);
+IOPT_API unsigned iopt_sim_thread(void);
 IOPT_API uint64_t iopt_sim_now(void);
 IOPT_API uint64_t iopt_sim_now_ns(void);
 
 /* From a simulated CPU: spend cycles outside the library (the workload's
  * own time). A scheduling point. */
 IOPT_API void iopt_sim_work(uint64_t cycles);
+
+/*
+ * Interrupts (docs/sim.md, "Interrupts").
+ *
+ * iopt_sim_irq_at(sim, cpu, at, fn, arg): raise an interrupt on CPU cpu
+ * at simulated cycle at (a device completion, a timer). From a simulated
+ * thread, a handler or the host context. It is delivered at the first
+ * scheduling point of that CPU at or after at (an iopt_sim_work() that
+ * would pass it is split there) where interrupts are enabled and no
+ * handler already runs there; if the CPU is idle then, it wakes to run
+ * it. Interrupts due at the same cycle run in the order they were raised.
+ * Delivery charges params.irq_entry, then fn(cpu, arg) runs on that CPU
+ * in interrupt context: not preemptible, with further interrupts held
+ * until it returns; it may call the library (unmap, flush a queue,
+ * iopt_sim_irq_at() to re-arm a timer) but must not block: a sleeping
+ * mutex, a join, an RCU barrier or plat_sleep_ns() in a handler aborts
+ * with a message. 0; -EINVAL: sim or fn NULL, cpu >= params.cpus;
+ * -ENOMEM; -ENOTSUP in the host library.
+ *
+ * iopt_sim_irq_save() / iopt_sim_irq_restore(flags): local_irq_save-style
+ * sections on the calling thread's CPU (nesting; interrupts due meanwhile
+ * are delivered at the restore that enables them again), the calls the
+ * platform layer's plat_irq_save()/plat_irq_restore() make;
+ * iopt_sim_preempt_disable()/enable(): likewise for preemption (a time
+ * slice that ended meanwhile is acted on at the enable). No-ops in the
+ * host context and the host library. iopt_sim_in_irq(): nonzero inside a
+ * handler.
+ */
+typedef void (*iopt_sim_irq_fn)(unsigned cpu, void *arg);
+
+IOPT_API int iopt_sim_irq_at(struct iopt_sim *sim, unsigned cpu, uint64_t at,
+			     iopt_sim_irq_fn fn, void *arg);
+IOPT_API unsigned long iopt_sim_irq_save(void);
+IOPT_API void iopt_sim_irq_restore(unsigned long flags);
+IOPT_API void iopt_sim_preempt_disable(void);
+IOPT_API void iopt_sim_preempt_enable(void);
+IOPT_API int iopt_sim_in_irq(void);
 
 /*
  * Put an SMMU model on the simulation's timeline: the scheduler runs the
@@ -328,6 +421,7 @@ enum iopt_sim_op {
 	IOPT_SIM_OP_LOAD, IOPT_SIM_OP_STORE, IOPT_SIM_OP_RMW, IOPT_SIM_OP_FENCE,
 	IOPT_SIM_OP_LOCK, IOPT_SIM_OP_CLOCK, IOPT_SIM_OP_RELAX, IOPT_SIM_OP_RCU,
 	IOPT_SIM_OP_MMIO, IOPT_SIM_OP_WORK, IOPT_SIM_OP_OTHER,
+	IOPT_SIM_OP_IRQ,		/* an interrupt's entry and return */
 	IOPT_SIM_OP_COUNT
 };
 
@@ -339,12 +433,16 @@ struct iopt_sim_line_stat {
 };
 
 struct iopt_sim_stats {
-	unsigned cpus;			/* CPUs that ran, threads included */
+	unsigned cpus;			/* CPUs that ran (thread-started ones too) */
 	uint64_t end_cycles;		/* largest CPU time */
 	uint64_t ops[IOPT_SIM_OP_COUNT];
 	uint64_t total_ops;
-	uint64_t switches;		/* context switches between CPUs */
+	uint64_t switches;		/* engine switches between threads */
 	uint64_t instructions;		/* instructions charged, all CPUs */
+	unsigned threads;		/* simulated threads that ran */
+	uint64_t preemptions;		/* time slices that ended with others waiting */
+	uint64_t ctx_switches;		/* a CPU changed threads (scheduler) */
+	uint64_t interrupts;		/* handlers run */
 	uint64_t grace_periods;
 	uint64_t rcu_callbacks;
 	uint64_t trace_hash;		/* FNV-1a over (cpu, op, cycles) of every op */

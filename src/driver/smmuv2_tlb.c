@@ -90,7 +90,7 @@ static void v2_udelay(struct iopt_smmuv2_drv *drv, uint64_t cycles,
 		 * host; on the simulation one charge instead of a relax
 		 * loop), then the clock is read again. */
 		if (to - now >= V2_SLEEP_MIN_US * per_us)
-			plat_sleep_ns((to - now) * 1000 / per_us);
+			plat_delay_ns((to - now) * 1000 / per_us);
 		else
 			plat_cpu_relax();
 		now = v2_now(drv);
@@ -153,12 +153,18 @@ int v2_global_sync(struct iopt_smmuv2_drv *drv)
 {
 	bool lock = drv->cfg.sync != IOPT_SMMUV2_DRV_SYNC_NONE;
 	int ret;
+	unsigned long flags = 0;
 
-	if (lock)
+	/* spin_lock_irqsave, as Linux's: no interrupt while it polls. */
+	if (lock) {
+		flags = plat_irq_save();
 		plat_lock(&drv->global_sync);
+	}
 	ret = v2_sync_poll(drv, V2_STLBGSYNC, V2_STLBGSTATUS, NULL);
-	if (lock)
+	if (lock) {
 		plat_unlock(&drv->global_sync);
+		plat_irq_restore(flags);
+	}
 	return ret;
 }
 
@@ -189,18 +195,26 @@ static bool dom_unbound(struct iopt_smmuv2_drv_domain *dom)
 
 int iopt_smmuv2_drv_tlb_sync(struct iopt_smmuv2_drv_domain *dom)
 {
+	unsigned long flags = 0;
 	struct plat_lock *l;
 	int ret;
 
 	if (!dom)
 		return -EINVAL;
 	l = sync_lock(dom);
-	if (l)
+	/* spin_lock_irqsave, as Linux's: no interrupt while it polls. With
+	 * no lock (sync none, the 4.13-rc driver) an interrupt can come in
+	 * mid-poll and its handler sync again. */
+	if (l) {
+		flags = plat_irq_save();
 		plat_lock(l);
+	}
 	ret = v2_sync_poll(dom->drv, v2_cb_off(dom->drv, dom->cb, V2_CB_TLBSYNC),
 			   v2_cb_off(dom->drv, dom->cb, V2_CB_TLBSTATUS), dom);
-	if (l)
+	if (l) {
 		plat_unlock(l);
+		plat_irq_restore(flags);
+	}
 	/* A stage 2 that nested stage 1 banks translate through: by-IPA
 	 * operations need not reach the combined stage 1 + 2 entries (Arm
 	 * ARM: TLBI IPAS2 is followed by a stage 1 invalidation for them),

@@ -420,8 +420,8 @@ static int wait_sync(struct iopt_smmuv3_drv *drv, uint32_t pos, uint32_t *cons)
 
 /* ---- insertion ---------------------------------------------------------- */
 
-static int cmdq_insert(struct iopt_smmuv3_drv *drv, const uint64_t (*cmds)[2],
-		       unsigned n, bool sync)
+static int cmdq_insert_irqs_off(struct iopt_smmuv3_drv *drv,
+				const uint64_t (*cmds)[2], unsigned n, bool sync)
 {
 	struct drv_cmdq *cq = &drv->cmdq;
 	uint32_t need = n + (sync ? 1 : 0), start, sync_pos = 0, cons = 0;
@@ -484,6 +484,23 @@ static int cmdq_insert(struct iopt_smmuv3_drv *drv, const uint64_t (*cmds)[2],
 		cons_shared_unlock(cq);
 	}
 	return 0;
+}
+
+/*
+ * One batch, with local interrupts off from reservation to the sync's
+ * completion, as Linux's arm_smmu_cmdq_issue_cmdlist() (and the spinlocked
+ * queue before it) runs: a CPU that has reserved slots, or owns the
+ * queue, is never preempted or interrupted before it publishes them
+ * (in the simulation; on the host a no-op).
+ */
+static int cmdq_insert(struct iopt_smmuv3_drv *drv, const uint64_t (*cmds)[2],
+		       unsigned n, bool sync)
+{
+	unsigned long flags = plat_irq_save();
+	int ret = cmdq_insert_irqs_off(drv, cmds, n, sync);
+
+	plat_irq_restore(flags);
+	return ret;
 }
 
 /* A batch that does not fit the queue with its sync goes in pieces. */

@@ -126,7 +126,11 @@ static inline uint64_t iova_now(const struct iopt_iova *d)
  * with the release store in plat_spin_unlock(). */
 static inline bool iova_trylock(struct plat_spinlock *l)
 {
-	return plat_xchg_acq32(&l->v, 1) == 0;
+	plat_spin_hold();
+	if (plat_xchg_acq32(&l->v, 1) == 0)
+		return true;
+	plat_spin_unhold();
+	return false;
 }
 
 static inline unsigned iova_cpu(const struct iopt_iova *d, unsigned cpu)

@@ -156,6 +156,34 @@ static inline uint32_t plat_fetch_add_rlx32(uint32_t *p, uint32_t v)
 	return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
 }
 
+/* ---- preemption and local interrupts: nothing to do on the host ------- */
+
+static inline void plat_spin_hold(void)
+{
+}
+
+static inline void plat_spin_unhold(void)
+{
+}
+
+static inline unsigned long plat_irq_save(void)
+{
+	return 0;
+}
+
+static inline void plat_irq_restore(unsigned long flags)
+{
+	(void)flags;
+}
+
+static inline void plat_preempt_disable(void)
+{
+}
+
+static inline void plat_preempt_enable(void)
+{
+}
+
 /* ---- fences and waiting ---------------------------------------------- */
 
 static inline void plat_fence_seq_cst(void)

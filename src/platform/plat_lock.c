@@ -35,6 +35,7 @@ void plat_mcs_lock(struct plat_lock *l)
 			PLAT_LOCK_MCS_DEPTH);
 		abort();
 	}
+	plat_spin_hold();
 	me = mcs_node(p, p->depth++);
 	plat_store_rlx64(&me->next, 0);
 	plat_store_rlx32(&me->wait, 1);
@@ -81,6 +82,7 @@ void plat_mcs_unlock(struct plat_lock *l)
 	plat_store_rel32(&next->wait, 0);
 out:
 	p->depth--;
+	plat_spin_unhold();
 }
 
 void plat_read_lock_slow(struct plat_rwlock *l)

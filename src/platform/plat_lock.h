@@ -106,6 +106,7 @@ static inline void plat_lock(struct plat_lock *l)
 {
 	switch (l->kind) {
 	case PLAT_LOCK_TAS:
+		plat_spin_hold();
 		/* Acquire pairs with the release store in plat_unlock(). */
 		while (plat_xchg_acq32(&l->u.spin.v, 1))
 			plat_cpu_relax();
@@ -168,6 +169,7 @@ void plat_write_lock_slow(struct plat_rwlock *l);
 
 static inline void plat_read_lock(struct plat_rwlock *l)
 {
+	plat_spin_hold();
 	/* Acquire pairs with the writer's release in plat_write_unlock(). */
 	if (plat_likely(!(plat_fetch_add_acq_rel64(&l->cnts, PLAT_RW_READER) &
 			  PLAT_RW_WMASK)))
@@ -179,12 +181,14 @@ static inline void plat_read_unlock(struct plat_rwlock *l)
 {
 	/* Release: the section's reads before a writer's writes. */
 	plat_fetch_sub_rel64(&l->cnts, PLAT_RW_READER);
+	plat_spin_unhold();
 }
 
 static inline void plat_write_lock(struct plat_rwlock *l)
 {
 	uint64_t old = 0;
 
+	plat_spin_hold();
 	/* Acquire pairs with the release of the last unlock, either side. */
 	if (plat_likely(plat_cas_acq_rel64(&l->cnts, &old, PLAT_RW_LOCKED)))
 		return;
@@ -196,6 +200,7 @@ static inline void plat_write_unlock(struct plat_rwlock *l)
 	/* Release pairs with the next reader's or writer's acquire. Leaves
 	 * a waiting writer's bit and the readers' counts as they are. */
 	plat_fetch_sub_rel64(&l->cnts, PLAT_RW_LOCKED);
+	plat_spin_unhold();
 }
 
 #endif /* IOPT_PLAT_LOCK_H */

@@ -130,6 +130,7 @@ void plat_mutex_lock(struct plat_mutex *m)
 		return;
 	}
 	/* Held: wait in FIFO order; the unlocker hands the lock over. */
+	sim_no_block_in_irq(c, "a sleeping mutex held elsewhere");
 	c->wait_next = NULL;
 	if (m->tail)
 		m->tail->wait_next = c;
@@ -194,6 +195,8 @@ int plat_thread_start(struct plat_thread *t, void *(*fn)(void *), void *arg)
 		return err;
 	n->thread_fn = fn;
 	n->arg = arg;
+	if (s->p.share_cpus)
+		n->hw = sim_sched_place(s);
 	sim_cpu_launch(s, n, c ? c->now : s->now);
 	t->sim = s;
 	t->cpu = n->idx;
@@ -219,6 +222,7 @@ void plat_thread_join(struct plat_thread *t)
 	}
 	sim_charge(s, c, IOPT_SIM_OP_OTHER, s->p.call);
 	if (th->state != SIM_DONE) {
+		sim_no_block_in_irq(c, "a thread join");
 		th->joiner = c;
 		c->state = SIM_BLOCKED;
 		sim_block(s, c);
@@ -236,7 +240,10 @@ void plat_sleep_ns(uint64_t ns)
 
 	if (c) {
 		s = sim_cur_sim;
-		sim_charge(s, c, IOPT_SIM_OP_WORK, sim_ns_to_cycles(s, ns));
+		sim_ipoint(s, c);
+		sim_charge(s, c, IOPT_SIM_OP_OTHER, s->p.call);
+		if (ns)
+			sim_sleep_until(s, c, c->now + sim_ns_to_cycles(s, ns));
 		return;
 	}
 	s = sim_raw ? NULL : sim_ambient(false);
@@ -249,6 +256,20 @@ void plat_sleep_ns(uint64_t ns)
 		while (nanosleep(&ts, &ts))
 			;
 	}
+}
+
+void plat_delay_ns(uint64_t ns)
+{
+	struct sim_cpu *c = sim_cur;
+	struct iopt_sim *s;
+
+	if (c) {
+		s = sim_cur_sim;
+		sim_ipoint(s, c);
+		sim_spend(s, c, IOPT_SIM_OP_WORK, sim_ns_to_cycles(s, ns));
+		return;
+	}
+	plat_sleep_ns(ns);
 }
 
 uint64_t plat_clock_ns(void)
@@ -279,7 +300,7 @@ unsigned plat_cpu_id(void)
 	if (!c)
 		return 0;
 	sim_charge(sim_cur_sim, c, IOPT_SIM_OP_OTHER, sim_cur_sim->p.call);
-	return c->idx;
+	return c->hw;
 }
 
 unsigned plat_cpu_count(void)

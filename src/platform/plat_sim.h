@@ -221,6 +221,41 @@ struct plat_thread {
 	uint64_t gen;			/* that CPU slot's start count */
 };
 
+/* ---- preemption and local interrupts (src/sim/sim_sched.c) ------------ */
+
+void sim_spin_hold(void);
+void sim_spin_unhold(void);
+
+static inline void plat_spin_hold(void)
+{
+	sim_spin_hold();
+}
+
+static inline void plat_spin_unhold(void)
+{
+	sim_spin_unhold();
+}
+
+static inline unsigned long plat_irq_save(void)
+{
+	return iopt_sim_irq_save();
+}
+
+static inline void plat_irq_restore(unsigned long flags)
+{
+	iopt_sim_irq_restore(flags);
+}
+
+static inline void plat_preempt_disable(void)
+{
+	iopt_sim_preempt_disable();
+}
+
+static inline void plat_preempt_enable(void)
+{
+	iopt_sim_preempt_enable();
+}
+
 /* ---- RCU read side ---------------------------------------------------- */
 
 void plat_rcu_read_lock(void);

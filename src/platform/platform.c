@@ -67,6 +67,11 @@ void plat_sleep_ns(uint64_t ns)
 		;
 }
 
+void plat_delay_ns(uint64_t ns)
+{
+	plat_sleep_ns(ns);
+}
+
 uint64_t plat_clock_ns(void)
 {
 	struct timespec ts;

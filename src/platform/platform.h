@@ -115,6 +115,19 @@ struct plat_rcu_head {
 /* One iteration of a spin-wait: the only way the library busy-waits. */
 void plat_cpu_relax(void);
 
+/*
+ * Preemption and local interrupts, as a kernel sees them (plat_host.h,
+ * plat_sim.h; docs/sim.md "Threads and the scheduler", "Interrupts").
+ * plat_spin_hold()/plat_spin_unhold() bracket every spinlock section (the
+ * lock functions here and in plat_lock.h take them): in the simulation a
+ * holder is not preempted while it holds one when params.preempt_spin is
+ * set, as in a non-RT kernel. plat_irq_save()/plat_irq_restore(flags)
+ * bracket sections a kernel ran with local interrupts off
+ * (spin_lock_irqsave): in the simulation interrupts due meanwhile wait
+ * for the restore. plat_preempt_disable()/enable() likewise for
+ * preemption. All nest. The host build: no-ops.
+ */
+
 /* ---- locks ------------------------------------------------------------ */
 
 /* Test-and-test-and-set spinlock: cheap, unfair, and tolerant of a
@@ -132,6 +145,7 @@ static inline void plat_spin_init(struct plat_spinlock *l)
 
 static inline void plat_spin_lock(struct plat_spinlock *l)
 {
+	plat_spin_hold();
 	for (;;) {
 		/* Acquire pairs with the release store in plat_spin_unlock(). */
 		if (plat_xchg_acq32(&l->v, 1) == 0)
@@ -144,6 +158,7 @@ static inline void plat_spin_lock(struct plat_spinlock *l)
 static inline void plat_spin_unlock(struct plat_spinlock *l)
 {
 	plat_store_rel32(&l->v, 0);
+	plat_spin_unhold();
 }
 
 /*
@@ -170,7 +185,10 @@ static inline void plat_ticket_init(struct plat_ticketlock *l)
 static inline void plat_ticket_lock(struct plat_ticketlock *l)
 {
 	/* Relaxed: the ticket only orders waiters; the acquire is below. */
-	uint32_t ticket = plat_fetch_add_rlx32(&l->next, 1);
+	uint32_t ticket;
+
+	plat_spin_hold();
+	ticket = plat_fetch_add_rlx32(&l->next, 1);
 
 	/* Acquire pairs with the release store in plat_ticket_unlock(). */
 	while (plat_load_acq32(&l->owner) != ticket)
@@ -181,6 +199,7 @@ static inline void plat_ticket_unlock(struct plat_ticketlock *l)
 {
 	/* Only the holder writes owner. */
 	plat_store_rel32(&l->owner, plat_load_rlx32(&l->owner) + 1);
+	plat_spin_unhold();
 }
 
 /* ---- mutex, threads, time, CPU ---------------------------------------- */
@@ -192,12 +211,17 @@ void plat_mutex_destroy(struct plat_mutex *m);
 /* Start fn(arg) on a new thread. 0 or a negative errno. */
 int plat_thread_start(struct plat_thread *t, void *(*fn)(void *), void *arg);
 void plat_thread_join(struct plat_thread *t);
-/* Sleep the calling thread: give up the CPU for ns (the host), or charge
- * ns and let the other simulated CPUs run (the simulation). For timer
- * threads, the back-off of polling loops (the runner, the SMMUv2 sync
- * poll) and cold waits that must not spin for ever (a split waiting for a
- * slot, src/pgtable/pt_algo.h). */
+/* Sleep the calling thread: give up the CPU for ns (the host; in the
+ * simulation the thread blocks and a timer interrupt wakes it, so other
+ * threads of its CPU run meanwhile). For timer threads, the runner's
+ * back-off and cold waits that must not spin for ever (a split waiting
+ * for a slot, src/pgtable/pt_algo.h). */
 void plat_sleep_ns(uint64_t ns);
+/* Busy-wait ns, as udelay() does: the CPU stays taken (the host may
+ * sleep instead: nothing else runs on a simulated CPU meanwhile, and a
+ * host thread's delay is not what the host measures). For the delays of
+ * polling loops (the SMMUv2 sync poll). */
+void plat_delay_ns(uint64_t ns);
 
 /* ---- time and CPU ----------------------------------------------------- */
 

@@ -120,6 +120,11 @@ static void heap_push(struct iopt_sim *s, struct sim_cpu *c)
 	heap_up(s, s->heap_n - 1);
 }
 
+void sim_heap_push(struct iopt_sim *s, struct sim_cpu *c)
+{
+	heap_push(s, c);
+}
+
 static void heap_remove(struct iopt_sim *s, struct sim_cpu *c)
 {
 	unsigned i = (unsigned)c->heap_pos;
@@ -130,6 +135,11 @@ static void heap_remove(struct iopt_sim *s, struct sim_cpu *c)
 	heap_set(s, i, s->heap[s->heap_n]);
 	heap_up(s, i);
 	heap_down(s, (unsigned)s->heap[i]->heap_pos);
+}
+
+void sim_heap_remove(struct iopt_sim *s, struct sim_cpu *c)
+{
+	heap_remove(s, c);
 }
 
 static struct sim_cpu *heap_pop(struct iopt_sim *s)
@@ -153,7 +163,10 @@ static void switch_to(struct iopt_sim *s, struct sim_cpu *from,
 		sim_ifold(s, from);
 	s->switches++;
 	if (to == &s->host) {
-		s->host_in_heap = false;
+		/* Its deadline came (popped from the heap), or a CPU went
+		 * idle or ended before it: then the host looks again. */
+		if (s->host.heap_pos < 0)
+			s->host_in_heap = false;
 		sim_cur = NULL;
 	} else {
 		to->state = SIM_RUNNING;
@@ -267,6 +280,9 @@ void sim_charge_more(struct iopt_sim *s, struct sim_cpu *c, enum iopt_sim_op op,
 		for (unsigned i = 0; i < s->pct_nchange; i++)
 			if (s->pct_change[i] == s->nops)
 				c->prio = s->pct_low--;
+	/* An interrupt due, a slice over (sim_sched.c). */
+	if (plat_unlikely(c->now >= s->hw[c->hw].event))
+		sim_sched_event(s, c);
 	resched(s, c);
 }
 
@@ -298,19 +314,23 @@ static void resched(struct iopt_sim *s, struct sim_cpu *c)
 	switch_to(s, c, n);
 }
 
+/* c is runnable from cycle at: on its CPU, or queued for it. */
 void sim_wake(struct iopt_sim *s, struct sim_cpu *c, uint64_t at)
 {
-	if (c->now < at)
-		c->now = at;
-	c->key = sim_rand(s) | 1;
-	c->state = SIM_RUNNABLE;
-	heap_push(s, c);
+	sim_sched_wake(s, c, at);
 }
 
-/* c has set its state (blocked, idle or done): run someone else. */
+/* c has set its state (blocked, queued, idle or done): it gives up its
+ * CPU, someone else runs. An idle or finished thread (and a CPU's idle
+ * context, which may have re-armed itself) returns to the host context,
+ * which resumes the heap's top. */
 void sim_block(struct iopt_sim *s, struct sim_cpu *c)
 {
-	if (s->heap_n && c->state != SIM_IDLE && c->state != SIM_DONE)
+	bool to_host = c->state == SIM_IDLE || c->state == SIM_DONE ||
+		       c->idle_task;
+
+	sim_sched_release(s, c);
+	if (s->heap_n && !to_host)
 		switch_to(s, c, next_from_heap(s));
 	else
 		switch_to(s, c, &s->host);
@@ -341,6 +361,7 @@ static void cpu_main(void *arg)
 		sim_wake(s, c->joiner, c->now);
 		c->joiner = NULL;
 	}
+	sim_sched_release(s, c);
 	switch_to(s, c, &s->host);
 	abort();	/* a finished CPU is never resumed */
 }
@@ -376,6 +397,7 @@ static int cpu_slot(struct iopt_sim *s, unsigned idx, struct sim_cpu **out)
 		c->stack = st;
 		c->stack_size = size + page;
 		c->idx = idx;
+		c->hw = idx;
 		c->heap_pos = -1;
 		c->state = SIM_FREE;
 		s->cpu[idx] = c;
@@ -404,6 +426,12 @@ void sim_cpu_launch(struct iopt_sim *s, struct sim_cpu *c, uint64_t at)
 	c->joiner = NULL;
 	c->rcu_nest = 0;
 	c->gp_wait = false;
+	c->preempt = 0;
+	c->irq_off = 0;
+	c->in_irq = false;
+	c->sleeping = false;
+	if (!c->idle_task)
+		s->threads_ran++;
 	if (c->now < at)
 		c->now = at;
 	/* PCT: distinct seeded priorities above every lowered one. */
@@ -433,6 +461,7 @@ int sim_thread_new(struct iopt_sim *s, bool from_top, struct sim_cpu **out)
 		cpu_free_locals(c);
 		c->in_run = false;
 		c->run_fn = NULL;
+		c->hw = i;
 		*out = c;
 		return 0;
 	}
@@ -661,17 +690,18 @@ void iopt_sim_destroy(struct iopt_sim *sim)
 		munmap(c->stack, c->stack_size);
 		free(c);
 	}
+	sim_sched_fini(sim);
 	sim_mem_fini(sim);
 	free(sim->heap);
 	free(sim);
 }
 
-int iopt_sim_run(struct iopt_sim *sim, void (*fn)(unsigned cpu, void *arg),
-		 void *arg)
+int iopt_sim_run_threads(struct iopt_sim *sim, unsigned threads,
+			 void (*fn)(unsigned thread, void *arg), void *arg)
 {
 	int ret;
 
-	if (!sim || !fn)
+	if (!sim || !fn || !threads || threads > IOPT_SIM_MAX_CPUS)
 		return -EINVAL;
 	if (sim_cur || sim->in_host_wait)
 		return -EBUSY;
@@ -679,36 +709,44 @@ int iopt_sim_run(struct iopt_sim *sim, void (*fn)(unsigned cpu, void *arg),
 		return -EDEADLK;
 	if (sim->timed_out)
 		return -ETIMEDOUT;
-	for (unsigned i = 0; i < sim->p.cpus; i++)
+	for (unsigned i = 0; i < threads; i++)
 		if (sim->cpu[i] && sim->cpu[i]->state != SIM_FREE)
-			return -EBUSY;
-	for (unsigned i = 0; i < sim->p.cpus; i++) {
+			return i < sim->p.cpus ? -EBUSY : -EINVAL;
+	for (unsigned i = 0; i < threads; i++) {
 		struct sim_cpu *c;
 
 		ret = cpu_slot(sim, i, &c);
 		if (ret)
 			return ret;
 	}
-	for (unsigned i = 0; i < sim->p.cpus; i++) {
+	for (unsigned i = 0; i < threads; i++) {
 		struct sim_cpu *c = sim->cpu[i];
 
+		cpu_free_locals(c);
 		c->in_run = true;
 		c->run_fn = fn;
 		c->arg = arg;
+		c->hw = i % sim->p.cpus;
 		sim_cpu_launch(sim, c, sim->now);
 	}
-	sim->run_left = sim->p.cpus;
+	sim->run_left = threads;
 	ret = host_run(sim, done_run, NULL);
 	if (ret)
 		return ret;
-	for (unsigned i = 0; i < sim->p.cpus; i++)
+	for (unsigned i = 0; i < threads; i++)
 		sim->cpu[i]->state = SIM_FREE;
 	return 0;
 }
 
+int iopt_sim_run(struct iopt_sim *sim, void (*fn)(unsigned cpu, void *arg),
+		 void *arg)
+{
+	return iopt_sim_run_threads(sim, sim ? sim->p.cpus : 1, fn, arg);
+}
+
 unsigned iopt_sim_cpu(void)
 {
-	return sim_cur ? sim_cur->idx : 0;
+	return sim_cur ? sim_cur->hw : 0;
 }
 
 uint64_t iopt_sim_now(void)
@@ -734,7 +772,7 @@ uint64_t iopt_sim_now_ns(void)
 void iopt_sim_work(uint64_t cycles)
 {
 	if (sim_cur && !sim_raw)
-		sim_charge(sim_cur_sim, sim_cur, IOPT_SIM_OP_WORK, cycles);
+		sim_spend(sim_cur_sim, sim_cur, IOPT_SIM_OP_WORK, cycles);
 }
 
 static int attach(struct iopt_sim *sim, int kind, void *m, double ghz)
@@ -768,8 +806,8 @@ static bool sim_host_threads(const struct iopt_sim *sim)
 	for (unsigned i = 0; i < sim->nslots; i++) {
 		const struct sim_cpu *c = sim->cpu[i];
 
-		if (c && c != sim->rcu_cpu && c->state != SIM_FREE &&
-		    c->state != SIM_DONE)
+		if (c && c != sim->rcu_cpu && !c->idle_task &&
+		    c->state != SIM_FREE && c->state != SIM_DONE)
 			return true;
 	}
 	return false;
@@ -821,7 +859,12 @@ void iopt_sim_stats(const struct iopt_sim *sim, struct iopt_sim_stats *st)
 	memset(st, 0, sizeof(*st));
 	if (!sim)
 		return;
-	st->cpus = sim->cpus_ran;
+	for (unsigned i = 0; i < IOPT_SIM_MAX_CPUS; i++)
+		st->cpus += sim->hw[i].last != NULL;
+	st->threads = sim->threads_ran;
+	st->preemptions = sim->preemptions;
+	st->ctx_switches = sim->ctx_switches;
+	st->interrupts = sim->interrupts;
 	for (unsigned i = 0; i < sim->nslots; i++)
 		if (sim->cpu[i] && sim->cpu[i]->now > st->end_cycles)
 			st->end_cycles = sim->cpu[i]->now;

@@ -70,6 +70,36 @@ enum sim_cpu_state {
 	SIM_BLOCKED,			/* on a mutex, a join, the RCU barrier */
 	SIM_IDLE,			/* the RCU callback CPU with nothing to do */
 	SIM_DONE,			/* finished, not joined yet */
+	SIM_QUEUED,			/* runnable, waits in its CPU's run queue */
+};
+
+/* An interrupt raised for a CPU, in its pending list by (at, seq). */
+struct sim_irq {
+	uint64_t at;
+	uint64_t seq;
+	iopt_sim_irq_fn fn;
+	void *arg;
+	struct sim_irq *next;
+};
+
+/*
+ * A CPU (sim_sched.c). cur is the thread that has it: the running thread,
+ * or the one in the heap (a CPU has at most one thread in the heap), or
+ * NULL when the CPU is idle. Threads waiting for it queue in rq_head ..
+ * rq_tail. event is the first cycle at which the scheduler must look at
+ * cur again: the earliest pending interrupt, or the end of the time slice
+ * while others wait (UINT64_MAX: never).
+ */
+struct sim_hw {
+	struct sim_cpu *cur;
+	struct sim_cpu *rq_head, *rq_tail;
+	unsigned rq_n;
+	uint64_t slice_end;
+	uint64_t idle_at;		/* when it last became idle */
+	uint64_t event;
+	struct sim_irq *irqs;		/* pending, earliest first */
+	struct sim_cpu *idle;		/* its idle context, once needed */
+	struct sim_cpu *last;		/* the last thread it ran (not idle) */
 };
 
 struct sim_cpu {
@@ -78,7 +108,8 @@ struct sim_cpu {
 	uint64_t cycles;		/* cycles spent running (statistics) */
 	uint64_t insns;			/* instructions charged (sim_icharge.c) */
 	uint64_t icycles;		/* cycles charged for them */
-	unsigned idx;
+	unsigned idx;			/* thread slot */
+	unsigned hw;			/* the CPU it runs or waits on */
 	enum sim_cpu_state state;
 	int heap_pos;
 	int prio;			/* PCT priority */
@@ -95,6 +126,13 @@ struct sim_cpu {
 	struct sim_cpu *joiner;		/* CPU blocked joining it */
 	bool host_joins;		/* the host context joins it */
 	struct sim_cpu *wait_next;	/* mutex wait queue */
+	struct sim_cpu *rq_next;	/* its CPU's run queue */
+	/* Scheduler and interrupt state (sim_sched.c). */
+	unsigned preempt;		/* preemption disabled this deep */
+	unsigned irq_off;		/* interrupts disabled this deep */
+	bool in_irq;			/* a handler runs on it */
+	bool idle_task;			/* a CPU's idle context */
+	bool sleeping;			/* blocked in plat_sleep_ns() */
 	uint64_t rcu_target;		/* barrier: callbacks done to wait for */
 	/* RCU read side. */
 	unsigned rcu_nest;
@@ -149,6 +187,12 @@ struct iopt_sim {
 	uint64_t rcu_queued, rcu_done;
 	struct sim_cpu *rcu_cpu;	/* the callback CPU, once needed */
 	struct sim_cpu *rcu_waiters;	/* blocked in plat_rcu_barrier() */
+	/* CPUs and interrupts (sim_sched.c). */
+	struct sim_hw hw[IOPT_SIM_MAX_CPUS];
+	uint64_t irq_seq;
+	struct sim_irq *irq_free;	/* recycled records */
+	uint64_t preemptions, ctx_switches, interrupts;
+	unsigned threads_ran;
 	/* Models. */
 	struct sim_model models[4];
 	unsigned nmodels;
@@ -210,6 +254,30 @@ void sim_host_until(struct iopt_sim *s, bool (*cond)(void *), void *ctx);
 int sim_thread_new(struct iopt_sim *s, bool from_top, struct sim_cpu **out);
 void sim_cpu_launch(struct iopt_sim *s, struct sim_cpu *c, uint64_t at);
 uint64_t sim_ns_to_cycles(const struct iopt_sim *s, uint64_t ns);
+
+/* sim_sched.c */
+/* c's CPU has passed its event cycle: deliver what is due, preempt if
+ * its slice ended; c is the running thread. */
+void sim_sched_event(struct iopt_sim *s, struct sim_cpu *c);
+/* c stops holding its CPU (it blocks, idles or ends): the next thread in
+ * the CPU's queue gets it, or the CPU idles. */
+void sim_sched_release(struct iopt_sim *s, struct sim_cpu *c);
+/* c becomes runnable at cycle at: it takes its CPU (or an idle one) and
+ * enters the heap, or queues. */
+void sim_sched_wake(struct iopt_sim *s, struct sim_cpu *c, uint64_t at);
+/* The CPU a thread started through the platform layer starts on, under
+ * params.share_cpus. */
+unsigned sim_sched_place(const struct iopt_sim *s);
+/* Spend cycles of op on c, split at its CPU's events. */
+void sim_spend(struct iopt_sim *s, struct sim_cpu *c, enum iopt_sim_op op,
+	       uint64_t cycles);
+/* plat_sleep_ns() on c: block until cycle until, woken by a timer. */
+void sim_sleep_until(struct iopt_sim *s, struct sim_cpu *c, uint64_t until);
+/* A blocking call inside a handler: abort with a message. */
+void sim_no_block_in_irq(const struct sim_cpu *c, const char *what);
+void sim_sched_fini(struct iopt_sim *s);
+void sim_heap_push(struct iopt_sim *s, struct sim_cpu *c);
+void sim_heap_remove(struct iopt_sim *s, struct sim_cpu *c);
 
 /* sim_mem.c */
 int sim_mem_init(struct iopt_sim *s);

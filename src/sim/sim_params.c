@@ -83,6 +83,12 @@ static const struct sp_desc sp_engine[] = {
 	{ SP_FIELD(pct_quantum), .kind = SP_U64, .max = UINT64_MAX },
 	{ SP_FIELD(max_cycles), .kind = SP_U64, .max = UINT64_MAX },
 	{ SP_FIELD(ipc), .kind = SP_REAL, .lo = 0, .hi = 64, .cost = true },
+	{ SP_FIELD(sched_slice), .kind = SP_U64, .max = UINT64_MAX, .cost = true },
+	SP_COST32(ctx_switch),
+	{ SP_FIELD(wake_idle), .kind = SP_UINT, .max = 1, .cost = true },
+	{ SP_FIELD(preempt_spin), .kind = SP_UINT, .max = 1, .cost = true },
+	SP_COST32(irq_entry),
+	{ SP_FIELD(share_cpus), .kind = SP_UINT, .max = 1 },
 };
 
 #undef SP_FIELD
@@ -323,6 +329,12 @@ void iopt_sim_params_default(struct iopt_sim_params *p)
 		.sb_drain_max = 200,
 		.stack_bytes = 256 * 1024,
 		.ipc = 2.0,
+		/* 3 ms: CFS's minimum granularity for 8 or more CPUs. */
+		.sched_slice = 7500000,
+		.ctx_switch = 4000,
+		.wake_idle = 1,
+		.preempt_spin = 1,
+		.irq_entry = 1000,
 	};
 }
 
@@ -366,7 +378,7 @@ static const char *const sp_a72_8[] = {
 	"fetch_shared=50", "fetch_modified=60", "upgrade=50",
 	"per_sharer=10", "transfer=60",
 	"cores_per_cluster=4", "cross_cluster_pct=250",
-	"mmio=600", "clock_read=40", "ipc=1.5", NULL,
+	"mmio=600", "clock_read=40", "ipc=1.5", "sched_slice=9000000", NULL,
 };
 
 static const char *const sp_thunderx2[] = {
@@ -375,7 +387,7 @@ static const char *const sp_thunderx2[] = {
 	"per_sharer=10", "transfer=30",
 	"cores_per_cluster=4", "clusters_per_socket=32",
 	"cross_cluster_pct=400", "cross_socket_pct=1200",
-	"mmio=440", "ipc=1.5", NULL,
+	"mmio=440", "ipc=1.5", "sched_slice=6600000", NULL,
 };
 
 static const char *const sp_kunpeng920[] = {
@@ -384,7 +396,7 @@ static const char *const sp_kunpeng920[] = {
 	"per_sharer=10", "transfer=90",
 	"cores_per_cluster=4", "clusters_per_socket=16",
 	"cross_cluster_pct=150", "cross_socket_pct=300",
-	"mmio=520", NULL,
+	"mmio=520", "sched_slice=7800000", NULL,
 };
 
 static const struct sp_platform sp_platforms[] = {

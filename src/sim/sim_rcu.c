@@ -216,6 +216,7 @@ void plat_rcu_barrier(void)
 		sim_charge(s, c, IOPT_SIM_OP_RCU, s->p.call);
 		if (s->rcu_done >= s->rcu_queued)
 			return;
+		sim_no_block_in_irq(c, "plat_rcu_barrier()");
 		c->rcu_target = s->rcu_queued;
 		c->wait_next = s->rcu_waiters;
 		s->rcu_waiters = c;

@@ -25,7 +25,46 @@ int iopt_sim_run(struct iopt_sim *sim, void (*fn)(unsigned cpu, void *arg),
 	return -ENOTSUP;
 }
 
+int iopt_sim_run_threads(struct iopt_sim *sim, unsigned threads,
+			 void (*fn)(unsigned thread, void *arg), void *arg)
+{
+	return -ENOTSUP;
+}
+
 unsigned iopt_sim_cpu(void)
+{
+	return 0;
+}
+
+unsigned iopt_sim_thread(void)
+{
+	return 0;
+}
+
+int iopt_sim_irq_at(struct iopt_sim *sim, unsigned cpu, uint64_t at,
+		    iopt_sim_irq_fn fn, void *arg)
+{
+	return -ENOTSUP;
+}
+
+unsigned long iopt_sim_irq_save(void)
+{
+	return 0;
+}
+
+void iopt_sim_irq_restore(unsigned long flags)
+{
+}
+
+void iopt_sim_preempt_disable(void)
+{
+}
+
+void iopt_sim_preempt_enable(void)
+{
+}
+
+int iopt_sim_in_irq(void)
 {
 	return 0;
 }
