@@ -20,6 +20,10 @@
  *   - interrupts raised inside an irq-save section run at its restore.
  *   - an interrupt for an idle CPU runs there at X+E.
  *   - a sleeping thread gives its CPU to another; a timer wakes it.
+ *   - a handler calls the library: a timer on CPU 0 frees the IOVAs the
+ *     thread it interrupts allocates (the kernel's TX-completion pattern);
+ *     a shadow of the live ranges sees none handed out twice, every free
+ *     succeeds and nothing is left live.
  *   - the same seed gives the same trace; bad arguments are -EINVAL;
  *     blocking inside a handler aborts.
  */
@@ -36,6 +40,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include <iopgtable/iova.h>
 #include <iopgtable/sim.h>
 
 #include "../src/platform/platform.h"
@@ -319,6 +324,105 @@ static void test_irq_order(void **state)
 	iopt_sim_destroy(s);
 }
 
+/* ---- a handler that calls the library ------------------------------------ */
+
+#define LIB_N 3000
+#define LIB_SPACE 4096
+
+struct libirq {
+	struct iopt_iova *d;
+	struct iopt_sim *sim;
+	uint64_t ring[LIB_N];
+	unsigned head, tail;		/* pushed by the thread, popped by the handler */
+	unsigned char live[LIB_SPACE];
+	unsigned dup, bad_free, handler_frees, not_irq;
+	bool done;
+};
+
+static void lib_free(struct libirq *l, uint64_t pfn)
+{
+	if (pfn >= LIB_SPACE || !l->live[pfn])
+		l->bad_free++;
+	else
+		l->live[pfn] = 0;
+	if (iopt_iova_free_cached(l->d, pfn, 1, IOPT_IOVA_CPU_SELF))
+		l->bad_free++;
+}
+
+static void lib_timer(unsigned cpu, void *arg)
+{
+	struct libirq *l = arg;
+
+	if (!iopt_sim_in_irq())
+		l->not_irq++;
+	while (l->tail != l->head) {
+		lib_free(l, l->ring[l->tail++]);
+		l->handler_frees++;
+	}
+	if (!l->done)
+		iopt_sim_irq_at(l->sim, cpu, iopt_sim_now() + 2000, lib_timer, l);
+}
+
+static void lib_fn(unsigned t, void *arg)
+{
+	struct libirq *l = arg;
+
+	for (unsigned i = 0; i < LIB_N; i++) {
+		uint64_t pfn;
+		unsigned long f;
+
+		if (iopt_iova_alloc_cached(l->d, 1, LIB_SPACE - 1,
+					   IOPT_IOVA_CPU_SELF, true, &pfn)) {
+			l->bad_free++;
+			continue;
+		}
+		if (pfn >= LIB_SPACE || l->live[pfn])
+			l->dup++;
+		else
+			l->live[pfn] = 1;
+		/* The ring is shared with the handler: a kernel would
+		 * disable interrupts around it too. */
+		f = iopt_sim_irq_save();
+		l->ring[l->head++] = pfn;
+		iopt_sim_irq_restore(f);
+		iopt_sim_work(300);
+	}
+	l->done = true;
+	unsigned long f = iopt_sim_irq_save();
+
+	while (l->tail != l->head)
+		lib_free(l, l->ring[l->tail++]);
+	iopt_sim_irq_restore(f);
+}
+
+static void test_handler_calls_library(void **state)
+{
+	struct iopt_iova_cfg cfg = { .granule = 4096, .start_pfn = 1,
+				     .end_pfn = LIB_SPACE, .nr_cpus = 2,
+				     .check_cached_frees = true };
+	struct iopt_sim *s = mk(2, 1);
+	struct libirq *l = calloc(1, sizeof(*l));
+	unsigned live = 0;
+
+	assert_non_null(l);
+	l->sim = s;
+	assert_int_equal(iopt_iova_create(&cfg, &l->d), 0);
+	assert_int_equal(iopt_sim_irq_at(s, 0, 5000, lib_timer, l), 0);
+	assert_int_equal(iopt_sim_run_threads(s, 1, lib_fn, l), 0);
+	for (unsigned i = 0; i < LIB_SPACE; i++)
+		live += l->live[i];
+	assert_int_equal(l->dup, 0);
+	assert_int_equal(l->bad_free, 0);
+	assert_int_equal(l->not_irq, 0);
+	assert_int_equal(live, 0);
+	/* The thread works 300 cycles an allocation, the timer fires every
+	 * 2000: most frees are the handler's. */
+	assert_true(l->handler_frees > LIB_N / 2);
+	iopt_iova_destroy(l->d);
+	free(l);
+	iopt_sim_destroy(s);
+}
+
 /* ---- sleeping ---------------------------------------------------------------- */
 
 static void sleep_fn(unsigned t, void *arg)
@@ -459,6 +563,7 @@ int main(void)
 		cmocka_unit_test(test_irqsave_defers),
 		cmocka_unit_test(test_irq_idle_cpu),
 		cmocka_unit_test(test_irq_order),
+		cmocka_unit_test(test_handler_calls_library),
 		cmocka_unit_test(test_sleep_yields),
 		cmocka_unit_test(test_deterministic),
 		cmocka_unit_test(test_bad_args),

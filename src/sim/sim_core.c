@@ -428,6 +428,7 @@ void sim_cpu_launch(struct iopt_sim *s, struct sim_cpu *c, uint64_t at)
 	c->gp_wait = false;
 	c->preempt = 0;
 	c->irq_off = 0;
+	c->spin_held = 0;
 	c->in_irq = false;
 	c->sleeping = false;
 	if (!c->idle_task)

@@ -130,6 +130,7 @@ struct sim_cpu {
 	/* Scheduler and interrupt state (sim_sched.c). */
 	unsigned preempt;		/* preemption disabled this deep */
 	unsigned irq_off;		/* interrupts disabled this deep */
+	unsigned spin_held;		/* library spinlocks held (irqsave) */
 	bool in_irq;			/* a handler runs on it */
 	bool idle_task;			/* a CPU's idle context */
 	bool sleeping;			/* blocked in plat_sleep_ns() */

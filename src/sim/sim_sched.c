@@ -17,7 +17,8 @@
  * it after every charge (one comparison) and calls sim_sched_event() when
  * it has passed:
  *  - interrupts due are delivered, one after another, unless the thread
- *    has them disabled or a handler already runs on it: each charges
+ *    has them disabled (explicitly, or by holding a library spinlock:
+ *    those are spin_lock_irqsave's) or a handler already runs on it: each charges
  *    irq_entry and runs its handler on the thread's stack, in interrupt
  *    context (not preemptible, no nesting, no blocking);
  *  - a thread whose slice ended while others wait, and that can be
@@ -272,7 +273,7 @@ unsigned sim_sched_place(const struct iopt_sim *s)
 
 static bool irq_ok(const struct sim_cpu *c)
 {
-	return !c->in_irq && !c->irq_off && !sim_raw;
+	return !c->in_irq && !c->irq_off && !c->spin_held && !sim_raw;
 }
 
 static void irq_deliver(struct iopt_sim *s, struct sim_cpu *c, struct sim_hw *h)
@@ -295,7 +296,7 @@ static void irq_deliver(struct iopt_sim *s, struct sim_cpu *c, struct sim_hw *h)
 static bool preemptible(const struct sim_cpu *c)
 {
 	return !c->preempt && !c->irq_off && !c->in_irq && !c->idle_task &&
-	       !sim_raw;
+	       !(c->spin_held && sim_cur_sim->p.preempt_spin) && !sim_raw;
 }
 
 void sim_sched_event(struct iopt_sim *s, struct sim_cpu *c)
@@ -455,16 +456,22 @@ void iopt_sim_preempt_enable(void)
 		sim_sched_event(sim_cur_sim, c);
 }
 
+/* A library spinlock section: irqsave always, non-preemptible under
+ * preempt_spin. */
 void sim_spin_hold(void)
 {
-	if (sim_cur && !sim_raw && sim_cur_sim->p.preempt_spin)
-		sim_cur->preempt++;
+	if (sim_cur && !sim_raw)
+		sim_cur->spin_held++;
 }
 
 void sim_spin_unhold(void)
 {
-	if (sim_cur && !sim_raw && sim_cur_sim->p.preempt_spin)
-		iopt_sim_preempt_enable();
+	struct sim_cpu *c = sim_cur;
+
+	if (!c || sim_raw || !c->spin_held)
+		return;
+	if (--c->spin_held == 0 && event_due(c))
+		sim_sched_event(sim_cur_sim, c);
 }
 
 int iopt_sim_in_irq(void)
