@@ -43,7 +43,9 @@ IOPT_API void iopt_physmem_destroy(struct iopt_physmem *pm);
 /*
  * Host pointer for [pa, pa + len), which must lie inside one frame and the
  * window; the frame is created (zeroed) if needed. NULL if outside the
- * window, crossing a frame, or out of memory.
+ * window, crossing a frame, or out of memory. The host address has pa's
+ * offset in its 4 KiB page (frames are page aligned), so the memory's host
+ * cache lines are its physical ones.
  */
 IOPT_API void *iopt_physmem_ptr(struct iopt_physmem *pm, uint64_t pa,
 				size_t len);

@@ -9,9 +9,11 @@
  * allocator (bump pointer plus one free list per size) and its record of
  * live blocks (an open-addressing hash) are under a mutex.
  */
+#define _DEFAULT_SOURCE	/* MAP_ANONYMOUS */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <iopgtable/physmem.h>
 
@@ -86,7 +88,9 @@ void iopt_physmem_destroy(struct iopt_physmem *pm)
 		if (!leaf)
 			continue;
 		for (unsigned f = 0; f < LEAF_FRAMES; f++)
-			free((void *)(uintptr_t)leaf[f]);
+			if (leaf[f])
+				munmap((void *)(uintptr_t)leaf[f],
+				       IOPT_PHYSMEM_FRAME);
 		free(leaf);
 	}
 	plat_mutex_destroy(&pm->lock);
@@ -95,15 +99,31 @@ void iopt_physmem_destroy(struct iopt_physmem *pm)
 	free(pm);
 }
 
-/* Load *slot, or create it (zeroed, bytes) and publish it. */
-static void *pm_slot(uint64_t *slot, size_t bytes)
+/*
+ * A frame's host memory: zeroed, mapped on first touch, and page aligned,
+ * so that a physical address's offset in its page, and so its cache line
+ * and the lines a table spans, are the host address's too (the
+ * simulation's coherence model keys lines by host address; a heap block
+ * starts 16 bytes into a page).
+ */
+static void *pm_frame_map(void)
+{
+	void *p = mmap(NULL, IOPT_PHYSMEM_FRAME, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Load *slot, or create it (a frame, else zeroed heap of bytes) and
+ * publish it. */
+static void *pm_slot(uint64_t *slot, size_t bytes, bool frame)
 {
 	/* Acquire: pairs with the release CAS below. */
 	uint64_t v = plat_load_acq64(slot);
 
 	if (plat_likely(v))
 		return (void *)(uintptr_t)v;
-	void *p = calloc(1, bytes);
+	void *p = frame ? pm_frame_map() : calloc(1, bytes);
 
 	if (!p)
 		return NULL;
@@ -111,7 +131,11 @@ static void *pm_slot(uint64_t *slot, size_t bytes)
 
 	if (plat_cas_rel64(slot, &old, (uint64_t)(uintptr_t)p))
 		return p;
-	free(p);		/* lost the race: use the winner's */
+	/* Lost the race: use the winner's. */
+	if (frame)
+		munmap(p, IOPT_PHYSMEM_FRAME);
+	else
+		free(p);
 	return (void *)(uintptr_t)old;
 }
 
@@ -122,12 +146,12 @@ static void *pm_frame_create(struct iopt_physmem *pm, uint64_t off)
 {
 	uint64_t frame = off >> FRAME_LG2;
 	uint64_t *leaf = pm_slot(&pm->leaves[frame >> LEAF_LG2],
-				 LEAF_FRAMES * sizeof(uint64_t));
+				 LEAF_FRAMES * sizeof(uint64_t), false);
 	uint8_t *f;
 
 	if (!leaf)
 		return NULL;
-	f = pm_slot(&leaf[frame & (LEAF_FRAMES - 1)], IOPT_PHYSMEM_FRAME);
+	f = pm_slot(&leaf[frame & (LEAF_FRAMES - 1)], IOPT_PHYSMEM_FRAME, true);
 	return f ? f + (off & (IOPT_PHYSMEM_FRAME - 1)) : NULL;
 }
 
