@@ -559,13 +559,18 @@ int bench_simrun_main(int argc, char **argv, bench_dispatch_fn dispatch)
 		const struct iopt_sim_line_stat *h = &st.hot[i];
 		Dl_info di = { 0 };
 
-		if (!h->transfers)
+		char far[48] = "";
+
+		if (!h->transfers && !h->far_atomics)
 			break;
 		if (h->last_writer_pc && !dladdr(h->last_writer_pc, &di))
 			di.dli_fname = NULL;
-		fprintf(stderr, "iopt-bench-sim: hot line %d: %llu transfers, %llu "
+		if (h->far_atomics)
+			snprintf(far, sizeof(far), ", %llu far atomics",
+				 (unsigned long long)h->far_atomics);
+		fprintf(stderr, "iopt-bench-sim: hot line %d: %llu transfers%s, %llu "
 			"cycles queued, last writer %s+0x%llx\n", (int)i,
-			(unsigned long long)h->transfers,
+			(unsigned long long)h->transfers, far,
 			(unsigned long long)h->wait_cycles,
 			di.dli_fname ? di.dli_fname : "?",
 			(unsigned long long)((uintptr_t)h->last_writer_pc -

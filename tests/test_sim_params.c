@@ -76,6 +76,11 @@ static const struct field engine[] = {
 	{ E(preempt_spin), K_UINT, "0", "2", NULL },
 	C32(irq_entry, "999"),
 	{ E(share_cpus), K_UINT, "1", "2", NULL },
+	{ E(atomic_far), K_UINT, "1", "2", NULL },
+	C32(far_atomic, "121"),
+	C32(far_atomic_home, "0"),
+	C32(cmo_line, "11"),
+	C32(cmo_barrier, "4294967295"),
 };
 
 #undef E
@@ -336,6 +341,12 @@ static void t_defaults(void **state)
 	assert_int_equal(p.cross_socket_pct, 300);
 	assert_int_equal(p.mmio, 500);
 	assert_true(p.ipc == 2.0);
+	/* "Far atomics", "Cache maintenance": near by default. */
+	assert_int_equal(p.atomic_far, 0);
+	assert_int_equal(p.far_atomic, 120);
+	assert_int_equal(p.far_atomic_home, 20);
+	assert_int_equal(p.cmo_line, 10);
+	assert_int_equal(p.cmo_barrier, 120);
 }
 
 struct setting {
@@ -348,6 +359,7 @@ static const struct setting set_a72[] = {
 	{ "fetch_modified", "60" }, { "upgrade", "50" }, { "transfer", "60" },
 	{ "cores_per_cluster", "4" }, { "cross_cluster_pct", "250" },
 	{ "mmio", "600" }, { "ipc", "1.5" }, { "sched_slice", "9000000" },
+	{ "cmo_barrier", "300" },
 	{ NULL, NULL },
 };
 static const struct setting set_tx2[] = {
@@ -365,7 +377,8 @@ static const struct setting set_kp920[] = {
 	{ "upgrade", "80" }, { "transfer", "90" },
 	{ "cores_per_cluster", "4" }, { "clusters_per_socket", "16" },
 	{ "cross_cluster_pct", "150" }, { "mmio", "520" },
-	{ "sched_slice", "7800000" }, { NULL, NULL },
+	{ "sched_slice", "7800000" },
+	{ "far_atomic", "135" }, { "cmo_barrier", "135" }, { NULL, NULL },
 };
 static const struct {
 	const char *name;

@@ -67,8 +67,10 @@ IOPT_API uint64_t iopt_physmem_used(const struct iopt_physmem *pm);
 
 /*
  * Table-memory operations for struct iopt_pgtable_cfg, with the physmem as
- * mem_ctx. Their sync does nothing: a walker that reads the physmem sees the
- * CPU's writes (a coherent walk).
+ * mem_ctx. Their sync cleans the range to the point of coherency: nothing
+ * on the host, where a walker that reads the physmem sees the CPU's writes;
+ * on the simulation it costs the calling CPU the cleans and their barrier
+ * (docs/sim.md, "Cache maintenance").
  */
 IOPT_API const struct iopt_pgtable_mem_ops *iopt_physmem_mem_ops(void);
 

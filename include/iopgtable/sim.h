@@ -169,6 +169,16 @@ struct iopt_sim_params {
 	unsigned preempt_spin;
 	uint32_t irq_entry;
 	unsigned share_cpus;
+	/* Memory system: far atomics, cache maintenance (docs/sim.md, "Far
+	 * atomics" and "Cache maintenance"). */
+	/* 0: every read-modify-write executes near (the line comes to the
+	 * CPU); 1: one on a line the CPU does not hold uniquely executes far,
+	 * at the line's home node, and leaves no CPU holding the line. */
+	unsigned atomic_far;
+	uint32_t far_atomic;		/* a far atomic's round trip to the home */
+	uint32_t far_atomic_home;	/* the home starts far atomics to one line this far apart */
+	uint32_t cmo_line;		/* one line cleaned to the point of coherency (DC CVAC) */
+	uint32_t cmo_barrier;		/* the barrier that waits for the cleans (DSB) */
 };
 
 IOPT_API void iopt_sim_params_default(struct iopt_sim_params *p);
@@ -183,8 +193,8 @@ IOPT_API void iopt_sim_params_default(struct iopt_sim_params *p);
  * (strtod()'s syntax, a digit or '.' first, finite) in its range; or, for
  * memmodel and sched, one of their names (sc|tso, random|pct). Ranges are
  * per field (cpus 1 .. IOPT_SIM_MAX_CPUS, cpu_ghz above 0 and at most
- * 1000, ipc 0 .. 64, stack_bytes at least 16384, the 32-bit costs up to
- * 2^32 - 1); rules between fields (sb_drain_min <= sb_drain_max) are
+ * 1000, ipc 0 .. 64, stack_bytes at least 16384, atomic_far 0 .. 1, the
+ * 32-bit costs up to 2^32 - 1); rules between fields (sb_drain_min <= sb_drain_max) are
  * iopt_sim_create()'s.
  *
  * iopt_sim_param_set(): 0; -EINVAL: p, name or value NULL, an unknown
@@ -422,6 +432,7 @@ enum iopt_sim_op {
 	IOPT_SIM_OP_LOCK, IOPT_SIM_OP_CLOCK, IOPT_SIM_OP_RELAX, IOPT_SIM_OP_RCU,
 	IOPT_SIM_OP_MMIO, IOPT_SIM_OP_WORK, IOPT_SIM_OP_OTHER,
 	IOPT_SIM_OP_IRQ,		/* an interrupt's entry and return */
+	IOPT_SIM_OP_CMO,	/* a cache clean with its barrier (plat_cache_clean) */
 	IOPT_SIM_OP_COUNT
 };
 
@@ -430,6 +441,7 @@ struct iopt_sim_line_stat {
 	uint64_t transfers;		/* times it moved between CPUs */
 	uint64_t wait_cycles;		/* cycles CPUs queued for it */
 	const void *last_writer_pc;	/* call site of its last writer, or NULL */
+	uint64_t far_atomics;		/* atomics executed at its home node */
 };
 
 struct iopt_sim_stats {

@@ -340,11 +340,13 @@ static void *pm_ops_p2v(uint64_t pa, void *ctx)
 	return iopt_physmem_ptr(ctx, pa, 1);
 }
 
+/* Clean the range to the point of coherency (platform.h, "Cache
+ * maintenance"): the walker reads simulated physical memory, which is host
+ * memory, so only the simulation charges it. */
 static void pm_ops_sync(void *va, size_t size, void *ctx)
 {
-	(void)va;
-	(void)size;
 	(void)ctx;
+	plat_cache_clean(va, size);
 }
 
 static const struct iopt_pgtable_mem_ops pm_ops = {

@@ -228,6 +228,14 @@ static inline void plat_dev_write(const void *p, size_t len)
 	(void)len;
 }
 
+/* Cache maintenance: nothing. The host's table memory is what the walker
+ * (a model reading host memory) sees, so there is nothing to clean. */
+static inline void plat_cache_clean(const void *p, size_t len)
+{
+	(void)p;
+	(void)len;
+}
+
 /* ---- per-CPU storage -------------------------------------------------- */
 
 /* Host: one instance per thread (a host thread is the unit that runs on a

@@ -117,13 +117,11 @@ void plat_mutex_lock(struct plat_mutex *m)
 	}
 	s = sim_cur_sim;
 	sim_ipoint(s, c);
-	/* The lock word's line, as an atomic exchange would touch it (a
-	 * full barrier: the store buffer drains first). */
+	/* The lock word's line, as an atomic exchange would touch it, near
+	 * or far (a full barrier: the store buffer drains first). */
 	sim_charge(s, c, IOPT_SIM_OP_LOCK,
 		   sim_sb_drain_all(s, c) +
-		   sim_line_access(s, c, &m->word, true,
-				   __builtin_return_address(0)) +
-		   s->p.atomic_extra);
+		   sim_rmw_access(s, c, &m->word, __builtin_return_address(0)));
 	if (!m->word) {
 		m->word = 1;
 		m->holder = c->idx + 1;

@@ -179,6 +179,10 @@ void plat_mmio_end(const void *dev);
 void plat_dev_read(const void *p, void *buf, size_t len);
 void plat_dev_write(const void *p, size_t len);
 
+/* Cache maintenance (platform.h, "Cache maintenance"): charges the
+ * cleans and their barrier and marks the lines clean (src/sim/sim_mem.c). */
+void plat_cache_clean(const void *p, size_t len);
+
 /* ---- per-CPU storage -------------------------------------------------- */
 
 /* One key per PLAT_CPU_LOCAL definition; the engine numbers it on first

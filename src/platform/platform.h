@@ -62,6 +62,14 @@
  *   write first drains the CPUs' buffered stores to the lines it touches,
  *   then takes the lines from every CPU (a DMA write from outside them:
  *   the next CPU access of the line misses, params.miss_mem).
+ * Cache maintenance: plat_cache_clean(p, len) cleans every cache line of
+ *   [p, p + len) to the point of coherency and waits until that is done
+ *   (Arm: DC CVAC per line, then DSB), so that a non-coherent observer (a
+ *   table walker that does not snoop) reads the data from memory; a table
+ *   memory's sync callback calls it. Host: nothing. Sim: the calling CPU
+ *   pays params.cmo_line per line and params.cmo_barrier, after its
+ *   store buffer drains (TSO); a line it holds modified stays with it,
+ *   clean. Outside a run, nothing.
  *
  * Debug-yield (cmake -DIOPT_DEBUG_YIELD=ON, host): every atomic access and
  * lock may call sched_yield() at random, widening race windows in stress

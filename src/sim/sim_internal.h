@@ -51,6 +51,8 @@ struct sim_line {
 	uint64_t free_at;		/* next cycle it may move */
 	uint64_t transfers;
 	uint64_t wait_cycles;
+	uint64_t far_ops;		/* atomics executed at its home node */
+	bool at_home;			/* a far atomic left it at its home node */
 	const void *writer_pc;
 };
 
@@ -286,6 +288,10 @@ void sim_mem_fini(struct iopt_sim *s);
 /* Charge c one access of the line holding addr; returns its cycles. */
 uint64_t sim_line_access(struct iopt_sim *s, struct sim_cpu *c,
 			 const void *addr, bool write, const void *pc);
+/* Charge c one atomic read-modify-write of the line holding addr, near or
+ * far (params.atomic_far); returns its cycles. */
+uint64_t sim_rmw_access(struct iopt_sim *s, struct sim_cpu *c,
+			const void *addr, const void *pc);
 uint64_t sim_sb_drain_all(struct iopt_sim *s, struct sim_cpu *c);
 void sim_run_models(struct iopt_sim *s, uint64_t now);
 uint64_t sim_safe_time(const struct iopt_sim *s, const struct sim_cpu *c);

@@ -18,6 +18,22 @@
  * cross_socket_pct between sockets. Every access that is not a hit moves
  * the line, and a line moves at most once per `transfer` cycles: the k-th
  * of CPUs arriving together waits (k-1) transfers (sim.h, docs/sim.md).
+ * A line nobody holds that a far atomic left at its home node comes from
+ * there, at fetch_shared, instead of from memory.
+ *
+ * Atomics. A read-modify-write is a write access plus atomic_extra (near),
+ * or, with atomic_far set and the line not held uniquely by the CPU (held
+ * modified, or as its only holder), it executes at the line's home node
+ * (far): it starts at max(now, the line's free_at), occupies the home for
+ * far_atomic_home cycles (free_at), costs its wait + far_atomic + one
+ * per_sharer per CPU holding the line, and leaves no CPU holding it (the
+ * requester included) and the line at home. A far atomic does not move
+ * the line: it counts in far_ops, not in transfers.
+ *
+ * Cache maintenance (plat_cache_clean): every line of the range is
+ * cleaned to the point of coherency: a CPU holding it modified keeps it,
+ * clean; the CPU pays cmo_line per line and cmo_barrier for the barrier
+ * after them, plus, under TSO, the wait for its store buffer to drain.
  *
  * TSO. Memory always holds the newest value stored (so the storing CPU's
  * own loads, and its plain accesses, see it); a buffered store remembers
@@ -217,7 +233,7 @@ static uint64_t line_cost(struct iopt_sim *s, struct sim_cpu *c,
 			base = scaled(p->fetch_shared,
 				      topo_pct_set(s, me, &l->sharers, false));
 		} else {
-			base = p->miss_mem;
+			base = l->at_home ? p->fetch_shared : p->miss_mem;
 			moved = false;
 		}
 		set_add(&l->sharers, me);
@@ -238,7 +254,7 @@ static uint64_t line_cost(struct iopt_sim *s, struct sim_cpu *c,
 			base = scaled(p->fetch_shared + (uint64_t)n * p->per_sharer,
 				      topo_pct_set(s, me, &l->sharers, true));
 		} else {
-			base = p->miss_mem;
+			base = l->at_home ? p->fetch_shared : p->miss_mem;
 			moved = false;
 		}
 		set_only(&l->sharers, me);
@@ -257,6 +273,51 @@ uint64_t sim_line_access(struct iopt_sim *s, struct sim_cpu *c,
 			 const void *addr, bool write, const void *pc)
 {
 	return line_cost(s, c, line_find(s, addr), write, pc);
+}
+
+/* ---- atomics: near or far ----------------------------------------------- */
+
+/* Whether c's read-modify-write of l executes at the line's home node:
+ * with atomic_far, unless c holds the line uniquely. */
+static bool rmw_is_far(const struct iopt_sim *s, const struct sim_cpu *c,
+		       const struct sim_line *l)
+{
+	if (!s->p.atomic_far || l->owner == c->idx)
+		return false;
+	return !(set_has(&l->sharers, c->idx) && set_count(&l->sharers) == 1);
+}
+
+/* A far atomic: every cached copy is invalidated, the home executes it
+ * after the one before on this line. */
+static uint64_t far_cost(struct iopt_sim *s, struct sim_cpu *c,
+			 struct sim_line *l, const void *pc)
+{
+	const struct iopt_sim_params *p = &s->p;
+	uint64_t holders = set_count(&l->sharers);
+	uint64_t start = l->free_at > c->now ? l->free_at : c->now;
+
+	l->writer_pc = pc;
+	memset(&l->sharers, 0, sizeof(l->sharers));
+	l->owner = SIM_NONE;
+	l->at_home = true;
+	l->free_at = start + p->far_atomic_home;
+	l->wait_cycles += start - c->now;
+	l->far_ops++;
+	return start - c->now + p->far_atomic + holders * p->per_sharer;
+}
+
+static uint64_t rmw_cost(struct iopt_sim *s, struct sim_cpu *c,
+			 struct sim_line *l, const void *pc)
+{
+	if (rmw_is_far(s, c, l))
+		return far_cost(s, c, l, pc);
+	return line_cost(s, c, l, true, pc) + s->p.atomic_extra;
+}
+
+uint64_t sim_rmw_access(struct iopt_sim *s, struct sim_cpu *c,
+			const void *addr, const void *pc)
+{
+	return rmw_cost(s, c, line_find(s, addr), pc);
 }
 
 /* ---- raw memory ------------------------------------------------------------ */
@@ -511,7 +572,7 @@ static struct sim_line *rmw_begin(struct iopt_sim *s, struct sim_cpu *c,
 	l = line_find(s, p);
 	if (tso(s))
 		sb_foreign_write(s, c, l);
-	*cost = wait + line_cost(s, c, l, true, pc) + s->p.atomic_extra;
+	*cost = wait + rmw_cost(s, c, l, pc);
 	return l;
 }
 
@@ -571,6 +632,42 @@ void sim_fence(void)
 	pre_op(s, c);
 	sim_charge(s, c, IOPT_SIM_OP_FENCE,
 		   s->p.fence + (tso(s) ? sim_sb_drain_all(s, c) : 0));
+}
+
+/*
+ * Clean [p, p + len) to the point of coherency and wait for it
+ * (platform.h, "Cache maintenance"): DC CVAC per line, then DSB. The DSB
+ * waits for the CPU's earlier stores too (TSO: the store buffer drains).
+ * A line the CPU holds modified is written back and stays valid and clean
+ * (its next store by that CPU is a silent upgrade again); what other CPUs
+ * hold is unchanged. A device reading the lines (plat_dev_read) sees
+ * memory, so nothing else changes.
+ */
+void plat_cache_clean(const void *p, size_t len)
+{
+	struct sim_cpu *c = sim_cur;
+	struct iopt_sim *s;
+	uintptr_t first, last;
+	uint64_t wait = 0;
+
+	if (!c || !len)
+		return;
+	s = sim_cur_sim;
+	sim_ipoint(s, c);
+	pre_op(s, c);
+	if (tso(s))
+		wait = sim_sb_drain_all(s, c);
+	first = (uintptr_t)p >> SIM_LINE_SHIFT;
+	last = ((uintptr_t)p + len - 1) >> SIM_LINE_SHIFT;
+	for (uintptr_t k = first; k <= last; k++) {
+		struct sim_line *l = line_peek(s, k);
+
+		if (l)
+			l->owner = SIM_NONE;	/* still in its sharers: clean */
+	}
+	sim_charge(s, c, IOPT_SIM_OP_CMO,
+		   wait + (uint64_t)(last - first + 1) * s->p.cmo_line +
+		   s->p.cmo_barrier);
 }
 
 /* ---- SMMU models on the timeline ----------------------------------------- */
@@ -793,6 +890,7 @@ void plat_dev_write(const void *p, size_t len)
 			sb_drain_line(s, s->cpu[l->sb_owner], l);
 		memset(&l->sharers, 0, sizeof(l->sharers));
 		l->owner = SIM_NONE;
+		l->at_home = false;	/* memory has the device's data */
 	}
 }
 
@@ -830,7 +928,7 @@ void sim_mem_hot(const struct iopt_sim *s, struct iopt_sim_line_stat *hot,
 		const struct sim_line *l = &s->lines[i];
 		unsigned j;
 
-		if (!l->key || !l->transfers)
+		if (!l->key || (!l->transfers && !l->far_ops))
 			continue;
 		if (have == n && !hotter(l, &hot[n - 1]))
 			continue;
@@ -844,6 +942,7 @@ void sim_mem_hot(const struct iopt_sim *s, struct iopt_sim_line_stat *hot,
 			.transfers = l->transfers,
 			.wait_cycles = l->wait_cycles,
 			.last_writer_pc = l->writer_pc,
+			.far_atomics = l->far_ops,
 		};
 	}
 }

@@ -89,6 +89,12 @@ static const struct sp_desc sp_engine[] = {
 	{ SP_FIELD(preempt_spin), .kind = SP_UINT, .max = 1, .cost = true },
 	SP_COST32(irq_entry),
 	{ SP_FIELD(share_cpus), .kind = SP_UINT, .max = 1 },
+	/* Memory system: far atomics, cache maintenance. */
+	{ SP_FIELD(atomic_far), .kind = SP_UINT, .max = 1, .cost = true },
+	SP_COST32(far_atomic),
+	SP_COST32(far_atomic_home),
+	SP_COST32(cmo_line),
+	SP_COST32(cmo_barrier),
 };
 
 #undef SP_FIELD
@@ -335,6 +341,11 @@ void iopt_sim_params_default(struct iopt_sim_params *p)
 		.wake_idle = 1,
 		.preempt_spin = 1,
 		.irq_entry = 1000,
+		.atomic_far = 0,
+		.far_atomic = 120,
+		.far_atomic_home = 20,
+		.cmo_line = 10,
+		.cmo_barrier = 120,
 	};
 }
 
@@ -378,7 +389,8 @@ static const char *const sp_a72_8[] = {
 	"fetch_shared=50", "fetch_modified=60", "upgrade=50",
 	"per_sharer=10", "transfer=60",
 	"cores_per_cluster=4", "cross_cluster_pct=250",
-	"mmio=600", "clock_read=40", "ipc=1.5", "sched_slice=9000000", NULL,
+	"mmio=600", "clock_read=40", "ipc=1.5", "sched_slice=9000000",
+	"atomic_far=0", "cmo_barrier=300", NULL,
 };
 
 static const char *const sp_thunderx2[] = {
@@ -387,7 +399,8 @@ static const char *const sp_thunderx2[] = {
 	"per_sharer=10", "transfer=30",
 	"cores_per_cluster=4", "clusters_per_socket=32",
 	"cross_cluster_pct=400", "cross_socket_pct=1200",
-	"mmio=440", "ipc=1.5", "sched_slice=6600000", NULL,
+	"mmio=440", "ipc=1.5", "sched_slice=6600000",
+	"atomic_far=0", "far_atomic=120", "cmo_barrier=120", NULL,
 };
 
 static const char *const sp_kunpeng920[] = {
@@ -396,7 +409,8 @@ static const char *const sp_kunpeng920[] = {
 	"per_sharer=10", "transfer=90",
 	"cores_per_cluster=4", "clusters_per_socket=16",
 	"cross_cluster_pct=150", "cross_socket_pct=300",
-	"mmio=520", "sched_slice=7800000", NULL,
+	"mmio=520", "sched_slice=7800000",
+	"atomic_far=0", "far_atomic=135", "cmo_barrier=135", NULL,
 };
 
 static const struct sp_platform sp_platforms[] = {
