@@ -1676,6 +1676,81 @@ static void test_sync_timing(void **state)
 	}
 }
 
+/*
+ * TLBSTATUS reports "the status of any TLB maintenance operations issued
+ * before the most recent TLBSYNC" (the SMMUv2 register description): two
+ * CPUs that keep writing TLBIVA + TLBSYNC to a bank keep a third CPU's
+ * poll of that bank's TLBSTATUS at 1 for as long as invalidations arrive
+ * faster than the engine retires them, in both sync modes. Expected from
+ * the timing parameters alone (tlbi_cycles 16, sync_cycles 8): TLBIs
+ * every 10 cycles from T pile up on the sequential engine, the k-th
+ * (from 0) completes at T + 16 (k + 1); the last sync follows the last
+ * TLBI, so SACTIVE first reads 0 at T + 16 n + 8. Issued every 40 cycles
+ * instead, each round drains (16 + 8 < 40) and the poller sees 0 at
+ * w + 24 after each round's write w.
+ * Then the interrupt case: a poller's sync is joined by a handler's TLBI +
+ * TLBSYNC; the completion moves to the handler's (T' + 1 + 16 + 8) and the
+ * poller reads 0 from there, in both modes.
+ */
+static void test_sync_interleaved_writers(void **state)
+{
+	struct rig r;
+
+	(void)state;
+	for (int mode = 0; mode < 2; mode++) {
+		setup(&r, mode ? "generic" : "mmu-500");
+		enable(&r, 0);
+		uint64_t st = cbo(&r, 0, CB_TLBSTATUS), sync = cbo(&r, 0, CB_TLBSYNC);
+		const uint64_t T = 1000, n = 40;
+		uint64_t zeros = 0;
+
+		for (uint64_t k = 0; k < n; k++) {
+			/* CPU A on even k, CPU B on odd: TLBIVA + TLBSYNC
+			 * in the same cycle, then the poller reads in each
+			 * cycle up to the next writer's. */
+			r.cycle = T + 10 * k;
+			wr64(&r, cbo(&r, 0, CB_TLBIVA), 0x100 + k);
+			wr(&r, sync, 0);
+			for (uint64_t c = T + 10 * k; c < T + 10 * (k + 1); c++) {
+				r.cycle = c;
+				zeros += !(rd(&r, st) & 1);
+			}
+		}
+		assert_int_equal(zeros, 0);
+		assert_int_equal(sync_done(&r, st, T + 10 * n, T + 10000),
+				 T + 16 * n + 8);
+
+		/* Slower writers: every round drains before the next. */
+		const uint64_t T2 = 20000;
+
+		for (uint64_t k = 0; k < 8; k++) {
+			uint64_t w = T2 + 40 * k;
+
+			r.cycle = w;
+			wr64(&r, cbo(&r, 0, CB_TLBIVA), 0x200 + k);
+			wr(&r, sync, 0);
+			assert_int_equal(sync_done(&r, st, w, w + 40), w + 24);
+		}
+
+		/* Interrupt: the poller's sync at T3 (nothing outstanding:
+		 * done T3 + 8); at T3 + 1 the handler writes TLBIVA +
+		 * TLBSYNC and polls to its completion; the poller then
+		 * reads 0. */
+		const uint64_t T3 = 30000;
+
+		r.cycle = T3;
+		wr(&r, sync, 0);
+		r.cycle = T3 + 1;
+		wr64(&r, cbo(&r, 0, CB_TLBIVA), 0x300);
+		wr(&r, sync, 0);
+		assert_int_equal(rd(&r, st), 1);
+		assert_int_equal(sync_done(&r, st, T3 + 1, T3 + 1000),
+				 T3 + 1 + 16 + 8);
+		assert_int_equal(rd(&r, st), 0);
+		teardown(&r);
+	}
+}
+
 static void test_sync_blocked_by_stall(void **state)
 {
 	struct rig r;
@@ -2005,6 +2080,7 @@ int main(void)
 		cmocka_unit_test(test_tlbi_ipas2),
 		cmocka_unit_test(test_tlbi_leaf_forms_and_ats_user),
 		cmocka_unit_test(test_sync_timing),
+		cmocka_unit_test(test_sync_interleaved_writers),
 		cmocka_unit_test(test_sync_blocked_by_stall),
 		cmocka_unit_test(test_ats),
 		cmocka_unit_test(test_determinism),

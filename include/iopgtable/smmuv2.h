@@ -48,7 +48,9 @@ extern "C" {
 
 /*
  * What a sync written while another sync is active on the same register
- * does. The sources do not say (docs/smmuv2_model.md):
+ * does. The architecture says only that the status register reports the
+ * invalidations issued before the most recent sync; both modes honour
+ * that, and differ where it is silent (docs/smmuv2_model.md):
  *  RESTART: the active sync restarts: it completes sync_cycles after the
  *    newest write, and after every maintenance operation issued before
  *    that write. Many CPUs syncing in turn keep SACTIVE at 1, the
@@ -201,6 +203,7 @@ struct iopt_smmuv2_stats {
 	uint64_t walk_cache_hits, walk_cache_misses;
 	uint64_t tlbis, syncs, sync_restarts, ats_ops;
 	uint64_t lat_sum, lat_max;	/* translation latency, cycles */
+	uint64_t sync_polls;		/* TLBSTATUS / sTLBGSTATUS reads */
 };
 
 IOPT_API void iopt_smmuv2_get_stats(struct iopt_smmuv2 *s,

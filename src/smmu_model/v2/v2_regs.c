@@ -99,7 +99,9 @@ uint64_t v2_gr0_read(struct iopt_smmuv2 *s, uint32_t off, uint64_t cycle)
 	case V2_SGFSYNR0: return s->sgfsynr0;
 	case V2_SGFSYNR1: return s->sgfsynr1;
 	case V2_SGFSYNR2: return s->sgfsynr2;
-	case V2_STLBGSTATUS: return v2_sync_active(s, -1, cycle) ? SACTIVE : 0;
+	case V2_STLBGSTATUS:
+		s->st.sync_polls++;
+		return v2_sync_active(s, -1, cycle) ? SACTIVE : 0;
 	default: return 0;	/* RAZ, the write-only registers included */
 	}
 }

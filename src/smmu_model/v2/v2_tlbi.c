@@ -12,7 +12,9 @@
  * model says no: docs/smmuv2_model.md).
  *
  * Sync: SACTIVE/GSACTIVE read 1 until max(write, the covered operations'
- * completion) + sync_cycles. A sync written while one is active on the
+ * completion) + sync_cycles: the status of the operations issued before
+ * the most recent sync write, as the SMMUv2 register descriptions put
+ * it (docs/smmuv2_model.md). A sync written while one is active on the
  * same register restarts it (IOPT_SMMUV2_SYNC_RESTART: completion
  * measured from the newest write) or joins it (IOPT_SMMUV2_SYNC_JOIN:
  * completion moves only as far as newer operations require). With
