@@ -272,56 +272,88 @@ static void test_unmap_needs_invalidation(void **state)
 }
 
 /*
- * MMU-500: a sync does not complete while a context fault is stalled.
- * The driver's loop gives up after the reference bound (delays 1 .. 2^19
- * us: 1,048,575 us) with -ETIMEDOUT and says the bank was stalled; no
- * hang. After RESUME (terminate) the sync completes.
+ * MMU-500: a sync does not complete while a context fault is stalled; the
+ * driver's loop gives up (-ETIMEDOUT, no hang) and says the bank was
+ * stalled; after RESUME (terminate) the sync completes. The two poll
+ * loops against that sync that never completes, counted by the model (stats.sync_polls: status reads)
+ * and timed by the virtual clock (one access = mmio_cycles, 1 us = 1000
+ * cycles at 1 GHz). Expected from the Linux loops' constants:
+ *  4.13 on (BACKOFF): delays 1, 2, 4 ... 2^19 us, 10 reads before each:
+ *    200 reads, 2^20 - 1 us; then this driver's one last read: 201.
+ *  to 4.12 (UDELAY1): TLB_LOOP_TIMEOUT = 1,000,000 reads, a 1 us delay
+ *    between consecutive ones: 999,999 us.
+ * Accesses besides the reads: the TLBSYNC write and the FSR read of the
+ * stall diagnosis. After RESUME either loop completes with one read.
  */
-static void test_stall_blocks_sync(void **state)
+static void test_sync_poll_loops(void **state)
 {
-	struct iopt_smmuv2_drv_domain *dom;
-	struct iopt_smmuv2_drv_stats st;
-	struct iopt_smmuv2_resp resp;
-	struct iopt_pgtable *pt;
-	struct rig r;
+	static const struct {
+		enum iopt_smmuv2_drv_sync_poll poll;
+		uint64_t reads, delay_us;
+	} want[] = {
+		{ IOPT_SMMUV2_DRV_POLL_BACKOFF, 201, (1ull << 20) - 1 },
+		{ IOPT_SMMUV2_DRV_POLL_UDELAY1, 1000000, 999999 },
+	};
 
 	(void)state;
-	rig_up(&r, true);
-	assert_true(r.p.sync_blocked_by_stall);
-	assert_int_equal(iopt_smmuv2_drv_domain_alloc(r.drv, 1, &dom), 0);
-	pt = make_pt(&r, IOPT_ARM_64_LPAE_S1, 48, dom);
-	assert_int_equal(iopt_smmuv2_drv_attach(dom, pt, SID), 0);
-	uint64_t cbp = r.cb0 + (uint64_t)iopt_smmuv2_drv_domain_cb(dom) * 4096;
+	for (unsigned k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
+		struct iopt_smmuv2_drv_domain *dom;
+		struct iopt_smmuv2_drv_stats st;
+		struct iopt_smmuv2_stats m0, m1;
+		struct iopt_smmuv2_resp resp;
+		struct iopt_testbed_cfg c;
+		struct iopt_pgtable *pt;
+		struct rig r;
 
-	assert_int_not_equal(reg(&r, cbp + CB_SCTLR) & SCTLR_CFCFG, 0);
-	assert_int_equal(dev(&r, SID, IOVA).result, IOPT_SMMUV2_STALLED);
-	assert_int_not_equal(reg(&r, cbp + CB_FSR) & FSR_SS, 0);
+		rig_cfg(&c);
+		c.drv2.stall = true;
+		c.drv2.sync_poll = want[k].poll;
+		c.drv2.mmio_cycles = 10;
+		c.drv2.cycles_per_sec = 1000000000u;
+		rig_up_cfg(&r, &c);
+		assert_int_equal(iopt_smmuv2_drv_domain_alloc(r.drv, 1, &dom), 0);
+		pt = make_pt(&r, IOPT_ARM_64_LPAE_S1, 48, dom);
+		assert_int_equal(iopt_smmuv2_drv_attach(dom, pt, SID), 0);
+		uint64_t cbp = r.cb0 + (uint64_t)iopt_smmuv2_drv_domain_cb(dom) * 4096;
 
-	uint64_t c0 = iopt_smmuv2_drv_cycle(r.drv);
+		assert_true(r.p.sync_blocked_by_stall);
+		assert_int_not_equal(reg(&r, cbp + CB_SCTLR) & SCTLR_CFCFG, 0);
+		assert_int_equal(dev(&r, SID, IOVA).result, IOPT_SMMUV2_STALLED);
+		assert_int_not_equal(reg(&r, cbp + CB_FSR) & FSR_SS, 0);
 
-	assert_int_equal(iopt_smmuv2_drv_tlb_sync(dom), -ETIMEDOUT);
-	uint64_t waited = iopt_smmuv2_drv_cycle(r.drv) - c0;
+		iopt_smmuv2_get_stats(r.s, &m0);
+		uint64_t c0 = iopt_smmuv2_drv_cycle(r.drv);
 
-	/* 1 GHz model clock: at least 1,048,575 us of delays, and not
-	 * much more than the polls on top. */
-	assert_true(waited >= 1048575000ull);
-	assert_true(waited < 1100000000ull);
-	iopt_smmuv2_drv_get_stats(r.drv, &st);
-	assert_int_equal(st.sync_timeouts, 1);
-	assert_int_equal(st.stalled_timeouts, 1);
+		assert_int_equal(iopt_smmuv2_drv_tlb_sync(dom), -ETIMEDOUT);
+		uint64_t waited = iopt_smmuv2_drv_cycle(r.drv) - c0;
 
-	assert_int_equal(iopt_smmuv2_drv_resume(dom, true), 0);
-	assert_int_equal(iopt_smmuv2_stalled(r.s, iopt_smmuv2_drv_domain_cb(dom),
-					     &resp), 0);
-	assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
-	assert_int_equal(iopt_smmuv2_drv_tlb_sync(dom), 0);
-	iopt_smmuv2_drv_get_stats(r.drv, &st);
-	assert_int_equal(st.sync_timeouts, 1);
+		iopt_smmuv2_get_stats(r.s, &m1);
+		assert_int_equal(m1.sync_polls - m0.sync_polls, want[k].reads);
+		assert_int_equal(waited, (want[k].reads + 2) * 10 +
+					 want[k].delay_us * 1000);
+		iopt_smmuv2_drv_get_stats(r.drv, &st);
+		assert_int_equal(st.sync_timeouts, 1);
+		assert_int_equal(st.stalled_timeouts, 1);
 
-	assert_int_equal(iopt_smmuv2_drv_detach(dom, SID), 0);
-	assert_int_equal(iopt_smmuv2_drv_domain_free(dom), 0);
-	iopt_pgtable_free(pt);
-	rig_down(&r);
+		assert_int_equal(iopt_smmuv2_drv_resume(dom, true), 0);
+		assert_int_equal(iopt_smmuv2_stalled(r.s, iopt_smmuv2_drv_domain_cb(dom),
+						     &resp), 0);
+		assert_int_equal(resp.result, IOPT_SMMUV2_ABORT);
+		/* The RESUME lets the held sync complete sync_cycles later;
+		 * a new sync then completes within the first spins. */
+		iopt_smmuv2_get_stats(r.s, &m0);
+		assert_int_equal(iopt_smmuv2_drv_tlb_sync(dom), 0);
+		iopt_smmuv2_get_stats(r.s, &m1);
+		assert_true(m1.sync_polls - m0.sync_polls >= 1);
+		assert_true(m1.sync_polls - m0.sync_polls <= 10);
+		iopt_smmuv2_drv_get_stats(r.drv, &st);
+		assert_int_equal(st.sync_timeouts, 1);
+
+		assert_int_equal(iopt_smmuv2_drv_detach(dom, SID), 0);
+		assert_int_equal(iopt_smmuv2_drv_domain_free(dom), 0);
+		iopt_pgtable_free(pt);
+		rig_down(&r);
+	}
 }
 
 static void test_bad_args(void **state)
@@ -342,6 +374,11 @@ static void test_bad_args(void **state)
 	c.sync = (enum iopt_smmuv2_drv_sync)7;
 	assert_int_equal(iopt_smmuv2_drv_probe(&c, &drv), -EINVAL);
 	assert_null(drv);
+	c.sync = IOPT_SMMUV2_DRV_SYNC_BANK;
+	c.sync_poll = (enum iopt_smmuv2_drv_sync_poll)2;
+	assert_int_equal(iopt_smmuv2_drv_probe(&c, &drv), -EINVAL);
+	assert_null(drv);
+	c.sync_poll = IOPT_SMMUV2_DRV_POLL_BACKOFF;
 	assert_int_equal(iopt_smmuv2_drv_domain_alloc(r.drv, 3, &dom), -EINVAL);
 	assert_int_equal(iopt_smmuv2_drv_domain_alloc(NULL, 1, &dom), -EINVAL);
 	assert_int_equal(iopt_smmuv2_drv_domain_alloc(r.drv, 1, &dom), 0);
@@ -479,7 +516,7 @@ int main(void)
 		cmocka_unit_test(test_s1),
 		cmocka_unit_test(test_s2),
 		cmocka_unit_test(test_unmap_needs_invalidation),
-		cmocka_unit_test(test_stall_blocks_sync),
+		cmocka_unit_test(test_sync_poll_loops),
 		cmocka_unit_test(test_bad_args),
 		cmocka_unit_test(test_dma_strict),
 		cmocka_unit_test(test_clock_no_driver_lock),

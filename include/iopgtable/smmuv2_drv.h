@@ -14,7 +14,8 @@
  *   is refused (-EBUSY).
  * - TLB maintenance behind struct iopt_pgtable_tlb_ops; TLBSYNC polled with the
  *   Linux driver's loop (10 polls, then delays of 1, 2, 4 ... us, about 1 s of
- *   model time); the sync serialisation is selectable.
+ *   model time) or its loop to 4.12 (one poll per 1 us delay, 1,000,000
+ *   polls); the loop and the sync serialisation are selectable.
  * - iova_to_phys through ATS1PR/PAR under the bank's lock.
  * A header of its own, not a section of smmuv3_drv.h: the two drivers share no
  * type in their API (v2 has no queues, stream table or events; v3 no context
@@ -49,6 +50,25 @@ enum iopt_smmuv2_drv_sync {
 	IOPT_SMMUV2_DRV_SYNC_GLOBAL,	/* one lock for every bank */
 };
 
+/*
+ * How a sync's completion is polled (cfg.sync_poll). Both write the sync
+ * register, then read the status register until SACTIVE/GSACTIVE reads 0,
+ * and give up with "TLB sync timed out" (-ETIMEDOUT). Delays are in model
+ * time (cfg.cycles_per_sec), through the driver's clock.
+ *  BACKOFF (Linux 4.13 on): for delay = 1, 2, 4 ... us while below
+ *    1,000,000: 10 reads (a relax between), then wait delay us. Against a
+ *    sync that never completes: 200 reads and 1,048,575 us of delays,
+ *    then one more read before the report (see smmuv2_tlb.c), 201 reads.
+ *  UDELAY1 (Linux to 4.12): read, relax, count; after the 1,000,000th
+ *    read report, else wait 1 us and read again. Against a sync that
+ *    never completes: 1,000,000 reads and 999,999 us of delays.
+ * cfg.sync_timeout_cycles ends either earlier.
+ */
+enum iopt_smmuv2_drv_sync_poll {
+	IOPT_SMMUV2_DRV_POLL_BACKOFF,
+	IOPT_SMMUV2_DRV_POLL_UDELAY1,
+};
+
 struct iopt_smmuv2_drv_cfg {
 	struct iopt_smmuv2 *smmu;		/* the model (required) */
 	enum iopt_smmuv2_drv_sync sync;
@@ -69,6 +89,7 @@ struct iopt_smmuv2_drv_cfg {
 	 * arm64 to 4.18, queued (IOPT_LOCK_MCS) from 4.19 (docs/driver.md,
 	 * "Locks"; added with the selectable locks). */
 	unsigned lock_kind;
+	enum iopt_smmuv2_drv_sync_poll sync_poll;	/* 0: BACKOFF */
 };
 
 struct iopt_smmuv2_drv_stats {
@@ -87,7 +108,7 @@ IOPT_API void iopt_smmuv2_drv_default_cfg(struct iopt_smmuv2_drv_cfg *cfg);
 
 /*
  * Probe and reset (the order above). 0 and *out, or -EINVAL (NULL cfg,
- * model or out, sync mode or lock_kind out of range), -ENODEV (neither stage, or no
+ * model or out, sync, sync_poll or lock_kind out of range), -ENODEV (neither stage, or no
  * AArch64 banks), -ENOMEM, -ETIMEDOUT (the reset's global sync). Nothing
  * allocated on failure. Not thread-safe against other calls on the model.
  */

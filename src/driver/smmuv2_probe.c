@@ -67,7 +67,8 @@ int iopt_smmuv2_drv_probe(const struct iopt_smmuv2_drv_cfg *cfg,
 	uint64_t id0 = 0, id1 = 0;
 	int ret;
 
-	if (!cfg || !cfg->smmu || !out || cfg->sync > IOPT_SMMUV2_DRV_SYNC_GLOBAL)
+	if (!cfg || !cfg->smmu || !out || cfg->sync > IOPT_SMMUV2_DRV_SYNC_GLOBAL ||
+	    (unsigned)cfg->sync_poll > IOPT_SMMUV2_DRV_POLL_UDELAY1)
 		return -EINVAL;
 	ret = plat_lock_kind(cfg->lock_kind, PLAT_LOCK_TTAS, &lk);
 	if (ret)

@@ -3,14 +3,19 @@
  * SMMUv2 driver: register access on the shared timeline, the TLB sync poll
  * loop, TLB maintenance behind struct iopt_pgtable_tlb_ops, ATS1PR and RESUME.
  *
- * The sync loop is the Linux arm-smmu driver's: write the sync register,
- * then for delay = 1, 2, 4 ... while below 1,000,000 us: read the status
- * register up to 10 times (a relax between), then wait delay us (model
- * time: cfg.cycles_per_sec / 1e6 cycles per us). About 1.05 s in all;
- * cfg.sync_timeout_cycles can end it earlier. One difference: after the
- * limit the status is read once more before "TLB sync timed out" is
- * reported, so that a poller descheduled past the limit (host time moves
- * an external clock) does not report a sync that has completed.
+ * The sync loops are the Linux arm-smmu driver's (cfg.sync_poll).
+ * BACKOFF, from 4.13: write the sync register, then for delay = 1, 2, 4
+ * ... while below 1,000,000 us: read the status register up to 10 times
+ * (a relax between), then wait delay us (model time: cfg.cycles_per_sec /
+ * 1e6 cycles per us). About 1.05 s in all. One difference: after the limit
+ * the status is read once more before "TLB sync timed out" is reported,
+ * so that a poller descheduled past the limit (host time moves an
+ * external clock) does not report a sync that has completed.
+ * UDELAY1, to 4.12 (TLB_LOOP_TIMEOUT = 1,000,000): read; while active,
+ * relax and count, report at the 1,000,000th read, else wait 1 us. Its
+ * bound is a count of reads, so it needs no extra read; only when
+ * cfg.sync_timeout_cycles ends it is the status read once more, as above.
+ * cfg.sync_timeout_cycles can end either loop earlier.
  */
 #include <errno.h>
 #include <string.h>
@@ -18,7 +23,7 @@
 #include "smmuv2_drv_internal.h"
 
 #define V2_SPIN_POLLS		10
-#define V2_LOOP_LIMIT_US	1000000u
+#define V2_LOOP_LIMIT_US	1000000u	/* also UDELAY1's read count */
 #define V2_ATS_STEP_US		5
 #define V2_ATS_LIMIT_US		50
 /* A udelay at least this long sleeps instead of spinning (v2_udelay). */
@@ -97,6 +102,33 @@ static void v2_udelay(struct iopt_smmuv2_drv *drv, uint64_t cycles,
 	}
 }
 
+/*
+ * UDELAY1: 1 while SACTIVE still reads 1 after V2_LOOP_LIMIT_US reads, 0
+ * when it read 0, 2 when the deadline (or the host bound) came first;
+ * negative: a register access failed.
+ */
+static int v2_poll_udelay1(struct iopt_smmuv2_drv *drv, uint64_t status_reg,
+			   uint64_t deadline, uint64_t start_ns)
+{
+	uint64_t v = 0;
+
+	for (uint64_t count = 0;;) {
+		int ret = v2_read(drv, status_reg, 4, &v);
+
+		if (ret)
+			return ret;
+		if (!(v & 1))
+			return 0;
+		plat_cpu_relax();
+		if (++count == V2_LOOP_LIMIT_US)
+			return 1;
+		if (v2_now(drv) >= deadline ||
+		    plat_clock_ns() - start_ns > drv->cfg.host_timeout_ns)
+			return 2;
+		v2_udelay(drv, us_cycles(drv, 1), deadline);
+	}
+}
+
 /* The reference loop; dom (may be NULL) for the stall diagnosis. */
 static int v2_sync_poll(struct iopt_smmuv2_drv *drv, uint64_t sync_reg,
 			uint64_t status_reg, struct iopt_smmuv2_drv_domain *dom)
@@ -110,6 +142,14 @@ static int v2_sync_poll(struct iopt_smmuv2_drv *drv, uint64_t sync_reg,
 	start = v2_now(drv);
 	start_ns = plat_clock_ns();
 	deadline = drv->timeout_cycles ? start + drv->timeout_cycles : UINT64_MAX;
+	if (drv->cfg.sync_poll == IOPT_SMMUV2_DRV_POLL_UDELAY1) {
+		ret = v2_poll_udelay1(drv, status_reg, deadline, start_ns);
+		if (ret <= 0)
+			return ret;
+		if (ret == 1)
+			goto timed_out;
+		goto last_look;
+	}
 	for (uint64_t delay = 1; delay < V2_LOOP_LIMIT_US; delay *= 2) {
 		for (unsigned i = 0; i < V2_SPIN_POLLS; i++) {
 			ret = v2_read(drv, status_reg, 4, &v);
@@ -124,11 +164,13 @@ static int v2_sync_poll(struct iopt_smmuv2_drv *drv, uint64_t sync_reg,
 			break;
 		v2_udelay(drv, us_cycles(drv, delay), deadline);
 	}
+last_look:
 	ret = v2_read(drv, status_reg, 4, &v);
 	if (ret)
 		return ret;
 	if (!(v & 1))
 		return 0;
+timed_out:
 	/* "TLB sync timed out": a counter and -ETIMEDOUT. */
 	v2_count(drv, sync_timeouts, 1);
 	if (dom && !v2_read(drv, v2_cb_off(drv, dom->cb, V2_CB_FSR), 4, &v) &&
