@@ -182,6 +182,163 @@ static void test_one_sync_per_run(void **state)
 	tmem_destroy(&m);
 }
 
+/* Every mem_ops.sync call recorded (calls, bytes, 64-byte lines touched),
+ * then passed to tmem. */
+struct sync_log {
+	struct tmem m;
+	long calls, lines;
+	uint64_t bytes;
+};
+
+static void log_sync(void *va, size_t size, void *ctx)
+{
+	struct sync_log *l = ctx;
+	uintptr_t a = (uintptr_t)va;
+
+	l->calls++;
+	l->bytes += size;
+	l->lines += (long)((a + size + 63) / 64 - a / 64);
+	tmem_ops.sync(va, size, &l->m);
+}
+
+static void *log_alloc(size_t size, uint64_t *pa, void *ctx)
+{
+	return tmem_ops.alloc(size, pa, &((struct sync_log *)ctx)->m);
+}
+
+static void log_free(void *va, uint64_t pa, size_t size, void *ctx)
+{
+	tmem_ops.free(va, pa, size, &((struct sync_log *)ctx)->m);
+}
+
+static void *log_p2v(uint64_t pa, void *ctx)
+{
+	return tmem_host_p2v(pa, &((struct sync_log *)ctx)->m);
+}
+
+static const struct iopt_pgtable_mem_ops log_ops = {
+	.alloc = log_alloc, .free = log_free, .phys_to_virt = log_p2v,
+	.sync = log_sync,
+};
+
+/* 64-byte lines that entries [idx, idx + n) of a table (its base aligned
+ * to its size, so to a line) occupy, esize bytes each. */
+static long lines_of(uint64_t idx, uint64_t n, unsigned esize)
+{
+	return (long)(((idx + n) * esize + 63) / 64 - idx * esize / 64);
+}
+
+/*
+ * Unmap of N contiguous leaves on a non-coherent walk. Expected from the
+ * geometry alone (a leaf table of E entries of esize bytes): batched (the
+ * default), one sync per leaf table the range touches, over the entries
+ * it cleared there (bytes N * esize, lines per table as lines_of()); with
+ * IOPT_PGTABLE_QUIRK_UNMAP_SYNC_EACH, N syncs of esize bytes, one line
+ * each (Linux's io-pgtable-arm before its 2024 change: a dma_sync per
+ * PTE). Map syncs the same either way (LPAE: once per table); the device
+ * view shows the range unmapped after either; a coherent walk syncs
+ * nothing.
+ */
+static void test_unmap_sync_each(void **state)
+{
+	static const struct {
+		enum iopt_pgtable_fmt fmt;
+		uint64_t pgsize, va;	/* leaf size, first leaf */
+		unsigned n, entries, esize;	/* leaves; per table; bytes */
+	} c[] = {
+		/* 4K pages, 300 of them from entry 400 of a leaf table:
+		 * 112 in it, 188 in the next. */
+		{ IOPT_ARM_64_LPAE_S1, SZ_4K, 0x40000000 + 400 * SZ_4K, 300, 512, 8 },
+		/* 2M blocks: 5 from entry 509 of a level 2 table: 3 + 2. */
+		{ IOPT_ARM_64_LPAE_S1, SZ_2M, 0x80000000ull - 3 * SZ_2M, 5, 512, 8 },
+		/* v7s small pages (256 per 4-byte level 2 table): 40 from 230. */
+		{ IOPT_ARM_V7S, SZ_4K, 0x40000000 + 230 * SZ_4K, 40, 256, 4 },
+		{ IOPT_ARM_64_LPAE_S2, SZ_4K, 0x10000000, 64, 512, 8 },
+	};
+
+	(void)state;
+	for (unsigned k = 0; k < sizeof(c) / sizeof(c[0]); k++) {
+		uint64_t idx = (c[k].va / c[k].pgsize) % c[k].entries;
+		uint64_t first = c[k].entries - idx < c[k].n ? c[k].entries - idx : c[k].n;
+		long tables = first < c[k].n ? 2 : 1;
+		long batch_lines = lines_of(idx, first, c[k].esize) +
+				   (tables == 2 ? lines_of(0, c[k].n - first, c[k].esize) : 0);
+		long map_calls = 0;
+
+		for (int mode = 0; mode < 3; mode++) {
+			bool each = mode == 1, coherent = mode == 2;
+			bool v7s = c[k].fmt == IOPT_ARM_V7S;
+			struct sync_log l;
+			struct iopt_pgtable_cfg cfg = {
+				.fmt = c[k].fmt, .granule = 4096,
+				.ias = v7s ? 32 : 40, .oas = v7s ? 32 : 40,
+				.coherent_walk = coherent, .mem = &log_ops,
+				.mem_ctx = &l,
+				.quirks = mode ? IOPT_PGTABLE_QUIRK_UNMAP_SYNC_EACH : 0,
+			};
+			struct iopt_pgtable *pt = NULL;
+
+			memset(&l, 0, sizeof(l));
+			tmem_init(&l.m, 0x80000000ull, 64u << 20);
+			assert_int_equal(iopt_pgtable_alloc(&cfg, &pt), 0);
+			/* Tables first (one leaf each side), so that the map
+			 * below writes leaves only. */
+			assert_int_equal(iopt_pgtable_map_pages(pt, c[k].va - c[k].pgsize,
+								0, c[k].pgsize, 1,
+								IOPT_READ, NULL), 0);
+			assert_int_equal(iopt_pgtable_map_pages(pt,
+								c[k].va + c[k].n * c[k].pgsize,
+								0, c[k].pgsize, 1,
+								IOPT_READ, NULL), 0);
+			long c0 = l.calls;
+
+			assert_int_equal(iopt_pgtable_map_pages(pt, c[k].va, 0, c[k].pgsize,
+								c[k].n, IOPT_READ, NULL), 0);
+			/* LPAE: one per table; v7s also syncs each table
+			 * entry it follows (no "synced" bit). The quirk
+			 * changes nothing here. */
+			if (coherent)
+				assert_int_equal(l.calls - c0, 0);
+			else if (each)
+				assert_int_equal(l.calls - c0, map_calls);
+			else
+				map_calls = l.calls - c0;
+			if (!coherent && !v7s)
+				assert_int_equal(l.calls - c0, tables);
+			c0 = l.calls;
+			long l0 = l.lines;
+			uint64_t b0 = l.bytes;
+
+			assert_int_equal(iopt_pgtable_unmap_pages(pt, c[k].va, c[k].pgsize,
+								  c[k].n, NULL),
+					 (int64_t)(c[k].n * c[k].pgsize));
+			/* v7s: the walk also syncs the table entry of each
+			 * leaf table it reaches (one entry, one line). */
+			long x = v7s ? tables : 0;
+
+			if (coherent) {
+				assert_int_equal(l.calls - c0, 0);
+			} else if (each) {
+				assert_int_equal(l.calls - c0, c[k].n + x);
+				assert_int_equal(l.bytes - b0,
+						 (uint64_t)(c[k].n + x) * c[k].esize);
+				assert_int_equal(l.lines - l0, c[k].n + x);
+			} else {
+				assert_int_equal(l.calls - c0, tables + x);
+				assert_int_equal(l.bytes - b0,
+						 (uint64_t)(c[k].n + x) * c[k].esize);
+				assert_int_equal(l.lines - l0, batch_lines + x);
+			}
+			if (!coherent)
+				for (unsigned j = 0; j < c[k].n; j++)
+					expect_dev(pt, &l.m, c[k].va + j * c[k].pgsize,
+						   false, 0);
+			iopt_pgtable_free(pt);
+			tmem_destroy(&l.m);
+		}
+	}
+}
+
 struct inv_check {
 	struct iopt_pgtable *pt;
 	struct tmem *m;
@@ -555,6 +712,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_device_view_follows),
 		cmocka_unit_test(test_one_sync_per_run),
+		cmocka_unit_test(test_unmap_sync_each),
 		cmocka_unit_test(test_invalidate_after_sync),
 		cmocka_unit_test(test_unsynced_entry_is_kicked),
 		cmocka_unit_test(test_dirty_harvest_kicks_unsynced_entry),

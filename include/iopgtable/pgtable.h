@@ -61,6 +61,16 @@ enum iopt_pgtable_fmt {
 #define IOPT_PGTABLE_QUIRK_S2FWB	(1u << 5) /* 64-bit S2: forced write-back */
 #define IOPT_PGTABLE_QUIRK_MTK_EXT	(1u << 6) /* v7s: MediaTek PA bits 32-34 */
 #define IOPT_PGTABLE_QUIRK_MTK_TTBR_EXT	(1u << 7) /* v7s: MediaTek TTBR PA extension */
+/*
+ * Any format, non-coherent walk: unmap cleans each cleared leaf entry with
+ * a mem_ops.sync call of its own (one descriptor's bytes), as Linux's
+ * io-pgtable-arm did before its 2024 batching of unmap; without it the
+ * leaves an unmap clears in one table are synced by one call covering
+ * them all. Nothing else changes (table entries are synced one by one
+ * either way; map syncs its run of entries in one call). No effect with
+ * coherent_walk.
+ */
+#define IOPT_PGTABLE_QUIRK_UNMAP_SYNC_EACH (1u << 8)
 
 /*
  * A gather collects the range of leaves an unmap removed or replaced, so that
@@ -153,7 +163,11 @@ struct iopt_pgtable_tlb_ops {
  * free:         release memory from alloc.
  * phys_to_virt: host address of physical address pa inside a table.
  * sync:         make [va, va + size) visible to a non-coherent walker
- *               (cache clean). Called only when coherent_walk is false.
+ *               (cache clean). Called only when coherent_walk is false:
+ *               map once per run of entries it wrote in a table, unmap
+ *               once per run of leaves it cleared in a table (once per
+ *               leaf with IOPT_PGTABLE_QUIRK_UNMAP_SYNC_EACH) and once per
+ *               table entry it removed.
  */
 struct iopt_pgtable_mem_ops {
 	void *(*alloc)(size_t size, uint64_t *pa, void *ctx);

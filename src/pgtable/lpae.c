@@ -412,7 +412,7 @@ static int lpae_check_cfg(const struct iopt_pgtable_cfg *cfg, unsigned g)
 	default:
 		return -EINVAL;
 	}
-	if (cfg->quirks & ~ok_quirks)
+	if (cfg->quirks & ~(ok_quirks | PT_QUIRKS_ANY_FMT))
 		return -EINVAL;
 	if (cfg->oas < 32 || cfg->oas > (g == 16 ? 52u : 48u))
 		return -EINVAL;

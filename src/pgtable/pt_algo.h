@@ -141,6 +141,14 @@ PT_ALGO void pt_sync_entries(const struct pt_fmt *F, struct iopt_pgtable *pt,
 	pt_sync(pt, pt_entry(F, tbl, idx), (size_t)n << F->entry_lg2);
 }
 
+/* Leaves tbl[idx, idx + n) were cleared by an unmap: pt_sync_cleared(). */
+PT_ALGO void pt_sync_cleared_entries(const struct pt_fmt *F,
+				     struct iopt_pgtable *pt, void *tbl,
+				     unsigned idx, unsigned n)
+{
+	pt_sync_cleared(pt, pt_entry(F, tbl, idx), (size_t)n << F->entry_lg2);
+}
+
 /* ---- geometry --------------------------------------------------------- */
 
 PT_ALGO unsigned pt_index(const struct iopt_pgtable *pt, uint64_t va,
@@ -680,7 +688,7 @@ PT_ALGO void pt_retire(const struct pt_fmt *F, struct iopt_pgtable *pt,
 		       void *tbl, unsigned *from, unsigned idx, uint64_t gva,
 		       uint64_t *gn, uint64_t item, struct iopt_pgtable_gather *gather)
 {
-	pt_sync_entries(F, pt, tbl, *from, idx - *from);
+	pt_sync_cleared_entries(F, pt, tbl, *from, idx - *from);
 	if (*gn)
 		pt_gather_range(pt, gather, gva, *gn, item);
 	*from = idx;
@@ -781,7 +789,7 @@ PT_ALGO size_t pt_unmap_cached(const struct pt_fmt *F, struct iopt_pgtable *pt,
 		pt_clear_leaves_loop(F, pt, tbl, idx, idx + want);
 
 	if (n) {
-		pt_sync_entries(F, pt, tbl, idx, (unsigned)n);
+		pt_sync_cleared_entries(F, pt, tbl, idx, (unsigned)n);
 		pt_add_leaves(pt, gather, va, n, item);
 		pt_tlb_mark_pending(pt);
 	}

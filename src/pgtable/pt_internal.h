@@ -228,6 +228,26 @@ static inline void pt_sync(const struct iopt_pgtable *pt, void *p,
 		pt->cfg.mem->sync(p, bytes, pt->cfg.mem_ctx);
 }
 
+/* Quirks every format takes (the formats' checks allow them). */
+#define PT_QUIRKS_ANY_FMT	IOPT_PGTABLE_QUIRK_UNMAP_SYNC_EACH
+
+/* pt_sync_cleared() for a non-coherent walker (pt_mem.c). */
+void pt_sync_cleared_nc(const struct iopt_pgtable *pt, void *p, size_t bytes);
+
+/*
+ * Make [p, p + bytes), leaf entries that an unmap cleared, visible to a
+ * non-coherent walker: one sync, or one per entry (its format's
+ * descriptor size) with IOPT_PGTABLE_QUIRK_UNMAP_SYNC_EACH. A coherent
+ * walk pays one test; the rest is out of line, so that the unmap path
+ * inlines no more than that.
+ */
+static inline void pt_sync_cleared(const struct iopt_pgtable *pt, void *p,
+				   size_t bytes)
+{
+	if (!pt->cfg.coherent_walk)
+		pt_sync_cleared_nc(pt, p, bytes);
+}
+
 /* ---- TLB maintenance (pt_api.c) -------------------------------------- */
 
 /* Record that invalidations were issued; pairs with pt_tlb_sync(). */

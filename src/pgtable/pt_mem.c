@@ -230,6 +230,18 @@ const struct iopt_pgtable_mem_ops pt_default_mem = {
 	.sync = default_sync,
 };
 
+void pt_sync_cleared_nc(const struct iopt_pgtable *pt, void *p, size_t bytes)
+{
+	size_t esize = pt->cfg.fmt == IOPT_ARM_V7S ? 4 : 8;
+
+	if (!(pt->cfg.quirks & IOPT_PGTABLE_QUIRK_UNMAP_SYNC_EACH)) {
+		pt_sync(pt, p, bytes);
+		return;
+	}
+	for (size_t off = 0; off < bytes; off += esize)
+		pt_sync(pt, (char *)p + off, esize);
+}
+
 void *pt_table_alloc(struct iopt_pgtable *pt, unsigned depth, uint64_t *pa)
 {
 	void *p = pt->cfg.mem->alloc(pt->table_bytes[depth], pa,

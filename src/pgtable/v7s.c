@@ -316,7 +316,7 @@ int pt_v7s_setup(struct iopt_pgtable *pt)
 {
 	const struct iopt_pgtable_cfg *cfg = &pt->cfg;
 	uint32_t ok = IOPT_PGTABLE_QUIRK_NS | IOPT_PGTABLE_QUIRK_NO_PERMS | IOPT_PGTABLE_QUIRK_MTK_EXT |
-		      IOPT_PGTABLE_QUIRK_MTK_TTBR_EXT;
+		      IOPT_PGTABLE_QUIRK_MTK_TTBR_EXT | PT_QUIRKS_ANY_FMT;
 	bool mtk = cfg->quirks & IOPT_PGTABLE_QUIRK_MTK_EXT;
 
 	if (cfg->quirks & ~ok)
