@@ -771,6 +771,98 @@ static void test_sync_timeout_stopped_clock(void **state)
 	rig_free(&r);
 }
 
+struct locked_arg {
+	struct iopt_smmuv3_drv *drv;
+	int ret;
+	int done;		/* atomic: the call returned */
+};
+
+static void *locked_sync_thread(void *p)
+{
+	struct locked_arg *a = p;
+
+	a->ret = iopt_smmuv3_drv_sync(a->drv);
+	__atomic_store_n(&a->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void *locked_cmd_thread(void *p)
+{
+	struct locked_arg *a = p;
+	struct iopt_smmuv3_cmd cmd = { .opcode = IOPT_SMMUV3_CMD_TLBI_NSNH_ALL };
+
+	a->ret = iopt_smmuv3_drv_submit(a->drv, &cmd, 1, false);
+	__atomic_store_n(&a->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * The locked queue is Linux 5.3's: each command goes in on its own (three
+ * TLBIs and a sync are four insertions: batches == commands), and a
+ * CMD_SYNC awaited by polling CONS is awaited under the queue lock
+ * (queue_poll_cons inside cmdq.lock), one awaited by MSI outside it. A
+ * sync that cannot complete (the clock stopped) is waited for by thread
+ * A; thread B then submits one command. CONS: B gets in only after A has
+ * given up; MSI: B gets in while A still waits.
+ */
+static void test_locked_queue_is_5_3(void **state)
+{
+	(void)state;
+	for (int sy = 0; sy < 2; sy++) {
+		struct iopt_smmuv3_drv_cfg c;
+		struct iopt_smmuv3_drv_stats st0, st;
+		struct locked_arg a = { 0 }, b = { 0 };
+		pthread_t ta, tb;
+		struct rig r;
+
+		rig_model(&r, NULL);
+		rig_cfg(&r, &c);
+		c.cmdq = IOPT_SMMUV3_DRV_CMDQ_LOCKED;
+		c.sync = sy ? IOPT_SMMUV3_DRV_SYNC_MSI : IOPT_SMMUV3_DRV_SYNC_CONS;
+		c.clock = t_clock;
+		c.clock_ctx = &r;
+		/* CONS: B waits this long; MSI: B must finish within it. */
+		c.host_timeout_ns = sy ? 2000000000ull : 200000000ull;
+		r.clock_runs = true;
+		rig_probe(&r, &c);
+
+		struct iopt_smmuv3_cmd cmds[3] = {
+			{ .opcode = IOPT_SMMUV3_CMD_TLBI_NSNH_ALL },
+			{ .opcode = IOPT_SMMUV3_CMD_TLBI_NSNH_ALL },
+			{ .opcode = IOPT_SMMUV3_CMD_TLBI_NSNH_ALL },
+		};
+
+		iopt_smmuv3_drv_get_stats(r.drv, &st0);
+		assert_int_equal(iopt_smmuv3_drv_submit(r.drv, cmds, 3, true), 0);
+		iopt_smmuv3_drv_get_stats(r.drv, &st);
+		assert_int_equal(st.commands - st0.commands, 4);
+		assert_int_equal(st.batches - st0.batches, 4);
+		assert_int_equal(st.syncs - st0.syncs, 1);
+
+		/* The clock stops: A's sync cannot complete. */
+		r.clock_runs = false;
+		a.drv = b.drv = r.drv;
+		st0 = st;
+		assert_int_equal(pthread_create(&ta, NULL, locked_sync_thread, &a), 0);
+		/* A has inserted its sync and waits (syncs counts it just
+		 * before the wait). */
+		do {
+			sched_yield();
+			iopt_smmuv3_drv_get_stats(r.drv, &st);
+		} while (st.syncs == st0.syncs);
+		assert_int_equal(pthread_create(&tb, NULL, locked_cmd_thread, &b), 0);
+		assert_int_equal(pthread_join(tb, NULL), 0);
+		assert_int_equal(b.ret, 0);
+		/* When B got in: after A returned (CONS), before (MSI). */
+		assert_int_equal(__atomic_load_n(&a.done, __ATOMIC_ACQUIRE), sy ? 0 : 1);
+		assert_int_equal(pthread_join(ta, NULL), 0);
+		assert_int_equal(a.ret, -ETIMEDOUT);
+		r.clock_runs = true;
+		assert_int_equal(iopt_smmuv3_drv_sync(r.drv), 0);
+		rig_free(&r);
+	}
+}
+
 static uint64_t runner_clock(void *ctx)
 {
 	return iopt_smmuv3_runner_now(ctx);
@@ -1222,6 +1314,7 @@ int main(void)
 		cmocka_unit_test(test_bad_arguments),
 		cmocka_unit_test(test_sync_timeout_cmdq_off),
 		cmocka_unit_test(test_sync_timeout_stopped_clock),
+		cmocka_unit_test(test_locked_queue_is_5_3),
 		cmocka_unit_test(test_illegal_command_recovered),
 		cmocka_unit_test(test_runner_clock),
 		cmocka_unit_test(test_event_wait),

@@ -55,7 +55,10 @@ struct iopt_physmem;
 /* Command-queue insertion algorithm. */
 enum iopt_smmuv3_drv_cmdq {
 	IOPT_SMMUV3_DRV_CMDQ_LOCKFREE,	/* CAS reservation, valid bitmap, owner */
-	IOPT_SMMUV3_DRV_CMDQ_LOCKED,	/* one spinlock around reserve+write+PROD */
+	/* Linux 5.3: each command inserted on its own under a spinlock
+	 * (wait for space + write + PROD); a CONS-polled CMD_SYNC awaited
+	 * under it, an MSI one after it (docs/driver.md "locked"). */
+	IOPT_SMMUV3_DRV_CMDQ_LOCKED,
 };
 
 /* How a CMD_SYNC's completion is awaited. */
@@ -124,8 +127,9 @@ struct iopt_smmuv3_drv_cfg {
 	/* The locked command queue's lock (cmdq LOCKED; enum
 	 * iopt_lock_kind); 0: test-and-test-and-set. Linux before 5.4 took
 	 * a spinlock: a ticket lock on arm64 to 4.18, queued (IOPT_LOCK_MCS)
-	 * from 4.19 (docs/driver.md, "Locks"; added with the selectable
-	 * locks). */
+	 * from 4.19, so a 5.3 reproduction sets IOPT_LOCK_MCS; the default
+	 * is not FIFO because host threads outnumbering host CPUs make a
+	 * FIFO lock crawl (docs/driver.md "locked", "Locks"). */
 	unsigned lock_kind;
 };
 

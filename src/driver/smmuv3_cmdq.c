@@ -29,9 +29,17 @@
  * lock exclusively (try-lock) and refreshes the shadow cons from
  * SMMU_CMDQ_CONS; the others re-read the shadow and back off.
  *
- * Locked (the design it replaced): one spinlock around reservation (same
- * shadow word, so that the sync waiters' cons updates still apply), the
- * slot writes and the PROD write; the sync is awaited outside the lock.
+ * Locked (the design it replaced, Linux 5.3's arm_smmu_cmdq_issue_cmd and
+ * arm_smmu_cmdq_issue_sync): each command goes in on its own, a CMD_SYNC
+ * after them on its own, each under one hold of a spinlock around waiting
+ * for space, the slot write and the PROD write (reservation on the same
+ * shadow word, so that the sync waiters' cons updates still apply). A
+ * sync awaited by polling CONS is awaited inside the lock, as 5.3 did
+ * (__arm_smmu_cmdq_issue_sync: queue_poll_cons under cmdq.lock); with
+ * MSIs it is awaited outside (5.3: __arm_smmu_sync_poll_msi after the
+ * unlock). The MSI itself lands in the sync's own slot as in the
+ * lock-free scheme (5.3 wrote a sequence number to one shared word
+ * instead: docs/driver.md "locked").
  *
  * Ordering contract (numbered; docs/driver.md repeats it):
  *  G1. A producer writes its slots only after its reservation CAS
@@ -233,8 +241,9 @@ static int wait_not_full(struct iopt_smmuv3_drv *drv, struct drv_poll *p,
  * Reserve need slots: *start is the first, *owner whether this producer
  * owns the batch (lock-free only; set_owned false for the locked path).
  */
-static int reserve(struct iopt_smmuv3_drv *drv, uint32_t need, bool set_owned,
-		   uint32_t *start, bool *owner)
+static inline __attribute__((always_inline)) int
+reserve(struct iopt_smmuv3_drv *drv, uint32_t need, bool set_owned,
+	uint32_t *start, bool *owner)
 {
 	struct drv_cmdq *cq = &drv->cmdq;
 	uint64_t old = plat_load_rlx64(&cq->llq);	/* checked by the CAS */
@@ -373,7 +382,8 @@ static int wait_sync_wfe(struct iopt_smmuv3_drv *drv, uint32_t pos,
 }
 
 /* Wait for the sync at pos; *cons: a cons value at or past pos + 1. */
-static int wait_sync(struct iopt_smmuv3_drv *drv, uint32_t pos, uint32_t *cons)
+static inline __attribute__((always_inline)) int
+wait_sync(struct iopt_smmuv3_drv *drv, uint32_t pos, uint32_t *cons)
 {
 	struct drv_cmdq *cq = &drv->cmdq;
 	struct drv_poll p;
@@ -420,24 +430,43 @@ static int wait_sync(struct iopt_smmuv3_drv *drv, uint32_t pos, uint32_t *cons)
 
 /* ---- insertion ---------------------------------------------------------- */
 
+/*
+ * The end of an insertion with a CMD_SYNC at sync_pos, whose inserter holds
+ * the CONS lock shared (G5): wait for the sync, then release the lock; the
+ * last holder first publishes the cons it saw.
+ */
+static inline __attribute__((always_inline)) int
+sync_finish(struct iopt_smmuv3_drv *drv, uint32_t sync_pos)
+{
+	struct drv_cmdq *cq = &drv->cmdq;
+	uint32_t cons = 0;
+	int ret;
+
+	drv_count(drv, syncs, 1);
+	ret = wait_sync(drv, sync_pos, &cons);
+	if (ret) {
+		drv_count(drv, sync_timeouts, 1);
+		cons_shared_unlock(cq);
+	} else if (!cons_shared_tryunlock(cq)) {
+		cons_publish(cq, cons);		/* G5: last holder */
+		cons_shared_unlock(cq);
+	}
+	return ret;
+}
+
+/* Lock-free insertion of n commands and, with sync, a CMD_SYNC. */
 static int cmdq_insert_irqs_off(struct iopt_smmuv3_drv *drv,
 				const uint64_t (*cmds)[2], unsigned n, bool sync)
 {
 	struct drv_cmdq *cq = &drv->cmdq;
-	uint32_t need = n + (sync ? 1 : 0), start, sync_pos = 0, cons = 0;
+	uint32_t need = n + (sync ? 1 : 0), start, sync_pos = 0;
 	uint64_t sw[2];
 	bool owner;
 	int ret;
 
-	if (drv->info.cmdq == IOPT_SMMUV3_DRV_CMDQ_LOCKED)
-		plat_lock(&cq->ins_lock);
-	ret = reserve(drv, need, drv->info.cmdq == IOPT_SMMUV3_DRV_CMDQ_LOCKFREE,
-		      &start, &owner);
-	if (ret) {
-		if (drv->info.cmdq == IOPT_SMMUV3_DRV_CMDQ_LOCKED)
-			plat_unlock(&cq->ins_lock);
+	ret = reserve(drv, need, true, &start, &owner);
+	if (ret)
 		return ret;	/* nothing reserved */
-	}
 	for (unsigned i = 0; i < n; i++)
 		write_slot(cq, q_inc(&cq->q, start, i), cmds[i]);
 	if (sync) {
@@ -446,52 +475,34 @@ static int cmdq_insert_irqs_off(struct iopt_smmuv3_drv *drv,
 		write_slot(cq, sync_pos, sw);
 		cons_shared_lock(cq);		/* G5: before the slots go live */
 	}
-	if (drv->info.cmdq == IOPT_SMMUV3_DRV_CMDQ_LOCKED) {
-		drv_write32(drv, SMMU_CMDQ_PROD, q_inc(&cq->q, start, need));
-		plat_unlock(&cq->ins_lock);
-	} else {
-		valid_set(cq, start, need);
-		if (owner) {
-			uint32_t end;
+	valid_set(cq, start, need);
+	if (owner) {
+		uint32_t end;
 
-			/* G3: acquire pairs with the previous owner's
-			 * release store below. */
-			while (plat_load_acq32(&cq->owner_prod) != start)
-				plat_cpu_relax();
-			/* G4: acq_rel pairs with the producers' reservation
-			 * CAS; the returned prod closes the batch. */
-			end = LLQ_PROD(plat_fetch_and_acq_rel64(
-				&cq->llq, ~(uint64_t)DRV_PROD_OWNED));
-			valid_wait(cq, start, end);
-			drv_write32(drv, SMMU_CMDQ_PROD, end);
-			/* G3: release pairs with the next owner's acquire. */
-			plat_store_rel32(&cq->owner_prod, end);
-		}
+		/* G3: acquire pairs with the previous owner's release store
+		 * below. */
+		while (plat_load_acq32(&cq->owner_prod) != start)
+			plat_cpu_relax();
+		/* G4: acq_rel pairs with the producers' reservation CAS; the
+		 * returned prod closes the batch. */
+		end = LLQ_PROD(plat_fetch_and_acq_rel64(
+			&cq->llq, ~(uint64_t)DRV_PROD_OWNED));
+		valid_wait(cq, start, end);
+		drv_write32(drv, SMMU_CMDQ_PROD, end);
+		/* G3: release pairs with the next owner's acquire. */
+		plat_store_rel32(&cq->owner_prod, end);
 	}
 	drv_count(drv, commands, need);
 	drv_count(drv, batches, 1);
-	if (!sync)
-		return 0;
-	drv_count(drv, syncs, 1);
-	ret = wait_sync(drv, sync_pos, &cons);
-	if (ret) {
-		drv_count(drv, sync_timeouts, 1);
-		cons_shared_unlock(cq);
-		return ret;
-	}
-	if (!cons_shared_tryunlock(cq)) {
-		cons_publish(cq, cons);		/* G5: last holder */
-		cons_shared_unlock(cq);
-	}
-	return 0;
+	return sync ? sync_finish(drv, sync_pos) : 0;
 }
 
 /*
- * One batch, with local interrupts off from reservation to the sync's
- * completion, as Linux's arm_smmu_cmdq_issue_cmdlist() (and the spinlocked
- * queue before it) runs: a CPU that has reserved slots, or owns the
- * queue, is never preempted or interrupted before it publishes them
- * (in the simulation; on the host a no-op).
+ * One lock-free batch, with local interrupts off from reservation to the
+ * sync's completion, as Linux's arm_smmu_cmdq_issue_cmdlist() runs: a CPU
+ * that has reserved slots, or owns the queue, is never preempted or
+ * interrupted before it publishes them (in the simulation; on the host a
+ * no-op). The locked queue's lock is irqsave already (plat_lock).
  */
 static int cmdq_insert(struct iopt_smmuv3_drv *drv, const uint64_t (*cmds)[2],
 		       unsigned n, bool sync)
@@ -503,11 +514,70 @@ static int cmdq_insert(struct iopt_smmuv3_drv *drv, const uint64_t (*cmds)[2],
 	return ret;
 }
 
-/* A batch that does not fit the queue with its sync goes in pieces. */
+/*
+ * Locked insertion of one command, or with cmd NULL of a CMD_SYNC, under
+ * ins_lock (Linux 5.3: arm_smmu_cmdq_insert_cmd under cmdq.lock). A sync
+ * awaited by polling CONS is awaited before the unlock.
+ */
+static int locked_insert(struct iopt_smmuv3_drv *drv, const uint64_t *cmd)
+{
+	struct drv_cmdq *cq = &drv->cmdq;
+	bool in_lock = !cmd && drv->info.sync == IOPT_SMMUV3_DRV_SYNC_CONS;
+	uint32_t start;
+	uint64_t sw[2];
+	bool owner;
+	int ret;
+
+	plat_lock(&cq->ins_lock);
+	ret = reserve(drv, 1, false, &start, &owner);
+	if (ret) {
+		plat_unlock(&cq->ins_lock);
+		return ret;	/* nothing reserved */
+	}
+	if (!cmd) {
+		build_sync(drv, start, sw);
+		cmd = sw;
+	}
+	write_slot(cq, start, cmd);
+	if (cmd == sw)
+		cons_shared_lock(cq);		/* G5: before the slot goes live */
+	drv_write32(drv, SMMU_CMDQ_PROD, q_inc(&cq->q, start, 1));
+	drv_count(drv, commands, 1);
+	drv_count(drv, batches, 1);
+	if (!in_lock)
+		plat_unlock(&cq->ins_lock);
+	ret = cmd == sw ? sync_finish(drv, start) : 0;
+	if (in_lock)
+		plat_unlock(&cq->ins_lock);
+	return ret;
+}
+
+/* The locked queue's drv_cmdq_issue(): each command, then the sync. */
+static __attribute__((noinline)) int
+locked_issue(struct iopt_smmuv3_drv *drv, const uint64_t (*cmds)[2],
+	     unsigned n, bool sync)
+{
+	for (unsigned i = 0; i < n; i++) {
+		int ret = locked_insert(drv, cmds[i]);
+
+		if (ret)
+			return ret;
+	}
+	return sync ? locked_insert(drv, NULL) : 0;
+}
+
+/*
+ * Lock-free: a batch that does not fit the queue with its sync goes in
+ * pieces. Locked: one command per insertion, then the sync, as Linux 5.3
+ * issued them (no batches before 5.4).
+ */
 int drv_cmdq_issue(struct iopt_smmuv3_drv *drv, const uint64_t (*cmds)[2],
 		   unsigned n, bool sync)
 {
 	unsigned max = drv->cmdq.q.n - 1;
+
+	if (drv->info.cmdq == IOPT_SMMUV3_DRV_CMDQ_LOCKED)
+		return locked_issue(drv, cmds, n, sync);
 
 	while (n > max) {
 		int ret = cmdq_insert(drv, cmds, max, false);
