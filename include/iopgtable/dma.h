@@ -11,7 +11,9 @@
  *  - an invalidation policy (strict, per-CPU flush queues, one flush queue,
  *    flush on exhaustion: iopt_fq_*);
  *  - a driver instance behind a small ops table (struct iopt_dma_drv_ops):
- *    the SMMUv3 driver today (iopt_dma_smmuv3_ops()), others later.
+ *    the SMMUv3 driver (iopt_dma_smmuv3_ops()) or the SMMUv2 one.
+ * Or no IOMMU at all (IOPT_DMA_DIRECT). Options make it behave as older
+ * or virtualised kernels' DMA paths did (docs/dma.md "Kernel variants").
  *
  * Concurrency: iopt_dma_map/unmap/map_sg/unmap_sg/flush/get_stats may run
  * from any number of threads on one domain at once; each passes the CPU it
@@ -79,8 +81,25 @@ IOPT_API const struct iopt_dma_drv_ops *iopt_dma_smmuv2_ops(void);
 #define IOPT_DMA_DEV_PCI	(1u << 0) /* try below 4 GiB first ... */
 #define IOPT_DMA_FORCEDAC	(1u << 1) /* ... unless forcedac */
 
+/* What a DMA domain does with a mapping (iopt_dma_cfg.mode). */
+enum iopt_dma_mode {
+	/* Through the IOMMU: IOVA, page table, driver, policy. */
+	IOPT_DMA_TRANSLATE,
+	/*
+	 * No IOMMU, as Linux's dma-direct without a bounce buffer: map
+	 * returns the physical address as the DMA address; nothing is
+	 * allocated, mapped or invalidated, and no driver is used (ops, drv,
+	 * pt, the policy and the IOVA fields are ignored). A buffer that
+	 * does not lie wholly at or below dma_mask is -EIO, where
+	 * dma-direct's map returns DMA_MAPPING_ERROR (and dma_map_sg -EIO);
+	 * no swiotlb is modelled. The calls keep their argument checks and
+	 * counters, so that a workload runs the same code with the IOMMU off.
+	 */
+	IOPT_DMA_DIRECT,
+};
+
 struct iopt_dma_cfg {
-	const struct iopt_dma_drv_ops *ops;	/* required */
+	const struct iopt_dma_drv_ops *ops;	/* required (TRANSLATE) */
 	void *drv;				/* the driver instance */
 	/* The page table: fmt, granule, ias, oas, quirks, coherent_walk,
 	 * mem/mem_ctx (table memory the IOMMU can read), pgsize_bitmap,
@@ -106,7 +125,48 @@ struct iopt_dma_cfg {
 	/* Check every unmap's size against the IOVA allocator's record of
 	 * the allocation (a lookup under a stripe lock per unmap). */
 	bool check_unmap;
+	/*
+	 * One lock per domain around every page-table change, as arm-smmu's
+	 * pgtbl_lock before Linux 4.13 (spin_lock_irqsave around io-pgtable's
+	 * map and unmap): a map's table writes; an unmap's clear and, under
+	 * the strict policy, its leaf invalidation and sync (io-pgtable's
+	 * unmap synced before it returned), also on the error paths; a
+	 * failed map's cleanup. The IOVA allocation and free, the flush
+	 * queues' flush-alls and the recovery flush-all stay outside it, as
+	 * they were outside pgtbl_lock. domain_lock_kind is its kind (enum
+	 * iopt_lock_kind; 0: the ticket lock, arm64's spinlock to 4.18);
+	 * create refuses another value with -EINVAL. Independent of
+	 * pt.serialised, the page table's own lock, which does not cover
+	 * the DMA layer's invalidations.
+	 */
+	bool domain_lock;
+	unsigned domain_lock_kind;
+	/*
+	 * When a failed IOVA allocation flushes every CPU's IOVA cache
+	 * (iova.h enum iopt_iova_flush, the allocator's cfg.flush): 0,
+	 * IOPT_IOVA_FLUSH_LAST_RETRY, before the last try only (Linux since
+	 * "iommu/iova: Make rcache flush optional on IOVA allocation
+	 * failure", 4.15); IOPT_IOVA_FLUSH_EVERY_RETRY, after every failed
+	 * try, the 32-bit first try of a PCI device included (Linux to
+	 * 4.14); IOPT_IOVA_FLUSH_NEVER. Another value: -EINVAL at create.
+	 */
+	enum iopt_iova_flush rcache_flush;
+	/*
+	 * A virtualised IOMMU whose invalidations trap to the hypervisor, as
+	 * s390's RPCIT: 0, none; else every invalidation the domain issues
+	 * (a driver inv_range or flush_all, whatever the caller: unmap,
+	 * policy, page table, recovery) first takes one lock shared by the
+	 * domain's CPUs and holds it for viommu_trap_ns of busy time
+	 * (plat_delay_ns(): simulated time on simulated CPUs), then calls
+	 * the driver. Syncs do not trap (the trap completes the
+	 * invalidation). Counted in stats.viommu_traps. At most 1 s
+	 * (-EINVAL at create above it).
+	 */
+	uint64_t viommu_trap_ns;
+	enum iopt_dma_mode mode;		/* 0: IOPT_DMA_TRANSLATE */
 };
+
+#define IOPT_DMA_TRAP_NS_MAX 1000000000ull
 
 struct iopt_dma;
 
@@ -119,9 +179,12 @@ IOPT_API void iopt_dma_default_cfg(struct iopt_dma_cfg *cfg);
  * Create a DMA domain: a driver domain (stage 2 for the S2 formats, else
  * stage 1), the page table, the IOVA domain and the policy. Returns 0 and
  * *out, or -EINVAL (NULL cfg/ops/drv, bad page-table or IOVA geometry,
- * unknown policy), -ENOMEM, or the driver's error from domain_alloc
- * (-ENOSPC: no ASID/VMID left, -ETIMEDOUT). On failure nothing is left
- * allocated. Not concurrently with other calls on the same driver domain.
+ * unknown mode, policy, domain_lock_kind or rcache_flush, viommu_trap_ns
+ * above IOPT_DMA_TRAP_NS_MAX), -ENOMEM, or the driver's error from
+ * domain_alloc (-ENOSPC: no ASID/VMID left, -ETIMEDOUT). IOPT_DMA_DIRECT
+ * needs only cfg and nr_cpus (-EINVAL above 65536; -ENOMEM). On failure
+ * nothing is left allocated and *out is untouched. Not concurrently with
+ * other calls on the same driver domain.
  */
 IOPT_API int iopt_dma_create(const struct iopt_dma_cfg *cfg,
 			     struct iopt_dma **out);
@@ -135,7 +198,8 @@ IOPT_API int iopt_dma_create(const struct iopt_dma_cfg *cfg,
 IOPT_API void iopt_dma_destroy(struct iopt_dma *d);
 
 /*
- * Attach stream sid to the domain's page table / detach it. 0, -ENOSPC
+ * Attach stream sid to the domain's page table / detach it (with
+ * IOPT_DMA_DIRECT: 0, nothing to do). 0, -ENOSPC
  * (more than 64 streams), or the driver's error (-EINVAL, -EBUSY,
  * -ETIMEDOUT: see iopt_smmuv3_drv_attach/detach). Not concurrently with
  * another attach/detach of the same sid. Map and unmap work before the
@@ -147,7 +211,8 @@ IOPT_API int iopt_dma_attach(struct iopt_dma *d, uint32_t sid);
 IOPT_API int iopt_dma_detach(struct iopt_dma *d, uint32_t sid);
 
 /* The page table (read-only use: iopt_pgtable_iova_to_phys,
- * iopt_pgtable_get_info). NULL for NULL. Never fails; any thread. */
+ * iopt_pgtable_get_info). NULL for NULL and for IOPT_DMA_DIRECT. Never
+ * fails; any thread. */
 IOPT_API struct iopt_pgtable *iopt_dma_pgtable(struct iopt_dma *d);
 
 /*
@@ -172,6 +237,8 @@ IOPT_API struct iopt_pgtable *iopt_dma_pgtable(struct iopt_dma *d);
  *            (docs/dma.md, "Map");
  *   -ETIMEDOUT an earlier invalidation had timed out and the flush-all
  *            that must precede reuse timed out too (docs/dma.md).
+ * IOPT_DMA_DIRECT: *iova = paddr; -EINVAL as above (no IOVA space: a
+ * mask 2^n - 1 is enough); -EIO when paddr + size - 1 > dma_mask.
  * Any thread, concurrently with every call but create/destroy.
  */
 IOPT_API int iopt_dma_map(struct iopt_dma *d, uint64_t paddr, uint64_t size,
@@ -197,6 +264,8 @@ IOPT_API int iopt_dma_map(struct iopt_dma *d, uint64_t paddr, uint64_t size,
  *   -ETIMEDOUT strict: the sync timed out. The entries are cleared and
  *            the IOVA freed, and no map succeeds until a flush-all has
  *            completed (the next map does one).
+ * IOPT_DMA_DIRECT: 0, or -EINVAL for size 0, a wrapping range or a CPU
+ * out of range; nothing else is checked (nothing was mapped).
  * Any thread; two unmaps of the same mapping must not race.
  */
 IOPT_API int iopt_dma_unmap(struct iopt_dma *d, uint64_t iova, uint64_t size,
@@ -216,7 +285,10 @@ struct iopt_dma_seg {
  * from it to the end of the last. All or nothing: errors as iopt_dma_map
  * (also -EINVAL for n 0, NULL sg, iova or total, or a zero-length
  * segment), and on any error no segment stays mapped and the IOVA is
- * freed (tables as for iopt_dma_map's -ENOMEM). Any thread.
+ * freed (tables as for iopt_dma_map's -ENOMEM). IOPT_DMA_DIRECT: the
+ * segments must form one physical range (each starting where the one
+ * before ended; else -EINVAL), which is returned, -EIO past the mask.
+ * Any thread.
  */
 IOPT_API int iopt_dma_map_sg(struct iopt_dma *d, const struct iopt_dma_seg *sg,
 			     size_t n, unsigned prot, uint64_t dma_mask,
@@ -227,7 +299,8 @@ IOPT_API int iopt_dma_unmap_sg(struct iopt_dma *d, uint64_t iova,
 			       uint64_t total, unsigned cpu);
 
 /*
- * Flush-all now and release every IOVA the policy holds. 0, or the
+ * Flush-all now and release every IOVA the policy holds (IOPT_DMA_DIRECT:
+ * 0, nothing held). 0, or the
  * driver's error (-ETIMEDOUT; the IOVAs stay safe: maps refuse to reuse
  * space until a flush-all completes). Any thread.
  */
@@ -247,6 +320,10 @@ struct iopt_dma_stats {
 	uint64_t inv_errors;		/* driver inv/sync/flush failures */
 	uint64_t flush_alls;		/* policy flush-alls (iopt_fq) */
 	uint64_t held;			/* IOVAs waiting for a flush now */
+	uint64_t viommu_traps;		/* cfg.viommu_trap_ns: trapped
+					 * inv_range and flush_all calls */
+	uint64_t iova_cache_flushes;	/* failed IOVA tries that flushed
+					 * every CPU's cache (cfg.rcache_flush) */
 };
 
 /* Counters (relaxed snapshots). Any thread. */

@@ -36,6 +36,7 @@
 #include <iopgtable/dma.h>
 
 #include "../platform/platform.h"
+#include "../platform/plat_lock.h"
 
 #define DMA_MAX_SIDS	64
 #define DMA_4G		(1ull << 32)
@@ -69,11 +70,24 @@ struct iopt_dma {
 	uint64_t last_pfn, va_span;
 	bool fast_unmap;
 	unsigned nr_cpus;
+	/* The CPUs of map's common case: nr_cpus, or 0 (IOPT_DMA_DIRECT)
+	 * so that every map of a direct domain takes the general path. */
+	unsigned fast_cpus;
+	bool direct;			/* IOPT_DMA_DIRECT */
+	bool locked;			/* cfg.domain_lock */
+	/* No PCI first try and a flush allowed: one cached allocation. */
+	bool one_try;
+	uint64_t trap_ns;		/* cfg.viommu_trap_ns */
 	uint64_t fail_seq, clean_seq;	/* D2, D3 */
 	/* statistics: relaxed, pair with nothing; the hot ones per CPU so
 	 * that CPUs do not share a cache line on every call */
 	struct dma_pcpu *pcpu;
 	uint64_t n_map_errors, n_bad_unmaps, n_inv_errors;
+	struct plat_lock dom_lock;	/* cfg.domain_lock */
+	/* The hypervisor's serialisation of trapped invalidations, and
+	 * their count (under it). */
+	struct plat_spinlock trap_lock;
+	uint64_t n_traps;
 	struct plat_spinlock sid_lock;
 	uint32_t sids[DMA_MAX_SIDS];
 	unsigned nr_sids;
@@ -111,20 +125,60 @@ static int dma_check(struct iopt_dma *d, int ret)
 	return ret;
 }
 
+/* ---- the driver's invalidations, through the vIOMMU trap --------------- */
+
+/* cfg.viommu_trap_ns: the hypervisor takes the trap, one CPU at a time. */
+static __attribute__((noinline)) void viommu_trap(struct iopt_dma *d)
+{
+	plat_spin_lock(&d->trap_lock);
+	d->n_traps++;
+	plat_delay_ns(d->trap_ns);
+	plat_spin_unlock(&d->trap_lock);
+}
+
+static inline int drv_inv_range(struct iopt_dma *d, uint64_t iova,
+				uint64_t size, uint64_t granule, bool leaf)
+{
+	if (plat_unlikely(d->trap_ns))
+		viommu_trap(d);
+	return d->ops->inv_range(d->ddom, iova, size, granule, leaf);
+}
+
+static inline int drv_flush_all(struct iopt_dma *d)
+{
+	if (plat_unlikely(d->trap_ns))
+		viommu_trap(d);
+	return d->ops->flush_all(d->ddom);
+}
+
+/* cfg.domain_lock around a page-table change (and a strict unmap's
+ * invalidation and sync). */
+static inline void dom_lock(struct iopt_dma *d)
+{
+	if (d->locked)
+		plat_lock(&d->dom_lock);
+}
+
+static inline void dom_unlock(struct iopt_dma *d)
+{
+	if (d->locked)
+		plat_unlock(&d->dom_lock);
+}
+
 /* ---- TLB ops the page table calls ------------------------------------- */
 
 static void tlb_flush_all(void *cookie)
 {
 	struct iopt_dma *d = cookie;
 
-	dma_check(d, d->ops->flush_all(d->ddom));
+	dma_check(d, drv_flush_all(d));
 }
 
 /* Invalidate and wait: the ops complete what they issue (see below). */
 static void inv_sync(struct iopt_dma *d, uint64_t iova, uint64_t size,
 		     uint64_t granule, bool leaf)
 {
-	int ret = d->ops->inv_range(d->ddom, iova, size, granule, leaf);
+	int ret = drv_inv_range(d, iova, size, granule, leaf);
 
 	dma_check(d, ret ? ret : d->ops->sync(d->ddom));
 }
@@ -167,7 +221,7 @@ static void fq_flush_all_cb(void *ctx)
 {
 	struct iopt_dma *d = ctx;
 
-	dma_check(d, d->ops->flush_all(d->ddom));
+	dma_check(d, drv_flush_all(d));
 }
 
 static void fq_flush_range_cb(uint64_t iova, uint64_t size, void *ctx)
@@ -175,7 +229,7 @@ static void fq_flush_range_cb(uint64_t iova, uint64_t size, void *ctx)
 	struct iopt_dma *d = ctx;
 
 	/* Not used: strict unmaps invalidate their gather themselves. */
-	if (dma_check(d, d->ops->inv_range(d->ddom, iova, size, 0, true)) == 0)
+	if (dma_check(d, drv_inv_range(d, iova, size, 0, true)) == 0)
 		dma_check(d, d->ops->sync(d->ddom));
 }
 
@@ -220,11 +274,18 @@ int iopt_dma_create(const struct iopt_dma_cfg *cfg, struct iopt_dma **out)
 	struct iopt_dma *d;
 	struct iopt_pgtable_cfg pc;
 	struct iopt_pgtable_info info;
+	enum plat_lock_kind lk = PLAT_LOCK_TICKET;
 	int ret;
 
-	if (!cfg || !out || !cfg->ops || !cfg->drv ||
-	    (unsigned)cfg->policy > IOPT_INVAL_EXHAUST ||
-	    (cfg->dev_flags & ~(IOPT_DMA_DEV_PCI | IOPT_DMA_FORCEDAC)))
+	if (!cfg || !out || (unsigned)cfg->mode > IOPT_DMA_DIRECT)
+		return -EINVAL;
+	if (cfg->mode == IOPT_DMA_TRANSLATE &&
+	    (!cfg->ops || !cfg->drv ||
+	     (unsigned)cfg->policy > IOPT_INVAL_EXHAUST ||
+	     (cfg->dev_flags & ~(IOPT_DMA_DEV_PCI | IOPT_DMA_FORCEDAC)) ||
+	     plat_lock_kind(cfg->domain_lock_kind, PLAT_LOCK_TICKET, &lk) ||
+	     (unsigned)cfg->rcache_flush > IOPT_IOVA_FLUSH_EVERY_RETRY ||
+	     cfg->viommu_trap_ns > IOPT_DMA_TRAP_NS_MAX))
 		return -EINVAL;
 	d = calloc(1, sizeof(*d));
 	if (!d)
@@ -232,6 +293,7 @@ int iopt_dma_create(const struct iopt_dma_cfg *cfg, struct iopt_dma **out)
 	d->cfg = *cfg;
 	d->ops = cfg->ops;
 	plat_spin_init(&d->sid_lock);
+	plat_spin_init(&d->trap_lock);
 	d->nr_cpus = cfg->nr_cpus ? cfg->nr_cpus : plat_cpu_count();
 	if (d->nr_cpus > 65536) {
 		ret = -EINVAL;
@@ -243,6 +305,17 @@ int iopt_dma_create(const struct iopt_dma_cfg *cfg, struct iopt_dma **out)
 		goto fail;
 	}
 	memset(d->pcpu, 0, sizeof(*d->pcpu) * d->nr_cpus);
+	if (cfg->mode == IOPT_DMA_DIRECT) {
+		/* Nothing to build: no table, IOVA, policy or driver. */
+		d->direct = true;
+		*out = d;
+		return 0;
+	}
+	d->fast_cpus = d->nr_cpus;
+	d->locked = cfg->domain_lock;
+	if (d->locked)
+		plat_lock_init(&d->dom_lock, lk);
+	d->trap_ns = cfg->viommu_trap_ns;
 
 	pc = cfg->pt;
 	pc.tlb = &dma_tlb_ops;
@@ -283,13 +356,17 @@ int iopt_dma_create(const struct iopt_dma_cfg *cfg, struct iopt_dma **out)
 
 	d->last_pfn = (d->end - 1) >> d->granule_lg2;
 	d->va_span = d->end - d->start - d->granule;
-	d->fast_unmap = cfg->policy != IOPT_INVAL_STRICT && !cfg->check_unmap;
+	d->fast_unmap = cfg->policy != IOPT_INVAL_STRICT && !cfg->check_unmap &&
+			!d->locked;
+	d->one_try = !(d->iova_flags & IOPT_IOVA_DEV_PCI) &&
+		     cfg->rcache_flush != IOPT_IOVA_FLUSH_NEVER;
 
 	struct iopt_iova_cfg ic = {
 		.granule = d->granule,
 		.start_pfn = d->start >> d->granule_lg2,
 		.end_pfn = d->end >> d->granule_lg2,
 		.nr_cpus = d->nr_cpus,
+		.flush = cfg->rcache_flush,
 	};
 
 	ret = iopt_iova_create(&ic, &d->iova);
@@ -337,6 +414,8 @@ int iopt_dma_attach(struct iopt_dma *d, uint32_t sid)
 
 	if (!d)
 		return -EINVAL;
+	if (d->direct)
+		return 0;	/* no IOMMU: the stream is not translated */
 	plat_spin_lock(&d->sid_lock);
 	ret = d->nr_sids == DMA_MAX_SIDS ? -ENOSPC : 0;
 	plat_spin_unlock(&d->sid_lock);
@@ -363,6 +442,8 @@ int iopt_dma_detach(struct iopt_dma *d, uint32_t sid)
 
 	if (!d)
 		return -EINVAL;
+	if (d->direct)
+		return 0;
 	ret = d->ops->detach(d->ddom, sid);
 	if (ret == -EINVAL)
 		return ret;	/* not attached: nothing changed */
@@ -404,7 +485,7 @@ static void mark_clean(struct iopt_dma *d, uint64_t f)
 static __attribute__((noinline, cold)) int recover_flush(struct iopt_dma *d,
 							  uint64_t f)
 {
-	int ret = d->ops->flush_all(d->ddom);
+	int ret = drv_flush_all(d);
 
 	if (ret) {
 		dma_inv_failed(d);
@@ -554,7 +635,7 @@ static int clear_strict(struct iopt_dma *d, uint64_t va, uint64_t len,
 	if (g.start <= g.last) {
 		uint64_t hint = g.sizes && !(g.sizes & (g.sizes - 1)) ? g.sizes : 0;
 
-		ret = d->ops->inv_range(d->ddom, g.start, g.last - g.start + 1,
+		ret = drv_inv_range(d, g.start, g.last - g.start + 1,
 					hint, true);
 		if (!ret)
 			ret = d->ops->sync(d->ddom);
@@ -617,12 +698,12 @@ alloc_iova(struct iopt_dma *d, uint64_t npages, uint64_t limit_pfn,
 	 * come in. Same result as calling iopt_fq_alloc() alone, one call
 	 * layer less on the common path. Without IOPT_IOVA_DEV_PCI,
 	 * iopt_iova_alloc_dma() is one cached allocation with the caches
-	 * flushed before its last try (the domain's default flush mode,
-	 * IOPT_IOVA_FLUSH_LAST_RETRY): called directly here. */
-	int ret = (flags & IOPT_IOVA_DEV_PCI) ?
-		iopt_iova_alloc_dma(d->iova, npages, limit_pfn, flags, cpu, pfn) :
+	 * flushed before its last try (unless cfg.rcache_flush is
+	 * IOPT_IOVA_FLUSH_NEVER): called directly here (one_try). */
+	int ret = d->one_try ?
 		iopt_iova_alloc_cached(d->iova, npages, limit_pfn, cpu, true,
-				       pfn);
+				       pfn) :
+		iopt_iova_alloc_dma(d->iova, npages, limit_pfn, flags, cpu, pfn);
 
 	if (plat_unlikely(ret == -ENOMEM))
 		ret = iopt_fq_alloc(d->fq, npages, limit_pfn, flags, cpu, pfn);
@@ -654,6 +735,47 @@ map_failed(struct iopt_dma *d, uint64_t pfn, uint64_t npages, unsigned cpu,
 	return map_refused(d, ret);
 }
 
+/* map_range() under cfg.domain_lock (when set). */
+static __attribute__((noinline)) int map_locked(struct iopt_dma *d, uint64_t va,
+						uint64_t pa, uint64_t len,
+						unsigned prot)
+{
+	int ret;
+
+	dom_lock(d);
+	ret = map_range(d, va, pa, len, prot);
+	dom_unlock(d);
+	return ret;
+}
+
+/* The DMA address of [paddr, paddr + len) with no IOMMU (IOPT_DMA_DIRECT):
+ * paddr itself, if the whole buffer lies at or below the mask, as
+ * dma-direct's dma_capable(); the general argument checks as for a
+ * translated map (no IOVA space to check the mask against). */
+static int direct_addr(struct iopt_dma *d, uint64_t paddr, uint64_t len,
+		       unsigned prot, uint64_t dma_mask, unsigned cpu)
+{
+	if (!len || paddr + len - 1 < paddr || !cpu_ok(d, cpu) ||
+	    check_prot(prot) || (dma_mask & (dma_mask + 1)))
+		return -EINVAL;
+	if (paddr + len - 1 > dma_mask)
+		return -EIO;
+	return 0;
+}
+
+static __attribute__((noinline)) int
+direct_map(struct iopt_dma *d, uint64_t paddr, uint64_t size, unsigned prot,
+	   uint64_t dma_mask, unsigned cpu, uint64_t *iova)
+{
+	int ret = direct_addr(d, paddr, size, prot, dma_mask, cpu);
+
+	if (ret)
+		return map_refused(d, ret);
+	dma_count(&dma_pcpu(d, cpu)->maps);
+	*iova = paddr;
+	return 0;
+}
+
 int iopt_dma_map(struct iopt_dma *d, uint64_t paddr, uint64_t size,
 		 unsigned prot, uint64_t dma_mask, unsigned cpu, uint64_t *iova)
 {
@@ -670,7 +792,7 @@ int iopt_dma_map(struct iopt_dma *d, uint64_t paddr, uint64_t size,
 	 * checks below: 1 <= size <= granule - off (one granule; paddr +
 	 * size cannot wrap), a CPU by number, R and/or W with known bits,
 	 * a mask 2^n - 1 that covers the whole IOVA space. */
-	if (plat_likely(size - 1 < d->granule - off && cpu < d->nr_cpus &&
+	if (plat_likely(size - 1 < d->granule - off && cpu < d->fast_cpus &&
 			(prot & (IOPT_READ | IOPT_WRITE)) &&
 			!(prot & ~IOPT_PROT_MASK) && dma_mask >= d->end - 1 &&
 			!(dma_mask & (dma_mask + 1)))) {
@@ -678,6 +800,9 @@ int iopt_dma_map(struct iopt_dma *d, uint64_t paddr, uint64_t size,
 		npages = 1;
 		limit_pfn = d->last_pfn;
 	} else {
+		if (plat_unlikely(d->direct))
+			return direct_map(d, paddr, size, prot, dma_mask, cpu,
+					  iova);
 		len = (off + size + gmask) & ~gmask;
 		/* len < off + size: the rounding wrapped. */
 		if (!size || paddr + size - 1 < paddr || len < off + size ||
@@ -689,7 +814,7 @@ int iopt_dma_map(struct iopt_dma *d, uint64_t paddr, uint64_t size,
 	ret = alloc_iova(d, npages, limit_pfn, cpu, &pfn);
 	if (plat_unlikely(ret))
 		return map_refused(d, ret);
-	if (plat_likely(npages == 1)) {
+	if (plat_likely(npages == 1 && !d->locked)) {
 		/* One granule (the common case): one page of the smallest
 		 * size, nothing to choose and nothing to undo on failure
 		 * (iopt_pgtable_map_pages of one page maps it or changes
@@ -698,7 +823,7 @@ int iopt_dma_map(struct iopt_dma *d, uint64_t paddr, uint64_t size,
 					     d->granule, 1, prot, NULL);
 	} else {
 		/* All or nothing: a failure has unmapped what it mapped. */
-		ret = map_range(d, pfn << d->granule_lg2, paddr - off, len, prot);
+		ret = map_locked(d, pfn << d->granule_lg2, paddr - off, len, prot);
 	}
 	if (plat_unlikely(ret))
 		return map_failed(d, pfn, npages, cpu, ret);
@@ -724,7 +849,11 @@ static int unmap_strict(struct iopt_dma *d, uint64_t va, uint64_t len,
 			unsigned cpu)
 {
 	int64_t n;
-	int ret = clear_strict(d, va, len, &n);
+	int ret;
+
+	dom_lock(d);
+	ret = clear_strict(d, va, len, &n);
+	dom_unlock(d);
 
 	if (n != (int64_t)len) {
 		dma_count(&d->n_bad_unmaps);
@@ -744,11 +873,46 @@ unmap_lazy_bad(struct iopt_dma *d, uint64_t va, int64_t n)
 	dma_count(&d->n_bad_unmaps);
 	if (n > 0) {
 		/* Part was mapped: make sure it is gone. */
-		int ret = d->ops->inv_range(d->ddom, va, (uint64_t)n, 0, true);
+		int ret = drv_inv_range(d, va, (uint64_t)n, 0, true);
 
 		dma_check(d, ret ? ret : d->ops->sync(d->ddom));
 	}
 	return n < 0 ? (int)n : -ENOENT;
+}
+
+/* A lazy unmap under cfg.domain_lock: the clear (and a bad unmap's
+ * invalidation) locked, the queueing after it (D1). */
+static __attribute__((noinline)) int
+unmap_lazy_locked(struct iopt_dma *d, uint64_t va, uint64_t len, unsigned cpu)
+{
+	struct iopt_pgtable_gather g;
+	int64_t n;
+	int ret = 0;
+
+	iopt_pgtable_gather_init(&g);
+	dom_lock(d);
+	n = clear_range(d, va, len, &g);
+	if (n != (int64_t)len)
+		ret = unmap_lazy_bad(d, va, n);
+	dom_unlock(d);
+	if (ret)
+		return ret;
+	return iopt_fq_free(d->fq, va >> d->granule_lg2, len >> d->granule_lg2,
+			    cpu);
+}
+
+/* An unmap with no IOMMU: the checks of iopt_dma_unmap(), nothing to
+ * undo (dma-direct's unmap does nothing without a bounce buffer). */
+static __attribute__((noinline)) int direct_unmap(struct iopt_dma *d,
+						   uint64_t iova, uint64_t size,
+						   unsigned cpu)
+{
+	if (!size || iova + size - 1 < iova || !cpu_ok(d, cpu)) {
+		dma_count(&d->n_bad_unmaps);
+		return -EINVAL;
+	}
+	dma_count(&dma_pcpu(d, cpu)->unmaps);
+	return 0;
 }
 
 int iopt_dma_unmap(struct iopt_dma *d, uint64_t iova, uint64_t size,
@@ -775,6 +939,8 @@ int iopt_dma_unmap(struct iopt_dma *d, uint64_t iova, uint64_t size,
 		iopt_pgtable_gather_init(&g);
 		n = iopt_pgtable_unmap_pages(d->pt, va, d->granule, 1, &g);
 	} else {
+		if (plat_unlikely(d->direct))
+			return direct_unmap(d, iova, size, cpu);
 		len = (off + size + d->granule - 1) & ~(d->granule - 1);
 		npages = len >> d->granule_lg2;
 		if (!size || iova + size - 1 < iova || len < off + size ||
@@ -787,6 +953,8 @@ int iopt_dma_unmap(struct iopt_dma *d, uint64_t iova, uint64_t size,
 		}
 		if (d->cfg.policy == IOPT_INVAL_STRICT)
 			return unmap_strict(d, va, len, cpu);
+		if (d->locked)
+			return unmap_lazy_locked(d, va, len, cpu);
 		iopt_pgtable_gather_init(&g);	/* as above */
 		n = clear_range(d, va, len, &g);
 	}
@@ -795,6 +963,31 @@ int iopt_dma_unmap(struct iopt_dma *d, uint64_t iova, uint64_t size,
 	/* D1: queued after the clear returned. Counted by the policy when
 	 * it accepts the range (struct dma_pcpu). */
 	return iopt_fq_free(d->fq, va >> d->granule_lg2, npages, cpu);
+}
+
+/* A scatter list with no IOMMU: one DMA range only where the segments
+ * are one physical range (each starts where the one before ended). */
+static int direct_map_sg(struct iopt_dma *d, const struct iopt_dma_seg *sg,
+			 size_t n, unsigned prot, uint64_t dma_mask,
+			 unsigned cpu, uint64_t *iova, uint64_t *total)
+{
+	uint64_t len = 0;
+	int ret = 0;
+
+	for (size_t i = 0; i < n && !ret; i++) {
+		if (!sg[i].len || sg[i].paddr != sg[0].paddr + len ||
+		    len + sg[i].len < len)
+			ret = -EINVAL;
+		len += sg[i].len;
+	}
+	if (!ret)
+		ret = direct_addr(d, sg[0].paddr, len, prot, dma_mask, cpu);
+	if (ret)
+		return map_refused(d, ret);
+	dma_count(&dma_pcpu(d, cpu)->maps);
+	*iova = sg[0].paddr;
+	*total = len;
+	return 0;
 }
 
 int iopt_dma_map_sg(struct iopt_dma *d, const struct iopt_dma_seg *sg,
@@ -808,6 +1001,8 @@ int iopt_dma_map_sg(struct iopt_dma *d, const struct iopt_dma_seg *sg,
 		return -EINVAL;
 	if (!sg || !n || !iova || !total)
 		return map_refused(d, -EINVAL);
+	if (d->direct)
+		return direct_map_sg(d, sg, n, prot, dma_mask, cpu, iova, total);
 	mask = d->granule - 1;
 	off = sg[0].paddr & mask;
 	ret = (!cpu_ok(d, cpu) || check_prot(prot) ||
@@ -829,6 +1024,7 @@ int iopt_dma_map_sg(struct iopt_dma *d, const struct iopt_dma_seg *sg,
 	if (ret)
 		return map_refused(d, ret);
 	va = pfn << d->granule_lg2;
+	dom_lock(d);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t p = sg[i].paddr & ~mask;
 		uint64_t span = ((sg[i].paddr & mask) + sg[i].len + mask) & ~mask;
@@ -838,12 +1034,12 @@ int iopt_dma_map_sg(struct iopt_dma *d, const struct iopt_dma_seg *sg,
 			break;
 		done += span;
 	}
-	if (ret) {
-		/* All or nothing: what the earlier segments mapped goes. */
-		if (done)
-			clear_strict(d, va, done, NULL);
+	/* All or nothing: what the earlier segments mapped goes. */
+	if (ret && done)
+		clear_strict(d, va, done, NULL);
+	dom_unlock(d);
+	if (ret)
 		return map_failed(d, pfn, len >> d->granule_lg2, cpu, ret);
-	}
 	dma_count(&dma_pcpu(d, cpu)->maps);
 	*iova = va + off;
 	/* From the first byte to the end of the last segment. */
@@ -869,12 +1065,14 @@ int iopt_dma_flush(struct iopt_dma *d)
 
 	if (!d)
 		return -EINVAL;
+	if (d->direct)
+		return 0;
 	/* Acquire: pairs with dma_inv_failed() (D3: failures up to f
 	 * happened before the flush below begins). */
 	f = plat_load_acq64(&d->fail_seq);
 	errs = plat_load_acq64(&d->n_inv_errors);
 	if (d->cfg.policy == IOPT_INVAL_STRICT) {
-		ret = dma_check(d, d->ops->flush_all(d->ddom));
+		ret = dma_check(d, drv_flush_all(d));
 	} else {
 		iopt_fq_flush(d->fq);
 		/* The policy's callback returns nothing: a failure shows in
@@ -889,15 +1087,19 @@ int iopt_dma_flush(struct iopt_dma *d)
 
 void iopt_dma_poll(struct iopt_dma *d)
 {
-	if (d)
+	if (d && d->fq)
 		iopt_fq_poll(d->fq);
 }
 
 void iopt_dma_get_stats(struct iopt_dma *d, struct iopt_dma_stats *st)
 {
-	struct iopt_fq_stats fs;
+	struct iopt_fq_stats fs = { 0 };
+	struct iopt_iova_stats is = { 0 };
 
-	iopt_fq_get_stats(d->fq, &fs);
+	if (!d->direct) {
+		iopt_fq_get_stats(d->fq, &fs);
+		iopt_iova_get_stats(d->iova, &is);
+	}
 	st->maps = st->unmaps = 0;
 	for (unsigned i = 0; i < d->nr_cpus; i++) {
 		st->maps += plat_load_rlx64(&d->pcpu[i].maps);
@@ -905,11 +1107,15 @@ void iopt_dma_get_stats(struct iopt_dma *d, struct iopt_dma_stats *st)
 	}
 	/* The queued policies' unmaps: the frees the policy accepted (the
 	 * DMA layer calls iopt_fq_free() only from a lazy unmap). */
-	if (d->cfg.policy != IOPT_INVAL_STRICT)
+	if (!d->direct && d->cfg.policy != IOPT_INVAL_STRICT)
 		st->unmaps += fs.frees;
 	st->map_errors = plat_load_rlx64(&d->n_map_errors);
 	st->bad_unmaps = plat_load_rlx64(&d->n_bad_unmaps);
 	st->inv_errors = plat_load_rlx64(&d->n_inv_errors);
 	st->flush_alls = fs.flush_alls;
 	st->held = fs.held;
+	plat_spin_lock(&d->trap_lock);
+	st->viommu_traps = d->n_traps;
+	plat_spin_unlock(&d->trap_lock);
+	st->iova_cache_flushes = is.cache_flushes;
 }

@@ -69,7 +69,20 @@ void plat_sleep_ns(uint64_t ns)
 
 void plat_delay_ns(uint64_t ns)
 {
-	plat_sleep_ns(ns);
+	struct timespec ts;
+	uint64_t end;
+
+	/* A long delay sleeps: the host's other threads (a runner) keep
+	 * their CPU, and nanosleep's granularity no longer matters. */
+	if (ns >= PLAT_DELAY_SLEEP_NS) {
+		plat_sleep_ns(ns);
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	end = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + ns;
+	do {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+	} while ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec < end);
 }
 
 uint64_t plat_clock_ns(void)

@@ -225,10 +225,14 @@ void plat_thread_join(struct plat_thread *t);
  * back-off and cold waits that must not spin for ever (a split waiting
  * for a slot, src/pgtable/pt_algo.h). */
 void plat_sleep_ns(uint64_t ns);
-/* Busy-wait ns, as udelay() does: the CPU stays taken (the host may
- * sleep instead: nothing else runs on a simulated CPU meanwhile, and a
- * host thread's delay is not what the host measures). For the delays of
- * polling loops (the SMMUv2 sync poll). */
+/* Busy-wait ns, as udelay() does: the CPU stays taken. On the host a
+ * wait of PLAT_DELAY_SLEEP_NS or more sleeps instead (its other threads,
+ * a runner, keep their CPUs); on a simulated CPU ns of its time are spent
+ * (a scheduling point, split at interrupts; never a block). For the
+ * delays of polling loops (the SMMUv2 sync poll) and modelled costs that
+ * are time, not instructions (a hypervisor trap, dma.c
+ * cfg.viommu_trap_ns). */
+#define PLAT_DELAY_SLEEP_NS 50000u
 void plat_delay_ns(uint64_t ns);
 
 /* ---- time and CPU ----------------------------------------------------- */
