@@ -52,6 +52,7 @@ struct opts {
 	enum iopt_smmuv3_drv_cmdq cmdq;
 	enum iopt_smmuv3_drv_sync sync;
 	bool v2;		/* --smmu v2: the SMMUv2 driver and model */
+	bool none;		/* --smmu none: no IOMMU (IOPT_DMA_DIRECT) */
 	enum iopt_smmuv2_drv_sync v2_sync;
 	unsigned lock;		/* drivers' lock_kind (enum iopt_lock_kind) */
 	bool runner;		/* free-running model clock */
@@ -63,6 +64,14 @@ struct opts {
 	bool fine_clock;	/* flush queues on the precise host clock */
 	unsigned fq_entries;	/* 0: the policy's default */
 	uint64_t sync_timeout_us;	/* driver's sync timeout; 0: its default */
+	uint64_t fq_timeout_ms;	/* 0: the policy's default */
+	bool domain_lock;	/* --domain-lock: pgtbl_lock (Linux to 4.12) */
+	unsigned domain_lock_kind;	/* enum iopt_lock_kind */
+	unsigned rcache_flush;	/* enum iopt_iova_flush */
+	bool pci;		/* IOPT_DMA_DEV_PCI: below 4 GiB first */
+	uint64_t iova_start;	/* bytes; 0: the domain's default */
+	uint64_t trap_ns;	/* --viommu-trap-ns */
+	bool noncoherent;	/* table walks that do not snoop */
 	bool json;
 };
 
@@ -89,10 +98,13 @@ static const char *const v2_sync_name[] = { "none", "bank", "global", NULL };
 /* Indexed by enum iopt_lock_kind. */
 static const char *const lock_name[] = { "default", "tas", "ttas", "ticket",
 					 "mcs", NULL };
+/* Indexed by enum iopt_iova_flush. */
+static const char *const rcache_flush_name[] = { "last-retry", "never",
+						 "every-retry", NULL };
 
 /* The chain under test (iopgtable/testbed.h). */
 struct rig {
-	struct iopt_testbed *tb;
+	struct iopt_testbed *tb;		/* NULL with --smmu none */
 	struct iopt_smmuv3_drv *drv;
 	struct iopt_smmuv2 *s2;			/* --smmu v2 */
 	struct iopt_smmuv2_drv *drv2;
@@ -106,6 +118,8 @@ static void drv_stats(struct rig *r, struct iopt_smmuv3_drv_stats *st)
 	struct iopt_smmuv2_drv_stats s2;
 
 	memset(st, 0, sizeof(*st));
+	if (!r->tb)
+		return;		/* no IOMMU, no driver */
 	if (!r->drv2) {
 		iopt_smmuv3_drv_get_stats(r->drv, st);
 		return;
@@ -133,12 +147,38 @@ static uint64_t coarse_clock(void *ctx)
 /* The options' testbed: the default SMMUv3 model (or the "mmu-500"
  * SMMUv2) on the driver's virtual clock, the runner's or the
  * simulation's (model at 1 GHz), the domain attached to SID. */
+/* The DMA layer's options of o, the same for every SMMU (none too). */
+static void dma_opts(struct iopt_dma_cfg *c, const struct opts *o)
+{
+	c->policy = o->policy;
+	c->nr_cpus = o->threads;
+	c->fq_entries = o->fq_entries;
+	c->fq_timeout_ns = o->fq_timeout_ms * 1000000ull;
+	if (!o->fine_clock)
+		c->fq_clock = coarse_clock;
+	c->domain_lock = o->domain_lock;
+	c->domain_lock_kind = o->domain_lock_kind;
+	c->rcache_flush = (enum iopt_iova_flush)o->rcache_flush;
+	c->dev_flags = o->pci ? IOPT_DMA_DEV_PCI : 0;
+	c->iova_start = o->iova_start;
+	c->viommu_trap_ns = o->trap_ns;
+	c->pt.coherent_walk = !o->noncoherent;
+}
+
 static int rig_up(struct rig *r, const struct opts *o)
 {
 	struct iopt_testbed_cfg c;
 	int ret;
 
 	memset(r, 0, sizeof(*r));
+	if (o->none) {
+		struct iopt_dma_cfg dc;
+
+		iopt_dma_default_cfg(&dc);
+		dma_opts(&dc, o);
+		dc.mode = IOPT_DMA_DIRECT;
+		return iopt_dma_create(&dc, &r->d);
+	}
 	iopt_testbed_default_cfg(&c, o->v2 ? IOPT_TESTBED_SMMUV2 : IOPT_TESTBED_SMMUV3);
 	bench_model_params(&c);
 	c.mem_base = MEM_BASE;
@@ -158,11 +198,7 @@ static int rig_up(struct rig *r, const struct opts *o)
 	c.drv2.sync_timeout_cycles = o->sync_timeout_us * 1000;
 	c.drv2.lock_kind = o->lock;
 	c.drv3.lock_kind = o->lock;
-	c.dma_cfg.policy = o->policy;
-	c.dma_cfg.nr_cpus = o->threads;
-	c.dma_cfg.fq_entries = o->fq_entries;
-	if (!o->fine_clock)
-		c.dma_cfg.fq_clock = coarse_clock;
+	dma_opts(&c.dma_cfg, o);
 	c.sid = SID;
 	ret = iopt_testbed_create(&c, &r->tb);
 	if (ret)
@@ -176,6 +212,8 @@ static int rig_up(struct rig *r, const struct opts *o)
 
 static void rig_down(struct rig *r)
 {
+	if (!r->tb)
+		iopt_dma_destroy(r->d);
 	iopt_testbed_destroy(r->tb);
 }
 
@@ -214,6 +252,12 @@ static void device_sample(struct worker *w, uint64_t iova, uint64_t pa)
 {
 	uint64_t oa;
 
+	/* No IOMMU: the device puts the DMA address on the bus as it is. */
+	if (!w->r->tb) {
+		if (iova != pa)
+			w->dev_faults++;
+		return;
+	}
 	if (iopt_testbed_dev_access(w->r->tb, SID, iova, !(w->o->prot & IOPT_READ),
 				    &oa, NULL) || oa != pa)
 		w->dev_faults++;
@@ -273,6 +317,12 @@ static void *worker_main(void *arg)
 	uint64_t pa = (uint64_t)(w->cpu + 1) << 32;
 	uint64_t size = (uint64_t)o->granule * PAGE;
 	uint64_t mask = o->dma_bits >= 64 ? ~0ull : (1ull << o->dma_bits) - 1;
+
+	/* Under a narrower mask where it would lie above it: without an
+	 * IOMMU the device must reach the buffer itself (no bounce buffers
+	 * are modelled); the threads' buffers then start 1 MiB apart. */
+	if (pa + size - 1 > mask)
+		pa = MEM_BASE + ((uint64_t)w->cpu << 20);
 
 	uint64_t cpu0 = thread_cpu_ns();
 
@@ -432,8 +482,12 @@ static void print_result(const struct opts *o, const struct result *r)
 		       "\"ops_per_cpu_sec\":%.0f,\"ops_per_cpu_sec_excl_dev\":%.0f,\"sample\":%u,\"sev\":%s,"
 		       "\"ops\":%llu,\"commands\":%llu,\"syncs\":%llu,\"flush_alls\":%llu,"
 		       "\"sync_timeouts\":%llu,\"sync_restarts\":%llu,\"cas_retries\":%llu,\"device_faults\":%llu,"
-		       "\"errors\":%llu,\"timed\":%s,\"load1\":%.2f}\n",
-		       o->v2 ? "v2" : "v3", o->v2 ? v2_sync_name[o->v2_sync] : "",
+		       "\"errors\":%llu,\"timed\":%s,\"domain_lock\":\"%s\","
+		       "\"rcache_flush\":\"%s\",\"pci\":%s,\"iova_start\":%llu,"
+		       "\"viommu_trap_ns\":%llu,\"walk\":\"%s\",\"fq_entries\":%u,"
+		       "\"fq_timeout_ms\":%llu,\"load1\":%.2f}\n",
+		       o->none ? "none" : o->v2 ? "v2" : "v3",
+		       o->v2 ? v2_sync_name[o->v2_sync] : "",
 		       lock_name[o->lock], pol_name[o->policy], o->threads,
 		       o->cmdq == IOPT_SMMUV3_DRV_CMDQ_LOCKED ? "locked" : "lockfree",
 		       o->sync == IOPT_SMMUV3_DRV_SYNC_CONS ? "cons" : "msi",
@@ -449,9 +503,17 @@ static void print_result(const struct opts *o, const struct result *r)
 		       (unsigned long long)r->sync_restarts,
 		       (unsigned long long)r->cas_retries,
 		       (unsigned long long)r->dev_faults, (unsigned long long)r->errors,
-		       o->lat ? "true" : "false", load1());
+		       o->lat ? "true" : "false",
+		       o->domain_lock ? lock_name[o->domain_lock_kind] : "off",
+		       rcache_flush_name[o->rcache_flush], o->pci ? "true" : "false",
+		       (unsigned long long)o->iova_start,
+		       (unsigned long long)o->trap_ns,
+		       o->noncoherent ? "noncoherent" : "coherent", o->fq_entries,
+		       (unsigned long long)o->fq_timeout_ms, load1());
 	} else {
-		if (o->v2)
+		if (o->none)
+			printf("none      ");
+		else if (o->v2)
 			printf("v2/%-6s ", v2_sync_name[o->v2_sync]);
 		printf("%-7s %2u thr %-8s %-4s  map %8.1f ns (sd %8.1f)  unmap %8.1f ns "
 		       "(sd %8.1f)  %10.0f ops/s  cmds %llu syncs %llu flush_alls %llu "
@@ -986,7 +1048,7 @@ static const unsigned dir_prot[] = {
 	IOPT_READ | IOPT_WRITE, IOPT_READ /* to the device: it reads */,
 	IOPT_WRITE,
 };
-static const char *const smmu_names[] = { "v3", "v2", NULL };
+static const char *const smmu_names[] = { "v3", "v2", "none", NULL };
 static const char *const cmdq_names[] = { "lockfree", "locked", NULL };
 static const enum iopt_smmuv3_drv_cmdq cmdq_of[] = {
 	IOPT_SMMUV3_DRV_CMDQ_LOCKFREE, IOPT_SMMUV3_DRV_CMDQ_LOCKED,
@@ -1024,7 +1086,9 @@ int bench_dma_main(int argc, char **argv)
 		{ "policy", BENCH_CHOICE, &policy, .choices = pol_name,
 		  .help = "invalidation policy (lazy)" },
 		{ "smmu", BENCH_CHOICE, &smmu, .choices = smmu_names,
-		  .help = "SMMUv3 driver, or SMMUv2 (\"mmu-500\" model) (v3)" },
+		  .help = "SMMUv3 driver, or SMMUv2 (\"mmu-500\" model), or\n"
+			  "none: no IOMMU, the DMA address is the physical one\n"
+			  "(IOPT_DMA_DIRECT, dma-direct; past the mask: -EIO) (v3)" },
 		{ "cmdq", BENCH_CHOICE, &cmdq, .choices = cmdq_names,
 		  .help = "the SMMUv3 driver's command queue (lockfree)" },
 		{ "sync", BENCH_CHOICE, &sync, .choices = sync_names,
@@ -1054,6 +1118,30 @@ int bench_dma_main(int argc, char **argv)
 		  "shared machine)" },
 		{ "fq-entries", BENCH_UINT, &o.fq_entries, "N", "flush ring entries "
 		  "(0: 256 lazy, 32768 single)", .max = 1u << 24 },
+		{ "fq-timeout-ms", BENCH_U64, &o.fq_timeout_ms, "N", "flush queue "
+		  "timeout (0: 10 lazy, 1000 single)", .max = 3600000 },
+		{ "domain-lock", BENCH_FLAG, &o.domain_lock, .help = "one lock "
+		  "around each map and unmap, the strict\nunmap's invalidation "
+		  "and sync inside it (pgtbl_lock,\nLinux to 4.12)" },
+		{ "domain-lock-kind", BENCH_CHOICE, &o.domain_lock_kind,
+		  .choices = lock_name, .help = "--domain-lock's lock (default: "
+		  "ticket)" },
+		{ "rcache-flush", BENCH_CHOICE, &o.rcache_flush,
+		  .choices = rcache_flush_name, .help = "when a failed IOVA try "
+		  "flushes every CPU's cache:\nbefore the last try (Linux from "
+		  "4.15), never, or\nafter every failed try (to 4.14) "
+		  "(last-retry)" },
+		{ "pci", BENCH_FLAG, &o.pci, .help = "a PCI device: IOVAs below "
+		  "4 GiB first" },
+		{ "iova-start", BENCH_SIZE, &o.iova_start, "ADDR", "first IOVA, a "
+		  "multiple of 4K (0: 4K); e.g.\n0xffff0000 leaves 16 pages "
+		  "below 4 GiB", .max = 1ull << 47 },
+		{ "viommu-trap-ns", BENCH_U64, &o.trap_ns, "N", "every "
+		  "invalidation traps to a hypervisor,\none CPU at a time, for N "
+		  "ns (s390 RPCIT) (0)", .max = IOPT_DMA_TRAP_NS_MAX },
+		{ "noncoherent", BENCH_FLAG, &o.noncoherent, .help = "table walks "
+		  "do not snoop CPU caches: the page\ntable cleans each line it "
+		  "writes" },
 		{ "fq-fine-clock", BENCH_FLAG, &o.fine_clock, .help = "flush queues "
 		  "read the precise host clock (default:\na coarse clock, as the "
 		  "kernel's jiffies)" },
@@ -1083,6 +1171,7 @@ int bench_dma_main(int argc, char **argv)
 	o.prot = dir_prot[dir];
 	o.policy = (enum iopt_inval)policy;
 	o.v2 = smmu == 1;
+	o.none = smmu == 2;
 	o.cmdq = cmdq_of[cmdq];
 	o.sync = sync_of[sync];
 	o.v2_sync = (enum iopt_smmuv2_drv_sync)v2_sync;

@@ -59,19 +59,21 @@ num_pgtable="granule:0bad threads:0bad pages:0bad pgcount:0bad runs:0bad"
 num_iova="runs:0bad live:0bad threads:0bad"
 num_smmu="version:0bad footprint:0bad threads:0bad"
 num_dma="threads:0bad seconds:0bad ops:0ok granule:0bad trans-ns:0ok
-  sync-timeout-us:0ok sample:0ok dma-bits:0bad fq-entries:0ok parts-ops:0bad"
+  sync-timeout-us:0ok sample:0ok dma-bits:0bad fq-entries:0ok parts-ops:0bad
+  fq-timeout-ms:0ok iova-start:0ok viommu-trap-ns:0ok"
 num_sim="sim:0bad seed:0ok pages:0bad"
 num_host="pairs:0bad run-ms:0bad"
 word_pgtable="format pattern mode gather"
 word_iova=""
 word_smmu=""
-word_dma="dir policy smmu cmdq sync v2-sync clock"
+word_dma="dir policy smmu cmdq sync v2-sync clock domain-lock-kind rcache-flush"
 word_sim=""
 word_host=""
 flags_pgtable="json"
 flags_iova="json"
 flags_smmu="json"
-flags_dma="json report no-lat pin fq-fine-clock no-sev"
+flags_dma="json report no-lat pin fq-fine-clock no-sev domain-lock pci
+  noncoherent"
 flags_sim="json tso"
 flags_host="json"
 # Tiny runs: the arguments, and the JSON cases (or suite) they print.
@@ -165,6 +167,29 @@ for s in $suites; do
     done <"$out"
   fi
 done
+
+# The DMA layer's variants: each value reaches the JSON line, and the
+# flush queues take the sizes and timeouts the s390 runs used.
+run dma --smmu none --dma-bits 32 --ops 100 --json
+grep -qF '"smmu":"none"' "$out" && grep -qF '"errors":0,' "$out" ||
+  say_fail "dma --smmu none: $(head -c 300 "$out")"
+run dma --ops 100 --json --domain-lock --domain-lock-kind ticket --pci \
+  --rcache-flush every-retry --iova-start 0xffff0000 --viommu-trap-ns 100 \
+  --noncoherent --policy strict
+for l in '"domain_lock":"ticket"' '"rcache_flush":"every-retry"' '"pci":true' \
+    '"iova_start":4294901760' '"viommu_trap_ns":100' '"walk":"noncoherent"' \
+    '"device_faults":0,' '"errors":0,'; do
+  grep -qF -- "$l" "$out" || say_fail "dma variants: no $l: $(head -c 300 "$err")"
+done
+for q in 8192:100 32768:4000 256:10; do
+  e=${q%%:*} t=${q##*:}
+  run dma --ops 100 --json --policy single --fq-entries $e --fq-timeout-ms $t
+  grep -qF "\"fq_entries\":$e,\"fq_timeout_ms\":$t," "$out" ||
+    say_fail "dma --fq-entries $e --fq-timeout-ms $t: rc $rc"
+done
+run dma --ops 10 --iova-start 0x1001
+[ $rc -eq 1 ] && grep -qF "setup failed" "$err" ||
+  say_fail "dma --iova-start 0x1001: rc $rc, '$(head -c 200 "$err")'"
 
 # A wrong case for the model's version.
 bad "cmdq" smmu --version 2 --case cmdq
