@@ -13,6 +13,16 @@
  *                  without a gather (a failed map cleaning up, a split):
  *                  inv_range(leaf = true) + sync;
  *   sync        -> none (see dma_tlb_ops); flush_all -> flush_all.
+ * Every inv_range and flush_all goes through drv_inv_range()/
+ * drv_flush_all(), where cfg.viommu_trap_ns takes its trap.
+ *
+ * Kernel variants (dma.h, docs/dma.md "Kernel variants"): IOPT_DMA_DIRECT
+ * domains have none of the parts and leave map and unmap's common cases
+ * (fast_cpus 0, fast_unmap false) for direct_map()/direct_unmap();
+ * cfg.domain_lock leaves them for map_locked(), unmap_strict() and
+ * unmap_lazy_locked(), which hold dom_lock around the table changes (and
+ * the strict unmap's invalidation and sync). Neither adds work to the
+ * common cases of a translated, unlocked domain but one test of locked.
  *
  * Ordering contract (docs/dma.md "Concurrency"):
  *  D1. An unmapped range reaches the policy (iopt_fq_free) only after
