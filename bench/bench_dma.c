@@ -65,6 +65,7 @@ struct opts {
 	unsigned fq_entries;	/* 0: the policy's default */
 	uint64_t sync_timeout_us;	/* driver's sync timeout; 0: its default */
 	uint64_t fq_timeout_ms;	/* 0: the policy's default */
+	bool fq_timer;		/* a thread flushes expired queues */
 	bool domain_lock;	/* --domain-lock: pgtbl_lock (Linux to 4.12) */
 	unsigned domain_lock_kind;	/* enum iopt_lock_kind */
 	unsigned rcache_flush;	/* enum iopt_iova_flush */
@@ -154,7 +155,9 @@ static void dma_opts(struct iopt_dma_cfg *c, const struct opts *o)
 	c->nr_cpus = o->threads;
 	c->fq_entries = o->fq_entries;
 	c->fq_timeout_ns = o->fq_timeout_ms * 1000000ull;
-	if (!o->fine_clock)
+	/* The timer thread reads the queues' clock: the precise one. */
+	c->fq_timer = o->fq_timer;
+	if (!o->fine_clock && !o->fq_timer)
 		c->fq_clock = coarse_clock;
 	c->domain_lock = o->domain_lock;
 	c->domain_lock_kind = o->domain_lock_kind;
@@ -485,7 +488,7 @@ static void print_result(const struct opts *o, const struct result *r)
 		       "\"errors\":%llu,\"timed\":%s,\"domain_lock\":\"%s\","
 		       "\"rcache_flush\":\"%s\",\"pci\":%s,\"iova_start\":%llu,"
 		       "\"viommu_trap_ns\":%llu,\"walk\":\"%s\",\"fq_entries\":%u,"
-		       "\"fq_timeout_ms\":%llu,\"load1\":%.2f}\n",
+		       "\"fq_timeout_ms\":%llu,\"fq_timer\":%s,\"load1\":%.2f}\n",
 		       o->none ? "none" : o->v2 ? "v2" : "v3",
 		       o->v2 ? v2_sync_name[o->v2_sync] : "",
 		       lock_name[o->lock], pol_name[o->policy], o->threads,
@@ -509,7 +512,8 @@ static void print_result(const struct opts *o, const struct result *r)
 		       (unsigned long long)o->iova_start,
 		       (unsigned long long)o->trap_ns,
 		       o->noncoherent ? "noncoherent" : "coherent", o->fq_entries,
-		       (unsigned long long)o->fq_timeout_ms, load1());
+		       (unsigned long long)o->fq_timeout_ms,
+		       o->fq_timer ? "true" : "false", load1());
 	} else {
 		if (o->none)
 			printf("none      ");
@@ -1120,6 +1124,10 @@ int bench_dma_main(int argc, char **argv)
 		  "(0: 256 lazy, 32768 single)", .max = 1u << 24 },
 		{ "fq-timeout-ms", BENCH_U64, &o.fq_timeout_ms, "N", "flush queue "
 		  "timeout (0: 10 lazy, 1000 single)", .max = 3600000 },
+		{ "fq-timer", BENCH_FLAG, &o.fq_timer, .help = "a thread flushes "
+		  "queues whose oldest entry is\n--fq-timeout-ms old, as the "
+		  "kernel's flush-queue timer\n(default: only full rings flush; "
+		  "the precise clock)" },
 		{ "domain-lock", BENCH_FLAG, &o.domain_lock, .help = "one lock "
 		  "around each map and unmap, the strict\nunmap's invalidation "
 		  "and sync inside it (pgtbl_lock,\nLinux to 4.12)" },
@@ -1182,6 +1190,12 @@ int bench_dma_main(int argc, char **argv)
 	if (bench_sim() && (rep || o.runner)) {
 		fprintf(stderr, "iopt-bench dma: --report and --clock runner are "
 			"not available with --sim\n");
+		return 2;
+	}
+	/* The report's variants are the IOMMU's. */
+	if (rep && o.none) {
+		fprintf(stderr, "iopt-bench dma: --report is not available with "
+			"--smmu none\n");
 		return 2;
 	}
 	if (parts_ops)

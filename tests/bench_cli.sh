@@ -73,7 +73,7 @@ flags_pgtable="json"
 flags_iova="json"
 flags_smmu="json"
 flags_dma="json report no-lat pin fq-fine-clock no-sev domain-lock pci
-  noncoherent"
+  noncoherent fq-timer"
 flags_sim="json tso"
 flags_host="json"
 # Tiny runs: the arguments, and the JSON cases (or suite) they print.
@@ -183,10 +183,12 @@ for l in '"domain_lock":"ticket"' '"rcache_flush":"every-retry"' '"pci":true' \
 done
 for q in 8192:100 32768:4000 256:10; do
   e=${q%%:*} t=${q##*:}
-  run dma --ops 100 --json --policy single --fq-entries $e --fq-timeout-ms $t
-  grep -qF "\"fq_entries\":$e,\"fq_timeout_ms\":$t," "$out" ||
+  run dma --ops 100 --json --policy single --fq-entries $e --fq-timeout-ms $t \
+    --fq-timer
+  grep -qF "\"fq_entries\":$e,\"fq_timeout_ms\":$t,\"fq_timer\":true" "$out" ||
     say_fail "dma --fq-entries $e --fq-timeout-ms $t: rc $rc"
 done
+bad "--smmu none" dma --report --smmu none
 run dma --ops 10 --iova-start 0x1001
 [ $rc -eq 1 ] && grep -qF "setup failed" "$err" ||
   say_fail "dma --iova-start 0x1001: rc $rc, '$(head -c 200 "$err")'"

@@ -88,8 +88,8 @@ enum iopt_dma_mode {
 	/*
 	 * No IOMMU, as Linux's dma-direct without a bounce buffer: map
 	 * returns the physical address as the DMA address; nothing is
-	 * allocated, mapped or invalidated, and no driver is used (ops, drv,
-	 * pt, the policy and the IOVA fields are ignored). A buffer that
+	 * allocated, mapped or invalidated, and no driver is used (every
+	 * field but mode and nr_cpus is ignored). A buffer that
 	 * does not lie wholly at or below dma_mask is -EIO, where
 	 * dma-direct's map returns DMA_MAPPING_ERROR (and dma_map_sg -EIO);
 	 * no swiotlb is modelled. The calls keep their argument checks and
