@@ -117,7 +117,7 @@ static void test_direct_identity(void **state)
 }
 
 /* dma_capable(): dma_addr + size - 1 <= mask, else DMA_MAPPING_ERROR
- * (dma_map_sg: -EIO). */
+ * (the scatter-list map and dma_map_sgtable(): -EIO). */
 static void test_direct_mask(void **state)
 {
 	const uint64_t m32 = 0xffffffffull;

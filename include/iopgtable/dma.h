@@ -89,10 +89,10 @@ enum iopt_dma_mode {
 	 * No IOMMU, as Linux's dma-direct without a bounce buffer: map
 	 * returns the physical address as the DMA address; nothing is
 	 * allocated, mapped or invalidated, and no driver is used (every
-	 * field but mode and nr_cpus is ignored). A buffer that
-	 * does not lie wholly at or below dma_mask is -EIO, where
-	 * dma-direct's map returns DMA_MAPPING_ERROR (and dma_map_sg -EIO);
-	 * no swiotlb is modelled. The calls keep their argument checks and
+	 * field but mode and nr_cpus is ignored). A buffer that does not
+	 * lie wholly at or below dma_mask is -EIO, where dma-direct's map
+	 * returns DMA_MAPPING_ERROR (its scatter-list map, and so
+	 * dma_map_sgtable(), -EIO); no swiotlb is modelled. The calls keep their argument checks and
 	 * counters, so that a workload runs the same code with the IOMMU off.
 	 */
 	IOPT_DMA_DIRECT,
