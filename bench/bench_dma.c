@@ -73,6 +73,8 @@ struct opts {
 	uint64_t iova_start;	/* bytes; 0: the domain's default */
 	uint64_t trap_ns;	/* --viommu-trap-ns */
 	bool noncoherent;	/* table walks that do not snoop */
+	unsigned hold;		/* pages mapped for the whole run */
+	unsigned cpus;		/* the domain's CPUs; 0: threads */
 	bool json;
 };
 
@@ -152,7 +154,7 @@ static uint64_t coarse_clock(void *ctx)
 static void dma_opts(struct iopt_dma_cfg *c, const struct opts *o)
 {
 	c->policy = o->policy;
-	c->nr_cpus = o->threads;
+	c->nr_cpus = o->cpus > o->threads ? o->cpus : o->threads;
 	c->fq_entries = o->fq_entries;
 	c->fq_timeout_ns = o->fq_timeout_ms * 1000000ull;
 	/* The timer thread reads the queues' clock: the precise one. */
@@ -395,7 +397,15 @@ static int run_variant(const struct opts *o, struct result *res)
 		return ret;
 	}
 	struct iopt_smmuv2_stats m0 = { 0 }, m1 = { 0 };
+	/* --hold: mappings that stay for the whole run, as a NIC's receive
+	 * ring's (a PCI domain's go below 4 GiB first), mapped as CPU 0. */
+	uint64_t *held = bench_calloc(o->hold, sizeof(*held));
+	uint64_t hmask = o->dma_bits >= 64 ? ~0ull : (1ull << o->dma_bits) - 1;
 
+	for (unsigned i = 0; i < o->hold; i++)
+		bench_must(iopt_dma_map(r.d, MEM_BASE + i * PAGE, PAGE,
+					IOPT_READ | IOPT_WRITE, hmask, 0, &held[i]),
+			   "--hold: iopt_dma_map");
 	if (r.s2)
 		iopt_smmuv2_get_stats(r.s2, &m0);
 	drv_stats(&r, &s0);
@@ -455,6 +465,10 @@ static int run_variant(const struct opts *o, struct result *res)
 	res->flush_alls = s1.flush_alls - s0.flush_alls;
 	res->sync_timeouts = s1.sync_timeouts - s0.sync_timeouts;
 	res->cas_retries = s1.cas_retries - s0.cas_retries;
+	for (unsigned i = 0; i < o->hold; i++)
+		bench_must(iopt_dma_unmap(r.d, held[i], PAGE, 0),
+			   "--hold: iopt_dma_unmap");
+	free(held);
 	rig_down(&r);
 	free(w);
 	return 0;
@@ -488,7 +502,8 @@ static void print_result(const struct opts *o, const struct result *r)
 		       "\"errors\":%llu,\"timed\":%s,\"domain_lock\":\"%s\","
 		       "\"rcache_flush\":\"%s\",\"pci\":%s,\"iova_start\":%llu,"
 		       "\"viommu_trap_ns\":%llu,\"walk\":\"%s\",\"fq_entries\":%u,"
-		       "\"fq_timeout_ms\":%llu,\"fq_timer\":%s,\"load1\":%.2f}\n",
+		       "\"fq_timeout_ms\":%llu,\"fq_timer\":%s,\"hold\":%u,\"cpus\":%u,"
+		       "\"load1\":%.2f}\n",
 		       o->none ? "none" : o->v2 ? "v2" : "v3",
 		       o->v2 ? v2_sync_name[o->v2_sync] : "",
 		       lock_name[o->lock], pol_name[o->policy], o->threads,
@@ -513,7 +528,8 @@ static void print_result(const struct opts *o, const struct result *r)
 		       (unsigned long long)o->trap_ns,
 		       o->noncoherent ? "noncoherent" : "coherent", o->fq_entries,
 		       (unsigned long long)o->fq_timeout_ms,
-		       o->fq_timer ? "true" : "false", load1());
+		       o->fq_timer ? "true" : "false", o->hold,
+		       o->cpus > o->threads ? o->cpus : o->threads, load1());
 	} else {
 		if (o->none)
 			printf("none      ");
@@ -1144,6 +1160,12 @@ int bench_dma_main(int argc, char **argv)
 		{ "iova-start", BENCH_SIZE, &o.iova_start, "ADDR", "first IOVA, a "
 		  "multiple of 4K (0: 4K); e.g.\n0xffff0000 leaves 16 pages "
 		  "below 4 GiB", .max = 1ull << 47 },
+		{ "cpus", BENCH_UINT, &o.cpus, "N", "the domain's CPUs (IOVA caches, "
+		  "flush rings), at least\n--threads (0: --threads); thread i "
+		  "is CPU i", .max = 4096 },
+		{ "hold", BENCH_UINT, &o.hold, "N", "N one-page mappings held for "
+		  "the whole run (0);\nwith --pci and --iova-start, e.g. a full "
+		  "32-bit space", .max = 1u << 20 },
 		{ "viommu-trap-ns", BENCH_U64, &o.trap_ns, "N", "every "
 		  "invalidation traps to a hypervisor,\none CPU at a time, for N "
 		  "ns (s390 RPCIT) (0)", .max = IOPT_DMA_TRAP_NS_MAX },

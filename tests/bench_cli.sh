@@ -60,7 +60,7 @@ num_iova="runs:0bad live:0bad threads:0bad"
 num_smmu="version:0bad footprint:0bad threads:0bad"
 num_dma="threads:0bad seconds:0bad ops:0ok granule:0bad trans-ns:0ok
   sync-timeout-us:0ok sample:0ok dma-bits:0bad fq-entries:0ok parts-ops:0bad
-  fq-timeout-ms:0ok iova-start:0ok viommu-trap-ns:0ok"
+  fq-timeout-ms:0ok iova-start:0ok viommu-trap-ns:0ok cpus:0ok hold:0ok"
 num_sim="sim:0bad seed:0ok pages:0bad"
 num_host="pairs:0bad run-ms:0bad"
 word_pgtable="format pattern mode gather"
@@ -175,9 +175,10 @@ grep -qF '"smmu":"none"' "$out" && grep -qF '"errors":0,' "$out" ||
   say_fail "dma --smmu none: $(head -c 300 "$out")"
 run dma --ops 100 --json --domain-lock --domain-lock-kind ticket --pci \
   --rcache-flush every-retry --iova-start 0xffff0000 --viommu-trap-ns 100 \
-  --noncoherent --policy strict
+  --noncoherent --policy strict --hold 16 --cpus 128
 for l in '"domain_lock":"ticket"' '"rcache_flush":"every-retry"' '"pci":true' \
     '"iova_start":4294901760' '"viommu_trap_ns":100' '"walk":"noncoherent"' \
+    '"hold":16,"cpus":128,' \
     '"device_faults":0,' '"errors":0,'; do
   grep -qF -- "$l" "$out" || say_fail "dma variants: no $l: $(head -c 300 "$err")"
 done
