@@ -17,6 +17,7 @@
  *    once under EVERY_RETRY (counted by taking the flushed ranges back
  *    from the allocator alone: 127 of the 128 are there) and none under
  *    LAST_RETRY (its own CPU's cached range satisfies the second try);
+ *    the old flush leaves the depots' ranges cached, today's drains them;
  *  - viommu_trap_ns: every driver inv_range and flush_all is one trap
  *    (the driver's count against the layer's), whatever issued it;
  *  - non-coherent walks: over a table memory that models a write-back
@@ -391,6 +392,60 @@ static void test_rcache_flush_every_retry(void **state)
 	assert_int_equal(f, 0);
 }
 
+/*
+ * What a flush drains: Linux to 4.14 (EVERY_RETRY) returned every CPU's
+ * magazines only, the depots stayed; today's flush (LAST_RETRY) takes the
+ * depots too. Magazines of 2: CPU 1 frees 5 pages above 4 GiB, so 3 stay
+ * in its magazines and 2 go to the depot; then, everything allocated, CPU
+ * 0 (PCI) allocates one page. EVERY_RETRY: its 32-bit try flushes CPU
+ * 1's 3 (one serves the last try), the depot's 2 stay cached; LAST_RETRY:
+ * the last try flushes all 5 (one serves it), none stay.
+ */
+static void depot_run(enum iopt_iova_flush mode, uint64_t *cached_after,
+		      unsigned *back)
+{
+	const uint64_t lo = (G4 >> 12) - BELOW4G, hi = (G4 >> 12) + 8;
+	struct iopt_iova_cfg cfg = { .start_pfn = lo, .end_pfn = hi,
+				     .nr_cpus = 2, .mag_size = 2, .flush = mode };
+	struct iopt_iova *v;
+	struct iopt_iova_stats st;
+	uint64_t above[8], p;
+	unsigned n = 0;
+
+	assert_int_equal(iopt_iova_create(&cfg, &v), 0);
+	while (iopt_iova_alloc(v, 1, hi - 1, &p) == 0)
+		if (p >= G4 >> 12)
+			above[n++] = p;
+	assert_int_equal(n, 8);
+	for (unsigned i = 0; i < 5; i++)
+		assert_int_equal(iopt_iova_free_cached(v, above[i], 1, 1), 0);
+	iopt_iova_get_stats(v, &st);
+	assert_int_equal(st.cached_ranges, 5);
+	assert_int_equal(iopt_iova_alloc_dma(v, 1, hi - 1, IOPT_IOVA_DEV_PCI, 0,
+					     &p), 0);
+	iopt_iova_get_stats(v, &st);
+	assert_int_equal(st.cache_flushes, 1);
+	*cached_after = st.cached_ranges;
+	*back = 0;
+	while (iopt_iova_alloc(v, 1, hi - 1, &p) == 0)
+		(*back)++;
+	iopt_iova_destroy(v);
+}
+
+static void test_rcache_flush_depots(void **state)
+{
+	uint64_t cached;
+	unsigned back;
+
+	(void)state;
+	depot_run(IOPT_IOVA_FLUSH_EVERY_RETRY, &cached, &back);
+	assert_int_equal(cached, 2);
+	assert_int_equal(back, 2);
+	depot_run(IOPT_IOVA_FLUSH_LAST_RETRY, &cached, &back);
+	assert_int_equal(cached, 0);
+	assert_int_equal(back, 4);
+}
+
 /* The same through the DMA layer's cfg.rcache_flush: a PCI domain whose
  * 32-bit space is full; per failed 32-bit try one flush (EVERY_RETRY) or
  * none, and then CPU 0's own last-unmapped IOVA. */
@@ -672,6 +727,7 @@ int main(void)
 		cmocka_unit_test(test_domain_lock_strict),
 		cmocka_unit_test(test_domain_lock_lazy),
 		cmocka_unit_test(test_rcache_flush_every_retry),
+		cmocka_unit_test(test_rcache_flush_depots),
 		cmocka_unit_test(test_dma_rcache_flush),
 		cmocka_unit_test(test_viommu_trap_count),
 		cmocka_unit_test(test_viommu_trap_lazy),

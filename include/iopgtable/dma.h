@@ -147,8 +147,9 @@ struct iopt_dma_cfg {
 	 * IOPT_IOVA_FLUSH_LAST_RETRY, before the last try only (Linux since
 	 * "iommu/iova: Make rcache flush optional on IOVA allocation
 	 * failure", 4.15); IOPT_IOVA_FLUSH_EVERY_RETRY, after every failed
-	 * try, the 32-bit first try of a PCI device included (Linux to
-	 * 4.14); IOPT_IOVA_FLUSH_NEVER. Another value: -EINVAL at create.
+	 * try, the 32-bit first try of a PCI device included, the depots
+	 * left alone (Linux to 4.14); IOPT_IOVA_FLUSH_NEVER. Another value:
+	 * -EINVAL at create.
 	 */
 	enum iopt_iova_flush rcache_flush;
 	/*

@@ -52,11 +52,16 @@ extern "C" {
 
 #define IOPT_IOVA_CPU_SELF (~0u)
 
-/* When a cached allocation fails in the tree, flush the CPU caches. */
+/* When a cached allocation fails in the tree, flush the caches back
+ * into it and try again. */
 enum iopt_iova_flush {
-	IOPT_IOVA_FLUSH_LAST_RETRY,	/* only before the last try (default) */
+	/* Only before the last try; every CPU's cache and the depots
+	 * (Linux today; the default). */
+	IOPT_IOVA_FLUSH_LAST_RETRY,
 	IOPT_IOVA_FLUSH_NEVER,
-	IOPT_IOVA_FLUSH_EVERY_RETRY,	/* before every retry (old Linux) */
+	/* After every failed try, a PCI device's 32-bit first try included;
+	 * every CPU's cache, the depots left as they are (Linux to 4.14). */
+	IOPT_IOVA_FLUSH_EVERY_RETRY,
 };
 
 struct iopt_iova_cfg {

@@ -677,12 +677,14 @@ int iopt_iova_reserve(struct iopt_iova *d, uint64_t pfn, uint64_t size)
 /* ---- cached and DMA allocation ------------------------------------------ */
 
 /* The retry of a cached allocation that found no room: flush the caches
- * (cfg.flush allowing) and allocate again. */
+ * (cfg.flush allowing) and allocate again. EVERY_RETRY is Linux to 4.14,
+ * whose flush (free_cpu_cached_iovas() on every CPU) left the depots
+ * alone; they joined it later (5.11), as in iopt_iova_flush_caches(). */
 static __attribute__((noinline, cold)) int
 alloc_after_flush(struct iopt_iova *d, uint64_t size, uint64_t limit_pfn,
 		  unsigned cpu, uint64_t *pfn)
 {
-	iopt_iova_flush_caches(d);
+	iova_rcache_flush(d, d->cfg.flush != IOPT_IOVA_FLUSH_EVERY_RETRY);
 	return iova_alloc(d, size, limit_pfn, cpu, pfn, false);
 }
 

@@ -160,5 +160,8 @@ int iova_rcache_free(struct iopt_iova *d, unsigned cls, uint64_t pfn,
 unsigned iova_rcache_put_many(struct iopt_iova *d, unsigned cls,
 			      const uint64_t *pfns, unsigned n, unsigned cpu);
 uint64_t iova_rcache_count(struct iopt_iova *d);
+/* Return every CPU's cached ranges to the allocator, and with depots the
+ * depots' too (iopt_iova_flush_caches()); counted in st_flushes. */
+void iova_rcache_flush(struct iopt_iova *d, bool depots);
 
 #endif

@@ -368,6 +368,11 @@ void iopt_iova_trim(struct iopt_iova *d)
 
 void iopt_iova_flush_caches(struct iopt_iova *d)
 {
+	iova_rcache_flush(d, true);
+}
+
+void iova_rcache_flush(struct iopt_iova *d, bool depots)
+{
 	plat_fetch_add_acq_rel64(&d->st_flushes, 1);
 	for (unsigned c = 0; c < d->nr_classes; c++) {
 		for (unsigned cpu = 0; cpu < d->cfg.nr_cpus; cpu++) {
@@ -378,6 +383,8 @@ void iopt_iova_flush_caches(struct iopt_iova *d)
 				mag_drain(d, cc->prev, c);
 			plat_spin_unlock(&cc->lock);
 		}
+		if (!depots)
+			continue;
 		struct iova_depot *dp = &d->depot[c];
 
 		plat_spin_lock(&dp->lock);
