@@ -307,6 +307,34 @@ static void order_handler(unsigned cpu, void *arg)
 	order_seen[order_n++] = (unsigned)(uintptr_t)arg;
 }
 
+static uint64_t early_at[2];
+
+static void early_handler(unsigned cpu, void *arg)
+{
+	early_at[(uintptr_t)arg] = iopt_sim_now();
+}
+
+static void raise_fn(unsigned t, void *arg)
+{
+	struct iopt_sim *s = arg;
+
+	/* CPU 1 idles; the later interrupt is raised first. */
+	iopt_sim_irq_at(s, 1, 10000, early_handler, (void *)1);
+	iopt_sim_irq_at(s, 1, 5000, early_handler, (void *)0);
+	iopt_sim_work(50000);
+}
+
+/* An idle CPU armed for a later interrupt takes an earlier one on time. */
+static void test_irq_earlier_on_idle_cpu(void **state)
+{
+	struct iopt_sim *s = mk(2, 1);
+
+	assert_int_equal(iopt_sim_run_threads(s, 1, raise_fn, s), 0);
+	near(early_at[0], 5000 + E);
+	near(early_at[1], 10000 + E);
+	iopt_sim_destroy(s);
+}
+
 static void test_irq_order(void **state)
 {
 	struct iopt_sim *s = mk(1, 1);
@@ -508,6 +536,16 @@ static void test_bad_args(void **state)
 					      NULL), -EINVAL);
 	assert_int_equal(iopt_sim_run_threads(s, 1, NULL, NULL), -EINVAL);
 	assert_int_equal(iopt_sim_run_threads(NULL, 1, nop, NULL), -EINVAL);
+	{
+		struct iopt_sim_params q;
+
+		iopt_sim_get_params(s, &q);
+		assert_int_equal(q.cpus, 2);
+		assert_int_equal(q.sched_slice, S);
+		assert_int_equal(q.irq_entry, E);
+		iopt_sim_get_params(NULL, &q);
+		assert_int_equal(q.cpus, 0);
+	}
 	/* Nothing changed: a run still works and takes no interrupt. */
 	assert_int_equal(iopt_sim_run(s, nop, NULL), 0);
 	iopt_sim_destroy(s);
@@ -563,6 +601,7 @@ int main(void)
 		cmocka_unit_test(test_irqsave_defers),
 		cmocka_unit_test(test_irq_idle_cpu),
 		cmocka_unit_test(test_irq_order),
+		cmocka_unit_test(test_irq_earlier_on_idle_cpu),
 		cmocka_unit_test(test_handler_calls_library),
 		cmocka_unit_test(test_sleep_yields),
 		cmocka_unit_test(test_deterministic),

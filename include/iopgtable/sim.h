@@ -327,6 +327,11 @@ IOPT_API unsigned iopt_sim_thread(void);
 IOPT_API uint64_t iopt_sim_now(void);
 IOPT_API uint64_t iopt_sim_now_ns(void);
 
+/* The parameters sim was created with, into *p (zeroed for sim NULL and
+ * in the host library). */
+IOPT_API void iopt_sim_get_params(const struct iopt_sim *sim,
+				  struct iopt_sim_params *p);
+
 /* From a simulated CPU: spend cycles outside the library (the workload's
  * own time). A scheduling point. */
 IOPT_API void iopt_sim_work(uint64_t cycles);

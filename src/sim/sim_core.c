@@ -848,6 +848,16 @@ struct iopt_sim *iopt_sim_ambient(void)
 	return sim_cur ? NULL : sim_ambient(true);
 }
 
+void iopt_sim_get_params(const struct iopt_sim *sim, struct iopt_sim_params *p)
+{
+	if (!p)
+		return;
+	if (!sim)
+		memset(p, 0, sizeof(*p));
+	else
+		*p = sim->p;
+}
+
 uint64_t iopt_sim_cpu_cycles(const struct iopt_sim *sim, unsigned cpu)
 {
 	if (!sim || cpu >= IOPT_SIM_MAX_CPUS || !sim->cpu[cpu])

@@ -140,8 +140,20 @@ static void idle_arm(struct iopt_sim *s, struct sim_hw *h)
 		sim_cpu_launch(s, t, at);	/* arms it (sim_sched_wake) */
 		return;
 	}
-	if (t->heap_pos >= 0 || t->state != SIM_IDLE)
-		return;			/* armed already, or running */
+	if (t->heap_pos >= 0) {
+		/* Armed for a later one: this one comes first. Its time may
+		 * go back to this one's, never before the CPU went idle
+		 * (after the context's last run). */
+		if (at < t->now) {
+			sim_heap_remove(s, t);
+			t->now = at;
+			t->key = sim_rand(s) | 1;
+			sim_heap_push(s, t);
+		}
+		return;
+	}
+	if (t->state != SIM_IDLE)
+		return;			/* running: it delivers it */
 	if (t->now < at)
 		t->now = at;
 	t->state = SIM_RUNNABLE;

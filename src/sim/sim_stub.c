@@ -120,6 +120,12 @@ void iopt_sim_stats(const struct iopt_sim *sim, struct iopt_sim_stats *st)
 	memset(st, 0, sizeof(*st));
 }
 
+void iopt_sim_get_params(const struct iopt_sim *sim, struct iopt_sim_params *p)
+{
+	if (p)
+		memset(p, 0, sizeof(*p));
+}
+
 uint64_t iopt_sim_cpu_cycles(const struct iopt_sim *sim, unsigned cpu)
 {
 	return 0;
