@@ -8,12 +8,14 @@
 #include <string.h>
 
 #include "wl_internal.h"
-#include "../sim/sim_internal.h"
 
 void wl_machine(const struct iopt_sim *sim, struct wl_machine *m)
 {
-	m->ghz = sim->p.cpu_ghz;
-	m->cpus = sim->p.cpus;
+	struct iopt_sim_params p;
+
+	iopt_sim_get_params(sim, &p);
+	m->ghz = p.cpu_ghz;
+	m->cpus = p.cpus;
 }
 
 int wl_map(struct iopt_dma *d, uint64_t paddr, uint64_t size, unsigned prot,

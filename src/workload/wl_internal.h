@@ -56,15 +56,13 @@ static inline void wl_err_note(struct wl_err *e, int err)
  * (no IOMMU), the DMA address is the physical address and nothing runs.
  * 0 or the DMA layer's errno.
  *
- * Each call runs with local interrupts off. The models unmap from
- * interrupt handlers, and the library's IOVA CPU caches, stripes and
- * flush queues take plain spinlocks: a handler unmapping on a CPU whose
- * thread is inside a map there would spin on that thread's lock for
- * ever. Linux takes those locks with spin_lock_irqsave() (iova.c); the
- * models hold interrupts off around the whole call instead, which defers
- * a completion by at most one map (docs/workload.md, "Interrupts and the
- * DMA calls"). The TX path needs it anyway: Linux's xmit runs with
- * bottom halves off, so the NAPI completion never interrupts it.
+ * Each call runs with local interrupts off: Linux's xmit runs with
+ * bottom halves off, so the NAPI completion never interrupts it on its
+ * CPU; the models do the same for every call, which for the NVMe
+ * submission defers a completion by at most one map (docs/workload.md,
+ * "Interrupts and the DMA calls"). The library's own spinlocks defer
+ * interrupts as spin_lock_irqsave() does in any case (docs/sim.md,
+ * "Interrupts").
  */
 int wl_map(struct iopt_dma *d, uint64_t paddr, uint64_t size, unsigned prot,
 	   uint64_t mask, uint64_t *iova);
