@@ -157,5 +157,6 @@ int bench_iova_main(int argc, char **argv);
 int bench_dma_main(int argc, char **argv);
 int bench_sim_main(int argc, char **argv);
 int bench_host_main(int argc, char **argv);
+int bench_repro_main(int argc, char **argv);
 
 #endif

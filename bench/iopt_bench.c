@@ -27,6 +27,8 @@ static void usage(FILE *f)
 		"  sim       the simulation engine's speed (docs/sim.md)\n"
 		"  host      what this machine gives two threads (read beside\n"
 		"            any thread-scaling figure)\n"
+		"  repro     the published experiments on the simulation, ours\n"
+		"            beside the published (docs/experiments.md)\n"
 		"run 'iopt-bench SUITE --help' for a suite's options and cases\n"
 		"any suite but sim and host: --sim N [--seed S] [--sim-mem sc|tso]\n"
 		"  [--sim-sched random|pct] [--sim-hot] runs it on N simulated CPUs\n"
@@ -78,6 +80,8 @@ static int dispatch(int argc, char **argv)
 		return bench_sim_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "host"))
 		return bench_host_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "repro"))
+		return bench_repro_main(argc - 1, argv + 1);
 	fprintf(stderr, "iopt-bench: unknown suite '%s'; see 'iopt-bench --help'\n",
 		argv[1]);
 	return 2;

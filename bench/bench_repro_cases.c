@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The reproductions' cases (bench_repro.h): one table entry and one run
+ * function each. Published figures are the sources' own (design brief,
+ * sections 4-6 and 8; shared/seeds/), every row of each; docs/experiments.md
+ * has the set-ups, the parameters' sources and the verdicts.
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bench_repro.h"
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Record simulation s as measured row r of point p. */
+static void put(struct repro_point *p, unsigned r, double v,
+		const struct repro_sim *s)
+{
+	p->ours[r] = v;
+	p->hash[r] = s->trace_hash;
+	p->params[r] = s->sim_params;
+}
+
+static int no_errors(const struct repro_case *c, const struct repro_sim *s)
+{
+	if (!s->errors)
+		return 0;
+	fprintf(stderr, "iopt-bench repro: %s: %llu map/unmap errors in a run\n",
+		c->name, (unsigned long long)s->errors);
+	return -1;
+}
+
+/* ---- cmdq-contention ------------------------------------------------------ */
+
+/*
+ * Per-CPU DMA map+unmap per second on 8 to 64 CPUs, strict invalidation,
+ * the SMMUv3 command queue behind a spinlock (Linux before 5.4: the
+ * queued spinlock of 4.19-5.3, CONS polling) against the lock-free
+ * insertion of 5.4 (MSI completion, 5.4's choice on an SMMU with
+ * coherent MSI writes).
+ */
+static const unsigned cc_cpus[] = { 8, 16, 32, 64 };
+
+static const struct repro_row cc_rows[] = {
+	REPRO_ROW("before (locked), 8 CPUs", "ops/s", 282e3),
+	REPRO_ROW("before (locked), 16 CPUs", "ops/s", 115e3),
+	REPRO_ROW("before (locked), 32 CPUs", "ops/s", 36e3),
+	REPRO_ROW("before (locked), 64 CPUs", "ops/s", 11e3),
+	REPRO_ROW("after (lock-free), 8 CPUs", "ops/s", 302e3),
+	REPRO_ROW("after (lock-free), 16 CPUs", "ops/s", 193e3),
+	REPRO_ROW("after (lock-free), 32 CPUs", "ops/s", 80e3),
+	REPRO_ROW("after (lock-free), 64 CPUs", "ops/s", 30e3),
+	REPRO_RATIO("after/before, 8 CPUs", 4, 0),
+	REPRO_RATIO("after/before, 16 CPUs", 5, 1),
+	REPRO_RATIO("after/before, 32 CPUs", 6, 2),
+	REPRO_RATIO("after/before, 64 CPUs", 7, 3),
+	REPRO_RATIO("before: 64 CPUs / 8 CPUs", 3, 0),
+	REPRO_RATIO("after: 64 CPUs / 8 CPUs", 7, 4),
+};
+
+static const struct repro_sweep cc_sweep[] = {
+	{ "smmu-param", "v3.sync_cycles", { "2", "200", "1000" }, { "200" },
+	  "CMD_SYNC completion in the SMMU, model default 8 cycles at 1 GHz; "
+	  "an MMU-500 sync takes a few hundred cycles (seed 000)" },
+	{ "sim-param", "fetch_modified", { "60", "240" }, { "240" },
+	  "a cache-line bounce, default 120 (48 ns): 24 to 96 ns covers "
+	  "in-cluster to cross-die meshes" },
+	{ "sim-param", "mmio", { "250", "1000" }, { "1000" },
+	  "an uncached register access (CMDQ_PROD/CONS), default 500 (200 ns): "
+	  "100 to 400 ns" },
+};
+
+static int cc_run(const struct repro_case *c, struct repro_point *p)
+{
+	const char *ops = p->quick ? "50" : "150";
+	static const char *const before[] = { "--cmdq", "locked", "--sync", "cons",
+					      "--lock", "mcs", NULL };
+	static const char *const after[] = { "--cmdq", "lockfree", "--sync", "msi",
+					     NULL };
+	const char *const *variant[2] = { before, after };
+
+	for (unsigned v = 0; v < 2; v++) {
+		for (unsigned k = 0; k < ARRAY_LEN(cc_cpus); k++) {
+			const char *args[16] = { "--policy", "strict", "--ops", ops };
+			unsigned n = 4;
+			struct repro_sim s;
+
+			for (unsigned i = 0; variant[v][i]; i++)
+				args[n++] = variant[v][i];
+			args[n] = NULL;
+			if (repro_sim(c, p, "dma", cc_cpus[k], args, &s) ||
+			    no_errors(c, &s))
+				return -1;
+			put(p, v * 4 + k, s.ops_per_sec / s.threads, &s);
+		}
+	}
+	return 0;
+}
+
+/* ---- batched-unmap --------------------------------------------------------- */
+
+/*
+ * dma_map_benchmark's unmap latency on a non-coherent SMMU, one thread,
+ * buffers of 4 KiB to 4 MiB: one cache clean per cleared leaf (Linux
+ * before the 2024 change) against one per run of leaves. The pieces it
+ * needs are the dma suite's non-coherent walk and per-PTE unmap sync
+ * options and the simulation's cost of a cache clean per line; until
+ * they exist, missing() says which are absent and the case runs nothing.
+ */
+#define BU_NONCOH_OPT	"noncoherent"
+#define BU_EACH_OPT	"unmap-sync-each"
+#define BU_CMO_PARAM	"cmo_line"
+
+static const unsigned bu_kib[] = { 4, 8, 16, 32, 64, 128, 256, 512, 1024,
+				   2048, 4096 };
+
+static const struct repro_row bu_rows[] = {
+	REPRO_ROW("per-PTE sync, 4 KiB", "us", 3),
+	REPRO_ROW("per-PTE sync, 8 KiB", "us", 4),
+	REPRO_ROW("per-PTE sync, 16 KiB", "us", 6.1),
+	REPRO_ROW("per-PTE sync, 32 KiB", "us", 10.2),
+	REPRO_ROW("per-PTE sync, 64 KiB", "us", 18.5),
+	REPRO_ROW("per-PTE sync, 128 KiB", "us", 35),
+	REPRO_ROW("per-PTE sync, 256 KiB", "us", 67.5),
+	REPRO_ROW("per-PTE sync, 512 KiB", "us", 127.9),
+	REPRO_ROW("per-PTE sync, 1 MiB", "us", 248.6),
+	REPRO_ROW("per-PTE sync, 2 MiB (block)", "us", 65.5),
+	REPRO_ROW("per-PTE sync, 4 MiB (blocks)", "us", 119.2),
+	REPRO_ROW("batched sync, 4 KiB", "us", 3),
+	REPRO_ROW("batched sync, 8 KiB", "us", 3.8),
+	REPRO_ROW("batched sync, 16 KiB", "us", 5.4),
+	REPRO_ROW("batched sync, 32 KiB", "us", 8.5),
+	REPRO_ROW("batched sync, 64 KiB", "us", 14.9),
+	REPRO_ROW("batched sync, 128 KiB", "us", 27.5),
+	REPRO_ROW("batched sync, 256 KiB", "us", 52.2),
+	REPRO_ROW("batched sync, 512 KiB", "us", 97.2),
+	REPRO_ROW("batched sync, 1 MiB", "us", 187.4),
+	REPRO_ROW("batched sync, 2 MiB (block)", "us", 65.5),
+	REPRO_ROW("batched sync, 4 MiB (blocks)", "us", 119),
+	REPRO_RATIO("batched/per-PTE, 4 KiB", 11, 0),
+	REPRO_RATIO("batched/per-PTE, 8 KiB", 12, 1),
+	REPRO_RATIO("batched/per-PTE, 16 KiB", 13, 2),
+	REPRO_RATIO("batched/per-PTE, 32 KiB", 14, 3),
+	REPRO_RATIO("batched/per-PTE, 64 KiB", 15, 4),
+	REPRO_RATIO("batched/per-PTE, 128 KiB", 16, 5),
+	REPRO_RATIO("batched/per-PTE, 256 KiB", 17, 6),
+	REPRO_RATIO("batched/per-PTE, 512 KiB", 18, 7),
+	REPRO_RATIO("batched/per-PTE, 1 MiB", 19, 8),
+	REPRO_RATIO("batched/per-PTE, 2 MiB (block)", 20, 9),
+	REPRO_RATIO("batched/per-PTE, 4 MiB (blocks)", 21, 10),
+};
+
+static const struct repro_sweep bu_sweep[] = {
+	{ "sim-param", BU_CMO_PARAM, { "20", "200" }, { "200" },
+	  "a clean of one line to the point of coherence and its share of the "
+	  "barrier (assumption until the simulation's preset gives it)" },
+	{ "sim-param", "mmio", { "250", "1000" }, { "1000" },
+	  "an uncached register access (the unmap's TLBI and sync), 100 to "
+	  "400 ns" },
+};
+
+static const char *bu_missing(void)
+{
+	static char why[256];
+	bool noncoh = repro_suite_has_opt("dma", BU_NONCOH_OPT);
+	bool each = repro_suite_has_opt("dma", BU_EACH_OPT);
+	bool cmo = repro_has_param("sim-param", BU_CMO_PARAM);
+
+	if (noncoh && each && cmo)
+		return NULL;
+	snprintf(why, sizeof(why), "needs%s%s%s",
+		 noncoh ? "" : " [iopt-bench dma --" BU_NONCOH_OPT
+		 ": the non-coherent table walk]",
+		 each ? "" : " [iopt-bench dma --" BU_EACH_OPT
+		 ": IOPT_PGTABLE_QUIRK_UNMAP_SYNC_EACH]",
+		 cmo ? "" : " [--sim-param " BU_CMO_PARAM
+		 ": the cost of cache maintenance per line]");
+	return why;
+}
+
+static int bu_run(const struct repro_case *c, struct repro_point *p)
+{
+	const char *ops = p->quick ? "10" : "40";
+
+	for (unsigned v = 0; v < 2; v++) {
+		for (unsigned k = 0; k < ARRAY_LEN(bu_kib); k++) {
+			char gran[16];
+			const char *args[16] = { "--smmu", "v2", "--policy", "strict",
+						 "--ops", ops, "--granule", gran,
+						 "--sample", "0",
+						 "--" BU_NONCOH_OPT };
+			unsigned n = 11;
+			struct repro_sim s;
+
+			snprintf(gran, sizeof(gran), "%u", bu_kib[k] / 4);
+			if (!v)
+				args[n++] = "--" BU_EACH_OPT;
+			args[n] = NULL;
+			if (repro_sim(c, p, "dma", 1, args, &s) || no_errors(c, &s))
+				return -1;
+			put(p, v * ARRAY_LEN(bu_kib) + k, s.unmap_ns / 1e3, &s);
+		}
+	}
+	return 0;
+}
+
+/* ---- the cases that need the workload models -------------------------------- */
+
+static const struct repro_row lr_rows[] = {
+	REPRO_ROW("TX TCP x1, no IOMMU", "Gbps", 29.7),
+	REPRO_ROW("TX TCP x4, no IOMMU", "Gbps", 30.5),
+	REPRO_ROW("TX TCP x8, no IOMMU", "Gbps", 28),
+	REPRO_ROW("RX TCP x1, no IOMMU", "Gbps", 15),
+	REPRO_ROW("RX TCP x4, no IOMMU", "Gbps", 33.7),
+	REPRO_ROW("RX TCP x8, no IOMMU", "Gbps", 36),
+	REPRO_ROW("TX TCP x1, locked", "Gbps", 15.2),
+	REPRO_ROW("TX TCP x4, locked", "Gbps", 14.3),
+	REPRO_ROW("TX TCP x8, locked", "Gbps", 13),
+	REPRO_ROW("RX TCP x1, locked", "Gbps", 7.88),
+	REPRO_ROW("RX TCP x4, locked", "Gbps", 13.2),
+	REPRO_ROW("RX TCP x8, locked", "Gbps", 12.6),
+	REPRO_ROW("TX TCP x1, lock-free", "Gbps", 21.4),
+	REPRO_ROW("TX TCP x4, lock-free", "Gbps", 30.5),
+	REPRO_ROW("TX TCP x8, lock-free", "Gbps", 21.3),
+	REPRO_ROW("RX TCP x1, lock-free", "Gbps", 7.7),
+	REPRO_ROW("RX TCP x4, lock-free", "Gbps", 20.1),
+	REPRO_ROW("RX TCP x8, lock-free", "Gbps", 27.1),
+	REPRO_ROW("NVMf 4K randread 8 jobs, no IOMMU", "KIOPS", 1080),
+	REPRO_ROW("NVMf 4K randread 8 jobs, locked", "KIOPS", 520),
+	REPRO_ROW("NVMf lock-free (500-850, midpoint)", "KIOPS", 675),
+	REPRO_RATIO("lock-free/locked, TX x1", 12, 6),
+	REPRO_RATIO("lock-free/locked, TX x4", 13, 7),
+	REPRO_RATIO("lock-free/locked, TX x8", 14, 8),
+	REPRO_RATIO("lock-free/locked, RX x1", 15, 9),
+	REPRO_RATIO("lock-free/locked, RX x4", 16, 10),
+	REPRO_RATIO("lock-free/locked, RX x8", 17, 11),
+	REPRO_RATIO("lock-free/locked, NVMf", 20, 19),
+	REPRO_RATIO("lock-free/no IOMMU, TX x1", 12, 0),
+	REPRO_RATIO("lock-free/no IOMMU, TX x4", 13, 1),
+	REPRO_RATIO("lock-free/no IOMMU, TX x8", 14, 2),
+	REPRO_RATIO("lock-free/no IOMMU, RX x1", 15, 3),
+	REPRO_RATIO("lock-free/no IOMMU, RX x4", 16, 4),
+	REPRO_RATIO("lock-free/no IOMMU, RX x8", 17, 5),
+	REPRO_RATIO("lock-free/no IOMMU, NVMf", 20, 18),
+};
+
+static const struct repro_row vs_rows[] = {
+	REPRO_ROW("sync timeouts seen, iperf -P64 on 8 CPUs, no sync lock",
+		  "yes=1", 1),
+	REPRO_ROW("fewest iperf TX threads with timeouts (> 32)", "thr", 33),
+	REPRO_ROW("sync timeouts seen, 20 runs of -P64, sync lock", "yes=1", 0),
+};
+
+static const struct repro_row cs_rows[] = {
+	REPRO_ROW("16 netperf UDP 32 KiB TX, strict, MSI polling", "Mbps", 25227.74),
+	REPRO_ROW("16 netperf UDP 32 KiB TX, strict, SEV/CONS polling", "Mbps",
+		  27145.59),
+	REPRO_RATIO("SEV/CONS / MSI", 1, 0),
+};
+
+static const struct repro_row rf_rows[] = {
+	REPRO_ROW("1 iperf thread, SMMU off", "%", 100),
+	REPRO_ROW("SMMU on, rcaches flushed on every failed 32-bit try", "%", 0.02),
+	REPRO_ROW("SMMU on, rcaches flushed on the last retry only", "%", 100),
+	REPRO_RATIO("flush every failure / SMMU off", 1, 0),
+	REPRO_RATIO("flush on the last retry / SMMU off", 2, 0),
+};
+
+static const struct repro_row fp_rows[] = {
+	REPRO_ROW("flush on IOVA exhaustion (s390 scheme)", "rel", 1),
+	REPRO_ROW("strict (exhaustion gives about twice)", "rel", 0.5),
+	REPRO_ROW("flush queue 32768 entries, 4000 ms", "rel", 0.91),
+	REPRO_ROW("flush queue 8192 entries, 100 ms", "rel", 0.76),
+	REPRO_ROW("flush queue default size and timeout (~50% of strict)", "rel",
+		  0.25),
+	REPRO_RATIO("strict / exhaustion", 1, 0),
+	REPRO_RATIO("fq 32768/4000ms / exhaustion", 2, 0),
+	REPRO_RATIO("fq 8192/100ms / exhaustion", 3, 0),
+	REPRO_RATIO("fq default / strict", 4, 1),
+};
+
+#define ROWS(r) (r), ARRAY_LEN(r)
+
+const struct repro_case repro_cases[] = {
+	{ "cmdq-contention", "SMMUv3 command queue: per-CPU DMA map+unmap, 8-64 CPUs",
+	  "design brief 4.2 and 6 (the seeds hold no thread for these figures)",
+	  "--sim-platform graviton2 --smmu-preset smmuv3",
+	  "dma suite, strict, 1-page map+unmap loops on every CPU; locked cmdq "
+	  "(MCS, CONS) vs lock-free (MSI)",
+	  REPRO_RUNS, ROWS(cc_rows), cc_sweep, ARRAY_LEN(cc_sweep), 8, cc_run, NULL },
+	{ "batched-unmap", "non-coherent unmap: per-PTE vs batched cache clean",
+	  "seed 001 (Re: [PATCH V2 1/2] iommu: Optimize IOMMU UnMap, 2024); brief 3.5",
+	  "--sim-platform graviton2 --smmu-preset mmu-500",
+	  "dma suite, SMMUv2, strict, 1 thread, 4 KiB-4 MiB buffers, non-coherent "
+	  "walk; unmap latency",
+	  REPRO_RUNS, ROWS(bu_rows), bu_sweep, ARRAY_LEN(bu_sweep), 22, bu_run,
+	  bu_missing },
+	{ "lock-removal", "io-pgtable lock removal: 50GbE TX/RX and NVMf",
+	  "seed 000 (Ray Jui's reply to [PATCH 0/8] io-pgtable lock removal, 2017)",
+	  "--sim-platform a72-8 --smmu-preset mmu-500",
+	  "TCP streams and NVMf 4K randread on 8 CPUs, SMMUv2, locked vs lock-free "
+	  "page table, each to no IOMMU",
+	  REPRO_NEEDS_WORKLOAD, ROWS(lr_rows), NULL, 0, 0, NULL, NULL },
+	{ "v2-sync-timeout", "concurrent SMMUv2 TLB syncs time out",
+	  "seed 000 (iperf -P64 report; 'Reintroduce locking around TLB sync')",
+	  "--sim-platform a72-8 --smmu-preset mmu-500",
+	  "64 iperf TX threads on 8 CPUs, SMMUv2 sync without and with the sync lock",
+	  REPRO_NEEDS_WORKLOAD, ROWS(vs_rows), NULL, 0, 0, NULL, NULL },
+	{ "cmd-sync", "CMD_SYNC completion: SEV/CONS polling vs MSI",
+	  "seed 002 ([PATCH] iommu/arm-smmu-v3: remove the approach of MSI polling "
+	  "for CMD SYNC, 2020)",
+	  "--sim-platform kunpeng920 --smmu-preset smmuv3",
+	  "16 netperf threads, UDP 32768-byte TX, 100G NIC, strict",
+	  REPRO_NEEDS_WORKLOAD, ROWS(cs_rows), NULL, 0, 0, NULL, NULL },
+	{ "rcache-flush", "IOVA rcache flush on every failed 32-bit attempt",
+	  "seed 003 ([PATCH 0/1] Optimise IOVA allocations for PCI devices, 2017)",
+	  "--sim-platform thunderx2 --smmu-preset smmuv3",
+	  "1 iperf thread pinned on a 128-CPU machine, 40GbE, 32-bit space full",
+	  REPRO_NEEDS_WORKLOAD, ROWS(rf_rows), NULL, 0, 0, NULL, NULL },
+	{ "flush-policy", "flush on exhaustion vs strict vs flush queues",
+	  "seed 004 (Re: [PATCH v4 1/2] iommu/s390: Fix race with release_device "
+	  "ops, 2022)",
+	  "(s390 under a hypervisor: no platform preset yet)",
+	  "NVMe IOPS with a trapped, serialised IOTLB flush, relative to "
+	  "flush-on-exhaustion",
+	  REPRO_NEEDS_WORKLOAD, ROWS(fp_rows), NULL, 0, 0, NULL, NULL },
+};
+
+const unsigned repro_ncases = ARRAY_LEN(repro_cases);
