@@ -134,11 +134,21 @@ static int spawn(char *const argv[], struct buf *out, struct buf *err)
 	int po[2], pe[2], st;
 	pid_t pid;
 
-	if (pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC))
+	if (pipe2(po, O_CLOEXEC))
 		return -1;
+	if (pipe2(pe, O_CLOEXEC)) {
+		close(po[0]);
+		close(po[1]);
+		return -1;
+	}
 	pid = fork();
-	if (pid < 0)
+	if (pid < 0) {
+		close(po[0]);
+		close(po[1]);
+		close(pe[0]);
+		close(pe[1]);
 		return -1;
+	}
 	if (!pid) {
 		dup2(po[1], 1);
 		dup2(pe[1], 2);
@@ -792,15 +802,15 @@ int bench_repro_main(int argc, char **argv)
 
 	/* Positionals (cases, or --merge's files) out; options to the table
 	 * parser. */
+	for (int i = 1; i < argc; i++)
+		merge |= !strcmp(argv[i], "--merge");
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
 		if (!strcmp(a, "--help"))
 			help = true;
-		if (!strcmp(a, "--merge")) {
-			merge = true;
+		if (!strcmp(a, "--merge"))
 			continue;
-		}
 		if (!strncmp(a, "--", 2) || (i > 1 && (!strcmp(argv[i - 1], "--seed") ||
 						       !strcmp(argv[i - 1], "--point") ||
 						       !strcmp(argv[i - 1], "--out")))) {

@@ -123,6 +123,9 @@ cmp -s "$dir/a" "$dir/b" || say_fail "the points' lines differ from the direct r
   say_fail "--merge -: rc $?"
 grep -q "^== cmdq-contention" "$dir/m2" || say_fail "--merge - printed no table"
 grep -q "^== batched-unmap" "$dir/m2" && say_fail "--merge CASE printed another case"
+# Files before --merge are files too.
+"$bin" repro "$dir/par.jsonl" --merge > "$dir/m3" || say_fail "FILE --merge: rc $?"
+grep -q "^== cmdq-contention" "$dir/m3" || say_fail "FILE --merge printed no table"
 
 # The Slurm script: one array task per point.
 "$bin" repro --jobs --slurm $cases --quick > "$dir/sbatch" || say_fail "--slurm: rc $?"
