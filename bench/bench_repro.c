@@ -433,7 +433,7 @@ static int run_point(const struct repro_case *c, bool quick, uint64_t seed,
 	const char *why = c->status == REPRO_NEEDS_WORKLOAD ?
 		"needs the workload models (include/iopgtable/workload.h)" :
 		c->missing ? c->missing() : NULL;
-	char setting[128] = "preset", label[96];
+	char setting[128] = "preset", label[256];
 	const char *opt, *name, *val;
 
 	if (why) {
@@ -557,7 +557,8 @@ static void view_of(const struct repro_case *c, const char *text,
 		jnum(line, "point", &pt);
 		jnum(line, "row", &row);
 		jnum(line, "points", &np);
-		if (pt < 0 || pt >= MAX_POINTS || row < 0 || row >= c->nrows) {
+		if (pt < 0 || pt >= MAX_POINTS || row < 0 || row >= c->nrows ||
+		    !jnum(line, "published", &d)) {
 			free(line);
 			continue;
 		}
