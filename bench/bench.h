@@ -155,6 +155,7 @@ int bench_pgtable_main(int argc, char **argv);
 int bench_smmu_main(int argc, char **argv);
 int bench_iova_main(int argc, char **argv);
 int bench_dma_main(int argc, char **argv);
+int bench_workload_main(int argc, char **argv);
 int bench_sim_main(int argc, char **argv);
 int bench_host_main(int argc, char **argv);
 int bench_repro_main(int argc, char **argv);

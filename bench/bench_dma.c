@@ -33,11 +33,12 @@
 #include <iopgtable/testbed.h>
 
 #include "bench.h"
+#include "bench_rig.h"
 
-#define MEM_BASE	0x80000000ull
-#define MEM_SIZE	(256ull << 20)
-#define SID		1
-#define PAGE		4096ull
+#define MEM_BASE	BENCH_RIG_MEM_BASE
+#define MEM_SIZE	BENCH_RIG_MEM_SIZE
+#define SID		BENCH_RIG_SID
+#define PAGE		BENCH_RIG_PAGE
 #define REPS		5
 
 struct opts {
@@ -48,33 +49,10 @@ struct opts {
 	uint64_t trans_ns;
 	unsigned prot;
 	const char *dir;
-	enum iopt_inval policy;
-	enum iopt_smmuv3_drv_cmdq cmdq;
-	enum iopt_smmuv3_drv_sync sync;
-	bool v2;		/* --smmu v2: the SMMUv2 driver and model */
-	bool none;		/* --smmu none: no IOMMU (IOPT_DMA_DIRECT) */
-	enum iopt_smmuv2_drv_sync v2_sync;
-	unsigned lock;		/* drivers' lock_kind (enum iopt_lock_kind) */
-	bool runner;		/* free-running model clock */
-	bool no_sev;		/* model without IDR0.SEV (CONS syncs poll) */
+	struct bench_rig_opts rig;	/* SMMU, driver, DMA domain */
 	unsigned sample;	/* translate every n-th mapping; 0: none */
-	unsigned dma_bits;
 	bool lat;		/* time each map and unmap */
 	bool pin;		/* pin thread i to CPU i */
-	bool fine_clock;	/* flush queues on the precise host clock */
-	unsigned fq_entries;	/* 0: the policy's default */
-	uint64_t sync_timeout_us;	/* driver's sync timeout; 0: its default */
-	uint64_t fq_timeout_ms;	/* 0: the policy's default */
-	bool fq_timer;		/* a thread flushes expired queues */
-	bool domain_lock;	/* --domain-lock: pgtbl_lock (Linux to 4.12) */
-	unsigned domain_lock_kind;	/* enum iopt_lock_kind */
-	unsigned rcache_flush;	/* enum iopt_iova_flush */
-	bool pci;		/* IOPT_DMA_DEV_PCI: below 4 GiB first */
-	uint64_t iova_start;	/* bytes; 0: the domain's default */
-	uint64_t trap_ns;	/* --viommu-trap-ns */
-	bool noncoherent;	/* table walks that do not snoop */
-	unsigned hold;		/* pages mapped for the whole run */
-	unsigned cpus;		/* the domain's CPUs; 0: threads */
 	bool json;
 };
 
@@ -96,135 +74,14 @@ struct result {
 	uint64_t sync_restarts;	/* v2 model: syncs written while one was active */
 };
 
-static const char *const pol_name[] = { "strict", "lazy", "single", "exhaust", NULL };
-static const char *const v2_sync_name[] = { "none", "bank", "global", NULL };
-/* Indexed by enum iopt_lock_kind. */
-static const char *const lock_name[] = { "default", "tas", "ttas", "ticket",
-					 "mcs", NULL };
-/* Indexed by enum iopt_iova_flush. */
-static const char *const rcache_flush_name[] = { "last-retry", "never",
-						 "every-retry", NULL };
-
-/* The chain under test (iopgtable/testbed.h). */
-struct rig {
-	struct iopt_testbed *tb;		/* NULL with --smmu none */
-	struct iopt_smmuv3_drv *drv;
-	struct iopt_smmuv2 *s2;			/* --smmu v2 */
-	struct iopt_smmuv2_drv *drv2;
-	struct iopt_dma *d;
-};
-
-/* Driver counters in the result's terms (v2: commands = register
- * maintenance writes, TLBIs and syncs). */
-static void drv_stats(struct rig *r, struct iopt_smmuv3_drv_stats *st)
-{
-	struct iopt_smmuv2_drv_stats s2;
-
-	memset(st, 0, sizeof(*st));
-	if (!r->tb)
-		return;		/* no IOMMU, no driver */
-	if (!r->drv2) {
-		iopt_smmuv3_drv_get_stats(r->drv, st);
-		return;
-	}
-	iopt_smmuv2_drv_get_stats(r->drv2, &s2);
-	st->commands = s2.tlbis + s2.syncs;
-	st->syncs = s2.syncs;
-	st->flush_alls = s2.flush_alls;
-	st->sync_timeouts = s2.sync_timeouts;
-}
-
-/* The flush queues' timestamps: a coarse clock, as the kernel's jiffies
- * (a host clock read per unmap costs about as much as the rest of it). */
-static uint64_t coarse_clock(void *ctx)
-{
-	struct timespec ts;
-
-	(void)ctx;
-	if (bench_sim_cpus())
-		return bench_now_ns();	/* simulated time */
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* The options' testbed: the default SMMUv3 model (or the "mmu-500"
- * SMMUv2) on the driver's virtual clock, the runner's or the
- * simulation's (model at 1 GHz), the domain attached to SID. */
-/* The DMA layer's options of o, the same for every SMMU (none too). */
-static void dma_opts(struct iopt_dma_cfg *c, const struct opts *o)
-{
-	c->policy = o->policy;
-	c->nr_cpus = o->cpus > o->threads ? o->cpus : o->threads;
-	c->fq_entries = o->fq_entries;
-	c->fq_timeout_ns = o->fq_timeout_ms * 1000000ull;
-	/* The timer thread reads the queues' clock: the precise one. */
-	c->fq_timer = o->fq_timer;
-	if (!o->fine_clock && !o->fq_timer)
-		c->fq_clock = coarse_clock;
-	c->domain_lock = o->domain_lock;
-	c->domain_lock_kind = o->domain_lock_kind;
-	c->rcache_flush = (enum iopt_iova_flush)o->rcache_flush;
-	c->dev_flags = o->pci ? IOPT_DMA_DEV_PCI : 0;
-	c->iova_start = o->iova_start;
-	c->viommu_trap_ns = o->trap_ns;
-	c->pt.coherent_walk = !o->noncoherent;
-}
-
-static int rig_up(struct rig *r, const struct opts *o)
-{
-	struct iopt_testbed_cfg c;
-	int ret;
-
-	memset(r, 0, sizeof(*r));
-	if (o->none) {
-		struct iopt_dma_cfg dc;
-
-		iopt_dma_default_cfg(&dc);
-		dma_opts(&dc, o);
-		dc.mode = IOPT_DMA_DIRECT;
-		return iopt_dma_create(&dc, &r->d);
-	}
-	iopt_testbed_default_cfg(&c, o->v2 ? IOPT_TESTBED_SMMUV2 : IOPT_TESTBED_SMMUV3);
-	bench_model_params(&c);
-	c.mem_base = MEM_BASE;
-	c.mem_size = MEM_SIZE;
-	if (o->no_sev)
-		c.v3.sev = false;
-	if (bench_sim()) {
-		c.clock = IOPT_TESTBED_CLOCK_SIM;
-		c.sim = bench_sim();
-	} else if (o->runner) {
-		c.clock = IOPT_TESTBED_CLOCK_RUNNER;
-	}
-	c.drv3.cmdq = o->cmdq;
-	c.drv3.sync = o->sync;
-	c.drv3.sync_timeout_cycles = o->sync_timeout_us * 1000;	/* 1 GHz */
-	c.drv2.sync = o->v2_sync;
-	c.drv2.sync_timeout_cycles = o->sync_timeout_us * 1000;
-	c.drv2.lock_kind = o->lock;
-	c.drv3.lock_kind = o->lock;
-	dma_opts(&c.dma_cfg, o);
-	c.sid = SID;
-	ret = iopt_testbed_create(&c, &r->tb);
-	if (ret)
-		return ret;
-	r->drv = iopt_testbed_smmuv3_drv(r->tb);
-	r->s2 = iopt_testbed_smmuv2(r->tb);
-	r->drv2 = iopt_testbed_smmuv2_drv(r->tb);
-	r->d = iopt_testbed_dma(r->tb);
-	return 0;
-}
-
-static void rig_down(struct rig *r)
-{
-	if (!r->tb)
-		iopt_dma_destroy(r->d);
-	iopt_testbed_destroy(r->tb);
-}
+#define pol_name bench_rig_policy_name
+#define v2_sync_name bench_rig_v2_sync_name
+#define lock_name bench_rig_lock_name
+#define rcache_flush_name bench_rig_rcache_flush_name
 
 struct worker {
 	const struct opts *o;
-	struct rig *r;
+	struct bench_rig *r;
 	unsigned cpu;
 	struct plat_thread t;
 	uint64_t deadline;
@@ -321,7 +178,7 @@ static void *worker_main(void *arg)
 	/* Each thread's own buffer. */
 	uint64_t pa = (uint64_t)(w->cpu + 1) << 32;
 	uint64_t size = (uint64_t)o->granule * PAGE;
-	uint64_t mask = o->dma_bits >= 64 ? ~0ull : (1ull << o->dma_bits) - 1;
+	uint64_t mask = o->rig.dma_bits >= 64 ? ~0ull : (1ull << o->rig.dma_bits) - 1;
 
 	/* Under a narrower mask where it would lie above it: without an
 	 * IOMMU the device must reach the buffer itself (no bounce buffers
@@ -376,7 +233,7 @@ static void *worker_main(void *arg)
 
 static int run_variant(const struct opts *o, struct result *res)
 {
-	struct rig r;
+	struct bench_rig r;
 	/* Aligned: neighbouring workers' counters in one cache line made
 	 * the threads of a variant share a line written on every call. */
 	struct worker *w = aligned_alloc(128, o->threads * sizeof(*w));
@@ -389,26 +246,16 @@ static int run_variant(const struct opts *o, struct result *res)
 		return -ENOMEM;
 	}
 	memset(w, 0, o->threads * sizeof(*w));
-	ret = rig_up(&r, o);
+	ret = bench_rig_up(&r, &o->rig, o->threads);
 	if (ret) {
 		fprintf(stderr, "iopt-bench dma: setup failed: %s\n", strerror(-ret));
-		rig_down(&r);
+		bench_rig_down(&r);
 		free(w);
 		return ret;
 	}
-	struct iopt_smmuv2_stats m0 = { 0 }, m1 = { 0 };
-	/* --hold: mappings that stay for the whole run, as a NIC's receive
-	 * ring's (a PCI domain's go below 4 GiB first), mapped as CPU 0. */
-	uint64_t *held = bench_calloc(o->hold, sizeof(*held));
-	uint64_t hmask = o->dma_bits >= 64 ? ~0ull : (1ull << o->dma_bits) - 1;
+	uint64_t restarts0 = bench_rig_sync_restarts(&r);
 
-	for (unsigned i = 0; i < o->hold; i++)
-		bench_must(iopt_dma_map(r.d, MEM_BASE + i * PAGE, PAGE,
-					IOPT_READ | IOPT_WRITE, hmask, 0, &held[i]),
-			   "--hold: iopt_dma_map");
-	if (r.s2)
-		iopt_smmuv2_get_stats(r.s2, &m0);
-	drv_stats(&r, &s0);
+	bench_rig_drv_stats(&r, &s0);
 	t0 = bench_now_ns();
 	for (unsigned i = 0; i < o->threads; i++) {
 		w[i].o = o;
@@ -438,10 +285,8 @@ static int run_variant(const struct opts *o, struct result *res)
 		res->unmap_max = fmax(res->unmap_max, w[i].unmap_max);
 	}
 	t1 = bench_now_ns();
-	drv_stats(&r, &s1);
-	if (r.s2)
-		iopt_smmuv2_get_stats(r.s2, &m1);
-	res->sync_restarts = m1.sync_restarts - m0.sync_restarts;
+	bench_rig_drv_stats(&r, &s1);
+	res->sync_restarts = bench_rig_sync_restarts(&r) - restarts0;
 	if (res->ops) {
 		double n = (double)res->ops;
 
@@ -465,11 +310,7 @@ static int run_variant(const struct opts *o, struct result *res)
 	res->flush_alls = s1.flush_alls - s0.flush_alls;
 	res->sync_timeouts = s1.sync_timeouts - s0.sync_timeouts;
 	res->cas_retries = s1.cas_retries - s0.cas_retries;
-	for (unsigned i = 0; i < o->hold; i++)
-		bench_must(iopt_dma_unmap(r.d, held[i], PAGE, 0),
-			   "--hold: iopt_dma_unmap");
-	free(held);
-	rig_down(&r);
+	bench_rig_down(&r);
 	free(w);
 	return 0;
 }
@@ -504,17 +345,17 @@ static void print_result(const struct opts *o, const struct result *r)
 		       "\"viommu_trap_ns\":%llu,\"walk\":\"%s\",\"fq_entries\":%u,"
 		       "\"fq_timeout_ms\":%llu,\"fq_timer\":%s,\"hold\":%u,\"cpus\":%u,"
 		       "\"load1\":%.2f}\n",
-		       o->none ? "none" : o->v2 ? "v2" : "v3",
-		       o->v2 ? v2_sync_name[o->v2_sync] : "",
-		       lock_name[o->lock], pol_name[o->policy], o->threads,
-		       o->cmdq == IOPT_SMMUV3_DRV_CMDQ_LOCKED ? "locked" : "lockfree",
-		       o->sync == IOPT_SMMUV3_DRV_SYNC_CONS ? "cons" : "msi",
+		       o->rig.none ? "none" : o->rig.v2 ? "v2" : "v3",
+		       o->rig.v2 ? v2_sync_name[o->rig.v2_sync] : "",
+		       lock_name[o->rig.lock], pol_name[o->rig.policy], o->threads,
+		       o->rig.cmdq == IOPT_SMMUV3_DRV_CMDQ_LOCKED ? "locked" : "lockfree",
+		       o->rig.sync == IOPT_SMMUV3_DRV_SYNC_CONS ? "cons" : "msi",
 		       o->granule, (unsigned long long)o->trans_ns, o->dir,
-		       bench_sim() ? "sim" : o->runner ? "runner" : "virtual",
+		       bench_sim() ? "sim" : o->rig.runner ? "runner" : "virtual",
 		       r->map_ns, r->unmap_ns, r->map_sd, r->unmap_sd, r->map_max,
-		       r->unmap_max, (unsigned long long)o->sync_timeout_us,
+		       r->unmap_max, (unsigned long long)o->rig.sync_timeout_us,
 		       r->ops_per_sec, r->ops_per_cpu_sec,
-		       r->ops_per_cpu_sec_excl_dev, o->sample, o->no_sev || o->v2 ? "false" : "true",
+		       r->ops_per_cpu_sec_excl_dev, o->sample, o->rig.no_sev || o->rig.v2 ? "false" : "true",
 		       (unsigned long long)r->ops, (unsigned long long)r->commands,
 		       (unsigned long long)r->syncs, (unsigned long long)r->flush_alls,
 		       (unsigned long long)r->sync_timeouts,
@@ -522,25 +363,25 @@ static void print_result(const struct opts *o, const struct result *r)
 		       (unsigned long long)r->cas_retries,
 		       (unsigned long long)r->dev_faults, (unsigned long long)r->errors,
 		       o->lat ? "true" : "false",
-		       o->domain_lock ? lock_name[o->domain_lock_kind] : "off",
-		       rcache_flush_name[o->rcache_flush], o->pci ? "true" : "false",
-		       (unsigned long long)o->iova_start,
-		       (unsigned long long)o->trap_ns,
-		       o->noncoherent ? "noncoherent" : "coherent", o->fq_entries,
-		       (unsigned long long)o->fq_timeout_ms,
-		       o->fq_timer ? "true" : "false", o->hold,
-		       o->cpus > o->threads ? o->cpus : o->threads, load1());
+		       o->rig.domain_lock ? lock_name[o->rig.domain_lock_kind] : "off",
+		       rcache_flush_name[o->rig.rcache_flush], o->rig.pci ? "true" : "false",
+		       (unsigned long long)o->rig.iova_start,
+		       (unsigned long long)o->rig.trap_ns,
+		       o->rig.noncoherent ? "noncoherent" : "coherent", o->rig.fq_entries,
+		       (unsigned long long)o->rig.fq_timeout_ms,
+		       o->rig.fq_timer ? "true" : "false", o->rig.hold,
+		       o->rig.cpus > o->threads ? o->rig.cpus : o->threads, load1());
 	} else {
-		if (o->none)
+		if (o->rig.none)
 			printf("none      ");
-		else if (o->v2)
-			printf("v2/%-6s ", v2_sync_name[o->v2_sync]);
+		else if (o->rig.v2)
+			printf("v2/%-6s ", v2_sync_name[o->rig.v2_sync]);
 		printf("%-7s %2u thr %-8s %-4s  map %8.1f ns (sd %8.1f)  unmap %8.1f ns "
 		       "(sd %8.1f)  %10.0f ops/s  cmds %llu syncs %llu flush_alls %llu "
 		       "timeouts %llu cas_retries %llu dev_faults %llu errors %llu\n",
-		       pol_name[o->policy], o->threads,
-		       o->cmdq == IOPT_SMMUV3_DRV_CMDQ_LOCKED ? "locked" : "lockfree",
-		       o->sync == IOPT_SMMUV3_DRV_SYNC_CONS ? "cons" : "msi",
+		       pol_name[o->rig.policy], o->threads,
+		       o->rig.cmdq == IOPT_SMMUV3_DRV_CMDQ_LOCKED ? "locked" : "lockfree",
+		       o->rig.sync == IOPT_SMMUV3_DRV_SYNC_CONS ? "cons" : "msi",
 		       r->map_ns, r->map_sd, r->unmap_ns, r->unmap_sd, r->ops_per_sec,
 		       (unsigned long long)r->commands, (unsigned long long)r->syncs,
 		       (unsigned long long)r->flush_alls,
@@ -748,17 +589,18 @@ static int measure_paired(const struct opts *base, double *lazy_ns,
 	struct iopt_pgtable *pt;
 	struct iopt_physmem *pm;
 	struct worker w;
-	struct rig r;
+	struct bench_rig r;
 	uint64_t lazy_cpu = 0, dev = 0, parts_cpu = 0, n = 0, k = 0;
 	uint64_t end, mask = ~0ull, pa = 1ull << 32, iova_out;
 	long next_sample = 0, i = 0;
 	int ret;
 
 	o.threads = 1;
-	o.policy = IOPT_INVAL_LAZY;
-	ret = rig_up(&r, &o);
+	o.rig.policy = IOPT_INVAL_LAZY;
+	o.rig.hold = 0;
+	ret = bench_rig_up(&r, &o.rig, o.threads);
 	if (ret) {
-		rig_down(&r);
+		bench_rig_down(&r);
 		return ret;
 	}
 	memset(&w, 0, sizeof(w));
@@ -800,7 +642,7 @@ static int measure_paired(const struct opts *base, double *lazy_ns,
 	iopt_pgtable_free(pt);
 	iopt_iova_destroy(iova);
 	iopt_physmem_destroy(pm);
-	rig_down(&r);
+	bench_rig_down(&r);
 	if (w.errors || w.dev_faults) {
 		fprintf(stderr, "iopt-bench dma: paired run: %llu errors, %llu device faults\n",
 			(unsigned long long)w.errors, (unsigned long long)w.dev_faults);
@@ -838,21 +680,21 @@ static int report(const struct opts *base)
 	for (int i = 0; i < NVAR; i++) {
 		v[i] = *base;
 		v[i].threads = 1;
-		v[i].policy = IOPT_INVAL_STRICT;
-		v[i].cmdq = IOPT_SMMUV3_DRV_CMDQ_LOCKFREE;
-		v[i].sync = IOPT_SMMUV3_DRV_SYNC_MSI;
+		v[i].rig.policy = IOPT_INVAL_STRICT;
+		v[i].rig.cmdq = IOPT_SMMUV3_DRV_CMDQ_LOCKFREE;
+		v[i].rig.sync = IOPT_SMMUV3_DRV_SYNC_MSI;
 	}
-	v[0].policy = v[1].policy = IOPT_INVAL_LAZY;
+	v[0].rig.policy = v[1].rig.policy = IOPT_INVAL_LAZY;
 	v[1].threads = 2;
-	v[3].sync = IOPT_SMMUV3_DRV_SYNC_CONS;
-	v[4].cmdq = IOPT_SMMUV3_DRV_CMDQ_LOCKED;
+	v[3].rig.sync = IOPT_SMMUV3_DRV_SYNC_CONS;
+	v[4].rig.cmdq = IOPT_SMMUV3_DRV_CMDQ_LOCKED;
 	for (int i = 5; i < 9; i++) {
-		v[i].policy = IOPT_INVAL_LAZY;
+		v[i].rig.policy = IOPT_INVAL_LAZY;
 		v[i].lat = false;
 		v[i].threads = i == 6 || i == 8 ? 2 : 1;
 		v[i].sample = i >= 7 ? 0 : base->sample;
 	}
-	v[9].sync = IOPT_SMMUV3_DRV_SYNC_CONS;
+	v[9].rig.sync = IOPT_SMMUV3_DRV_SYNC_CONS;
 	v[9].threads = 2;
 	for (int k = 0; k < REPS; k++) {
 		measure_parts(base, &pr[k]);
@@ -938,7 +780,7 @@ static int report(const struct opts *base)
 	uint64_t timeouts = 0;
 
 	for (int i = 2; i < NVAR; i++)
-		if (v[i].policy == IOPT_INVAL_STRICT)
+		if (v[i].rig.policy == IOPT_INVAL_STRICT)
 			for (int k = 0; k < REPS; k++)
 				timeouts += r[i][k].sync_timeouts;
 	if (base->json) {
@@ -1022,14 +864,14 @@ static int report_v2(const struct opts *base)
 
 	for (int i = 0; i < NVAR2; i++) {
 		v[i] = *base;
-		v[i].v2 = true;
+		v[i].rig.v2 = true;
 		v[i].threads = i >= 3 ? nt : 1;
-		v[i].policy = i < 2 ? IOPT_INVAL_LAZY : IOPT_INVAL_STRICT;
-		v[i].v2_sync = IOPT_SMMUV2_DRV_SYNC_BANK;
+		v[i].rig.policy = i < 2 ? IOPT_INVAL_LAZY : IOPT_INVAL_STRICT;
+		v[i].rig.v2_sync = IOPT_SMMUV2_DRV_SYNC_BANK;
 	}
 	v[1].threads = 2;
-	v[3].v2_sync = IOPT_SMMUV2_DRV_SYNC_NONE;
-	v[5].v2_sync = IOPT_SMMUV2_DRV_SYNC_GLOBAL;
+	v[3].rig.v2_sync = IOPT_SMMUV2_DRV_SYNC_NONE;
+	v[5].rig.v2_sync = IOPT_SMMUV2_DRV_SYNC_GLOBAL;
 	for (int k = 0; k < REPS; k++)
 		for (int i = 0; i < NVAR2; i++)
 			if (run_variant(&v[i], &r[i][k]))
@@ -1068,29 +910,16 @@ static const unsigned dir_prot[] = {
 	IOPT_READ | IOPT_WRITE, IOPT_READ /* to the device: it reads */,
 	IOPT_WRITE,
 };
-static const char *const smmu_names[] = { "v3", "v2", "none", NULL };
-static const char *const cmdq_names[] = { "lockfree", "locked", NULL };
-static const enum iopt_smmuv3_drv_cmdq cmdq_of[] = {
-	IOPT_SMMUV3_DRV_CMDQ_LOCKFREE, IOPT_SMMUV3_DRV_CMDQ_LOCKED,
-};
-static const char *const sync_names[] = { "msi", "cons", NULL };
-static const enum iopt_smmuv3_drv_sync sync_of[] = {
-	IOPT_SMMUV3_DRV_SYNC_MSI, IOPT_SMMUV3_DRV_SYNC_CONS,
-};
-static const char *const clock_names[] = { "virtual", "runner", NULL };
-
 int bench_dma_main(int argc, char **argv)
 {
 	struct opts o = {
-		.threads = 1, .seconds = 1, .granule = 1,
-		.policy = IOPT_INVAL_LAZY, .sample = 64, .dma_bits = 64,
-		.lat = true, .v2_sync = IOPT_SMMUV2_DRV_SYNC_BANK,
+		.threads = 1, .seconds = 1, .granule = 1, .sample = 64,
+		.lat = true,
 	};
-	unsigned dir = 0, policy = o.policy, smmu = 0, cmdq = 0, sync = 0;
-	unsigned v2_sync = o.v2_sync, clock = 0;
+	unsigned dir = 0;
 	uint64_t ops = 0, parts_ops = 0;
 	bool rep = false, no_lat = false;
-	const struct bench_opt opts[] = {
+	struct bench_opt opts[BENCH_RIG_NOPTS + 16] = {
 		{ "threads", BENCH_UINT, &o.threads, "N", "threads, each its own "
 		  "CPU (1)", .min = 1, .max = 1024 },
 		{ "seconds", BENCH_REAL, &o.seconds, "S", "run time per variant (1)",
@@ -1103,78 +932,14 @@ int bench_dma_main(int argc, char **argv)
 		  "unmap (0)", .max = 10000000 },
 		{ "dir", BENCH_CHOICE, &dir, .choices = dir_names,
 		  .help = "DMA direction: device read+write, read, write" },
-		{ "policy", BENCH_CHOICE, &policy, .choices = pol_name,
-		  .help = "invalidation policy (lazy)" },
-		{ "smmu", BENCH_CHOICE, &smmu, .choices = smmu_names,
-		  .help = "SMMUv3 driver, or SMMUv2 (\"mmu-500\" model), or\n"
-			  "none: no IOMMU, the DMA address is the physical one\n"
-			  "(IOPT_DMA_DIRECT, dma-direct; past the mask: -EIO) (v3)" },
-		{ "cmdq", BENCH_CHOICE, &cmdq, .choices = cmdq_names,
-		  .help = "the SMMUv3 driver's command queue (lockfree)" },
-		{ "sync", BENCH_CHOICE, &sync, .choices = sync_names,
-		  .help = "CMD_SYNC completion (msi)" },
-		{ "no-sev", BENCH_FLAG, &o.no_sev, .help = "SMMUv3 model without "
-		  "IDR0.SEV: CONS waits poll\n(with SEV one waiter polls, the "
-		  "others wait for it)" },
-		{ "v2-sync", BENCH_CHOICE, &v2_sync, .choices = v2_sync_name,
-		  .help = "SMMUv2 TLBSYNC serialisation (bank)" },
-		{ "lock", BENCH_CHOICE, &o.lock, .choices = lock_name,
-		  .help = "the drivers' spinlocks: SMMUv2 sync and bank locks,\n"
-			  "SMMUv3 locked queue (default: test-and-test-and-set;\n"
-			  "ticket: Linux arm64 to 4.18, mcs: from 4.19)" },
-		{ "clock", BENCH_CHOICE, &clock, .choices = clock_names,
-		  .help = "driver's virtual clock or the free-running model\n"
-			  "(with --sim N: the simulation's clock, always)" },
-		{ "sync-timeout-us", BENCH_U64, &o.sync_timeout_us, "N", "the "
-		  "driver's sync timeout in model time (0: the\ndriver's default, "
-		  "about 1 s)", .max = 100000000 },
+	};
+	const struct bench_opt tail[] = {
 		{ "sample", BENCH_UINT, &o.sample, "N", "the device translates "
 		  "every N-th mapping (64; 0 none)", .max = 1u << 30 },
-		{ "dma-bits", BENCH_UINT, &o.dma_bits, "N", "DMA mask bits (64)",
-		  .min = 32, .max = 64 },
 		{ "no-lat", BENCH_FLAG, &no_lat, .help = "do not time each call "
 		  "(ops/s only)" },
 		{ "pin", BENCH_FLAG, &o.pin, .help = "pin thread i to CPU i (off: a "
 		  "shared machine)" },
-		{ "fq-entries", BENCH_UINT, &o.fq_entries, "N", "flush ring entries "
-		  "(0: 256 lazy, 32768 single)", .max = 1u << 24 },
-		{ "fq-timeout-ms", BENCH_U64, &o.fq_timeout_ms, "N", "flush queue "
-		  "timeout (0: 10 lazy, 1000 single)", .max = 3600000 },
-		{ "fq-timer", BENCH_FLAG, &o.fq_timer, .help = "a thread flushes "
-		  "queues whose oldest entry is\n--fq-timeout-ms old, as the "
-		  "kernel's flush-queue timer\n(default: only full rings flush; "
-		  "the precise clock)" },
-		{ "domain-lock", BENCH_FLAG, &o.domain_lock, .help = "one lock "
-		  "around each map and unmap, the strict\nunmap's invalidation "
-		  "and sync inside it (pgtbl_lock,\nLinux to 4.12)" },
-		{ "domain-lock-kind", BENCH_CHOICE, &o.domain_lock_kind,
-		  .choices = lock_name, .help = "--domain-lock's lock (default: "
-		  "ticket)" },
-		{ "rcache-flush", BENCH_CHOICE, &o.rcache_flush,
-		  .choices = rcache_flush_name, .help = "when a failed IOVA try "
-		  "flushes every CPU's cache:\nbefore the last try (Linux from "
-		  "4.15), never, or\nafter every failed try (to 4.14) "
-		  "(last-retry)" },
-		{ "pci", BENCH_FLAG, &o.pci, .help = "a PCI device: IOVAs below "
-		  "4 GiB first" },
-		{ "iova-start", BENCH_SIZE, &o.iova_start, "ADDR", "first IOVA, a "
-		  "multiple of 4K (0: 4K); e.g.\n0xffff0000 leaves 16 pages "
-		  "below 4 GiB", .max = 1ull << 47 },
-		{ "cpus", BENCH_UINT, &o.cpus, "N", "the domain's CPUs (IOVA caches, "
-		  "flush rings), at least\n--threads (0: --threads); thread i "
-		  "is CPU i", .max = 4096 },
-		{ "hold", BENCH_UINT, &o.hold, "N", "N one-page mappings held for "
-		  "the whole run (0);\nwith --pci and --iova-start, e.g. a full "
-		  "32-bit space", .max = 1u << 20 },
-		{ "viommu-trap-ns", BENCH_U64, &o.trap_ns, "N", "every "
-		  "invalidation traps to a hypervisor,\none CPU at a time, for N "
-		  "ns (s390 RPCIT) (0)", .max = IOPT_DMA_TRAP_NS_MAX },
-		{ "noncoherent", BENCH_FLAG, &o.noncoherent, .help = "table walks "
-		  "do not snoop CPU caches: the page\ntable cleans each line it "
-		  "writes" },
-		{ "fq-fine-clock", BENCH_FLAG, &o.fine_clock, .help = "flush queues "
-		  "read the precise host clock (default:\na coarse clock, as the "
-		  "kernel's jiffies)" },
 		{ "parts-ops", BENCH_U64, &parts_ops, "N", "run the parts' loop of "
 		  "--report N times, untimed\n(for an instruction count), and "
 		  "nothing else", .min = 1, .max = 1ull << 40 },
@@ -1182,8 +947,14 @@ int bench_dma_main(int argc, char **argv)
 		  "of docs/dma.md\n(with --smmu v2: lazy 1/2 threads, strict none/"
 		  "bank/\nglobal at --threads, at least 32)" },
 		{ "json", BENCH_FLAG, &o.json, .help = "one JSON object per line" },
-		{ 0 },
 	};
+	size_t n = 6;
+
+	bench_rig_opts_default(&o.rig);
+	n += bench_rig_opts(&o.rig, opts + n);
+	memcpy(opts + n, tail, sizeof(tail));
+	n += sizeof(tail) / sizeof(tail[0]);
+	opts[n] = (struct bench_opt){ 0 };
 	const struct bench_cli cli = {
 		.suite = "dma",
 		.about = "dma_map_benchmark: each thread loops map, delay, unmap "
@@ -1199,23 +970,17 @@ int bench_dma_main(int argc, char **argv)
 	o.ops = (long)ops;
 	o.dir = dir_names[dir];
 	o.prot = dir_prot[dir];
-	o.policy = (enum iopt_inval)policy;
-	o.v2 = smmu == 1;
-	o.none = smmu == 2;
-	o.cmdq = cmdq_of[cmdq];
-	o.sync = sync_of[sync];
-	o.v2_sync = (enum iopt_smmuv2_drv_sync)v2_sync;
-	o.runner = clock == 1;
+	bench_rig_resolve(&o.rig);
 	o.lat = !no_lat;
 	/* One model per simulation run, attached for good: one variant,
 	 * on the simulation's clock. */
-	if (bench_sim() && (rep || o.runner)) {
+	if (bench_sim() && (rep || o.rig.runner)) {
 		fprintf(stderr, "iopt-bench dma: --report and --clock runner are "
 			"not available with --sim\n");
 		return 2;
 	}
 	/* The report's variants are the IOMMU's. */
-	if (rep && o.none) {
+	if (rep && o.rig.none) {
 		fprintf(stderr, "iopt-bench dma: --report is not available with "
 			"--smmu none\n");
 		return 2;
@@ -1223,7 +988,7 @@ int bench_dma_main(int argc, char **argv)
 	if (parts_ops)
 		return parts_only(&o, (long)parts_ops);
 	if (rep)
-		return o.v2 ? report_v2(&o) : report(&o);
+		return o.rig.v2 ? report_v2(&o) : report(&o);
 	struct result r;
 
 	if (run_variant(&o, &r))

@@ -51,7 +51,11 @@
  * simulation's host context (outside any run), because it attaches its SMMU
  * model to the simulation (iopt_sim_attach_smmuv3(), which a simulated CPU may
  * not call; bench_sim()) before its workers start; the workers, started from
- * the host context, are the N simulated CPUs.
+ * the host context, are the N simulated CPUs. The workload suite runs on
+ * the host context too (a workload model's run is an
+ * iopt_sim_run_threads(), which only the host context may call), gets no
+ * --threads, and its simulation has the N CPUs from the start (the models
+ * run on the simulation's CPUs).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -485,12 +489,14 @@ int bench_simrun_main(int argc, char **argv, bench_dispatch_fn dispatch)
 
 	/* The suite's workers are the N CPUs; it runs one pass. */
 	snprintf(nbuf, sizeof(nbuf), "%u", sim_cpus);
-	bool on_host = ac > 1 && !strcmp(av[1], "dma");
+	bool workload = ac > 1 && !strcmp(av[1], "workload");
+	bool on_host = ac > 1 && (!strcmp(av[1], "dma") || workload);
 
 	bool has_runs = ac > 1 && (!strcmp(av[1], "pgtable") ||
 				   !strcmp(av[1], "iova"));
 
-	if (ac > 1 && (has_runs || on_host || !strcmp(av[1], "smmu")) &&
+	if (ac > 1 && (has_runs || (on_host && !workload) ||
+			 !strcmp(av[1], "smmu")) &&
 	    !has_opt(ac, av, "--threads")) {
 		av[ac++] = "--threads";
 		av[ac++] = nbuf;
@@ -511,6 +517,10 @@ int bench_simrun_main(int argc, char **argv, bench_dispatch_fn dispatch)
 		p.cpus = 1;	/* the suite; its workers join as they start */
 		sim_threads = sim_cpus;
 	}
+	/* The workload models run their threads on the simulation's own
+	 * CPUs (iopt_sim_run_threads()), as many as it was made with. */
+	if (workload)
+		p.cpus = sim_cpus;
 	p.memmodel = strcmp(sr.mem, "tso") ? IOPT_SIM_SC : IOPT_SIM_TSO;
 	p.sched = strcmp(sched, "pct") ? IOPT_SIM_SCHED_RANDOM : IOPT_SIM_SCHED_PCT;
 	err = iopt_sim_create(&p, &sr.sim);

@@ -24,6 +24,8 @@ static void usage(FILE *f)
 		"  iova      the IOVA allocator, caches and invalidation policies\n"
 		"  smmu      the SMMUv3 model: host speed and modelled cycles\n"
 		"  dma       the DMA path: IOVA + page table + driver + policy\n"
+		"  workload  network TX/RX, NVMe, dma_map_benchmark models over\n"
+		"            the dma suite's rig (--sim N only)\n"
 		"  sim       the simulation engine's speed (docs/sim.md)\n"
 		"  host      what this machine gives two threads (read beside\n"
 		"            any thread-scaling figure)\n"
@@ -76,6 +78,8 @@ static int dispatch(int argc, char **argv)
 		return bench_smmu_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "dma"))
 		return bench_dma_main(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "workload"))
+		return bench_workload_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "sim"))
 		return bench_sim_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "host"))

@@ -46,13 +46,14 @@ bad() {
 # The suites (iopt_bench.c), their cases and options. Numeric options
 # are NAME:ZERO, ZERO "0ok" where 0 is a meaningful value (a default,
 # "none") and "0bad" where it is not.
-suites="pgtable iova smmu dma sim host"
+suites="pgtable iova smmu dma workload sim host"
 cases_pgtable=""
 cases_iova="cached_pair tree_pair fragmented exhaust32 invalidation record"
 cases_smmu="mutex_pair translate_hit translate_walk translate_walk_wcache
   translate_random translate_random_nowc translate_hit_threads cmdq tlbsync
   drv_tlbi_batch drv_tlbi_batch_host"
 cases_dma=""
+cases_workload=""
 cases_sim="switch ops pgtable"
 cases_host="pair_alu pair_mem"
 num_pgtable="granule:0bad threads:0bad pages:0bad pgcount:0bad runs:0bad"
@@ -61,12 +62,26 @@ num_smmu="version:0bad footprint:0bad threads:0bad"
 num_dma="threads:0bad seconds:0bad ops:0ok granule:0bad trans-ns:0ok
   sync-timeout-us:0ok sample:0ok dma-bits:0bad fq-entries:0ok parts-ops:0bad
   fq-timeout-ms:0ok iova-start:0ok viommu-trap-ns:0ok cpus:0ok hold:0ok"
+num_workload="streams:0bad queues:0bad send-bytes:0bad skb-bytes:0bad mss:0bad
+  wire-overhead:0ok frags:0bad head-bytes:0ok ring-entries:0bad
+  sndbuf-bytes:0bad send-cycles:0ok skb-cycles:0ok clean-cycles:0ok
+  irq-frames:0bad irq-usecs-ns:0bad irq-cpu:0ok buf-bytes:0bad budget:0bad
+  pkt-cycles:0ok irq-delay-ns:0ok jobs:0bad qd:0bad io-bytes:0bad
+  dev-latency-ns:0ok submit-cycles:0ok complete-cycles:0ok threads:0bad
+  dma-trans-ns:0ok link-gbps:0bad byte-cycles:0ok duration-ms:0bad
+  warmup-ms:0ok dev-iops:0ok memset-byte-cycles:0ok calibrate-gbps:0bad
+  calibrate-iops:0bad calibrate-tol:0bad sync-timeout-us:0ok dma-bits:0bad
+  fq-entries:0ok fq-timeout-ms:0ok iova-start:0ok viommu-trap-ns:0ok cpus:0ok
+  hold:0ok"
 num_sim="sim:0bad seed:0ok pages:0bad"
 num_host="pairs:0bad run-ms:0bad"
 word_pgtable="format pattern mode gather"
 word_iova=""
 word_smmu=""
-word_dma="dir policy smmu cmdq sync v2-sync clock domain-lock-kind rcache-flush"
+word_dma="dir policy smmu cmdq sync v2-sync v2-poll lock clock domain-lock-kind
+  rcache-flush"
+word_workload="kind proto dir policy smmu cmdq sync v2-sync v2-poll lock clock
+  domain-lock-kind rcache-flush"
 word_sim=""
 word_host=""
 flags_pgtable="json"
@@ -74,6 +89,8 @@ flags_iova="json"
 flags_smmu="json"
 flags_dma="json report no-lat pin fq-fine-clock no-sev domain-lock pci
   noncoherent fq-timer"
+flags_workload="json share map-per-page no-sev domain-lock pci noncoherent
+  fq-timer fq-fine-clock"
 flags_sim="json tso"
 flags_host="json"
 # Tiny runs: the arguments, and the JSON cases (or suite) they print.
@@ -81,12 +98,14 @@ tiny_pgtable="--pages 64 --runs 1 --json"
 tiny_iova="--case tree_pair --runs 1 --threads 1 --json"
 tiny_smmu="--case translate_hit --json"
 tiny_dma="--ops 100 --json"
+tiny_workload="--sim 2 --kind tx --duration-ms 0.2 --warmup-ms 0.05 --json"
 tiny_sim="--case pgtable --sim 2 --pages 10 --json"
 tiny_host="--case pair_alu --pairs 1 --run-ms 0.05 --json"
 lines_pgtable='"suite":"pgtable"'
 lines_iova='"case":"tree_pair" "case":"cached_pair" "case":"cached_vs_tree"'
 lines_smmu='"case":"mutex_pair" "case":"translate_hit"'
 lines_dma='"suite":"dma"'
+lines_workload='"suite":"workload"'
 lines_sim='"case":"pgtable"'
 lines_host='"case":"pair_alu"'
 
@@ -155,6 +174,7 @@ for s in $suites; do
     echo "note: no CPU 1; host's tiny run not checked"
     continue
   fi
+  [ $s = workload ] && [ $have_sim = 0 ] && continue
   run $s $tiny
   if [ $rc -ne 0 ]; then
     say_fail "$s $tiny: rc $rc: $(head -c 300 "$err")"
@@ -193,6 +213,19 @@ bad "--smmu none" dma --report --smmu none
 run dma --ops 10 --iova-start 0x1001
 [ $rc -eq 1 ] && grep -qF "setup failed" "$err" ||
   say_fail "dma --iova-start 0x1001: rc $rc, '$(head -c 200 "$err")'"
+
+# The workload suite: options of another kind, no --sim, --irq-cpu's
+# word (tests/bench_workload.sh runs the kinds).
+bad "--qd does not apply to --kind tx" workload --kind tx --qd 4
+bad "--streams does not apply to --kind nvme" workload --kind nvme --streams 2
+bad "--proto does not apply to --kind rx" workload --kind rx --proto udp
+bad "--dir does not apply to --kind tx" workload --dir to
+bad "--map-per-page does not apply" workload --kind rx --map-per-page
+bad "--irq-cpu does not apply" workload --kind mapbench --irq-cpu spread
+bad "--buf-bytes must be a multiple of 4096" workload --kind mapbench \
+  --buf-bytes 5000
+bad "--sim N" workload --kind tx --irq-cpu spread
+bad "--irq-cpu 'sprea'" workload --irq-cpu sprea
 
 # A wrong case for the model's version.
 bad "cmdq" smmu --version 2 --case cmdq
