@@ -290,8 +290,13 @@ int repro_sim(const struct repro_case *c, struct repro_point *p,
 	double th = 0, v;
 
 	memset(out, 0, sizeof(*out));
-	if (st || !line || !jnum(line, "ops_per_sec", &out->ops_per_sec) ||
-	    !jhex(line, "trace_hash", &out->trace_hash) ||
+	out->gbps = out->iops = out->byte_cycles = out->submit_cycles = NAN;
+	/* A figure: the dma suite's ops_per_sec or a workload's. */
+	bool fig = line && (jnum(line, "ops_per_sec", &out->ops_per_sec) |
+			    jnum(line, "gbps", &out->gbps) |
+			    jnum(line, "iops", &out->iops));
+
+	if (st || !fig || !jhex(line, "trace_hash", &out->trace_hash) ||
 	    !jhex(line, "sim_params", &out->sim_params)) {
 		fprintf(stderr, "iopt-bench repro: %s: '%s", c->name, path);
 		for (int i = 1; argv[i]; i++)
@@ -309,6 +314,10 @@ int repro_sim(const struct repro_case *c, struct repro_point *p,
 		out->errors = (uint64_t)v;
 	if (jnum(line, "sync_timeouts", &v))
 		out->sync_timeouts = (uint64_t)v;
+	if (jnum(line, "sync_restarts", &v))
+		out->sync_restarts = (uint64_t)v;
+	jnum(line, "byte_cycles", &out->byte_cycles);
+	jnum(line, "submit_cycles", &out->submit_cycles);
 	free(o.s);
 	free(e.s);
 	return 0;
@@ -479,10 +488,16 @@ static int run_point(const struct repro_case *c, bool quick, uint64_t seed,
 		line_head(b, c, idx, npts, setting, quick, seed);
 		buf_printf(b, "\"row\":%u,\"metric\":\"%s\",\"unit\":\"%s\",", r,
 			   row->metric, row->unit);
+		/* JSON has no NaN or infinity: null (a published 0 has no
+		 * ratio). */
 		if (isfinite(ours))
-			buf_printf(b, "\"ours\":%.6g,\"ratio\":%.4g,", ours, ours / pub);
+			buf_printf(b, "\"ours\":%.6g,", ours);
 		else
-			buf_printf(b, "\"ours\":null,\"ratio\":null,");
+			buf_printf(b, "\"ours\":null,");
+		if (isfinite(ours / pub))
+			buf_printf(b, "\"ratio\":%.4g,", ours / pub);
+		else
+			buf_printf(b, "\"ratio\":null,");
 		buf_printf(b, "\"published\":%.6g,\"headline\":%s,"
 			   "\"trace_hash\":\"%016llx\",\"sim_params\":\"%016llx\","
 			   "\"status\":\"ran\"}\n", pub,

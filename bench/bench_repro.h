@@ -63,11 +63,14 @@ struct repro_point {
 	const char *label;		/* "cmdq-contention 1/7" */
 };
 
-/* A simulation's figures: one JSON line of iopt-bench-sim. */
+/* A simulation's figures: one JSON line of iopt-bench-sim (the dma
+ * suite's ops_per_sec ..., the workload suite's gbps, iops and the cost
+ * in force, calibrated or given; NAN where the line has none). */
 struct repro_sim {
 	double ops_per_sec, map_ns, unmap_ns;
+	double gbps, iops, byte_cycles, submit_cycles;
 	unsigned threads;
-	uint64_t errors, sync_timeouts, trace_hash, sim_params;
+	uint64_t errors, sync_timeouts, sync_restarts, trace_hash, sim_params;
 };
 
 enum repro_status {

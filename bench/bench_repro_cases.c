@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "bench_repro.h"
+#include "repro_lockrm.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -210,51 +211,6 @@ static int bu_run(const struct repro_case *c, struct repro_point *p)
 
 /* ---- the cases that need the workload models -------------------------------- */
 
-static const struct repro_row lr_rows[] = {
-	REPRO_ROW("TX TCP x1, no IOMMU", "Gbps", 29.7),
-	REPRO_ROW("TX TCP x4, no IOMMU", "Gbps", 30.5),
-	REPRO_ROW("TX TCP x8, no IOMMU", "Gbps", 28),
-	REPRO_ROW("RX TCP x1, no IOMMU", "Gbps", 15),
-	REPRO_ROW("RX TCP x4, no IOMMU", "Gbps", 33.7),
-	REPRO_ROW("RX TCP x8, no IOMMU", "Gbps", 36),
-	REPRO_ROW("TX TCP x1, locked", "Gbps", 15.2),
-	REPRO_ROW("TX TCP x4, locked", "Gbps", 14.3),
-	REPRO_ROW("TX TCP x8, locked", "Gbps", 13),
-	REPRO_ROW("RX TCP x1, locked", "Gbps", 7.88),
-	REPRO_ROW("RX TCP x4, locked", "Gbps", 13.2),
-	REPRO_ROW("RX TCP x8, locked", "Gbps", 12.6),
-	REPRO_ROW("TX TCP x1, lock-free", "Gbps", 21.4),
-	REPRO_ROW("TX TCP x4, lock-free", "Gbps", 30.5),
-	REPRO_ROW("TX TCP x8, lock-free", "Gbps", 21.3),
-	REPRO_ROW("RX TCP x1, lock-free", "Gbps", 7.7),
-	REPRO_ROW("RX TCP x4, lock-free", "Gbps", 20.1),
-	REPRO_ROW("RX TCP x8, lock-free", "Gbps", 27.1),
-	REPRO_ROW("NVMf 4K randread 8 jobs, no IOMMU", "KIOPS", 1080),
-	REPRO_ROW("NVMf 4K randread 8 jobs, locked", "KIOPS", 520),
-	REPRO_ROW("NVMf lock-free (500-850, midpoint)", "KIOPS", 675),
-	REPRO_RATIO("lock-free/locked, TX x1", 12, 6),
-	REPRO_RATIO("lock-free/locked, TX x4", 13, 7),
-	REPRO_RATIO("lock-free/locked, TX x8", 14, 8),
-	REPRO_RATIO("lock-free/locked, RX x1", 15, 9),
-	REPRO_RATIO("lock-free/locked, RX x4", 16, 10),
-	REPRO_RATIO("lock-free/locked, RX x8", 17, 11),
-	REPRO_RATIO("lock-free/locked, NVMf", 20, 19),
-	REPRO_RATIO("lock-free/no IOMMU, TX x1", 12, 0),
-	REPRO_RATIO("lock-free/no IOMMU, TX x4", 13, 1),
-	REPRO_RATIO("lock-free/no IOMMU, TX x8", 14, 2),
-	REPRO_RATIO("lock-free/no IOMMU, RX x1", 15, 3),
-	REPRO_RATIO("lock-free/no IOMMU, RX x4", 16, 4),
-	REPRO_RATIO("lock-free/no IOMMU, RX x8", 17, 5),
-	REPRO_RATIO("lock-free/no IOMMU, NVMf", 20, 18),
-};
-
-static const struct repro_row vs_rows[] = {
-	REPRO_ROW("sync timeouts seen, iperf -P64 on 8 CPUs, no sync lock",
-		  "yes=1", 1),
-	REPRO_ROW("fewest iperf TX threads with timeouts (> 32)", "thr", 33),
-	REPRO_ROW("sync timeouts seen, 20 runs of -P64, sync lock", "yes=1", 0),
-};
-
 static const struct repro_row cs_rows[] = {
 	REPRO_ROW("16 netperf UDP 32 KiB TX, strict, MSI polling", "Mbps", 25227.74),
 	REPRO_ROW("16 netperf UDP 32 KiB TX, strict, SEV/CONS polling", "Mbps",
@@ -302,14 +258,19 @@ const struct repro_case repro_cases[] = {
 	{ "lock-removal", "io-pgtable lock removal: 50GbE TX/RX and NVMf",
 	  "seed 000 (Ray Jui's reply to [PATCH 0/8] io-pgtable lock removal, 2017)",
 	  "--sim-platform a72-8 --smmu-preset mmu-500",
-	  "TCP streams and NVMf 4K randread on 8 CPUs, SMMUv2, locked vs lock-free "
-	  "page table, each to no IOMMU",
-	  REPRO_NEEDS_WORKLOAD, ROWS(lr_rows), NULL, 0, 0, NULL, NULL },
+	  "workload suite on 8 CPUs, SMMUv2 strict: TCP TX/RX x1/x4/x8 and NVMf "
+	  "4K randread 8 jobs; no IOMMU (calibrated), 4.12 page-table lock, "
+	  "lock-free (bench/repro_lockrm.c)",
+	  REPRO_RUNS, ROWS(repro_lr_rows), repro_lr_sweep,
+	  ARRAY_LEN(repro_lr_sweep), REPRO_LR_RUNS, repro_lr_run, NULL },
 	{ "v2-sync-timeout", "concurrent SMMUv2 TLB syncs time out",
 	  "seed 000 (iperf -P64 report; 'Reintroduce locking around TLB sync')",
 	  "--sim-platform a72-8 --smmu-preset mmu-500",
-	  "64 iperf TX threads on 8 CPUs, SMMUv2 sync without and with the sync lock",
-	  REPRO_NEEDS_WORKLOAD, ROWS(vs_rows), NULL, 0, 0, NULL, NULL },
+	  "workload suite: 8-64 TCP TX threads on 8 CPUs, completion interrupts "
+	  "spread, SMMUv2 strict, sync without and with the bank lock, sync "
+	  "timeout scaled to 1 ms (bench/repro_lockrm.c)",
+	  REPRO_RUNS, ROWS(repro_vs_rows), repro_vs_sweep,
+	  ARRAY_LEN(repro_vs_sweep), REPRO_VS_RUNS, repro_vs_run, NULL },
 	{ "cmd-sync", "CMD_SYNC completion: SEV/CONS polling vs MSI",
 	  "seed 002 ([PATCH] iommu/arm-smmu-v3: remove the approach of MSI polling "
 	  "for CMD SYNC, 2020)",

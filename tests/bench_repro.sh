@@ -21,8 +21,8 @@ fails=0
 say_fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 # The cases the harness runs (the others need the workload models).
-cases="cmdq-contention batched-unmap"
-pending="lock-removal v2-sync-timeout cmd-sync rcache-flush flush-policy"
+cases="cmdq-contention batched-unmap lock-removal v2-sync-timeout"
+pending="cmd-sync rcache-flush flush-policy"
 
 "$bin" repro --help > "$dir/help" 2>&1 || say_fail "--help: rc $?"
 for c in $cases $pending; do
@@ -85,6 +85,9 @@ for c in $cases; do
       case "$line" in *"\"$f\":"*) ;; *) echo "FAIL: $c: a line lacks $f: $line";; esac
     done
     case "$line" in *'"ours":null'*) echo "FAIL: $c: a row without a figure: $line";; esac
+    # JSON numbers only: no nan or inf (a published 0's ratio is null).
+    case "$line" in *[:,]-nan*|*[:,]nan*|*[:,]-inf*|*[:,]inf*)
+      echo "FAIL: $c: not JSON (nan/inf): $line";; esac
   done | tee "$dir/fieldfails" | head -5
   [ -s "$dir/fieldfails" ] && fails=$((fails + 1))
   grep -q "\"case\":\"$c\".*\"headline\":true" "$dir/direct.jsonl" ||
