@@ -339,6 +339,17 @@ static void json_tail(const struct wl_cli *c, const struct wl_common *w)
 	       (unsigned long long)w->errors, w->first_error);
 }
 
+/* The table line of a network run. */
+static void net_line(const char *kind, unsigned streams, double gbps,
+		     double pps, double cpu, uint64_t maps, uint64_t irqs,
+		     uint64_t errors)
+{
+	printf("%s %u streams: %.3f Gbps, %.0f pps, cpu %.3f, maps %llu, "
+	       "irqs %llu, errors %llu\n", kind, streams, gbps, pps, cpu,
+	       (unsigned long long)maps, (unsigned long long)irqs,
+	       (unsigned long long)errors);
+}
+
 static int cal_failed(const char *what, int err)
 {
 	fprintf(stderr, "iopt-bench workload: %s: %s%s\n", what, strerror(-err),
@@ -380,11 +391,8 @@ static int run_kind(const struct wl_cli *c, struct bench_rig *r,
 		w->errors = res.dma_errors;
 		w->first_error = res.first_dma_error;
 		if (!c->json) {
-			printf("tx %u streams: %.3f Gbps, %.0f pps, cpu %.3f, maps %llu, "
-			       "irqs %llu, errors %llu\n", p.streams, res.gbps, res.pps,
-			       res.cpu_util, (unsigned long long)res.maps,
-			       (unsigned long long)res.irqs,
-			       (unsigned long long)res.dma_errors);
+			net_line("tx", p.streams, res.gbps, res.pps, res.cpu_util,
+				 res.maps, res.irqs, res.dma_errors);
 			return 0;
 		}
 		json_head(c);
@@ -429,11 +437,8 @@ static int run_kind(const struct wl_cli *c, struct bench_rig *r,
 		w->errors = res.dma_errors;
 		w->first_error = res.first_dma_error;
 		if (!c->json) {
-			printf("rx %u streams: %.3f Gbps, %.0f pps, cpu %.3f, maps %llu, "
-			       "irqs %llu, errors %llu\n", p.streams, res.gbps, res.pps,
-			       res.cpu_util, (unsigned long long)res.maps,
-			       (unsigned long long)res.irqs,
-			       (unsigned long long)res.dma_errors);
+			net_line("rx", p.streams, res.gbps, res.pps, res.cpu_util,
+				 res.maps, res.irqs, res.dma_errors);
 			return 0;
 		}
 		json_head(c);
