@@ -665,9 +665,13 @@ static void print_case(const struct repro_case *c, const char *text)
 
 		if (!cl->set)
 			continue;
-		printf("%c %-46s %-6s %11.4g %11.4g %8.3f  %016llx %016llx\n",
+		char q[16] = "-";	/* a published 0 has no ratio */
+
+		if (isfinite(cl->ours / cl->pub))
+			snprintf(q, sizeof(q), "%.3f", cl->ours / cl->pub);
+		printf("%c %-46s %-6s %11.4g %11.4g %8s  %016llx %016llx\n",
 		       c->rows[r].headline ? '*' : ' ', c->rows[r].metric,
-		       c->rows[r].unit, cl->ours, cl->pub, cl->ours / cl->pub,
+		       c->rows[r].unit, cl->ours, cl->pub, q,
 		       (unsigned long long)cl->hash, (unsigned long long)cl->params);
 	}
 	unsigned w, d, n;

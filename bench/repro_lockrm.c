@@ -245,14 +245,14 @@ const struct repro_row repro_vs_rows[REPRO_VS_NROWS] = {
 	REPRO_ROW("timeouts seen, 16 TX threads, no sync lock", "yes=1", 0),
 	REPRO_ROW("timeouts seen, 32 TX threads, no sync lock", "yes=1", 0),
 	/* A headline: ours / published is 1 only where the run saw one. */
-	{ "timeouts seen, 64 TX threads (-P64), no sync lock", "yes=1", 1, -1, -1,
+	{ "timeouts seen, 64 threads (-P64), no sync lock", "yes=1", 1, -1, -1,
 	  true },
-	REPRO_ROW("timeouts seen, -P64, no sync lock, interrupts on CPU 0",
+	REPRO_ROW("timeouts seen, -P64, no lock, irqs on CPU 0",
 		  "yes=1", 0),
 	REPRO_ROW("timeouts seen, -P64, sync lock (20 runs)", "yes=1", 0),
 	REPRO_ROW("-P64 TX, no sync lock (iperf's SUM)", "Gbps", 19.7),
 	/* "a slight impact on performance": no figure; read as 5%. */
-	REPRO_ROW("-P64 TX, sync lock ('slight' impact, read as -5%)", "Gbps",
+	REPRO_ROW("-P64 TX, sync lock ('slight': read as -5%)", "Gbps",
 		  18.7),
 	RATIO("sync lock / no sync lock, -P64 Gbps ('slight')", 7, 6, 0.95, true),
 };
