@@ -367,7 +367,7 @@ static void print_result(const struct opts *o, const struct result *r)
 		       rcache_flush_name[o->rig.rcache_flush], o->rig.pci ? "true" : "false",
 		       (unsigned long long)o->rig.iova_start,
 		       (unsigned long long)o->rig.trap_ns,
-		       o->rig.noncoherent ? "noncoherent" : "coherent", o->rig.fq_entries,
+		       bench_rig_walk_name(&o->rig), o->rig.fq_entries,
 		       (unsigned long long)o->rig.fq_timeout_ms,
 		       o->rig.fq_timer ? "true" : "false", o->rig.hold,
 		       o->rig.cpus > o->threads ? o->rig.cpus : o->threads, load1());

@@ -129,6 +129,11 @@ size_t bench_rig_opts(struct bench_rig_opts *o, struct bench_opt *opts)
 		{ "noncoherent", BENCH_FLAG, &o->noncoherent, .help = "table walks "
 		  "do not snoop CPU caches: the page\ntable cleans each line it "
 		  "writes" },
+		{ "unmap-sync-each", BENCH_FLAG, &o->unmap_sync_each, .help =
+		  "with --noncoherent: unmap cleans each cleared\nPTE on its own, "
+		  "as Linux did before the 2024 batched clears\n"
+		  "(IOPT_PGTABLE_QUIRK_UNMAP_SYNC_EACH; default: one clean per\n"
+		  "run of cleared leaves)" },
 		{ "fq-fine-clock", BENCH_FLAG, &o->fine_clock, .help = "flush queues "
 		  "read the precise host clock (default:\na coarse clock, as the "
 		  "kernel's jiffies)" },
@@ -173,6 +178,8 @@ static void dma_opts(struct iopt_dma_cfg *c, const struct bench_rig_opts *o,
 	c->iova_start = o->iova_start;
 	c->viommu_trap_ns = o->trap_ns;
 	c->pt.coherent_walk = !o->noncoherent;
+	if (o->unmap_sync_each)
+		c->pt.quirks |= IOPT_PGTABLE_QUIRK_UNMAP_SYNC_EACH;
 }
 
 static int rig_chain(struct bench_rig *r, const struct bench_rig_opts *o,
@@ -285,4 +292,11 @@ uint64_t bench_rig_sync_restarts(const struct bench_rig *r)
 	if (r->s2)
 		iopt_smmuv2_get_stats(r->s2, &m);
 	return m.sync_restarts;
+}
+
+const char *bench_rig_walk_name(const struct bench_rig_opts *o)
+{
+	if (!o->noncoherent)
+		return "coherent";
+	return o->unmap_sync_each ? "noncoherent-per-pte" : "noncoherent";
 }

@@ -54,6 +54,7 @@ struct bench_rig_opts {
 	uint64_t iova_start;	/* bytes; 0: the domain's default */
 	uint64_t trap_ns;	/* --viommu-trap-ns */
 	bool noncoherent;	/* table walks that do not snoop */
+	bool unmap_sync_each;	/* IOPT_PGTABLE_QUIRK_UNMAP_SYNC_EACH */
 	unsigned hold;		/* pages mapped for the whole run */
 	unsigned cpus;		/* the domain's CPUs; 0: the suite's threads */
 };
@@ -106,5 +107,9 @@ void bench_rig_drv_stats(const struct bench_rig *r,
 			 struct iopt_smmuv3_drv_stats *st);
 /* The SMMUv2 model's sync restarts so far (0 without one). */
 uint64_t bench_rig_sync_restarts(const struct bench_rig *r);
+
+/* The JSON "walk" value: coherent, noncoherent (one clean per run of
+ * cleared leaves) or noncoherent-per-pte (--unmap-sync-each). */
+const char *bench_rig_walk_name(const struct bench_rig_opts *o);
 
 #endif

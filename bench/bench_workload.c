@@ -321,7 +321,7 @@ static void json_head(const struct wl_cli *c)
 	       bench_rig_rcache_flush_name[o->rcache_flush],
 	       o->pci ? "true" : "false", (unsigned long long)o->iova_start,
 	       (unsigned long long)o->trap_ns,
-	       o->noncoherent ? "noncoherent" : "coherent", o->fq_entries,
+	       bench_rig_walk_name(o), o->fq_entries,
 	       (unsigned long long)o->fq_timeout_ms, o->fq_timer ? "true" : "false",
 	       o->hold, o->cpus > bench_sim_cpus() ? o->cpus : bench_sim_cpus(),
 	       o->dma_bits);
