@@ -442,7 +442,7 @@ static int run_point(const struct repro_case *c, bool quick, uint64_t seed,
 	const char *why = c->status == REPRO_NEEDS_WORKLOAD ?
 		"needs the workload models (include/iopgtable/workload.h)" :
 		c->missing ? c->missing() : NULL;
-	char setting[128] = "preset", label[256];
+	char setting[128] = "preset", label[256], optname[64];
 	const char *opt, *name, *val;
 
 	if (why) {
@@ -457,8 +457,15 @@ static int run_point(const struct repro_case *c, bool quick, uint64_t seed,
 	point_setting(c, quick, idx, &opt, &name, &val);
 	if (opt) {
 		snprintf(setting, sizeof(setting), "%s=%s", name, val);
-		p->set_opt = !strcmp(opt, "sim-param") ? "--sim-param" : "--smmu-param";
-		p->set_val = setting;
+		if (!strcmp(opt, "option")) {
+			snprintf(optname, sizeof(optname), "--%s", name);
+			p->option = optname;
+			p->option_val = val;
+		} else {
+			p->set_opt = !strcmp(opt, "sim-param") ? "--sim-param" :
+								 "--smmu-param";
+			p->set_val = setting;
+		}
 	}
 	snprintf(label, sizeof(label), "%s %u/%u (%s)", c->name, idx, npts - 1,
 		 setting);
@@ -498,9 +505,13 @@ static int run_point(const struct repro_case *c, bool quick, uint64_t seed,
 			buf_printf(b, "\"ratio\":%.4g,", ours / pub);
 		else
 			buf_printf(b, "\"ratio\":null,");
-		buf_printf(b, "\"published\":%.6g,\"headline\":%s,"
+		if (isfinite(pub))
+			buf_printf(b, "\"published\":%.6g,", pub);
+		else
+			buf_printf(b, "\"published\":null,");
+		buf_printf(b, "\"headline\":%s,"
 			   "\"trace_hash\":\"%016llx\",\"sim_params\":\"%016llx\","
-			   "\"status\":\"ran\"}\n", pub,
+			   "\"status\":\"ran\"}\n",
 			   row->headline ? "true" : "false",
 			   (unsigned long long)h, (unsigned long long)pm);
 	}
@@ -572,8 +583,10 @@ static void view_of(const struct repro_case *c, const char *text,
 		jnum(line, "point", &pt);
 		jnum(line, "row", &row);
 		jnum(line, "points", &np);
+		/* A row's line has "published": a figure, or null where the
+		 * source gives none. */
 		if (pt < 0 || pt >= MAX_POINTS || row < 0 || row >= c->nrows ||
-		    !jnum(line, "published", &d)) {
+		    !jfield(line, "published")) {
 			free(line);
 			continue;
 		}
@@ -585,7 +598,7 @@ static void view_of(const struct repro_case *c, const char *text,
 		jstr(line, "setting", v->setting[p], sizeof(v->setting[p]));
 		cl->set = true;
 		cl->ours = jnum(line, "ours", &d) ? d : NAN;
-		jnum(line, "published", &cl->pub);
+		cl->pub = jnum(line, "published", &d) ? d : NAN;
 		jhex(line, "trace_hash", &cl->hash);
 		jhex(line, "sim_params", &cl->params);
 		free(line);
@@ -631,8 +644,12 @@ static void print_published(const struct repro_case *c)
 
 		if (row->num >= 0 && !pub)
 			pub = c->rows[row->num].published / c->rows[row->den].published;
-		printf("  %-46s %-6s %12.4g%s\n", row->metric, row->unit, pub,
-		       row->headline ? "  (headline)" : "");
+		if (isfinite(pub))
+			printf("  %-46s %-6s %12.4g%s\n", row->metric, row->unit, pub,
+			       row->headline ? "  (headline)" : "");
+		else
+			printf("  %-46s %-6s %12s\n", row->metric, row->unit,
+			       "(none)");
 	}
 }
 
@@ -665,13 +682,15 @@ static void print_case(const struct repro_case *c, const char *text)
 
 		if (!cl->set)
 			continue;
-		char q[16] = "-";	/* a published 0 has no ratio */
+		char q[16] = "-", pub[16] = "(none)";	/* a published 0 has no ratio */
 
 		if (isfinite(cl->ours / cl->pub))
 			snprintf(q, sizeof(q), "%.3f", cl->ours / cl->pub);
-		printf("%c %-46s %-6s %11.4g %11.4g %8s  %016llx %016llx\n",
+		if (isfinite(cl->pub))
+			snprintf(pub, sizeof(pub), "%.4g", cl->pub);
+		printf("%c %-46s %-6s %11.4g %11s %8s  %016llx %016llx\n",
 		       c->rows[r].headline ? '*' : ' ', c->rows[r].metric,
-		       c->rows[r].unit, cl->ours, cl->pub, q,
+		       c->rows[r].unit, cl->ours, pub, q,
 		       (unsigned long long)cl->hash, (unsigned long long)cl->params);
 	}
 	unsigned w, d, n;

@@ -26,7 +26,8 @@
  * and published alike (published, when set, is the source's own ratio
  * and wins over the quotient of the two published figures). Headline
  * rows are the verdict: ratios between the case's own variants or to its
- * own no-IOMMU run.
+ * own no-IOMMU run. published NAN: the source gives no figure for the
+ * row (ours is printed beside "null" and never judged).
  */
 struct repro_row {
 	const char *metric;	/* no '"' or '\\' (it goes into JSON as is) */
@@ -39,10 +40,13 @@ struct repro_row {
 #define REPRO_ROW(m, u, p) { (m), (u), (p), -1, -1, false }
 #define REPRO_RATIO(m, n, d) { (m), "x", 0, (n), (d), true }
 
-/* One swept parameter: the option that sets it (sim-param or smmu-param)
- * and its values beside the preset's. */
+/* One swept parameter: the option that sets it and its values beside
+ * the preset's. "sim-param" and "smmu-param" pass --sim-param NAME=VALUE
+ * (--smmu-param) to every simulation of the point; "option" is a suite
+ * option (a rig setting such as viommu-trap-ns) that the run function
+ * passes, as --NAME VALUE, to the runs it applies to (repro_point.option). */
 struct repro_sweep {
-	const char *opt;	/* "sim-param", "smmu-param" */
+	const char *opt;	/* "sim-param", "smmu-param", "option" */
 	const char *name;
 	const char *values[4];	/* the full run's, NULL-terminated */
 	const char *quick[4];	/* --quick's */
@@ -54,8 +58,12 @@ struct repro_point {
 	bool quick;
 	uint64_t seed;
 	/* The point's parameter setting ("--sim-param", "name=value"), or
-	 * none for point 0: passed to every simulation of the point. */
+	 * none for point 0 and "option" sweeps: passed to every simulation
+	 * of the point. */
 	const char *set_opt, *set_val;
+	/* An "option" sweep's setting ("--name", "value"), or NULL: for the
+	 * run function to pass to the runs it applies to. */
+	const char *option, *option_val;
 	double ours[REPRO_MAX_ROWS];	/* measured rows; NAN: not measured */
 	uint64_t hash[REPRO_MAX_ROWS];	/* each row's trace hash */
 	uint64_t params[REPRO_MAX_ROWS];	/* each row's sim_params */

@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Run functions of the reproductions that run a workload model over the
+ * dma suite's rig (`iopt-bench workload`, repro_more.h): each point runs
+ * the no-IOMMU baseline and the published variants on one set of
+ * parameters; docs/experiments.md gives the set-ups, what each cost was
+ * taken from and the verdicts.
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "repro_more.h"
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* A workload command line: the case's fixed options, then a variant's. */
+struct wl_args {
+	const char *v[REPRO_MAX_ARGS];
+	unsigned n;
+};
+
+static void wl_add(struct wl_args *a, const char *const *opts)
+{
+	for (unsigned i = 0; opts && opts[i] && a->n + 1 < ARRAY_LEN(a->v); i++)
+		a->v[a->n++] = opts[i];
+	a->v[a->n] = NULL;
+}
+
+/*
+ * Run `workload` on cpus CPUs with the option lists of opts (NULL-ended)
+ * in order, into *s; its figure (s->gbps or s->iops, by the kind) times
+ * scale into measured row r of p (r < 0: none). 0, or -1 after a message:
+ * the run failed or dropped packets or I/Os on DMA errors (a figure with
+ * drops measures the error path, not the variant).
+ */
+static int wl_row(const struct repro_case *c, struct repro_point *p,
+		  unsigned cpus, const char *const *const *opts, double scale,
+		  int r, struct repro_sim *s)
+{
+	struct wl_args a = { .n = 0 };
+
+	for (unsigned i = 0; opts[i]; i++)
+		wl_add(&a, opts[i]);
+	if (repro_sim(c, p, "workload", cpus, a.v, s))
+		return -1;
+	if (s->errors) {
+		fprintf(stderr, "iopt-bench repro: %s: %llu DMA errors in a run\n",
+			c->name, (unsigned long long)s->errors);
+		return -1;
+	}
+	if (r >= 0) {
+		p->ours[r] = (isnan(s->gbps) ? s->iops : s->gbps) * scale;
+		p->hash[r] = s->trace_hash;
+		p->params[r] = s->sim_params;
+	}
+	return 0;
+}
+
+#define OPTS(...) ((const char *const *const []){ __VA_ARGS__, NULL })
+
+const char *repro_more_missing(void)
+{
+	static const char *const opts[] = {
+		"kind", "byte-cycles", "calibrate-gbps", "duration-ms", "viommu-trap-ns",
+		"rcache-flush", "hold", "fq-entries", "sync", "no-sev",
+	};
+	static char why[512];
+	static bool asked;
+	size_t n = 0;
+
+	/* Each probe runs `iopt-bench workload --help`: once a process. */
+	if (asked)
+		return why[0] ? why : NULL;
+	asked = true;
+	for (unsigned i = 0; i < ARRAY_LEN(opts); i++)
+		if (!repro_suite_has_opt("workload", opts[i]) && n < sizeof(why))
+			n += (size_t)snprintf(why + n, sizeof(why) - n, "%s--%s",
+					      n ? " " : "needs the workload models' "
+					      "suite [iopt-bench workload ", opts[i]);
+	if (n && n < sizeof(why))
+		snprintf(why + n, sizeof(why) - n, "]");
+	return why[0] ? why : NULL;
+}
+
+/* ---- cmd-sync ------------------------------------------------------------- */
+
+/*
+ * Seed 002: 16 netperf UDP_STREAM threads of 32768-byte datagrams over a
+ * 100G hns3 on a Kunpeng 920, strict invalidation, the SMMUv3 driver of
+ * Linux 5.8 (lock-free command queue): CMD_SYNC completion by an MSI
+ * written back into the sync's slot, against CONS polling with SEV (the
+ * WFE wait), and CONS without SEV (Robin Murphy's case: an SMMU with MSI
+ * but no SEV, whose CONS wait is a busy poll). The stack costs are the
+ * model's defaults: the seed gives no figure without the SMMU.
+ */
+#define CS_CPUS 16
+
+int repro_cmd_sync(const struct repro_case *c, struct repro_point *p)
+{
+	const char *dur = p->quick ? "10" : "40", *warm = p->quick ? "2" : "4";
+	const char *const base[] = {
+		"--kind", "tx", "--proto", "udp", "--streams", "16", "--queues", "16",
+		"--send-bytes", "32768", "--link-gbps", "100",
+		"--duration-ms", dur, "--warmup-ms", warm, NULL
+	};
+	static const char *const msi[] = { "--smmu", "v3", "--policy", "strict",
+					   "--sync", "msi", NULL };
+	static const char *const sev[] = { "--smmu", "v3", "--policy", "strict",
+					   "--sync", "cons", NULL };
+	static const char *const nosev[] = { "--smmu", "v3", "--policy", "strict",
+					     "--sync", "cons", "--no-sev", NULL };
+	static const char *const off[] = { "--smmu", "none", NULL };
+	struct repro_sim s;
+
+	if (wl_row(c, p, CS_CPUS, OPTS(base, off), 1e3, CS_OFF, &s) ||
+	    wl_row(c, p, CS_CPUS, OPTS(base, msi), 1e3, CS_MSI, &s) ||
+	    wl_row(c, p, CS_CPUS, OPTS(base, sev), 1e3, CS_SEV, &s) ||
+	    wl_row(c, p, CS_CPUS, OPTS(base, nosev), 1e3, CS_NOSEV, &s))
+		return -1;
+	return 0;
+}
+
+/* ---- rcache-flush ----------------------------------------------------------- */
+
+/*
+ * Seed 003: one iperf TCP thread pinned to one CPU of a 128-CPU
+ * ThunderX2, a 40GbE XL710 (a PCI device: its maps try below 4 GiB
+ * first), Linux 4.13 (strict), the 32-bit IOVA space full. The 32-bit
+ * space is the 16 pages from 0xffff0000, held by 16 mappings made before
+ * the run (a receive ring's); every map then fails below 4 GiB and its
+ * frees fill the CPU's cache with addresses above it. The no-IOMMU run
+ * is calibrated to the link (RF_CAL_GBPS), the only absolute figure the
+ * set-up implies; the IOMMU runs reuse its per-byte cost.
+ */
+#define RF_CPUS		128
+#define RF_CAL_GBPS	"36"	/* 96% of 40GbE's TCP payload rate, 37.66 */
+
+int repro_rcache_flush(const struct repro_case *c, struct repro_point *p)
+{
+	const char *dur = p->quick ? "10" : "40", *warm = p->quick ? "2" : "4";
+	const char *const base[] = {
+		"--kind", "tx", "--proto", "tcp", "--streams", "1", "--link-gbps", "40",
+		"--duration-ms", dur, "--warmup-ms", warm, NULL
+	};
+	static const char *const cal[] = { "--smmu", "none", "--calibrate-gbps",
+					   RF_CAL_GBPS, NULL };
+	static const char *const none[] = { "--smmu", "none", NULL };
+	static const char *const on[] = {
+		"--smmu", "v3", "--policy", "strict", "--pci", "--iova-start",
+		"0xffff0000", "--hold", "16", "--cpus", "128", NULL
+	};
+	static const char *const every[] = { "--rcache-flush", "every-retry", NULL };
+	static const char *const last[] = { "--rcache-flush", "last-retry", NULL };
+	/* A swept per-byte cost replaces the calibration (a sender with CPU
+	 * to spare at the link rate); another swept option (the interrupt's
+	 * CPU) goes to every run, the calibration's too. */
+	bool bc_swept = p->option && !strcmp(p->option, "--byte-cycles");
+	const char *const pt[] = { bc_swept ? NULL : p->option, p->option_val,
+				   NULL };
+	char bc[32];
+	double off;
+	struct repro_sim s;
+
+	if (bc_swept) {
+		snprintf(bc, sizeof(bc), "%s", p->option_val);
+	} else {
+		if (wl_row(c, p, RF_CPUS, OPTS(base, pt, cal), 1, RF_OFF_GBPS, &s))
+			return -1;
+		/* The line's byte_cycles is the calibrated cost. */
+		if (isnan(s.byte_cycles)) {
+			fprintf(stderr, "iopt-bench repro: %s: the calibration gave no "
+				"byte_cycles\n", c->name);
+			return -1;
+		}
+		snprintf(bc, sizeof(bc), "%.17g", s.byte_cycles);
+	}
+	const char *const cost[] = { "--byte-cycles", bc, NULL };
+
+	if (bc_swept &&
+	    wl_row(c, p, RF_CPUS, OPTS(base, none, cost), 1, RF_OFF_GBPS, &s))
+		return -1;
+	off = p->ours[RF_OFF_GBPS];
+	p->ours[RF_OFF] = 100;
+	p->hash[RF_OFF] = p->hash[RF_OFF_GBPS];
+	p->params[RF_OFF] = p->params[RF_OFF_GBPS];
+	if (wl_row(c, p, RF_CPUS, OPTS(base, pt, on, every, cost), 1, RF_EVERY,
+		   &s) ||
+	    wl_row(c, p, RF_CPUS, OPTS(base, pt, on, last, cost), 1, RF_LAST, &s))
+		return -1;
+	p->ours[RF_EVERY] *= 100 / off;
+	p->ours[RF_LAST] *= 100 / off;
+	return 0;
+}
+
+/* ---- flush-policy ------------------------------------------------------------ */
+
+/*
+ * Seed 004: NVMe 4 KiB random reads in an s390 guest whose every IOTLB
+ * invalidation (RPCIT) traps to the hypervisor, one at a time across the
+ * guest's CPUs (--viommu-trap-ns, FP_TRAP_NS: an assumption, swept), under
+ * strict invalidation, the flush queues at 256/10 ms (the default),
+ * 8192/100 ms and 32768/4000 ms, a single queue, and s390's own scheme,
+ * one flush when the IOVA space runs out. The queues flush when a ring
+ * fills or the space runs out, not on their timer: the workload suite
+ * cannot run the timer's thread (--fq-timer: -EBUSY, the thread holds a
+ * simulated CPU the model's run needs), and within the runs' 4 to 40 ms
+ * only the 10 ms timeout could expire, on rings that fill far sooner.
+ */
+#define FP_CPUS		8
+#define FP_TRAP_NS	"10000"
+
+int repro_flush_policy(const struct repro_case *c, struct repro_point *p)
+{
+	const char *dur = p->quick ? "10" : "40", *warm = p->quick ? "2" : "4";
+	const char *const base[] = {
+		"--kind", "nvme", "--jobs", "4", "--qd", "32", "--io-bytes", "4096",
+		"--duration-ms", dur, "--warmup-ms", warm, NULL
+	};
+	/* A swept trap cost replaces the preset's; another swept option
+	 * (the device's latency) goes to every run. */
+	bool trap_swept = p->option && !strcmp(p->option, "--viommu-trap-ns");
+	const char *trap = trap_swept ? p->option_val : FP_TRAP_NS;
+	const char *const on[] = { "--smmu", "v3", "--viommu-trap-ns", trap, NULL };
+	const char *const pt[] = { trap_swept ? NULL : p->option, p->option_val,
+				   NULL };
+	static const char *const strict[] = { "--policy", "strict", NULL };
+	static const char *const fq256[] = { "--policy", "lazy", "--fq-entries", "256",
+					     "--fq-timeout-ms", "10", NULL };
+	static const char *const fq8k[] = { "--policy", "lazy", "--fq-entries", "8192",
+					    "--fq-timeout-ms", "100", NULL };
+	static const char *const fq32k[] = { "--policy", "lazy", "--fq-entries",
+					     "32768", "--fq-timeout-ms", "4000", NULL };
+	static const char *const single[] = { "--policy", "single", NULL };
+	static const char *const exhaust[] = { "--policy", "exhaust", NULL };
+	static const char *const off[] = { "--smmu", "none", NULL };
+	static const struct { const char *const *v; int row; } runs[] = {
+		{ exhaust, FP_EXHAUST }, { strict, FP_STRICT }, { fq32k, FP_FQ32K },
+		{ fq8k, FP_FQ8K }, { fq256, FP_FQ256 }, { single, FP_SINGLE },
+	};
+	struct repro_sim s;
+
+	for (unsigned i = 0; i < ARRAY_LEN(runs); i++)
+		if (wl_row(c, p, FP_CPUS, OPTS(base, on, runs[i].v, pt), 1e-3,
+			   runs[i].row, &s))
+			return -1;
+	return wl_row(c, p, FP_CPUS, OPTS(base, off, pt), 1e-3, FP_OFF, &s);
+}
