@@ -204,10 +204,9 @@ int repro_rcache_flush(const struct repro_case *c, struct repro_point *p)
  * strict invalidation, the flush queues at 256/10 ms (the default),
  * 8192/100 ms and 32768/4000 ms, a single queue, and s390's own scheme,
  * one flush when the IOVA space runs out. The queues flush when a ring
- * fills or the space runs out, not on their timer: the workload suite
- * cannot run the timer's thread (--fq-timer: -EBUSY, the thread holds a
- * simulated CPU the model's run needs), and within the runs' 4 to 40 ms
- * only the 10 ms timeout could expire, on rings that fill far sooner.
+ * fills or the space runs out, not on their timer (--fq-timer is left
+ * off: within the runs' 4 to 40 ms only the 10 ms timeout could expire,
+ * on rings that fill far sooner).
  */
 #define FP_CPUS		8
 #define FP_TRAP_NS	"10000"

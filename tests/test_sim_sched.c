@@ -24,6 +24,8 @@
  *     thread it interrupts allocates (the kernel's TX-completion pattern);
  *     a shadow of the live ranges sees none handed out twice, every free
  *     succeeds and nothing is left live.
+ *   - a run beside a thread started from the host context: its threads
+ *     take the free slots and number 0 .. n-1;
  *   - the same seed gives the same trace; bad arguments are -EINVAL;
  *     blocking inside a handler aborts.
  */
@@ -524,6 +526,43 @@ static void nop(unsigned cpu, void *arg)
 {
 }
 
+/* ---- a run beside a thread started from the host context ---------------- */
+
+static uint64_t side_stop;
+static unsigned seen_tid[4], seen_n;
+
+static void *side_thread(void *arg)
+{
+	while (!plat_load_acq64(&side_stop))
+		plat_sleep_ns(1000);
+	return NULL;
+}
+
+static void tid_fn(unsigned t, void *arg)
+{
+	if (t < 4 && iopt_sim_thread() == t)
+		seen_tid[t] = 1;
+	seen_n++;
+}
+
+/* The side thread (a flush-queue timer, say) keeps its slot; the run's
+ * threads take the free ones and still number 0 .. n-1. */
+static void test_run_beside_host_thread(void **state)
+{
+	struct iopt_sim *s = mk(2, 1);
+	struct plat_thread th;
+
+	assert_int_equal(plat_thread_start(&th, side_thread, NULL), 0);
+	seen_n = 0;
+	assert_int_equal(iopt_sim_run_threads(s, 4, tid_fn, NULL), 0);
+	assert_int_equal(seen_n, 4);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(seen_tid[i], 1);
+	plat_store_rel64(&side_stop, 1);
+	plat_thread_join(&th);
+	iopt_sim_destroy(s);
+}
+
 static void test_bad_args(void **state)
 {
 	struct iopt_sim *s = mk(2, 1);
@@ -606,6 +645,7 @@ int main(void)
 		cmocka_unit_test(test_sleep_yields),
 		cmocka_unit_test(test_deterministic),
 		cmocka_unit_test(test_bad_args),
+		cmocka_unit_test(test_run_beside_host_thread),
 		cmocka_unit_test(test_block_in_handler_aborts),
 	};
 

@@ -291,8 +291,10 @@ IOPT_API void iopt_sim_destroy(struct iopt_sim *sim);
  * change (a lock held by a finished CPU, say), or -ETIMEDOUT when a CPU's
  * time passed params.max_cycles, with the state left for inspection (a
  * later run returns the same error); -EBUSY when called from inside a
- * run, or while a thread started from the host context and not joined
- * yet occupies one of CPUs 0 .. cpus-1.
+ * run, or when fewer than cpus thread slots are free. A thread started
+ * from the host context and not joined yet keeps its slot and its CPU,
+ * which may be one of the run's (they then share it under the
+ * scheduler: a flush-queue timer thread on CPU 0, say).
  */
 IOPT_API int iopt_sim_run(struct iopt_sim *sim,
 			  void (*fn)(unsigned cpu, void *arg), void *arg);
@@ -308,9 +310,11 @@ IOPT_API int iopt_sim_run(struct iopt_sim *sim,
  * to the next, preemption only where the thread is preemptible (not
  * inside an interrupt handler, nor with preemption or interrupts
  * disabled, nor holding a library spinlock when params.preempt_spin).
- * 1 <= threads <= IOPT_SIM_MAX_CPUS, less the slots threads started from
- * the host context occupy: -EINVAL otherwise; other errors as
- * iopt_sim_run().
+ * 1 <= threads <= IOPT_SIM_MAX_CPUS: -EINVAL otherwise; -EBUSY when
+ * fewer thread slots are free than that (threads started from the host
+ * context and not joined keep theirs: the run's threads take the lowest
+ * free slots, their thread numbers 0 .. threads-1 whatever the slots);
+ * other errors as iopt_sim_run().
  */
 IOPT_API int iopt_sim_run_threads(struct iopt_sim *sim, unsigned threads,
 				  void (*fn)(unsigned thread, void *arg),

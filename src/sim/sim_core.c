@@ -344,7 +344,7 @@ static void cpu_main(void *arg)
 	struct iopt_sim *s = sim_cur_sim;
 
 	if (c->run_fn)
-		c->run_fn(c->idx, c->arg);
+		c->run_fn(c->tid, c->arg);
 	else
 		c->thread_fn(c->arg);
 	sim_ifold(s, c);
@@ -397,6 +397,7 @@ static int cpu_slot(struct iopt_sim *s, unsigned idx, struct sim_cpu **out)
 		c->stack = st;
 		c->stack_size = size + page;
 		c->idx = idx;
+		c->tid = idx;
 		c->hw = idx;
 		c->heap_pos = -1;
 		c->state = SIM_FREE;
@@ -463,6 +464,7 @@ int sim_thread_new(struct iopt_sim *s, bool from_top, struct sim_cpu **out)
 		c->in_run = false;
 		c->run_fn = NULL;
 		c->hw = i;
+		c->tid = i;
 		*out = c;
 		return 0;
 	}
@@ -700,6 +702,7 @@ void iopt_sim_destroy(struct iopt_sim *sim)
 int iopt_sim_run_threads(struct iopt_sim *sim, unsigned threads,
 			 void (*fn)(unsigned thread, void *arg), void *arg)
 {
+	unsigned slot[IOPT_SIM_MAX_CPUS], n = 0;
 	int ret;
 
 	if (!sim || !fn || !threads || threads > IOPT_SIM_MAX_CPUS)
@@ -710,23 +713,28 @@ int iopt_sim_run_threads(struct iopt_sim *sim, unsigned threads,
 		return -EDEADLK;
 	if (sim->timed_out)
 		return -ETIMEDOUT;
-	for (unsigned i = 0; i < threads; i++)
-		if (sim->cpu[i] && sim->cpu[i]->state != SIM_FREE)
-			return i < sim->p.cpus ? -EBUSY : -EINVAL;
+	/* The lowest free slots: threads started from the host context
+	 * (a timer thread, say) keep theirs. */
+	for (unsigned i = 0; i < IOPT_SIM_MAX_CPUS && n < threads; i++)
+		if (!sim->cpu[i] || sim->cpu[i]->state == SIM_FREE)
+			slot[n++] = i;
+	if (n < threads)
+		return -EBUSY;
 	for (unsigned i = 0; i < threads; i++) {
 		struct sim_cpu *c;
 
-		ret = cpu_slot(sim, i, &c);
+		ret = cpu_slot(sim, slot[i], &c);
 		if (ret)
 			return ret;
 	}
 	for (unsigned i = 0; i < threads; i++) {
-		struct sim_cpu *c = sim->cpu[i];
+		struct sim_cpu *c = sim->cpu[slot[i]];
 
 		cpu_free_locals(c);
 		c->in_run = true;
 		c->run_fn = fn;
 		c->arg = arg;
+		c->tid = i;
 		c->hw = i % sim->p.cpus;
 		sim_cpu_launch(sim, c, sim->now);
 	}
@@ -735,7 +743,7 @@ int iopt_sim_run_threads(struct iopt_sim *sim, unsigned threads,
 	if (ret)
 		return ret;
 	for (unsigned i = 0; i < threads; i++)
-		sim->cpu[i]->state = SIM_FREE;
+		sim->cpu[slot[i]]->state = SIM_FREE;
 	return 0;
 }
 

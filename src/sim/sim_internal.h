@@ -111,6 +111,7 @@ struct sim_cpu {
 	uint64_t insns;			/* instructions charged (sim_icharge.c) */
 	uint64_t icycles;		/* cycles charged for them */
 	unsigned idx;			/* thread slot */
+	unsigned tid;			/* thread number: the run's, else idx */
 	unsigned hw;			/* the CPU it runs or waits on */
 	enum sim_cpu_state state;
 	int heap_pos;

@@ -493,5 +493,5 @@ int iopt_sim_in_irq(void)
 
 unsigned iopt_sim_thread(void)
 {
-	return sim_cur ? sim_cur->idx : 0;
+	return sim_cur ? sim_cur->tid : 0;
 }
