@@ -342,7 +342,7 @@ static void print_result(const struct opts *o, const struct result *r)
 		       "\"sync_timeouts\":%llu,\"sync_restarts\":%llu,\"cas_retries\":%llu,\"device_faults\":%llu,"
 		       "\"errors\":%llu,\"timed\":%s,\"domain_lock\":\"%s\","
 		       "\"rcache_flush\":\"%s\",\"pci\":%s,\"iova_start\":%llu,"
-		       "\"viommu_trap_ns\":%llu,\"walk\":\"%s\",\"fq_entries\":%u,"
+		       "\"viommu_trap_ns\":%llu,\"viommu_trap_map\":%s,\"walk\":\"%s\",\"fq_entries\":%u,"
 		       "\"fq_timeout_ms\":%llu,\"fq_timer\":%s,\"hold\":%u,\"cpus\":%u,"
 		       "\"load1\":%.2f}\n",
 		       o->rig.none ? "none" : o->rig.v2 ? "v2" : "v3",
@@ -367,6 +367,7 @@ static void print_result(const struct opts *o, const struct result *r)
 		       rcache_flush_name[o->rig.rcache_flush], o->rig.pci ? "true" : "false",
 		       (unsigned long long)o->rig.iova_start,
 		       (unsigned long long)o->rig.trap_ns,
+		       o->rig.trap_map ? "true" : "false",
 		       bench_rig_walk_name(&o->rig), o->rig.fq_entries,
 		       (unsigned long long)o->rig.fq_timeout_ms,
 		       o->rig.fq_timer ? "true" : "false", o->rig.hold,

@@ -126,6 +126,9 @@ size_t bench_rig_opts(struct bench_rig_opts *o, struct bench_opt *opts)
 		{ "viommu-trap-ns", BENCH_U64, &o->trap_ns, "N", "every "
 		  "invalidation traps to a hypervisor,\none CPU at a time, for N "
 		  "ns (s390 RPCIT) (0)", .max = IOPT_DMA_TRAP_NS_MAX },
+		{ "viommu-trap-map", BENCH_FLAG, &o->trap_map, .help = "with "
+		  "--viommu-trap-ns: every map traps too\n(the hypervisor "
+		  "shadowing new entries, s390's iotlb_sync_map)" },
 		{ "noncoherent", BENCH_FLAG, &o->noncoherent, .help = "table walks "
 		  "do not snoop CPU caches: the page\ntable cleans each line it "
 		  "writes" },
@@ -177,6 +180,7 @@ static void dma_opts(struct iopt_dma_cfg *c, const struct bench_rig_opts *o,
 	c->dev_flags = o->pci ? IOPT_DMA_DEV_PCI : 0;
 	c->iova_start = o->iova_start;
 	c->viommu_trap_ns = o->trap_ns;
+	c->viommu_trap_map = o->trap_map;
 	c->pt.coherent_walk = !o->noncoherent;
 	if (o->unmap_sync_each)
 		c->pt.quirks |= IOPT_PGTABLE_QUIRK_UNMAP_SYNC_EACH;

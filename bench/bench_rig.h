@@ -53,6 +53,7 @@ struct bench_rig_opts {
 	bool pci;		/* IOPT_DMA_DEV_PCI: below 4 GiB first */
 	uint64_t iova_start;	/* bytes; 0: the domain's default */
 	uint64_t trap_ns;	/* --viommu-trap-ns */
+	bool trap_map;		/* --viommu-trap-map */
 	bool noncoherent;	/* table walks that do not snoop */
 	bool unmap_sync_each;	/* IOPT_PGTABLE_QUIRK_UNMAP_SYNC_EACH */
 	unsigned hold;		/* pages mapped for the whole run */

@@ -306,7 +306,7 @@ static void json_head(const struct wl_cli *c)
 	       "\"policy\":\"%s\",\"cmdq\":\"%s\",\"sync\":\"%s\",\"sev\":%s,"
 	       "\"sync_timeout_us\":%llu,\"domain_lock\":\"%s\","
 	       "\"rcache_flush\":\"%s\",\"pci\":%s,\"iova_start\":%llu,"
-	       "\"viommu_trap_ns\":%llu,\"walk\":\"%s\",\"fq_entries\":%u,"
+	       "\"viommu_trap_ns\":%llu,\"viommu_trap_map\":%s,\"walk\":\"%s\",\"fq_entries\":%u,"
 	       "\"fq_timeout_ms\":%llu,\"fq_timer\":%s,\"hold\":%u,\"cpus\":%u,"
 	       "\"dma_bits\":%u,",
 	       kind_names[c->kind], o->none ? "none" : o->v2 ? "v2" : "v3",
@@ -320,7 +320,7 @@ static void json_head(const struct wl_cli *c)
 	       o->domain_lock ? bench_rig_lock_name[o->domain_lock_kind] : "off",
 	       bench_rig_rcache_flush_name[o->rcache_flush],
 	       o->pci ? "true" : "false", (unsigned long long)o->iova_start,
-	       (unsigned long long)o->trap_ns,
+	       (unsigned long long)o->trap_ns, o->trap_map ? "true" : "false",
 	       bench_rig_walk_name(o), o->fq_entries,
 	       (unsigned long long)o->fq_timeout_ms, o->fq_timer ? "true" : "false",
 	       o->hold, o->cpus > bench_sim_cpus() ? o->cpus : bench_sim_cpus(),

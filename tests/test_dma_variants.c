@@ -533,6 +533,41 @@ static void test_viommu_trap_count(void **state)
 	iopt_dma_destroy(d);
 }
 
+/* cfg.viommu_trap_map: each successful map (single or scatter list)
+ * traps once more; a refused map does not. */
+static void trap_map_cfg(struct iopt_dma_cfg *c)
+{
+	c->viommu_trap_ns = 100;
+	c->viommu_trap_map = true;
+}
+
+static void test_viommu_trap_map(void **state)
+{
+	struct probe p = { 0 };
+	struct iopt_dma *d = mk_probe(&p, trap_map_cfg);
+	struct iopt_dma_seg sg[2] = { { 0x90000000ull, PAGE }, { 0x90002000ull, PAGE } };
+	struct iopt_dma_stats st;
+	uint64_t iova[8], sgva, total;
+
+	(void)state;
+	for (unsigned i = 0; i < 8; i++)
+		assert_int_equal(iopt_dma_map(d, 0x80000000ull + i * PAGE, 3 * PAGE,
+					      IOPT_READ, ~0ull, i % 4, &iova[i]), 0);
+	assert_int_equal(iopt_dma_map_sg(d, sg, 2, IOPT_READ, ~0ull, 0, &sgva,
+					 &total), 0);
+	assert_int_equal(iopt_dma_map(d, 0x80000000ull, 0, IOPT_READ, ~0ull, 0,
+				      &iova[0]), -EINVAL);
+	iopt_dma_get_stats(d, &st);
+	assert_int_equal(st.viommu_traps, 9);	/* 8 maps + 1 list, no inv yet */
+	for (unsigned i = 0; i < 8; i++)
+		assert_int_equal(iopt_dma_unmap(d, iova[i], 3 * PAGE, i % 4), 0);
+	assert_int_equal(iopt_dma_unmap_sg(d, sgva, total, 0), 0);
+	iopt_dma_get_stats(d, &st);
+	assert_int_equal(st.viommu_traps, 9 + atomic_load(&p.inv_ranges) +
+					  atomic_load(&p.flush_alls));
+	iopt_dma_destroy(d);
+}
+
 /* The lazy policy's flush-alls trap too. */
 static void lazy_trap_cfg(struct iopt_dma_cfg *c)
 {
@@ -730,6 +765,7 @@ int main(void)
 		cmocka_unit_test(test_rcache_flush_depots),
 		cmocka_unit_test(test_dma_rcache_flush),
 		cmocka_unit_test(test_viommu_trap_count),
+		cmocka_unit_test(test_viommu_trap_map),
 		cmocka_unit_test(test_viommu_trap_lazy),
 		cmocka_unit_test(test_noncoherent_walk),
 	};

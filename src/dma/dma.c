@@ -88,6 +88,7 @@ struct iopt_dma {
 	/* No PCI first try and a flush allowed: one cached allocation. */
 	bool one_try;
 	uint64_t trap_ns;		/* cfg.viommu_trap_ns */
+	bool trap_map;			/* cfg.viommu_trap_map (with trap_ns) */
 	uint64_t fail_seq, clean_seq;	/* D2, D3 */
 	/* statistics: relaxed, pair with nothing; the hot ones per CPU so
 	 * that CPUs do not share a cache line on every call */
@@ -326,6 +327,7 @@ int iopt_dma_create(const struct iopt_dma_cfg *cfg, struct iopt_dma **out)
 	if (d->locked)
 		plat_lock_init(&d->dom_lock, lk);
 	d->trap_ns = cfg->viommu_trap_ns;
+	d->trap_map = cfg->viommu_trap_ns && cfg->viommu_trap_map;
 
 	pc = cfg->pt;
 	pc.tlb = &dma_tlb_ops;
@@ -837,6 +839,8 @@ int iopt_dma_map(struct iopt_dma *d, uint64_t paddr, uint64_t size,
 	}
 	if (plat_unlikely(ret))
 		return map_failed(d, pfn, npages, cpu, ret);
+	if (plat_unlikely(d->trap_map))
+		viommu_trap(d);		/* the hypervisor shadows the new entries */
 	dma_count(&dma_pcpu(d, cpu)->maps);
 	*iova = (pfn << d->granule_lg2) + off;
 	return 0;
@@ -1050,6 +1054,8 @@ int iopt_dma_map_sg(struct iopt_dma *d, const struct iopt_dma_seg *sg,
 	dom_unlock(d);
 	if (ret)
 		return map_failed(d, pfn, len >> d->granule_lg2, cpu, ret);
+	if (plat_unlikely(d->trap_map))
+		viommu_trap(d);
 	dma_count(&dma_pcpu(d, cpu)->maps);
 	*iova = va + off;
 	/* From the first byte to the end of the last segment. */
