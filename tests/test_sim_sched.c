@@ -587,6 +587,13 @@ static void test_bad_args(void **state)
 	}
 	/* Nothing changed: a run still works and takes no interrupt. */
 	assert_int_equal(iopt_sim_run(s, nop, NULL), 0);
+	{
+		struct iopt_sim_stats st;
+
+		iopt_sim_stats(s, &st);
+		assert_int_equal(st.interrupts, 0);
+		assert_int_equal(st.threads, 2);	/* the one run's */
+	}
 	iopt_sim_destroy(s);
 }
 

@@ -14,6 +14,8 @@
  * is a point where the scheduler may switch CPUs. Exactly one simulated
  * CPU runs at a time: the one with the smallest simulated time, ties
  * broken by a seeded random choice (or, in PCT mode, by seeded priorities).
+ * A CPU runs one simulated thread at a time; more threads than CPUs take
+ * turns under the scheduler model of iopt_sim_run_threads().
  * The same binary, parameters and seed give the same interleaving, the
  * same cycle counts and the same trace hash.
  *
