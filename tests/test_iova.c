@@ -808,6 +808,212 @@ static void test_flush_policies(void **state)
 	}
 }
 
+/* ---- Linux 4.13's tree walk (IOPT_IOVA_SEARCH_RBTREE_WALK) ------------- */
+
+/* 4K pages: the 32-bit limit is page 2^20 - 1. */
+#define W_L	((1ull << 20) - 1)
+
+static struct iopt_iova *make_walk(uint64_t start, uint64_t end, unsigned cpus,
+				   enum iopt_iova_flush flush)
+{
+	struct iopt_iova_cfg cfg = { .start_pfn = start, .end_pfn = end,
+				     .nr_cpus = cpus, .flush = flush,
+				     .search = IOPT_IOVA_SEARCH_RBTREE_WALK };
+	struct iopt_iova *d;
+
+	assert_int_equal(iopt_iova_create(&cfg, &d), 0);
+	return d;
+}
+
+static void want_walks(struct iopt_iova *d, uint64_t walks, uint64_t visits)
+{
+	struct iopt_iova_stats st;
+
+	iopt_iova_get_stats(d, &st);
+	assert_int_equal(st.tree_walks, walks);
+	assert_int_equal(st.tree_visits, visits);
+}
+
+/*
+ * A script whose walks are counted by hand from 4.13's rules (iova.c of
+ * that release: __get_cached_rbnode(), __cached_rbnode_insert_update(),
+ * __cached_rbnode_delete_update(), alloc_iova_fast()): four pages below
+ * 4 GiB (L-3 .. L), the space up to page E - 1 above. In the comments,
+ * "c32" is cached32 and "n" the nodes in the tree.
+ */
+static void test_tree_walk_hand_counted(void **state)
+{
+	const uint64_t L = W_L, E = 1ull << 21, dma = E - 1;
+	uint64_t p;
+
+	(void)state;
+	for (unsigned every = 0; every < 2; every++) {
+		struct iopt_iova *d = make_walk(L - 3, E, 2, every ?
+						IOPT_IOVA_FLUSH_EVERY_RETRY :
+						IOPT_IOVA_FLUSH_LAST_RETRY);
+		struct iopt_iova_stats st;
+
+		/* Four PCI maps fill the 32-bit space top-down; each 32-bit
+		 * try succeeds and caches its node: c32 = L-3, n = 4. */
+		for (unsigned i = 0; i < 4; i++) {
+			assert_int_equal(iopt_iova_alloc_dma(d, 1, dma, IOPT_IOVA_DEV_PCI,
+							     0, &p), 0);
+			assert_int_equal(p, L - i);
+		}
+		want_walks(d, 0, 0);
+		/* The fifth: the 32-bit try fails from below c32 = L-3,
+		 * nothing below it: 0 visits; every-retry flushes (an empty
+		 * cache: c32 stays) and fails again, 0. Then E-1 from the
+		 * whole mask; n = 5. */
+		assert_int_equal(iopt_iova_alloc_dma(d, 1, dma, IOPT_IOVA_DEV_PCI, 0,
+						     &p), 0);
+		assert_int_equal(p, E - 1);
+		want_walks(d, every ? 2 : 1, 0);
+		/* E-1 into CPU 0's cache: still a node of the tree. */
+		assert_int_equal(iopt_iova_free_cached(d, E - 1, 1, 0), 0);
+		assert_int_equal(iopt_iova_alloc_dma(d, 1, dma, IOPT_IOVA_DEV_PCI, 0,
+						     &p), 0);
+		if (every) {
+			/* 32-bit: 0 (below L-3). The flush frees E-1 to the
+			 * tree: at or above c32, its next node is none below
+			 * 4 GiB: c32 cleared. Retry from the top: all 4.
+			 * Whole mask from an empty cache: E-1 again, n = 5. */
+			assert_int_equal(p, E - 1);
+			want_walks(d, 4, 4);
+			/* Now every 32-bit try starts at the top: 5 and, after
+			 * a flush that frees nothing, 5 again; then E-2. */
+			assert_int_equal(iopt_iova_alloc_dma(d, 1, dma,
+							     IOPT_IOVA_DEV_PCI, 0, &p), 0);
+			assert_int_equal(p, E - 2);
+			want_walks(d, 6, 14);
+			iopt_iova_get_stats(d, &st);
+			assert_int_equal(st.cache_flushes, 3);
+			iopt_iova_destroy(d);
+			continue;
+		}
+		/* Last-retry: 0 below L-3, and E-1 from the cache. */
+		assert_int_equal(p, E - 1);
+		want_walks(d, 2, 0);
+		/* 0 again, and E-2 from the allocator (E-1 is live). */
+		assert_int_equal(iopt_iova_alloc_dma(d, 1, dma, IOPT_IOVA_DEV_PCI, 0,
+						     &p), 0);
+		assert_int_equal(p, E - 2);
+		want_walks(d, 3, 0);
+		/* Free L-2 (at or above c32 = L-3): c32 = its next, L-1. A
+		 * 32-bit allocation takes L-2 back and caches it. */
+		assert_int_equal(iopt_iova_free(d, L - 2, 1), 0);
+		assert_int_equal(iopt_iova_alloc(d, 1, L, &p), 0);
+		assert_int_equal(p, L - 2);
+		want_walks(d, 3, 0);
+		/* Full: from below c32 = L-2, one node (L-3); a lower limit
+		 * starts there too (4.13 took c32 for any limit up to 32
+		 * bits). */
+		assert_int_equal(iopt_iova_alloc(d, 1, L, &p), -ENOMEM);
+		want_walks(d, 4, 1);
+		assert_int_equal(iopt_iova_alloc(d, 1, L - 1, &p), -ENOMEM);
+		want_walks(d, 5, 2);
+		/* Free L, above c32: no next node, c32 cleared. A try below
+		 * L - 1 now walks all 5 (L-3, L-2, L-1, E-2, E-1). */
+		assert_int_equal(iopt_iova_free(d, L, 1), 0);
+		assert_int_equal(iopt_iova_alloc(d, 1, L - 1, &p), -ENOMEM);
+		want_walks(d, 6, 7);
+		/* A reservation is a node too (reserve_iova()): 6. A try
+		 * above 32 bits starts at the top whatever c32: take every
+		 * page, then fail. */
+		assert_int_equal(iopt_iova_reserve(d, E - 10, 1), 0);
+		assert_int_equal(iopt_iova_alloc(d, 1, L - 1, &p), -ENOMEM);
+		want_walks(d, 7, 13);
+		iopt_iova_destroy(d);
+	}
+}
+
+/*
+ * The seed's steady state (seed 003): the 32-bit space full of N ranges
+ * (a receive ring's buffers), one sender that maps and unmaps on its CPU
+ * of 128. Flushing only before the last try, the failing 32-bit try
+ * starts below the lowest range every time: no node visited, whatever N.
+ * Flushing on every failure: from the second map the flush returns the
+ * cached range above 4 GiB and clears cached32, so each later map walks
+ * N + 1 nodes (the cached range is still in the tree) before the flush
+ * and N after: N + (I - 2)(2N + 1) for I maps, by hand.
+ */
+static void test_tree_walk_steady_state(void **state)
+{
+	const unsigned N = 512, I = 50;
+	const uint64_t E = 1ull << 22;
+
+	(void)state;
+	for (unsigned every = 0; every < 2; every++) {
+		struct iopt_iova *d = make_walk(W_L + 1 - N, E, 128, every ?
+						IOPT_IOVA_FLUSH_EVERY_RETRY :
+						IOPT_IOVA_FLUSH_LAST_RETRY);
+		struct iopt_iova_stats st;
+		uint64_t p;
+
+		for (unsigned i = 0; i < N; i++)
+			assert_int_equal(iopt_iova_alloc_dma(d, 1, E - 1,
+							     IOPT_IOVA_DEV_PCI, 0, &p), 0);
+		assert_int_equal(p, W_L + 1 - N);
+		for (unsigned i = 0; i < I; i++) {
+			assert_int_equal(iopt_iova_alloc_dma(d, 1, E - 1,
+							     IOPT_IOVA_DEV_PCI, 0, &p), 0);
+			assert_true(p > W_L);
+			assert_int_equal(iopt_iova_free_cached(d, p, 1, 0), 0);
+		}
+		iopt_iova_get_stats(d, &st);
+		if (every) {
+			assert_int_equal(st.tree_walks, 2 * I);
+			assert_int_equal(st.tree_visits,
+					 N + (uint64_t)(I - 2) * (2 * N + 1));
+			assert_int_equal(st.cache_flushes, I);
+		} else {
+			assert_int_equal(st.tree_walks, I);
+			assert_int_equal(st.tree_visits, 0);
+			assert_int_equal(st.cache_flushes, 0);
+		}
+		iopt_iova_destroy(d);
+	}
+}
+
+/* Bad configurations are refused; the default mode counts no walk. */
+static void test_tree_walk_bad_input(void **state)
+{
+	struct iopt_iova_cfg cfg = { .end_pfn = 1u << 21, .nr_cpus = 2 };
+	struct iopt_iova *d = NULL;
+	uint64_t p;
+
+	(void)state;
+	cfg.search = (enum iopt_iova_search)2;
+	assert_int_equal(iopt_iova_create(&cfg, &d), -EINVAL);
+	cfg.search = IOPT_IOVA_SEARCH_FMAP;
+	cfg.walk_node_ns = 10;		/* without the walk */
+	assert_int_equal(iopt_iova_create(&cfg, &d), -EINVAL);
+	cfg.search = IOPT_IOVA_SEARCH_RBTREE_WALK;
+	cfg.walk_node_ns = IOPT_IOVA_WALK_NODE_NS_MAX + 1;
+	assert_int_equal(iopt_iova_create(&cfg, &d), -EINVAL);
+	assert_null(d);
+	cfg.walk_node_ns = IOPT_IOVA_WALK_NODE_NS_MAX;
+	assert_int_equal(iopt_iova_create(&cfg, &d), 0);
+	iopt_iova_destroy(d);
+	/* A domain that starts above 4 GiB has no 32-bit index: every
+	 * failed try walks every node. */
+	cfg.start_pfn = W_L + 1;
+	cfg.end_pfn = W_L + 3;
+	cfg.walk_node_ns = 0;
+	assert_int_equal(iopt_iova_create(&cfg, &d), 0);
+	assert_int_equal(iopt_iova_alloc(d, 2, W_L + 2, &p), 0);
+	assert_int_equal(iopt_iova_alloc(d, 1, W_L + 2, &p), -ENOMEM);
+	want_walks(d, 1, 1);
+	iopt_iova_destroy(d);
+	/* The default mode: no walk counted. */
+	cfg = (struct iopt_iova_cfg){ .end_pfn = 1u << 21, .nr_cpus = 2 };
+	assert_int_equal(iopt_iova_create(&cfg, &d), 0);
+	while (iopt_iova_alloc(d, 1, W_L, &p) == 0)
+		;
+	want_walks(d, 0, 0);
+	iopt_iova_destroy(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -823,6 +1029,9 @@ int main(void)
 		cmocka_unit_test(test_cache_shared_cpu),
 		cmocka_unit_test(test_flush_policies),
 		cmocka_unit_test(test_cpu_id_is_the_pinned_cpu),
+		cmocka_unit_test(test_tree_walk_hand_counted),
+		cmocka_unit_test(test_tree_walk_steady_state),
+		cmocka_unit_test(test_tree_walk_bad_input),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

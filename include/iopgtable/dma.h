@@ -153,6 +153,16 @@ struct iopt_dma_cfg {
 	 */
 	enum iopt_iova_flush rcache_flush;
 	/*
+	 * The IOVA allocator's price of a failed try (iova.h enum
+	 * iopt_iova_search, cfg.search and cfg.walk_node_ns): 0,
+	 * IOPT_IOVA_SEARCH_FMAP, its own search alone;
+	 * IOPT_IOVA_SEARCH_RBTREE_WALK, also Linux 4.13's walk of its
+	 * rbtree, iova_walk_node_ns of busy time per node visited. Bad
+	 * values: -EINVAL at create (from the allocator).
+	 */
+	enum iopt_iova_search iova_search;
+	uint32_t iova_walk_node_ns;
+	/*
 	 * A virtualised IOMMU whose invalidations trap to the hypervisor, as
 	 * s390's RPCIT: 0, none; else every invalidation the domain issues
 	 * (a driver inv_range or flush_all, whatever the caller: unmap,
@@ -189,8 +199,9 @@ IOPT_API void iopt_dma_default_cfg(struct iopt_dma_cfg *cfg);
  * Create a DMA domain: a driver domain (stage 2 for the S2 formats, else
  * stage 1), the page table, the IOVA domain and the policy. Returns 0 and
  * *out, or -EINVAL (NULL cfg/ops/drv, bad page-table or IOVA geometry,
- * unknown mode, policy, domain_lock_kind or rcache_flush, viommu_trap_ns
- * above IOPT_DMA_TRAP_NS_MAX), -ENOMEM, or the driver's error from
+ * unknown mode, policy, domain_lock_kind, rcache_flush or iova_search,
+ * iova_walk_node_ns above IOPT_IOVA_WALK_NODE_NS_MAX or without the walk,
+ * viommu_trap_ns above IOPT_DMA_TRAP_NS_MAX), -ENOMEM, or the driver's error from
  * domain_alloc (-ENOSPC: no ASID/VMID left, -ETIMEDOUT). IOPT_DMA_DIRECT
  * needs only cfg and nr_cpus (-EINVAL above 65536; -ENOMEM). On failure
  * nothing is left allocated and *out is untouched. Not concurrently with

@@ -64,11 +64,60 @@ enum iopt_iova_flush {
 	IOPT_IOVA_FLUSH_EVERY_RETRY,
 };
 
+/*
+ * What a try costs beyond this allocator's own search (cfg.search).
+ *
+ * IOPT_IOVA_SEARCH_RBTREE_WALK prices every failed try as Linux 4.13's
+ * allocator did (drivers/iommu/iova.c of that release: one red-black tree
+ * of every allocated range, cached ones included, under one lock): its
+ * __alloc_and_insert_iova_range() walks the tree leftwards with rb_prev()
+ * from a start node until a gap fits, so a try that finds none visits
+ * every node below its start. The start (__get_cached_rbnode()) is the
+ * node below cached32 when the try's limit is at or below the 32-bit
+ * limit (2^32 / granule - 1) and cached32 is set, else the highest node
+ * of the tree. cached32 is set to the new range by every successful
+ * allocation whose requested limit is the 32-bit limit; the free of a
+ * range from the allocator at or above it (private_free_iova()'s
+ * __cached_rbnode_delete_update()) moves it to the next range above the
+ * freed one if that starts below the 32-bit limit, else clears it. A
+ * failed try therefore visits the ranges below cached32, or every range
+ * in the domain (cached ones included, reserved ones too) when cached32
+ * is clear or the limit is above 32 bits. A visit of the k-th lowest
+ * node reads line k of IOPT_IOVA_WALK_LINES 64-byte lines standing for
+ * the nodes, the first time the calling CPU visits it (on simulated CPUs
+ * a miss or a fetch from another CPU's cache; later visits would be hits
+ * in an engine that models no cache capacity, and are not read), and
+ * every visit adds walk_node_ns of busy time (plat_delay_ns(), once per
+ * walk: the latency of a node that a real cache no longer holds; 0:
+ * none; walks beyond that many nodes read no further lines). Successful
+ * tries are not
+ * charged a walk (4.13's stops at the first gap, next to its start in
+ * the top-down patterns it serves). A flush of the CPU caches then takes
+ * and releases the tree's lock once per CPU magazine, loaded and spare,
+ * empty or not (4.13's free_cpu_cached_iovas() calling
+ * iova_magazine_free_pfns() for each). Where this allocator and 4.13's
+ * disagree on whether a try fits, this one's answer stands: only the
+ * cost is 4.13's. The tree's counts are kept under that lock after each
+ * change of the allocator (a Fenwick tree of the range starts below 4
+ * GiB: O(log) per change; host memory 4 bytes a page of the 32-bit space
+ * at create). Counted in iopt_iova_stats.tree_walks and tree_visits.
+ * With it, cfg.nr_stripes 0 means one stripe (4.13's single tree and
+ * lock), so that allocation is top-down as 4.13's was.
+ */
+enum iopt_iova_search {
+	IOPT_IOVA_SEARCH_FMAP,		/* the free map's search alone */
+	IOPT_IOVA_SEARCH_RBTREE_WALK,	/* also 4.13's walk on failure */
+};
+
+#define IOPT_IOVA_WALK_LINES	(1u << 17)	/* 8 MiB of node lines */
+#define IOPT_IOVA_WALK_NODE_NS_MAX 1000000u	/* 1 ms a node */
+
 struct iopt_iova_cfg {
 	uint64_t granule;	/* bytes per page, a power of two (0: 4096) */
 	uint64_t start_pfn;	/* first usable page, >= 1 (0: 1) */
 	uint64_t end_pfn;	/* one past the last usable page */
-	unsigned nr_stripes;	/* power of two; 0: from nr_cpus, at most 16 */
+	unsigned nr_stripes;	/* power of two; 0: from nr_cpus, at most 16
+				 * (1 with IOPT_IOVA_SEARCH_RBTREE_WALK) */
 	unsigned nr_cpus;	/* CPU caches; 0: the machine's CPUs */
 	unsigned mag_size;	/* entries per magazine; 0: 127 */
 	unsigned max_cached_order; /* cache sizes 1..2^order pages; 0: 5 */
@@ -82,6 +131,11 @@ struct iopt_iova_cfg {
 	 * and alignment only, as the kernel's do; larger sizes and
 	 * iopt_iova_free always check. */
 	bool check_cached_frees;
+	/* The cost of a failed try (above): 0, IOPT_IOVA_SEARCH_FMAP. */
+	enum iopt_iova_search search;
+	/* With IOPT_IOVA_SEARCH_RBTREE_WALK: busy ns per node a failed try
+	 * visits, at most IOPT_IOVA_WALK_NODE_NS_MAX; must be 0 otherwise. */
+	uint32_t walk_node_ns;
 	/* Time for depot trimming; NULL: the monotonic host clock. */
 	uint64_t (*clock)(void *ctx);
 	void *clock_ctx;
@@ -89,7 +143,9 @@ struct iopt_iova_cfg {
 
 struct iopt_iova;
 
-/* Create. 0, -EINVAL (bad geometry: granule, start >= end, ...), -ENOMEM. */
+/* Create. 0, -EINVAL (bad geometry: granule, start >= end, ...; an
+ * unknown flush or search; walk_node_ns above its maximum or without
+ * IOPT_IOVA_SEARCH_RBTREE_WALK), -ENOMEM. */
 IOPT_API int iopt_iova_create(const struct iopt_iova_cfg *cfg,
 			      struct iopt_iova **out);
 /* Destroy; no other call may be running. Live ranges are simply dropped. */
@@ -170,6 +226,9 @@ struct iopt_iova_stats {
 	uint64_t cache_hits, cache_misses;
 	uint64_t cache_flushes;		/* whole-cache flushes */
 	uint64_t global_allocs;		/* requests that locked every stripe */
+	/* IOPT_IOVA_SEARCH_RBTREE_WALK: failed tries, and the tree nodes
+	 * their walks visited (0 in the other mode). */
+	uint64_t tree_walks, tree_visits;
 };
 
 IOPT_API void iopt_iova_get_stats(struct iopt_iova *d,

@@ -379,6 +379,8 @@ int iopt_dma_create(const struct iopt_dma_cfg *cfg, struct iopt_dma **out)
 		.end_pfn = d->end >> d->granule_lg2,
 		.nr_cpus = d->nr_cpus,
 		.flush = cfg->rcache_flush,
+		.search = cfg->iova_search,
+		.walk_node_ns = cfg->iova_walk_node_ns,
 	};
 
 	ret = iopt_iova_create(&ic, &d->iova);

@@ -132,6 +132,9 @@ int iopt_iova_create(const struct iopt_iova_cfg *cfg, struct iopt_iova **out)
 		c.depot_max = 32;
 	if (!c.trim_ns)
 		c.trim_ns = 100000000ull;
+	/* 4.13's walk: one tree under one lock, so one stripe (top-down). */
+	if (!c.nr_stripes && c.search == IOPT_IOVA_SEARCH_RBTREE_WALK)
+		c.nr_stripes = 1;
 	if (!c.nr_stripes) {
 		c.nr_stripes = 1;
 		while (c.nr_stripes < c.nr_cpus && c.nr_stripes < 16)
@@ -140,7 +143,10 @@ int iopt_iova_create(const struct iopt_iova_cfg *cfg, struct iopt_iova **out)
 	if ((c.granule & (c.granule - 1)) || c.granule < 512 ||
 	    c.end_pfn <= c.start_pfn || (c.nr_stripes & (c.nr_stripes - 1)) ||
 	    c.nr_stripes > 1024 || c.max_cached_order >= IOVA_MAX_CLASSES ||
-	    c.nr_cpus > 65536 || (unsigned)c.flush > IOPT_IOVA_FLUSH_EVERY_RETRY)
+	    c.nr_cpus > 65536 || (unsigned)c.flush > IOPT_IOVA_FLUSH_EVERY_RETRY ||
+	    (unsigned)c.search > IOPT_IOVA_SEARCH_RBTREE_WALK ||
+	    c.walk_node_ns > IOPT_IOVA_WALK_NODE_NS_MAX ||
+	    (c.walk_node_ns && c.search != IOPT_IOVA_SEARCH_RBTREE_WALK))
 		return -EINVAL;
 
 	d = calloc(1, sizeof(*d));
@@ -192,6 +198,8 @@ int iopt_iova_create(const struct iopt_iova_cfg *cfg, struct iopt_iova **out)
 		goto nomem;
 	if (iova_rcache_init(d))
 		goto nomem;
+	if (c.search == IOPT_IOVA_SEARCH_RBTREE_WALK && iova_walk_init(d))
+		goto nomem;
 	*out = d;
 	return 0;
 nomem:
@@ -204,6 +212,7 @@ void iopt_iova_destroy(struct iopt_iova *d)
 	if (!d)
 		return;
 	iova_rcache_fini(d);
+	iova_walk_fini(d);
 	if (d->stripes) {
 		for (unsigned s = 0; s < d->cfg.nr_stripes; s++) {
 			live_fini(&d->stripes[s].live);
@@ -484,8 +493,8 @@ iova_alloc_stripes(struct iopt_iova *d, uint64_t size, uint64_t limit,
  * PCI device's first try) fails without a call; in_line: the stripes'
  * search in line too (iopt_iova_alloc()). */
 static inline __attribute__((always_inline)) int
-iova_alloc(struct iopt_iova *d, uint64_t size, uint64_t limit, unsigned cpu,
-	   uint64_t *pfn, bool in_line)
+iova_alloc_try(struct iopt_iova *d, uint64_t size, uint64_t limit,
+	       unsigned cpu, uint64_t *pfn, bool in_line)
 {
 	if (!size || limit < d->cfg.start_pfn)
 		return -EINVAL;
@@ -500,6 +509,29 @@ iova_alloc(struct iopt_iova *d, uint64_t size, uint64_t limit, unsigned cpu,
 	if (in_line)
 		return iova_alloc_stripes_in(d, size, limit, cpu, pfn);
 	return iova_alloc_stripes(d, size, limit, cpu, pfn);
+}
+
+/* IOPT_IOVA_SEARCH_RBTREE_WALK: the tree's note of a try's outcome (the
+ * walk charged on a failure). Out of line: off the path without it. */
+static __attribute__((noinline, cold)) void
+iova_walk_note(struct iopt_iova *d, int ret, uint64_t limit, uint64_t pfn)
+{
+	if (!ret)
+		iova_walk_alloced(d, pfn, limit);
+	else if (ret == -ENOMEM)
+		iova_walk_failed(d, limit);
+}
+
+/* iova_alloc_try(), and with the walk's cost model its note. */
+static inline __attribute__((always_inline)) int
+iova_alloc(struct iopt_iova *d, uint64_t size, uint64_t limit, unsigned cpu,
+	   uint64_t *pfn, bool in_line)
+{
+	int ret = iova_alloc_try(d, size, limit, cpu, pfn, in_line);
+
+	if (plat_unlikely(d->walk != NULL))
+		iova_walk_note(d, ret, limit, ret ? 0 : *pfn);
+	return ret;
 }
 
 int iopt_iova_alloc(struct iopt_iova *d, uint64_t size, uint64_t limit_pfn,
@@ -548,6 +580,8 @@ iova_free_in(struct iopt_iova *d, uint64_t pfn, uint64_t size, uint64_t want)
 		unlock_all(d);
 		if (!ret && low)
 			iova_reset_fail32(d);
+		if (!ret && d->walk)
+			iova_walk_freed(d, pfn);
 		return ret;
 	}
 	struct iova_stripe *st = &d->stripes[iova_stripe_of(d, pfn)];
@@ -576,6 +610,8 @@ iova_free_in(struct iopt_iova *d, uint64_t pfn, uint64_t size, uint64_t want)
 	plat_spin_unlock(&st->lock);
 	if (!ret && low)
 		iova_reset_fail32(d);
+	if (plat_unlikely(d->walk != NULL) && !ret)
+		iova_walk_freed(d, pfn);
 	return ret;
 }
 
@@ -671,6 +707,8 @@ int iopt_iova_reserve(struct iopt_iova *d, uint64_t pfn, uint64_t size)
 	else
 		span_set(d, pfn, size, false);
 	unlock_all(d);
+	if (!ret && d->walk)	/* 4.13's reserve_iova() inserts a node */
+		iova_walk_alloced(d, pfn, UINT64_MAX);
 	return ret;
 }
 
@@ -837,4 +875,6 @@ void iopt_iova_get_stats(struct iopt_iova *d, struct iopt_iova_stats *st)
 	}
 	st->cache_flushes = plat_load_acq64(&d->st_flushes);
 	st->global_allocs = plat_load_acq64(&d->st_global);
+	if (d->walk)
+		iova_walk_stats(d, &st->tree_walks, &st->tree_visits);
 }

@@ -87,6 +87,8 @@ struct iopt_iova {
 	 */
 	uint64_t fail32_size;
 	uint64_t limit32;
+	/* IOPT_IOVA_SEARCH_RBTREE_WALK's counts (treewalk.c); NULL otherwise. */
+	struct iova_walk *walk;
 };
 
 #define IOVA_FAIL32_NONE UINT64_MAX
@@ -163,5 +165,19 @@ uint64_t iova_rcache_count(struct iopt_iova *d);
 /* Return every CPU's cached ranges to the allocator, and with depots the
  * depots' too (iopt_iova_flush_caches()); counted in st_flushes. */
 void iova_rcache_flush(struct iopt_iova *d, bool depots);
+
+/* treewalk.c: the cost of 4.13's tree walk (IOPT_IOVA_SEARCH_RBTREE_WALK).
+ * init: 0 or -ENOMEM (d->walk set either way; fini frees it). The notes
+ * follow a change of the allocator: a range allocated at pfn by a try
+ * whose requested limit was limit (UINT64_MAX: none, a reservation), a
+ * range at pfn freed to it, a try under limit that failed (the walk is
+ * charged here). mag: the tree lock's pair of one magazine's flush. */
+int iova_walk_init(struct iopt_iova *d);
+void iova_walk_fini(struct iopt_iova *d);
+void iova_walk_alloced(struct iopt_iova *d, uint64_t pfn, uint64_t limit);
+void iova_walk_freed(struct iopt_iova *d, uint64_t pfn);
+void iova_walk_failed(struct iopt_iova *d, uint64_t limit);
+void iova_walk_mag(struct iopt_iova *d);
+void iova_walk_stats(struct iopt_iova *d, uint64_t *walks, uint64_t *visits);
 
 #endif

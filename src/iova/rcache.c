@@ -379,6 +379,12 @@ void iova_rcache_flush(struct iopt_iova *d, bool depots)
 			struct iova_cpu_cache *cc = &d->cpu[c * d->cfg.nr_cpus + cpu];
 
 			plat_spin_lock(&cc->lock);
+			/* 4.13 took the tree's lock for each magazine, empty
+			 * or not (iova_magazine_free_pfns()). */
+			if (d->walk) {
+				iova_walk_mag(d);
+				iova_walk_mag(d);
+			}
 			if (mag_drain(d, cc->loaded, c))
 				mag_drain(d, cc->prev, c);
 			plat_spin_unlock(&cc->lock);
