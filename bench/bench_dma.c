@@ -344,7 +344,7 @@ static void print_result(const struct opts *o, const struct result *r)
 		       "\"rcache_flush\":\"%s\",\"pci\":%s,\"iova_start\":%llu,"
 		       "\"viommu_trap_ns\":%llu,\"viommu_trap_map\":%s,\"walk\":\"%s\",\"fq_entries\":%u,"
 		       "\"fq_timeout_ms\":%llu,\"fq_timer\":%s,\"hold\":%u,\"cpus\":%u,"
-		       "\"load1\":%.2f}\n",
+		       "\"iova_walk\":%s,\"walk_node_ns\":%u,\"load1\":%.2f}\n",
 		       o->rig.none ? "none" : o->rig.v2 ? "v2" : "v3",
 		       o->rig.v2 ? v2_sync_name[o->rig.v2_sync] : "",
 		       lock_name[o->rig.lock], pol_name[o->rig.policy], o->threads,
@@ -371,7 +371,8 @@ static void print_result(const struct opts *o, const struct result *r)
 		       bench_rig_walk_name(&o->rig), o->rig.fq_entries,
 		       (unsigned long long)o->rig.fq_timeout_ms,
 		       o->rig.fq_timer ? "true" : "false", o->rig.hold,
-		       o->rig.cpus > o->threads ? o->rig.cpus : o->threads, load1());
+		       o->rig.cpus > o->threads ? o->rig.cpus : o->threads,
+		       o->rig.iova_walk ? "true" : "false", o->rig.walk_node_ns, load1());
 	} else {
 		if (o->rig.none)
 			printf("none      ");

@@ -123,6 +123,13 @@ size_t bench_rig_opts(struct bench_rig_opts *o, struct bench_opt *opts)
 		{ "hold", BENCH_UINT, &o->hold, "N", "N one-page mappings held for "
 		  "the whole run (0);\nwith --pci and --iova-start, e.g. a full "
 		  "32-bit space", .max = 1u << 20 },
+		{ "iova-walk", BENCH_FLAG, &o->iova_walk, .help = "a failed IOVA "
+		  "try also pays Linux 4.13's rbtree\nwalk: every node below its "
+		  "start node, a line read\neach (IOPT_IOVA_SEARCH_RBTREE_WALK; "
+		  "one stripe)" },
+		{ "iova-walk-node-ns", BENCH_UINT, &o->walk_node_ns, "N", "with "
+		  "--iova-walk: N ns of busy time per node\nvisited (0)",
+		  .max = IOPT_IOVA_WALK_NODE_NS_MAX },
 		{ "viommu-trap-ns", BENCH_U64, &o->trap_ns, "N", "every "
 		  "invalidation traps to a hypervisor,\none CPU at a time, for N "
 		  "ns (s390 RPCIT) (0)", .max = IOPT_DMA_TRAP_NS_MAX },
@@ -177,6 +184,9 @@ static void dma_opts(struct iopt_dma_cfg *c, const struct bench_rig_opts *o,
 	c->domain_lock = o->domain_lock;
 	c->domain_lock_kind = o->domain_lock_kind;
 	c->rcache_flush = (enum iopt_iova_flush)o->rcache_flush;
+	c->iova_search = o->iova_walk ? IOPT_IOVA_SEARCH_RBTREE_WALK :
+					IOPT_IOVA_SEARCH_FMAP;
+	c->iova_walk_node_ns = o->walk_node_ns;
 	c->dev_flags = o->pci ? IOPT_DMA_DEV_PCI : 0;
 	c->iova_start = o->iova_start;
 	c->viommu_trap_ns = o->trap_ns;
@@ -249,7 +259,11 @@ int bench_rig_up(struct bench_rig *r, const struct bench_rig_opts *o,
 	 * ring's (a PCI domain's go below 4 GiB first), mapped as CPU 0. */
 	r->held = bench_calloc(o->hold, sizeof(*r->held));
 	for (unsigned i = 0; i < o->hold; i++) {
-		bench_must(iopt_dma_map(r->d, BENCH_RIG_MEM_BASE + i * BENCH_RIG_PAGE,
+		/* More than the rig's memory: its pages again (one page may
+		 * be mapped at many IOVAs). */
+		uint64_t pg = i % (BENCH_RIG_MEM_SIZE / BENCH_RIG_PAGE);
+
+		bench_must(iopt_dma_map(r->d, BENCH_RIG_MEM_BASE + pg * BENCH_RIG_PAGE,
 					BENCH_RIG_PAGE, IOPT_READ | IOPT_WRITE,
 					mask, 0, &r->held[i]),
 			   "--hold: iopt_dma_map");

@@ -57,6 +57,8 @@ struct bench_rig_opts {
 	bool noncoherent;	/* table walks that do not snoop */
 	bool unmap_sync_each;	/* IOPT_PGTABLE_QUIRK_UNMAP_SYNC_EACH */
 	unsigned hold;		/* pages mapped for the whole run */
+	bool iova_walk;		/* IOPT_IOVA_SEARCH_RBTREE_WALK */
+	unsigned walk_node_ns;	/* its busy ns per node visited */
 	unsigned cpus;		/* the domain's CPUs; 0: the suite's threads */
 };
 
@@ -66,7 +68,7 @@ void bench_rig_opts_default(struct bench_rig_opts *o);
 
 /* The rig's options into opts[0 ..] (at most BENCH_RIG_NOPTS entries, no
  * terminator); returns how many. Values go to *o. */
-#define BENCH_RIG_NOPTS 26
+#define BENCH_RIG_NOPTS 28
 size_t bench_rig_opts(struct bench_rig_opts *o, struct bench_opt *opts);
 /* After parsing: the choice indices into the enums. */
 void bench_rig_resolve(struct bench_rig_opts *o);

@@ -308,7 +308,7 @@ static void json_head(const struct wl_cli *c)
 	       "\"rcache_flush\":\"%s\",\"pci\":%s,\"iova_start\":%llu,"
 	       "\"viommu_trap_ns\":%llu,\"viommu_trap_map\":%s,\"walk\":\"%s\",\"fq_entries\":%u,"
 	       "\"fq_timeout_ms\":%llu,\"fq_timer\":%s,\"hold\":%u,\"cpus\":%u,"
-	       "\"dma_bits\":%u,",
+	       "\"dma_bits\":%u,\"iova_walk\":%s,\"walk_node_ns\":%u,",
 	       kind_names[c->kind], o->none ? "none" : o->v2 ? "v2" : "v3",
 	       o->v2 ? bench_rig_v2_sync_name[o->v2_sync] : "",
 	       o->v2 ? bench_rig_v2_poll_name[o->v2_poll] : "",
@@ -324,7 +324,7 @@ static void json_head(const struct wl_cli *c)
 	       bench_rig_walk_name(o), o->fq_entries,
 	       (unsigned long long)o->fq_timeout_ms, o->fq_timer ? "true" : "false",
 	       o->hold, o->cpus > bench_sim_cpus() ? o->cpus : bench_sim_cpus(),
-	       o->dma_bits);
+	       o->dma_bits, o->iova_walk ? "true" : "false", o->walk_node_ns);
 }
 
 static void json_tail(const struct wl_cli *c, const struct wl_common *w)
