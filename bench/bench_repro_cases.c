@@ -286,6 +286,16 @@ static const struct repro_sweep rf_sweep[] = {
 	  "the CPU of the NIC's completion interrupt (its unmaps): the model's "
 	  "default is the sender's own CPU (i40e's one vector per CPU, XPS); "
 	  "the seed pins only iperf, so irqbalance may have put it elsewhere" },
+	{ "option", "iova-walk-node-ns", { "20", "110" }, { "110" },
+	  "busy time per rbtree node a failed try visits, preset 55 (a node "
+	  "one ring hop away, the platform's 120-cycle cross-core figure): "
+	  "20 ns for a Broadwell-class L3 hit (AnandTech's 38-48 cycles), "
+	  "110 ns for DRAM (the platform's miss_mem): the tree's 4-8 MiB in "
+	  "L3 or not" },
+	{ "option", "hold", { "16384", "131072" }, { "16384" },
+	  "ranges filling the 32-bit space, preset 65536 (128 queues x 512 "
+	  "descriptors of 64 KiB buffers): a quarter (32 queues, or larger "
+	  "ranges filling it) to twice (1024 descriptors)" },
 };
 
 static const struct repro_row fp_rows[FP_NROWS] = {
@@ -368,7 +378,8 @@ const struct repro_case repro_cases[] = {
 	  "seed 003 ([PATCH 0/1] Optimise IOVA allocations for PCI devices, 2017)",
 	  "--sim-platform thunderx2 --smmu-preset smmuv3",
 	  "workload tx: 1 TCP sender on a 128-CPU machine, 40G link, PCI device, "
-	  "32-bit space full, strict; every-retry vs last-retry flush",
+	  "32-bit space full (65536 ranges), strict, 4.13's rbtree walk on "
+	  "failure; every-retry vs last-retry flush",
 	  REPRO_RUNS, ROWS(rf_rows), rf_sweep, ARRAY_LEN(rf_sweep), 3,
 	  repro_rcache_flush, repro_more_missing },
 	{ "flush-policy", "flush on exhaustion vs strict vs flush queues",

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "repro_more.h"
@@ -65,7 +66,8 @@ const char *repro_more_missing(void)
 {
 	static const char *const opts[] = {
 		"kind", "byte-cycles", "calibrate-gbps", "duration-ms", "viommu-trap-ns",
-		"rcache-flush", "hold", "fq-entries", "sync", "no-sev",
+		"rcache-flush", "hold", "fq-entries", "sync", "no-sev", "iova-walk",
+		"iova-walk-node-ns",
 	};
 	static char why[512];
 	static bool asked;
@@ -128,41 +130,69 @@ int repro_cmd_sync(const struct repro_case *c, struct repro_point *p)
 /*
  * Seed 003: one iperf TCP thread pinned to one CPU of a 128-CPU
  * ThunderX2, a 40GbE XL710 (a PCI device: its maps try below 4 GiB
- * first), Linux 4.13 (strict), the 32-bit IOVA space full. The 32-bit
- * space is the 16 pages from 0xffff0000, held by 16 mappings made before
- * the run (a receive ring's); every map then fails below 4 GiB and its
- * frees fill the CPU's cache with addresses above it. The no-IOMMU run
- * is calibrated to the link (RF_CAL_GBPS), the only absolute figure the
- * set-up implies; the IOMMU runs reuse its per-byte cost.
+ * first), Linux 4.13 (strict), the 32-bit IOVA space full. Linux 4.13's
+ * allocator is priced by --iova-walk (a failed try walks its rbtree:
+ * include/iopgtable/iova.h, IOPT_IOVA_SEARCH_RBTREE_WALK), RF_WALK_NS a
+ * node. The 32-bit space is RF_HOLD one-page ranges below 4 GiB, held by
+ * mappings made before the run: the XL710's receive rings' buffers, one
+ * queue pair per CPU of 512 descriptors (i40e's default), one buffer each
+ * (an assumption on the queue count; with 64 KiB pages, 4 GiB exactly).
+ * The no-IOMMU run is calibrated to the link (RF_CAL_GBPS), the only
+ * absolute figure the set-up implies; the IOMMU runs reuse its per-byte
+ * cost. The old rule's runs are longer (RF_EVERY_MS): a map there takes
+ * milliseconds, and a 40 ms run would count a few skbs.
  */
 #define RF_CPUS		128
 #define RF_CAL_GBPS	"36"	/* 96% of 40GbE's TCP payload rate, 37.66 */
+#define RF_HOLD		65536u	/* 128 queues x 512 receive buffers */
+#define RF_WALK_NS	"55"	/* a node on the ring: 120 cycles (assumption) */
+
+/* --iova-start for n one-page ranges just below 4 GiB. */
+static void rf_start(unsigned n, char *buf, size_t len)
+{
+	snprintf(buf, len, "0x%llx", (unsigned long long)((1ull << 32) - n * 4096ull));
+}
 
 int repro_rcache_flush(const struct repro_case *c, struct repro_point *p)
 {
 	const char *dur = p->quick ? "10" : "40", *warm = p->quick ? "2" : "4";
+	const char *edur = p->quick ? "500" : "1000", *ewarm = "100";
 	const char *const base[] = {
 		"--kind", "tx", "--proto", "tcp", "--streams", "1", "--link-gbps", "40",
 		"--duration-ms", dur, "--warmup-ms", warm, NULL
 	};
+	const char *const ebase[] = {
+		"--kind", "tx", "--proto", "tcp", "--streams", "1", "--link-gbps", "40",
+		"--duration-ms", edur, "--warmup-ms", ewarm, NULL
+	};
 	static const char *const cal[] = { "--smmu", "none", "--calibrate-gbps",
 					   RF_CAL_GBPS, NULL };
 	static const char *const none[] = { "--smmu", "none", NULL };
-	static const char *const on[] = {
-		"--smmu", "v3", "--policy", "strict", "--pci", "--iova-start",
-		"0xffff0000", "--hold", "16", "--cpus", "128", NULL
-	};
 	static const char *const every[] = { "--rcache-flush", "every-retry", NULL };
 	static const char *const last[] = { "--rcache-flush", "last-retry", NULL };
 	/* A swept per-byte cost replaces the calibration (a sender with CPU
-	 * to spare at the link rate); another swept option (the interrupt's
-	 * CPU) goes to every run, the calibration's too. */
+	 * to spare at the link rate); the swept node count and node cost
+	 * go to the IOMMU runs; another swept option (the interrupt's CPU)
+	 * goes to every run, the calibration's too. */
 	bool bc_swept = p->option && !strcmp(p->option, "--byte-cycles");
-	const char *const pt[] = { bc_swept ? NULL : p->option, p->option_val,
-				   NULL };
-	char bc[32];
+	bool hold_swept = p->option && !strcmp(p->option, "--hold");
+	bool ns_swept = p->option && !strcmp(p->option, "--iova-walk-node-ns");
+	bool all = p->option && !bc_swept && !hold_swept && !ns_swept;
+	const char *const pt[] = { all ? p->option : NULL, p->option_val, NULL };
+	char bc[32], start[32], hold[16];
 	double off;
 	struct repro_sim s;
+
+	if (hold_swept)
+		snprintf(hold, sizeof(hold), "%s", p->option_val);
+	else
+		snprintf(hold, sizeof(hold), "%u", RF_HOLD);
+	rf_start((unsigned)strtoul(hold, NULL, 10), start, sizeof(start));
+	const char *const on[] = {
+		"--smmu", "v3", "--policy", "strict", "--pci", "--iova-start", start,
+		"--hold", hold, "--cpus", "128", "--iova-walk", "--iova-walk-node-ns",
+		ns_swept ? p->option_val : RF_WALK_NS, NULL
+	};
 
 	if (bc_swept) {
 		snprintf(bc, sizeof(bc), "%s", p->option_val);
@@ -186,7 +216,7 @@ int repro_rcache_flush(const struct repro_case *c, struct repro_point *p)
 	p->ours[RF_OFF] = 100;
 	p->hash[RF_OFF] = p->hash[RF_OFF_GBPS];
 	p->params[RF_OFF] = p->params[RF_OFF_GBPS];
-	if (wl_row(c, p, RF_CPUS, OPTS(base, pt, on, every, cost), 1, RF_EVERY,
+	if (wl_row(c, p, RF_CPUS, OPTS(ebase, pt, on, every, cost), 1, RF_EVERY,
 		   &s) ||
 	    wl_row(c, p, RF_CPUS, OPTS(base, pt, on, last, cost), 1, RF_LAST, &s))
 		return -1;
