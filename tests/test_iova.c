@@ -1014,6 +1014,73 @@ static void test_tree_walk_bad_input(void **state)
 	iopt_iova_destroy(d);
 }
 
+/* Four threads map and unmap at once, as four CPUs, under the old flush
+ * rule (flushes and walks racing with allocations and frees): once every
+ * range is back in the allocator, the tree's counts are the allocator's
+ * again, whatever order the threads' changes reached them in: a failed
+ * 32-bit try walks exactly the N ranges still held. */
+struct walk_worker {
+	struct iopt_iova *d;
+	unsigned cpu;
+	int err;
+	struct plat_thread t;
+};
+
+static void *walk_worker_main(void *arg)
+{
+	struct walk_worker *w = arg;
+	uint64_t ring[4] = { 0 };
+
+	for (unsigned i = 0; i < 3000; i++) {
+		uint64_t *slot = &ring[i % 4], p;
+
+		if (*slot && iopt_iova_free_cached(w->d, *slot, 1, w->cpu))
+			w->err++;
+		*slot = 0;
+		if (iopt_iova_alloc_dma(w->d, 1, (1ull << 22) - 1, IOPT_IOVA_DEV_PCI,
+					w->cpu, &p))
+			w->err++;
+		else
+			*slot = p;
+	}
+	for (unsigned i = 0; i < 4; i++)
+		if (ring[i] && iopt_iova_free_cached(w->d, ring[i], 1, w->cpu))
+			w->err++;
+	return NULL;
+}
+
+static void test_tree_walk_concurrent(void **state)
+{
+	const unsigned N = 64;
+	struct iopt_iova *d = make_walk(W_L + 1 - N, 1ull << 22, 4,
+					IOPT_IOVA_FLUSH_EVERY_RETRY);
+	struct walk_worker w[4];
+	struct iopt_iova_stats st;
+	uint64_t p, before;
+
+	(void)state;
+	for (unsigned i = 0; i < N; i++)
+		assert_int_equal(iopt_iova_alloc(d, 1, W_L, &p), 0);
+	for (unsigned i = 0; i < 4; i++) {
+		w[i] = (struct walk_worker){ .d = d, .cpu = i };
+		assert_int_equal(plat_thread_start(&w[i].t, walk_worker_main, &w[i]), 0);
+	}
+	for (unsigned i = 0; i < 4; i++) {
+		plat_thread_join(&w[i].t);
+		assert_int_equal(w[i].err, 0);
+	}
+	iopt_iova_flush_caches(d);
+	iopt_iova_get_stats(d, &st);
+	assert_int_equal(st.allocated_pages, N);
+	assert_true(st.tree_visits > 0);
+	before = st.tree_visits;
+	/* The flush returned ranges above 4 GiB: cached32 is clear. */
+	assert_int_equal(iopt_iova_alloc(d, 1, W_L, &p), -ENOMEM);
+	iopt_iova_get_stats(d, &st);
+	assert_int_equal(st.tree_visits - before, N);
+	iopt_iova_destroy(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1032,6 +1099,7 @@ int main(void)
 		cmocka_unit_test(test_tree_walk_hand_counted),
 		cmocka_unit_test(test_tree_walk_steady_state),
 		cmocka_unit_test(test_tree_walk_bad_input),
+		cmocka_unit_test(test_tree_walk_concurrent),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -99,8 +99,8 @@ enum iopt_iova_flush {
  * disagree on whether a try fits, this one's answer stands: only the
  * cost is 4.13's. The tree's counts are kept under that lock after each
  * change of the allocator (a Fenwick tree of the range starts below 4
- * GiB: O(log) per change; host memory 4 bytes a page of the 32-bit space
- * at create). Counted in iopt_iova_stats.tree_walks and tree_visits.
+ * GiB: O(log) per change; host memory at create: 4 bytes a page of the
+ * 32-bit space, 8 bytes a CPU and the lines' 8 MiB). Counted in iopt_iova_stats.tree_walks and tree_visits.
  * With it, cfg.nr_stripes 0 means one stripe (4.13's single tree and
  * lock), so that allocation is top-down as 4.13's was.
  */
