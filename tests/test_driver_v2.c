@@ -49,6 +49,7 @@
 #define CB_SCTLR	0x00
 #define CB_TTBR0	0x20
 #define CB_FSR		0x58
+#define CB_TLBIASID	0x610
 #define SCR0_CLIENTPD	(1u << 0)
 #define SCR0_GFRE	(1u << 1)
 #define SCR0_USFCFG	(1u << 10)
@@ -285,13 +286,30 @@ static void test_unmap_needs_invalidation(void **state)
  * Accesses besides the reads: the TLBSYNC write and the FSR read of the
  * stall diagnosis. After RESUME either loop completes with one read.
  */
+/* The rig of c with 10-cycle accesses at 1 cycle per ns, and one stage
+ * 1 domain attached to SID: *dom and its table. */
+static struct iopt_pgtable *timed_bank_up(struct rig *r,
+					  struct iopt_testbed_cfg *c,
+					  struct iopt_smmuv2_drv_domain **dom)
+{
+	struct iopt_pgtable *pt;
+
+	c->drv2.mmio_cycles = 10;
+	c->drv2.cycles_per_sec = 1000000000u;
+	rig_up_cfg(r, c);
+	assert_int_equal(iopt_smmuv2_drv_domain_alloc(r->drv, 1, dom), 0);
+	pt = make_pt(r, IOPT_ARM_64_LPAE_S1, 48, *dom);
+	assert_int_equal(iopt_smmuv2_drv_attach(*dom, pt, SID), 0);
+	return pt;
+}
+
 static void test_sync_poll_loops(void **state)
 {
 	static const struct {
 		enum iopt_smmuv2_drv_sync_poll poll;
 		uint64_t reads, delay_us;
 	} want[] = {
-		{ IOPT_SMMUV2_DRV_POLL_BACKOFF, 201, (1ull << 20) - 1 },
+		{ IOPT_SMMUV2_DRV_POLL_BACKOFF, 200, (1ull << 20) - 1 },
 		{ IOPT_SMMUV2_DRV_POLL_UDELAY1, 1000000, 999999 },
 	};
 
@@ -308,12 +326,7 @@ static void test_sync_poll_loops(void **state)
 		rig_cfg(&c);
 		c.drv2.stall = true;
 		c.drv2.sync_poll = want[k].poll;
-		c.drv2.mmio_cycles = 10;
-		c.drv2.cycles_per_sec = 1000000000u;
-		rig_up_cfg(&r, &c);
-		assert_int_equal(iopt_smmuv2_drv_domain_alloc(r.drv, 1, &dom), 0);
-		pt = make_pt(&r, IOPT_ARM_64_LPAE_S1, 48, dom);
-		assert_int_equal(iopt_smmuv2_drv_attach(dom, pt, SID), 0);
+		pt = timed_bank_up(&r, &c, &dom);
 		uint64_t cbp = r.cb0 + (uint64_t)iopt_smmuv2_drv_domain_cb(dom) * 4096;
 
 		assert_true(r.p.sync_blocked_by_stall);
@@ -348,6 +361,86 @@ static void test_sync_poll_loops(void **state)
 		assert_true(m1.sync_polls - m0.sync_polls <= 10);
 		iopt_smmuv2_drv_get_stats(r.drv, &st);
 		assert_int_equal(st.sync_timeouts, 1);
+
+		assert_int_equal(iopt_smmuv2_drv_detach(dom, SID), 0);
+		assert_int_equal(iopt_smmuv2_drv_domain_free(dom), 0);
+		iopt_pgtable_free(pt);
+		rig_down(&r);
+	}
+}
+
+/*
+ * The backoff loop's samples against syncs the model completes at a
+ * scripted time: before the sync, TLBIASIDs written straight to the model
+ * fill its invalidation engine (10 us each) up to the time the sync is to
+ * complete (1 cycle per ns, 10-cycle accesses, an 8-cycle sync). Bursts
+ * of 10 reads begin at T(1) = 0 and T(k + 1) = T(k) + w(k) + 100 cycles,
+ * w(k) = 2^(k-1) us, or at most the cap. Worked out by hand:
+ *  - done at 400 ms, inside w(19) (T(19) = 262.14 ms, T(20) = 524.29 ms):
+ *    seen at burst 20's first read, 191 reads, 19 waits;
+ *  - done at 800 ms, inside w(20), after the last burst: Linux reports
+ *    "TLB sync timed out" at the end of w(20) without reading again,
+ *    200 reads, 20 waits, -ETIMEDOUT;
+ *  - cap 64 us (w = 1 ... 32, then 64): T(7) = 63 us, T(k) = 63 + 64 (k -
+ *    7) us; done at 500 us: burst 14 (T = 511 us), 131 reads, 13 waits;
+ *    done at 930 us, inside w(20) (T(20) = 895 us, end 959 us): 200
+ *    reads, 20 waits, -ETIMEDOUT. Without the cap 930 us is burst 11
+ *    (T(11) = 1023 us): 101 reads.
+ */
+#define TLBI_US 10
+
+static void test_sync_backoff_samples(void **state)
+{
+	static const struct {
+		uint64_t done_us, cap_us, reads, waits;
+		int ret;
+	} want[] = {
+		{ 400000, 0, 191, 19, 0 },
+		{ 800000, 0, 200, 20, -ETIMEDOUT },
+		{ 500, 64, 131, 13, 0 },
+		{ 930, 64, 200, 20, -ETIMEDOUT },
+		{ 930, 0, 101, 10, 0 },
+	};
+
+	(void)state;
+	for (unsigned k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
+		struct iopt_smmuv2_drv_domain *dom;
+		struct iopt_smmuv2_drv_stats st;
+		struct iopt_smmuv2_stats m0, m1;
+		struct iopt_testbed_cfg c;
+		struct iopt_pgtable *pt;
+		struct rig r;
+
+		rig_cfg(&c);
+		c.v2.tlbi_cycles = TLBI_US * 1000;
+		c.drv2.sync_poll = IOPT_SMMUV2_DRV_POLL_BACKOFF;
+		c.drv2.sync_delay_cap_us = want[k].cap_us;
+		pt = timed_bank_up(&r, &c, &dom);
+		iopt_smmuv2_drv_get_stats(r.drv, &st);
+		assert_int_equal(st.sync_timeouts, 0);
+		uint64_t waits0[IOPT_SMMUV2_DRV_SYNC_WAITS];
+
+		memcpy(waits0, st.sync_waits, sizeof(waits0));
+		uint64_t at = iopt_smmuv2_drv_cycle(r.drv);
+		uint64_t asid = r.cb0 + (uint64_t)iopt_smmuv2_drv_domain_cb(dom) *
+				4096 + CB_TLBIASID;
+
+		for (uint64_t n = 0; n < want[k].done_us / TLBI_US; n++)
+			assert_int_equal(iopt_smmuv2_mmio_write(r.s, asid, 4, 0, at), 0);
+		iopt_smmuv2_get_stats(r.s, &m0);
+		assert_int_equal(iopt_smmuv2_drv_tlb_sync(dom), want[k].ret);
+		iopt_smmuv2_get_stats(r.s, &m1);
+		assert_int_equal(m1.sync_polls - m0.sync_polls, want[k].reads);
+		/* Every read but a completed sync's last saw it active. */
+		assert_int_equal(m1.sync_polls_active - m0.sync_polls_active,
+				 want[k].reads - (want[k].ret == 0));
+		iopt_smmuv2_drv_get_stats(r.drv, &st);
+		for (unsigned w = 0; w < IOPT_SMMUV2_DRV_SYNC_WAITS; w++)
+			assert_int_equal(st.sync_waits[w] - waits0[w],
+					 w < want[k].waits);
+		assert_int_equal(st.sync_timeouts, want[k].ret != 0);
+		assert_int_equal(st.stalled_timeouts, 0);
+		assert_int_equal(st.nested_syncs, 0);
 
 		assert_int_equal(iopt_smmuv2_drv_detach(dom, SID), 0);
 		assert_int_equal(iopt_smmuv2_drv_domain_free(dom), 0);
@@ -517,6 +610,7 @@ int main(void)
 		cmocka_unit_test(test_s2),
 		cmocka_unit_test(test_unmap_needs_invalidation),
 		cmocka_unit_test(test_sync_poll_loops),
+		cmocka_unit_test(test_sync_backoff_samples),
 		cmocka_unit_test(test_bad_args),
 		cmocka_unit_test(test_dma_strict),
 		cmocka_unit_test(test_clock_no_driver_lock),

@@ -204,6 +204,7 @@ struct iopt_smmuv2_stats {
 	uint64_t tlbis, syncs, sync_restarts, ats_ops;
 	uint64_t lat_sum, lat_max;	/* translation latency, cycles */
 	uint64_t sync_polls;		/* TLBSTATUS / sTLBGSTATUS reads */
+	uint64_t sync_polls_active;	/* of those, SACTIVE / GSACTIVE 1 */
 };
 
 IOPT_API void iopt_smmuv2_get_stats(struct iopt_smmuv2 *s,

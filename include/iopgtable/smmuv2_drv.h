@@ -56,13 +56,17 @@ enum iopt_smmuv2_drv_sync {
  * and give up with "TLB sync timed out" (-ETIMEDOUT). Delays are in model
  * time (cfg.cycles_per_sec), through the driver's clock.
  *  BACKOFF (Linux 4.13 on): for delay = 1, 2, 4 ... us while below
- *    1,000,000: 10 reads (a relax between), then wait delay us. Against a
- *    sync that never completes: 200 reads and 1,048,575 us of delays,
- *    then one more read before the report (see smmuv2_tlb.c), 201 reads.
+ *    1,000,000: a burst of up to 10 reads (a relax between), then wait
+ *    delay us (at most cfg.sync_delay_cap_us when set). After the 20th
+ *    burst and its wait, "TLB sync timed out" with no further read, as
+ *    Linux: a timeout is SACTIVE read 1 at all 200 reads of the 20
+ *    bursts. Against a sync that never completes: 200 reads and
+ *    1,048,575 us of delays.
  *  UDELAY1 (Linux to 4.12): read, relax, count; after the 1,000,000th
  *    read report, else wait 1 us and read again. Against a sync that
  *    never completes: 1,000,000 reads and 999,999 us of delays.
- * cfg.sync_timeout_cycles ends either earlier.
+ * cfg.sync_timeout_cycles ends either earlier (a time, not a count:
+ * then the status is read once more before the report).
  */
 enum iopt_smmuv2_drv_sync_poll {
 	IOPT_SMMUV2_DRV_POLL_BACKOFF,
@@ -90,7 +94,16 @@ struct iopt_smmuv2_drv_cfg {
 	 * "Locks"; added with the selectable locks). */
 	unsigned lock_kind;
 	enum iopt_smmuv2_drv_sync_poll sync_poll;	/* 0: BACKOFF */
+	/* BACKOFF: the longest wait between two bursts, us; 0: none (Linux,
+	 * up to 524,288 us). A cap keeps the loop's 20 bursts of 10 reads,
+	 * and so what a timeout needs, while shortening the gaps between
+	 * them: all 20 fit in a short simulation (with 64: 1,023 us, about
+	 * 1/1000 of Linux's 1.05 s). Any value is valid. */
+	uint64_t sync_delay_cap_us;
 };
+
+/* BACKOFF's bursts: delay 1, 2, 4 ... 524,288 us, one wait after each. */
+#define IOPT_SMMUV2_DRV_SYNC_WAITS	20
 
 struct iopt_smmuv2_drv_stats {
 	uint64_t tlbis;			/* TLBI register writes */
@@ -99,6 +112,17 @@ struct iopt_smmuv2_drv_stats {
 	uint64_t sync_timeouts;		/* "TLB sync timed out" (-ETIMEDOUT) */
 	uint64_t stalled_timeouts;	/* of those, with the bank's FSR.SS set */
 	uint64_t ats_ops;		/* ATS1PR translations */
+	/* BACKOFF: sync_waits[k], syncs whose first k + 1 bursts all read
+	 * the status active (10 reads each) and so took the (k + 1)th wait;
+	 * a sync ends after its first burst unless counted in [0]. With no
+	 * cfg.sync_timeout_cycles, sync_waits[19] are the timeouts. */
+	uint64_t sync_waits[IOPT_SMMUV2_DRV_SYNC_WAITS];
+	/* Syncs begun on a CPU while a sync of that CPU was still polling:
+	 * an interrupt's handler syncing inside the poll it interrupted (or
+	 * a thread preempted mid-poll; needs sync NONE, whose poll runs with
+	 * interrupts on). On the host, where threads share CPU ids, only a
+	 * hint. */
+	uint64_t nested_syncs;
 };
 
 struct iopt_smmuv2_drv;

@@ -107,6 +107,9 @@ struct iopt_smmuv2_drv {
 	/* struct iopt_smmuv2_drv_stats, per CPU (drv_stats.h): every TLBI
 	 * and sync adds to them. */
 	struct drv_stats st;
+	/* Per CPU, one word: syncs of that CPU polling now (sync NONE only;
+	 * read and written by that CPU alone, relaxed; nested_syncs). */
+	struct drv_stats polling;
 };
 
 struct iopt_smmuv2_drv_domain {

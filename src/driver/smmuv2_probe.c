@@ -76,11 +76,10 @@ int iopt_smmuv2_drv_probe(const struct iopt_smmuv2_drv_cfg *cfg,
 	drv = drv_zalloc(sizeof(*drv), _Alignof(struct iopt_smmuv2_drv));
 	if (!drv)
 		return -ENOMEM;
-	if (drv_stats_init(&drv->st, sizeof(struct iopt_smmuv2_drv_stats))) {
-		free(drv);
-		return -ENOMEM;
-	}
-	if (plat_mutex_init(&drv->cfg_lock)) {
+	if (drv_stats_init(&drv->st, sizeof(struct iopt_smmuv2_drv_stats)) ||
+	    drv_stats_init(&drv->polling, sizeof(uint64_t)) ||
+	    plat_mutex_init(&drv->cfg_lock)) {
+		drv_stats_fini(&drv->polling);
 		drv_stats_fini(&drv->st);
 		free(drv);
 		return -ENOMEM;
@@ -139,6 +138,7 @@ fail:
 	free(drv->smr_mask);
 	free(drv->smr_dom);
 	plat_mutex_destroy(&drv->cfg_lock);
+	drv_stats_fini(&drv->polling);
 	drv_stats_fini(&drv->st);
 	free(drv);
 	return ret;
@@ -153,6 +153,7 @@ void iopt_smmuv2_drv_remove(struct iopt_smmuv2_drv *drv)
 	free(drv->smr_mask);
 	free(drv->smr_dom);
 	plat_mutex_destroy(&drv->cfg_lock);
+	drv_stats_fini(&drv->polling);
 	drv_stats_fini(&drv->st);
 	free(drv);
 }

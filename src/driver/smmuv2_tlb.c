@@ -4,18 +4,20 @@
  * loop, TLB maintenance behind struct iopt_pgtable_tlb_ops, ATS1PR and RESUME.
  *
  * The sync loops are the Linux arm-smmu driver's (cfg.sync_poll).
- * BACKOFF, from 4.13: write the sync register, then for delay = 1, 2, 4
- * ... while below 1,000,000 us: read the status register up to 10 times
- * (a relax between), then wait delay us (model time: cfg.cycles_per_sec /
- * 1e6 cycles per us). About 1.05 s in all. One difference: after the limit
- * the status is read once more before "TLB sync timed out" is reported,
- * so that a poller descheduled past the limit (host time moves an
- * external clock) does not report a sync that has completed.
+ * BACKOFF, from 4.13 (__arm_smmu_tlb_sync of "Poll for TLB sync
+ * completion more effectively"): write the sync register, then for delay
+ * = 1, 2, 4 ... while below 1,000,000 us (TLB_LOOP_TIMEOUT): read the
+ * status register up to 10 times (TLB_SPIN_COUNT, a relax between), then
+ * wait delay us (model time: cfg.cycles_per_sec / 1e6 cycles per us; at
+ * most cfg.sync_delay_cap_us when set). After the 20th burst's wait,
+ * "TLB sync timed out" without another read, as Linux: 200 reads all
+ * active, the 20 bursts spread over about 1.05 s.
  * UDELAY1, to 4.12 (TLB_LOOP_TIMEOUT = 1,000,000): read; while active,
- * relax and count, report at the 1,000,000th read, else wait 1 us. Its
- * bound is a count of reads, so it needs no extra read; only when
- * cfg.sync_timeout_cycles ends it is the status read once more, as above.
- * cfg.sync_timeout_cycles can end either loop earlier.
+ * relax and count, report at the 1,000,000th read, else wait 1 us.
+ * cfg.sync_timeout_cycles can end either loop earlier; that bound is a
+ * time, not Linux's count, so then the status is read once more before
+ * the report: a poller descheduled past it (host time moves an external
+ * clock) must not report a sync that has completed.
  */
 #include <errno.h>
 #include <string.h>
@@ -129,30 +131,17 @@ static int v2_poll_udelay1(struct iopt_smmuv2_drv *drv, uint64_t status_reg,
 	}
 }
 
-/* The reference loop; dom (may be NULL) for the stall diagnosis. */
-static int v2_sync_poll(struct iopt_smmuv2_drv *drv, uint64_t sync_reg,
-			uint64_t status_reg, struct iopt_smmuv2_drv_domain *dom)
+/* BACKOFF: as UDELAY1's return values; 1 after the 20th burst's wait. */
+static int v2_poll_backoff(struct iopt_smmuv2_drv *drv, uint64_t status_reg,
+			   uint64_t deadline, uint64_t start_ns)
 {
-	uint64_t v = 0, start, start_ns, deadline;
-	int ret = v2_write(drv, sync_reg, 4, 0);
+	uint64_t v = 0, cap = drv->cfg.sync_delay_cap_us;
+	unsigned k = 0;
 
-	if (ret)
-		return ret;
-	v2_count(drv, syncs, 1);
-	start = v2_now(drv);
-	start_ns = plat_clock_ns();
-	deadline = drv->timeout_cycles ? start + drv->timeout_cycles : UINT64_MAX;
-	if (drv->cfg.sync_poll == IOPT_SMMUV2_DRV_POLL_UDELAY1) {
-		ret = v2_poll_udelay1(drv, status_reg, deadline, start_ns);
-		if (ret <= 0)
-			return ret;
-		if (ret == 1)
-			goto timed_out;
-		goto last_look;
-	}
-	for (uint64_t delay = 1; delay < V2_LOOP_LIMIT_US; delay *= 2) {
+	for (uint64_t delay = 1; delay < V2_LOOP_LIMIT_US; delay *= 2, k++) {
 		for (unsigned i = 0; i < V2_SPIN_POLLS; i++) {
-			ret = v2_read(drv, status_reg, 4, &v);
+			int ret = v2_read(drv, status_reg, 4, &v);
+
 			if (ret)
 				return ret;
 			if (!(v & 1))
@@ -161,22 +150,68 @@ static int v2_sync_poll(struct iopt_smmuv2_drv *drv, uint64_t sync_reg,
 		}
 		if (v2_now(drv) >= deadline ||
 		    plat_clock_ns() - start_ns > drv->cfg.host_timeout_ns)
-			break;
-		v2_udelay(drv, us_cycles(drv, delay), deadline);
+			return 2;
+		v2_count(drv, sync_waits[k], 1);
+		v2_udelay(drv, us_cycles(drv, cap && cap < delay ? cap : delay),
+			  deadline);
 	}
-last_look:
-	ret = v2_read(drv, status_reg, 4, &v);
+	return 1;
+}
+
+/* This CPU's word of drv->polling. */
+static uint64_t *polling_word(struct iopt_smmuv2_drv *drv)
+{
+	unsigned b = plat_cpu_id() % drv->polling.nblk;
+
+	return &drv->polling.blk[(size_t)b * drv->polling.words];
+}
+
+/* The reference loop; dom (may be NULL) for the stall diagnosis. */
+static int v2_sync_poll(struct iopt_smmuv2_drv *drv, uint64_t sync_reg,
+			uint64_t status_reg, struct iopt_smmuv2_drv_domain *dom)
+{
+	uint64_t v = 0, start, start_ns, deadline, *polling = NULL;
+	int ret;
+
+	/* Without a sync lock the poll runs with interrupts on: a handler
+	 * on this CPU can sync inside it (Will Deacon's first case). This
+	 * CPU alone touches its word (an interrupt returns before the
+	 * poll it interrupted goes on), so relaxed loads and stores. */
+	if (drv->cfg.sync == IOPT_SMMUV2_DRV_SYNC_NONE) {
+		polling = polling_word(drv);
+		if (plat_load_rlx64(polling))
+			v2_count(drv, nested_syncs, 1);
+		plat_store_rlx64(polling, plat_load_rlx64(polling) + 1);
+	}
+	ret = v2_write(drv, sync_reg, 4, 0);
 	if (ret)
-		return ret;
-	if (!(v & 1))
-		return 0;
-timed_out:
+		goto out;
+	v2_count(drv, syncs, 1);
+	start = v2_now(drv);
+	start_ns = plat_clock_ns();
+	deadline = drv->timeout_cycles ? start + drv->timeout_cycles : UINT64_MAX;
+	if (drv->cfg.sync_poll == IOPT_SMMUV2_DRV_POLL_UDELAY1)
+		ret = v2_poll_udelay1(drv, status_reg, deadline, start_ns);
+	else
+		ret = v2_poll_backoff(drv, status_reg, deadline, start_ns);
+	if (ret <= 0)
+		goto out;
+	if (ret == 2) {
+		/* Stopped by a time: one more look. */
+		ret = v2_read(drv, status_reg, 4, &v);
+		if (ret || !(v & 1))
+			goto out;
+	}
 	/* "TLB sync timed out": a counter and -ETIMEDOUT. */
 	v2_count(drv, sync_timeouts, 1);
 	if (dom && !v2_read(drv, v2_cb_off(drv, dom->cb, V2_CB_FSR), 4, &v) &&
 	    (v & V2_FSR_SS))
 		v2_count(drv, stalled_timeouts, 1);
-	return -ETIMEDOUT;
+	ret = -ETIMEDOUT;
+out:
+	if (polling)
+		plat_store_rlx64(polling, plat_load_rlx64(polling) - 1);
+	return ret;
 }
 
 static struct plat_lock *sync_lock(struct iopt_smmuv2_drv_domain *dom)

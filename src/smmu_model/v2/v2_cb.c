@@ -711,8 +711,7 @@ uint64_t v2_cb_read(struct iopt_smmuv2 *s, unsigned n, uint32_t off,
 	case CB_FSYNR1: return cb->fsynr1;
 	case CB_IPAFAR: return cb->ipafar;
 	case CB_TLBSTATUS:
-		s->st.sync_polls++;
-		return v2_sync_active(s, (int)n, cycle) ? SACTIVE : 0;
+		return v2_status_read(s, (int)n, cycle);
 	case CB_ATSR: return cycle < cb->ats_done ? ATSR_ACTIVE : 0;
 	default: return 0;	/* write-only and unimplemented: RAZ */
 	}

@@ -349,6 +349,8 @@ void v2_tlbi(struct iopt_smmuv2 *s, int cb, uint32_t off, uint64_t val,
 	     unsigned size, uint64_t cycle);
 void v2_sync_start(struct iopt_smmuv2 *s, int cb, uint64_t cycle);
 bool v2_sync_active(struct iopt_smmuv2 *s, int cb, uint64_t cycle);
+/* A status register read: SACTIVE or 0, counted in sync_polls(_active). */
+uint32_t v2_status_read(struct iopt_smmuv2 *s, int cb, uint64_t cycle);
 /* A stalled fault in bank n holds the syncs it covers; with no stall
  * left, held syncs complete sync_cycles after cycle at the earliest. */
 void v2_sync_block(struct iopt_smmuv2 *s, unsigned n);

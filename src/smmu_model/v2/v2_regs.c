@@ -100,8 +100,7 @@ uint64_t v2_gr0_read(struct iopt_smmuv2 *s, uint32_t off, uint64_t cycle)
 	case V2_SGFSYNR1: return s->sgfsynr1;
 	case V2_SGFSYNR2: return s->sgfsynr2;
 	case V2_STLBGSTATUS:
-		s->st.sync_polls++;
-		return v2_sync_active(s, -1, cycle) ? SACTIVE : 0;
+		return v2_status_read(s, -1, cycle);
 	default: return 0;	/* RAZ, the write-only registers included */
 	}
 }

@@ -167,6 +167,16 @@ bool v2_sync_active(struct iopt_smmuv2 *s, int n, uint64_t cycle)
 	return cycle < y->done || y->blocked;
 }
 
+/* A read of TLBSTATUS (n >= 0) or sTLBGSTATUS (n < 0), counted. */
+uint32_t v2_status_read(struct iopt_smmuv2 *s, int n, uint64_t cycle)
+{
+	bool active = v2_sync_active(s, n, cycle);
+
+	s->st.sync_polls++;
+	s->st.sync_polls_active += active;
+	return active ? SACTIVE : 0;
+}
+
 void v2_sync_start(struct iopt_smmuv2 *s, int n, uint64_t cycle)
 {
 	struct v2_sync *y = sync_of(s, n);
