@@ -316,6 +316,14 @@ int repro_sim(const struct repro_case *c, struct repro_point *p,
 		out->sync_timeouts = (uint64_t)v;
 	if (jnum(line, "sync_restarts", &v))
 		out->sync_restarts = (uint64_t)v;
+	if (jnum(line, "sync_polls", &v))
+		out->sync_polls = (uint64_t)v;
+	if (jnum(line, "sync_polls_active", &v))
+		out->sync_polls_active = (uint64_t)v;
+	if (jnum(line, "sync_waits_max", &v))
+		out->sync_waits_max = (unsigned)v;
+	if (jnum(line, "nested_syncs", &v))
+		out->nested_syncs = (uint64_t)v;
 	jnum(line, "byte_cycles", &out->byte_cycles);
 	jnum(line, "submit_cycles", &out->submit_cycles);
 	free(o.s);

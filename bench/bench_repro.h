@@ -79,6 +79,10 @@ struct repro_sim {
 	double gbps, iops, byte_cycles, submit_cycles;
 	unsigned threads;
 	uint64_t errors, sync_timeouts, sync_restarts, trace_hash, sim_params;
+	/* SMMUv2: the backoff loop's status reads, those that saw the sync
+	 * active, the most waits one sync took, nested syncs. */
+	uint64_t sync_polls, sync_polls_active, nested_syncs;
+	unsigned sync_waits_max;
 };
 
 enum repro_status {

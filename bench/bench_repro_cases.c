@@ -362,8 +362,9 @@ const struct repro_case repro_cases[] = {
 	  "seed 000 (iperf -P64 report; 'Reintroduce locking around TLB sync')",
 	  "--sim-platform a72-8 --smmu-preset mmu-500",
 	  "workload suite: 8-64 TCP TX threads on 8 CPUs, completion interrupts "
-	  "spread, SMMUv2 strict, sync without and with the bank lock, sync "
-	  "timeout scaled to 1 ms (bench/repro_lockrm.c)",
+	  "spread, SMMUv2 strict, sync without and with the bank lock, the "
+	  "backoff loop's 20 bursts whole, its waits capped at 64 us "
+	  "(bench/repro_lockrm.c)",
 	  REPRO_RUNS, ROWS(repro_vs_rows), repro_vs_sweep,
 	  ARRAY_LEN(repro_vs_sweep), REPRO_VS_RUNS, repro_vs_run, NULL },
 	{ "cmd-sync", "CMD_SYNC completion: SEV/CONS polling vs MSI",

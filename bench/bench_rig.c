@@ -91,6 +91,9 @@ size_t bench_rig_opts(struct bench_rig_opts *o, struct bench_opt *opts)
 		{ "sync-timeout-us", BENCH_U64, &o->sync_timeout_us, "N", "the "
 		  "driver's sync timeout in model time (0: the\ndriver's default, "
 		  "about 1 s)", .max = 100000000 },
+		{ "v2-delay-cap-us", BENCH_U64, &o->v2_delay_cap_us, "N", "SMMUv2 "
+		  "backoff loop: the longest wait between its\nbursts of reads "
+		  "(cfg.sync_delay_cap_us; 0: none, Linux)", .max = 1000000 },
 		{ "dma-bits", BENCH_UINT, &o->dma_bits, "N", "DMA mask bits (64)",
 		  .min = 32, .max = 64 },
 		{ "fq-entries", BENCH_UINT, &o->fq_entries, "N", "flush ring entries "
@@ -231,6 +234,7 @@ static int rig_chain(struct bench_rig *r, const struct bench_rig_opts *o,
 	c.drv2.sync = o->v2_sync;
 	c.drv2.sync_poll = o->v2_poll;
 	c.drv2.sync_timeout_cycles = o->sync_timeout_us * 1000;
+	c.drv2.sync_delay_cap_us = o->v2_delay_cap_us;
 	c.drv2.lock_kind = o->lock;
 	c.drv3.lock_kind = o->lock;
 	dma_opts(&c.dma_cfg, o, threads);
@@ -301,6 +305,22 @@ void bench_rig_drv_stats(const struct bench_rig *r,
 	st->syncs = s2.syncs;
 	st->flush_alls = s2.flush_alls;
 	st->sync_timeouts = s2.sync_timeouts;
+}
+
+void bench_rig_v2_polls(const struct bench_rig *r, struct bench_rig_v2_polls *p)
+{
+	struct iopt_smmuv2_drv_stats d;
+	struct iopt_smmuv2_stats m;
+
+	memset(p, 0, sizeof(*p));
+	if (!r->s2 || !r->drv2)
+		return;
+	iopt_smmuv2_get_stats(r->s2, &m);
+	iopt_smmuv2_drv_get_stats(r->drv2, &d);
+	p->reads = m.sync_polls;
+	p->active = m.sync_polls_active;
+	p->nested = d.nested_syncs;
+	memcpy(p->waits, d.sync_waits, sizeof(p->waits));
 }
 
 uint64_t bench_rig_sync_restarts(const struct bench_rig *r)

@@ -45,6 +45,7 @@ struct bench_rig_opts {
 	bool fine_clock;	/* flush queues on the precise host clock */
 	unsigned fq_entries;	/* 0: the policy's default */
 	uint64_t sync_timeout_us;	/* driver's sync timeout; 0: its default */
+	uint64_t v2_delay_cap_us;	/* SMMUv2 cfg.sync_delay_cap_us */
 	uint64_t fq_timeout_ms;	/* 0: the policy's default */
 	bool fq_timer;		/* a thread flushes expired queues */
 	bool domain_lock;	/* --domain-lock: pgtbl_lock (Linux to 4.12) */
@@ -68,7 +69,7 @@ void bench_rig_opts_default(struct bench_rig_opts *o);
 
 /* The rig's options into opts[0 ..] (at most BENCH_RIG_NOPTS entries, no
  * terminator); returns how many. Values go to *o. */
-#define BENCH_RIG_NOPTS 28
+#define BENCH_RIG_NOPTS 29
 size_t bench_rig_opts(struct bench_rig_opts *o, struct bench_opt *opts);
 /* After parsing: the choice indices into the enums. */
 void bench_rig_resolve(struct bench_rig_opts *o);
@@ -110,6 +111,15 @@ void bench_rig_drv_stats(const struct bench_rig *r,
 			 struct iopt_smmuv3_drv_stats *st);
 /* The SMMUv2 model's sync restarts so far (0 without one). */
 uint64_t bench_rig_sync_restarts(const struct bench_rig *r);
+
+/* The SMMUv2 sync loop's samples so far (all 0 without SMMUv2): the
+ * model's status reads and those that read active, the driver's
+ * sync_waits and nested_syncs (struct iopt_smmuv2_drv_stats). */
+struct bench_rig_v2_polls {
+	uint64_t reads, active, nested;
+	uint64_t waits[IOPT_SMMUV2_DRV_SYNC_WAITS];
+};
+void bench_rig_v2_polls(const struct bench_rig *r, struct bench_rig_v2_polls *p);
 
 /* The JSON "walk" value: coherent, noncoherent (one clean per run of
  * cleared leaves) or noncoherent-per-pte (--unmap-sync-each). */

@@ -292,6 +292,7 @@ static unsigned kind_threads(const struct wl_cli *c)
 /* What every kind's line ends with. */
 struct wl_common {
 	uint64_t sync_timeouts, sync_restarts, errors;
+	struct bench_rig_v2_polls polls;	/* the run's, SMMUv2 */
 	int first_error;
 	bool calibrated;
 	double cal_value;	/* byte_cycles or submit_cycles */
@@ -304,7 +305,7 @@ static void json_head(const struct wl_cli *c)
 	printf("{\"suite\":\"workload\",\"kind\":\"%s\",\"smmu\":\"%s\","
 	       "\"v2_sync\":\"%s\",\"v2_poll\":\"%s\",\"lock\":\"%s\","
 	       "\"policy\":\"%s\",\"cmdq\":\"%s\",\"sync\":\"%s\",\"sev\":%s,"
-	       "\"sync_timeout_us\":%llu,\"domain_lock\":\"%s\","
+	       "\"sync_timeout_us\":%llu,\"v2_delay_cap_us\":%llu,\"domain_lock\":\"%s\","
 	       "\"rcache_flush\":\"%s\",\"pci\":%s,\"iova_start\":%llu,"
 	       "\"viommu_trap_ns\":%llu,\"viommu_trap_map\":%s,\"walk\":\"%s\",\"fq_entries\":%u,"
 	       "\"fq_timeout_ms\":%llu,\"fq_timer\":%s,\"hold\":%u,\"cpus\":%u,"
@@ -317,6 +318,7 @@ static void json_head(const struct wl_cli *c)
 	       o->sync == IOPT_SMMUV3_DRV_SYNC_CONS ? "cons" : "msi",
 	       o->no_sev || o->v2 || o->none ? "false" : "true",
 	       (unsigned long long)o->sync_timeout_us,
+	       (unsigned long long)o->v2_delay_cap_us,
 	       o->domain_lock ? bench_rig_lock_name[o->domain_lock_kind] : "off",
 	       bench_rig_rcache_flush_name[o->rcache_flush],
 	       o->pci ? "true" : "false", (unsigned long long)o->iova_start,
@@ -333,9 +335,21 @@ static void json_tail(const struct wl_cli *c, const struct wl_common *w)
 		printf(",\"calibrated\":{\"%s\":%.6g}",
 		       c->kind == WL_NVME ? "submit_cycles" : "byte_cycles",
 		       w->cal_value);
-	printf(",\"sync_timeouts\":%llu,\"sync_restarts\":%llu,\"errors\":%llu,"
-	       "\"first_error\":%d}\n", (unsigned long long)w->sync_timeouts,
+	printf(",\"sync_timeouts\":%llu,\"sync_restarts\":%llu,"
+	       "\"sync_polls\":%llu,\"sync_polls_active\":%llu,\"sync_waits\":[",
+	       (unsigned long long)w->sync_timeouts,
 	       (unsigned long long)w->sync_restarts,
+	       (unsigned long long)w->polls.reads,
+	       (unsigned long long)w->polls.active);
+	unsigned most = 0;
+
+	for (unsigned k = 0; k < IOPT_SMMUV2_DRV_SYNC_WAITS; k++) {
+		printf("%s%llu", k ? "," : "", (unsigned long long)w->polls.waits[k]);
+		if (w->polls.waits[k])
+			most = k + 1;
+	}
+	printf("],\"sync_waits_max\":%u,\"nested_syncs\":%llu,\"errors\":%llu,"
+	       "\"first_error\":%d}\n", most, (unsigned long long)w->polls.nested,
 	       (unsigned long long)w->errors, w->first_error);
 }
 
@@ -677,6 +691,7 @@ int bench_workload_main(int argc, char **argv)
 	struct iopt_smmuv3_drv_stats s0, s1;
 	struct wl_common w = { 0 };
 	uint64_t restarts0;
+	struct bench_rig_v2_polls p0;
 	int ret = bench_rig_up(&r, &c.rig, ncpus);
 
 	if (ret) {
@@ -687,12 +702,19 @@ int bench_workload_main(int argc, char **argv)
 	}
 	restarts0 = bench_rig_sync_restarts(&r);
 	bench_rig_drv_stats(&r, &s0);
+	bench_rig_v2_polls(&r, &p0);
 	/* The line's tail needs the driver's counters after the run: the
 	 * kind's part is printed first, without its newline. */
 	ret = run_kind(&c, &r, &w);
 	bench_rig_drv_stats(&r, &s1);
 	w.sync_timeouts = s1.sync_timeouts - s0.sync_timeouts;
 	w.sync_restarts = bench_rig_sync_restarts(&r) - restarts0;
+	bench_rig_v2_polls(&r, &w.polls);
+	w.polls.reads -= p0.reads;
+	w.polls.active -= p0.active;
+	w.polls.nested -= p0.nested;
+	for (unsigned k = 0; k < IOPT_SMMUV2_DRV_SYNC_WAITS; k++)
+		w.polls.waits[k] -= p0.waits[k];
 	if (!ret && c.json)
 		json_tail(&c, &w);
 	else if (!ret)

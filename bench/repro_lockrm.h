@@ -19,9 +19,9 @@ extern const struct repro_row repro_lr_rows[REPRO_LR_NROWS];
 extern const struct repro_sweep repro_lr_sweep[REPRO_LR_NSWEEP];
 int repro_lr_run(const struct repro_case *c, struct repro_point *p);
 
-#define REPRO_VS_NROWS	9
-#define REPRO_VS_NSWEEP	2
-#define REPRO_VS_RUNS	7
+#define REPRO_VS_NROWS	20
+#define REPRO_VS_NSWEEP	3
+#define REPRO_VS_RUNS	8
 extern const struct repro_row repro_vs_rows[REPRO_VS_NROWS];
 extern const struct repro_sweep repro_vs_sweep[REPRO_VS_NSWEEP];
 int repro_vs_run(const struct repro_case *c, struct repro_point *p);

@@ -37,7 +37,8 @@ has_keys() {
 
 rig="suite kind smmu policy v2_sync v2_poll lock cmdq sync domain_lock
   rcache_flush viommu_trap_ns walk fq_entries cpus sync_timeouts sync_restarts
-  errors trace_hash sim_params sim_preemptions sim_interrupts"
+  v2_delay_cap_us sync_polls sync_polls_active sync_waits sync_waits_max
+  nested_syncs errors trace_hash sim_params sim_preemptions sim_interrupts"
 short="--duration-ms 0.3 --warmup-ms 0.1"
 has_keys --kind tx $short -- $rig gbps pps cpu_util maps unmaps irqs
 has_keys --kind rx $short -- $rig gbps pps cpu_util maps unmaps irqs
