@@ -94,6 +94,9 @@ size_t bench_rig_opts(struct bench_rig_opts *o, struct bench_opt *opts)
 		{ "v2-delay-cap-us", BENCH_U64, &o->v2_delay_cap_us, "N", "SMMUv2 "
 		  "backoff loop: the longest wait between its\nbursts of reads "
 		  "(cfg.sync_delay_cap_us; 0: none, Linux)", .max = 1000000 },
+		{ "v2-count-nested", BENCH_FLAG, &o->v2_count_nested, .help =
+		  "SMMUv2: count syncs nested in another's poll\n"
+		  "(cfg.count_nested; moves the timing a little)" },
 		{ "dma-bits", BENCH_UINT, &o->dma_bits, "N", "DMA mask bits (64)",
 		  .min = 32, .max = 64 },
 		{ "fq-entries", BENCH_UINT, &o->fq_entries, "N", "flush ring entries "
@@ -235,6 +238,7 @@ static int rig_chain(struct bench_rig *r, const struct bench_rig_opts *o,
 	c.drv2.sync_poll = o->v2_poll;
 	c.drv2.sync_timeout_cycles = o->sync_timeout_us * 1000;
 	c.drv2.sync_delay_cap_us = o->v2_delay_cap_us;
+	c.drv2.count_nested = o->v2_count_nested;
 	c.drv2.lock_kind = o->lock;
 	c.drv3.lock_kind = o->lock;
 	dma_opts(&c.dma_cfg, o, threads);

@@ -46,6 +46,7 @@ struct bench_rig_opts {
 	unsigned fq_entries;	/* 0: the policy's default */
 	uint64_t sync_timeout_us;	/* driver's sync timeout; 0: its default */
 	uint64_t v2_delay_cap_us;	/* SMMUv2 cfg.sync_delay_cap_us */
+	bool v2_count_nested;		/* SMMUv2 cfg.count_nested */
 	uint64_t fq_timeout_ms;	/* 0: the policy's default */
 	bool fq_timer;		/* a thread flushes expired queues */
 	bool domain_lock;	/* --domain-lock: pgtbl_lock (Linux to 4.12) */
@@ -69,7 +70,7 @@ void bench_rig_opts_default(struct bench_rig_opts *o);
 
 /* The rig's options into opts[0 ..] (at most BENCH_RIG_NOPTS entries, no
  * terminator); returns how many. Values go to *o. */
-#define BENCH_RIG_NOPTS 29
+#define BENCH_RIG_NOPTS 30
 size_t bench_rig_opts(struct bench_rig_opts *o, struct bench_opt *opts);
 /* After parsing: the choice indices into the enums. */
 void bench_rig_resolve(struct bench_rig_opts *o);

@@ -308,7 +308,7 @@ int repro_vs_run(const struct repro_case *c, struct repro_point *p)
 	const char *const v413[] = {
 		"--smmu", "v2", "--policy", "strict", "--v2-poll", "backoff",
 		"--v2-delay-cap-us", cap_swept ? p->option_val : VS_CAP_US,
-		"--share", "--queues", "8", NULL,
+		"--v2-count-nested", "--share", "--queues", "8", NULL,
 	};
 	char cost[32], n[8];
 	struct repro_sim s;

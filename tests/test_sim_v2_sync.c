@@ -211,6 +211,7 @@ static void nested(enum iopt_smmuv2_drv_sync mode, uint64_t want_nested,
 	c.clock = IOPT_TESTBED_CLOCK_SIM;
 	c.sim = n.sim;
 	c.drv2.sync = mode;
+	c.drv2.count_nested = true;
 	c.dma = c.attach = false;
 	assert_int_equal(iopt_testbed_create(&c, &tb), 0);
 	drv = iopt_testbed_smmuv2_drv(tb);

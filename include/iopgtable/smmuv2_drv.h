@@ -100,6 +100,10 @@ struct iopt_smmuv2_drv_cfg {
 	 * them: all 20 fit in a short simulation (with 64: 1,023 us, about
 	 * 1/1000 of Linux's 1.05 s). Any value is valid. */
 	uint64_t sync_delay_cap_us;
+	/* Count stats.nested_syncs (sync NONE only): a word per CPU read and
+	 * written around every sync, which moves a simulation's timing, so
+	 * off by default. */
+	bool count_nested;
 };
 
 /* BACKOFF's bursts: delay 1, 2, 4 ... 524,288 us, one wait after each. */
@@ -117,11 +121,11 @@ struct iopt_smmuv2_drv_stats {
 	 * a sync ends after its first burst unless counted in [0]. With no
 	 * cfg.sync_timeout_cycles, sync_waits[19] are the timeouts. */
 	uint64_t sync_waits[IOPT_SMMUV2_DRV_SYNC_WAITS];
-	/* Syncs begun on a CPU while a sync of that CPU was still polling:
-	 * an interrupt's handler syncing inside the poll it interrupted (or
-	 * a thread preempted mid-poll; needs sync NONE, whose poll runs with
-	 * interrupts on). On the host, where threads share CPU ids, only a
-	 * hint. */
+	/* With cfg.count_nested: syncs begun on a CPU while a sync of that
+	 * CPU was still polling: an interrupt's handler syncing inside the
+	 * poll it interrupted (or a thread preempted mid-poll; needs sync
+	 * NONE, whose poll runs with interrupts on). On the host, where
+	 * threads share CPU ids, only a hint. */
 	uint64_t nested_syncs;
 };
 

@@ -107,8 +107,8 @@ struct iopt_smmuv2_drv {
 	/* struct iopt_smmuv2_drv_stats, per CPU (drv_stats.h): every TLBI
 	 * and sync adds to them. */
 	struct drv_stats st;
-	/* Per CPU, one word: syncs of that CPU polling now (sync NONE only;
-	 * read and written by that CPU alone, relaxed; nested_syncs). */
+	/* Per CPU, one word: syncs of that CPU polling now (cfg.count_nested
+	 * with sync NONE; read and written by that CPU alone, relaxed). */
 	struct drv_stats polling;
 };
 

@@ -177,7 +177,7 @@ static int v2_sync_poll(struct iopt_smmuv2_drv *drv, uint64_t sync_reg,
 	 * on this CPU can sync inside it (Will Deacon's first case). This
 	 * CPU alone touches its word (an interrupt returns before the
 	 * poll it interrupted goes on), so relaxed loads and stores. */
-	if (drv->cfg.sync == IOPT_SMMUV2_DRV_SYNC_NONE) {
+	if (drv->cfg.count_nested && drv->cfg.sync == IOPT_SMMUV2_DRV_SYNC_NONE) {
 		polling = polling_word(drv);
 		if (plat_load_rlx64(polling))
 			v2_count(drv, nested_syncs, 1);
