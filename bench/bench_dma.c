@@ -341,8 +341,8 @@ static void print_result(const struct opts *o, const struct result *r)
 		       "\"ops\":%llu,\"commands\":%llu,\"syncs\":%llu,\"flush_alls\":%llu,"
 		       "\"sync_timeouts\":%llu,\"sync_restarts\":%llu,\"cas_retries\":%llu,\"device_faults\":%llu,"
 		       "\"errors\":%llu,\"timed\":%s,\"domain_lock\":\"%s\","
-		       "\"rcache_flush\":\"%s\",\"pci\":%s,\"iova_start\":%llu,"
-		       "\"viommu_trap_ns\":%llu,\"viommu_trap_map\":%s,\"walk\":\"%s\",\"fq_entries\":%u,"
+		       "\"rcache_flush\":\"%s\",\"pci\":%s,\"iova_start\":%llu,\"iova_end\":%llu,"
+		       "\"viommu_trap_ns\":%llu,\"viommu_trap_page_ns\":%llu,\"viommu_trap_map\":%s,\"walk\":\"%s\",\"fq_entries\":%u,"
 		       "\"fq_timeout_ms\":%llu,\"fq_timer\":%s,\"hold\":%u,\"cpus\":%u,"
 		       "\"iova_walk\":%s,\"walk_node_ns\":%u,\"load1\":%.2f}\n",
 		       o->rig.none ? "none" : o->rig.v2 ? "v2" : "v3",
@@ -366,7 +366,9 @@ static void print_result(const struct opts *o, const struct result *r)
 		       o->rig.domain_lock ? lock_name[o->rig.domain_lock_kind] : "off",
 		       rcache_flush_name[o->rig.rcache_flush], o->rig.pci ? "true" : "false",
 		       (unsigned long long)o->rig.iova_start,
+		       (unsigned long long)o->rig.iova_end,
 		       (unsigned long long)o->rig.trap_ns,
+		       (unsigned long long)o->rig.trap_page_ns,
 		       o->rig.trap_map ? "true" : "false",
 		       bench_rig_walk_name(&o->rig), o->rig.fq_entries,
 		       (unsigned long long)o->rig.fq_timeout_ms,

@@ -123,6 +123,10 @@ size_t bench_rig_opts(struct bench_rig_opts *o, struct bench_opt *opts)
 		{ "iova-start", BENCH_SIZE, &o->iova_start, "ADDR", "first IOVA, a "
 		  "multiple of 4K (0: 4K); e.g.\n0xffff0000 leaves 16 pages "
 		  "below 4 GiB", .max = 1ull << 47 },
+		{ "iova-end", BENCH_SIZE, &o->iova_end, "ADDR", "end of the IOVA "
+		  "space (exclusive), a multiple of\n4K (0: 2^48); a flush-all "
+		  "with --viommu-trap-page-ns\nrefreshes all of it",
+		  .max = 1ull << 48 },
 		{ "cpus", BENCH_UINT, &o->cpus, "N", "the domain's CPUs (IOVA caches, "
 		  "flush rings), at least\n--threads (0: --threads); thread i "
 		  "is CPU i", .max = 4096 },
@@ -139,8 +143,12 @@ size_t bench_rig_opts(struct bench_rig_opts *o, struct bench_opt *opts)
 		{ "viommu-trap-ns", BENCH_U64, &o->trap_ns, "N", "every "
 		  "invalidation traps to a hypervisor,\none CPU at a time, for N "
 		  "ns (s390 RPCIT) (0)", .max = IOPT_DMA_TRAP_NS_MAX },
+		{ "viommu-trap-page-ns", BENCH_U64, &o->trap_page_ns, "N", "a "
+		  "trapped refresh costs N ns more per 4K page\nit names (the "
+		  "hypervisor walks them; a flush-all:\nthe whole IOVA space) (0)",
+		  .max = IOPT_DMA_TRAP_PAGE_NS_MAX },
 		{ "viommu-trap-map", BENCH_FLAG, &o->trap_map, .help = "with "
-		  "--viommu-trap-ns: every map traps too\n(the hypervisor "
+		  "a trap cost: every map traps too\n(the hypervisor "
 		  "shadowing new entries, s390's iotlb_sync_map)" },
 		{ "noncoherent", BENCH_FLAG, &o->noncoherent, .help = "table walks "
 		  "do not snoop CPU caches: the page\ntable cleans each line it "
@@ -195,7 +203,9 @@ static void dma_opts(struct iopt_dma_cfg *c, const struct bench_rig_opts *o,
 	c->iova_walk_node_ns = o->walk_node_ns;
 	c->dev_flags = o->pci ? IOPT_DMA_DEV_PCI : 0;
 	c->iova_start = o->iova_start;
+	c->iova_end = o->iova_end;
 	c->viommu_trap_ns = o->trap_ns;
+	c->viommu_trap_page_ns = o->trap_page_ns;
 	c->viommu_trap_map = o->trap_map;
 	c->pt.coherent_walk = !o->noncoherent;
 	if (o->unmap_sync_each)

@@ -54,7 +54,9 @@ struct bench_rig_opts {
 	unsigned rcache_flush;	/* enum iopt_iova_flush */
 	bool pci;		/* IOPT_DMA_DEV_PCI: below 4 GiB first */
 	uint64_t iova_start;	/* bytes; 0: the domain's default */
+	uint64_t iova_end;	/* bytes; 0: the domain's default */
 	uint64_t trap_ns;	/* --viommu-trap-ns */
+	uint64_t trap_page_ns;	/* --viommu-trap-page-ns */
 	bool trap_map;		/* --viommu-trap-map */
 	bool noncoherent;	/* table walks that do not snoop */
 	bool unmap_sync_each;	/* IOPT_PGTABLE_QUIRK_UNMAP_SYNC_EACH */
@@ -70,7 +72,7 @@ void bench_rig_opts_default(struct bench_rig_opts *o);
 
 /* The rig's options into opts[0 ..] (at most BENCH_RIG_NOPTS entries, no
  * terminator); returns how many. Values go to *o. */
-#define BENCH_RIG_NOPTS 30
+#define BENCH_RIG_NOPTS 32
 size_t bench_rig_opts(struct bench_rig_opts *o, struct bench_opt *opts);
 /* After parsing: the choice indices into the enums. */
 void bench_rig_resolve(struct bench_rig_opts *o);

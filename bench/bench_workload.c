@@ -293,6 +293,8 @@ static unsigned kind_threads(const struct wl_cli *c)
 struct wl_common {
 	uint64_t sync_timeouts, sync_restarts, errors;
 	struct bench_rig_v2_polls polls;	/* the run's, SMMUv2 */
+	/* The DMA layer's over the whole run (warm-up included). */
+	uint64_t flush_alls, viommu_traps, viommu_trap_pages;
 	int first_error;
 	bool calibrated;
 	double cal_value;	/* byte_cycles or submit_cycles */
@@ -306,8 +308,8 @@ static void json_head(const struct wl_cli *c)
 	       "\"v2_sync\":\"%s\",\"v2_poll\":\"%s\",\"lock\":\"%s\","
 	       "\"policy\":\"%s\",\"cmdq\":\"%s\",\"sync\":\"%s\",\"sev\":%s,"
 	       "\"sync_timeout_us\":%llu,\"v2_delay_cap_us\":%llu,\"domain_lock\":\"%s\","
-	       "\"rcache_flush\":\"%s\",\"pci\":%s,\"iova_start\":%llu,"
-	       "\"viommu_trap_ns\":%llu,\"viommu_trap_map\":%s,\"walk\":\"%s\",\"fq_entries\":%u,"
+	       "\"rcache_flush\":\"%s\",\"pci\":%s,\"iova_start\":%llu,\"iova_end\":%llu,"
+	       "\"viommu_trap_ns\":%llu,\"viommu_trap_page_ns\":%llu,\"viommu_trap_map\":%s,\"walk\":\"%s\",\"fq_entries\":%u,"
 	       "\"fq_timeout_ms\":%llu,\"fq_timer\":%s,\"hold\":%u,\"cpus\":%u,"
 	       "\"dma_bits\":%u,\"iova_walk\":%s,\"walk_node_ns\":%u,",
 	       kind_names[c->kind], o->none ? "none" : o->v2 ? "v2" : "v3",
@@ -322,7 +324,9 @@ static void json_head(const struct wl_cli *c)
 	       o->domain_lock ? bench_rig_lock_name[o->domain_lock_kind] : "off",
 	       bench_rig_rcache_flush_name[o->rcache_flush],
 	       o->pci ? "true" : "false", (unsigned long long)o->iova_start,
-	       (unsigned long long)o->trap_ns, o->trap_map ? "true" : "false",
+	       (unsigned long long)o->iova_end,
+	       (unsigned long long)o->trap_ns, (unsigned long long)o->trap_page_ns,
+	       o->trap_map ? "true" : "false",
 	       bench_rig_walk_name(o), o->fq_entries,
 	       (unsigned long long)o->fq_timeout_ms, o->fq_timer ? "true" : "false",
 	       o->hold, o->cpus > bench_sim_cpus() ? o->cpus : bench_sim_cpus(),
@@ -349,8 +353,13 @@ static void json_tail(const struct wl_cli *c, const struct wl_common *w)
 			most = k + 1;
 	}
 	printf("],\"sync_waits_max\":%u,\"nested_syncs\":%llu,\"errors\":%llu,"
-	       "\"first_error\":%d}\n", most, (unsigned long long)w->polls.nested,
-	       (unsigned long long)w->errors, w->first_error);
+	       "\"first_error\":%d,\"flush_alls\":%llu,\"viommu_traps\":%llu,"
+	       "\"viommu_trap_pages\":%llu}\n", most,
+	       (unsigned long long)w->polls.nested,
+	       (unsigned long long)w->errors, w->first_error,
+	       (unsigned long long)w->flush_alls,
+	       (unsigned long long)w->viommu_traps,
+	       (unsigned long long)w->viommu_trap_pages);
 }
 
 /* The table line of a network run. */
@@ -715,6 +724,14 @@ int bench_workload_main(int argc, char **argv)
 	w.polls.nested -= p0.nested;
 	for (unsigned k = 0; k < IOPT_SMMUV2_DRV_SYNC_WAITS; k++)
 		w.polls.waits[k] -= p0.waits[k];
+	{
+		struct iopt_dma_stats ds;
+
+		iopt_dma_get_stats(r.d, &ds);
+		w.flush_alls = ds.flush_alls;
+		w.viommu_traps = ds.viommu_traps;
+		w.viommu_trap_pages = ds.viommu_trap_pages;
+	}
 	if (!ret && c.json)
 		json_tail(&c, &w);
 	else if (!ret)

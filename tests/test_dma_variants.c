@@ -245,6 +245,33 @@ static void test_variant_cfg_errors(void **state)
 	c.viommu_trap_ns = IOPT_DMA_TRAP_NS_MAX;
 	assert_int_equal(iopt_dma_create(&c, &d), 0);
 	iopt_dma_destroy(d);
+	d = (struct iopt_dma *)&p;
+
+	/* A page cost: at most 1 ms a page, and a flush-all (the whole IOVA
+	 * space) at most 60 s. The default 2^48-byte space is 2^36 pages:
+	 * 68.7 s at 1 ns a page. */
+	c.viommu_trap_ns = 0;
+	c.viommu_trap_page_ns = IOPT_DMA_TRAP_PAGE_NS_MAX + 1;
+	c.iova_start = PAGE;
+	c.iova_end = 2 * PAGE;
+	assert_int_equal(iopt_dma_create(&c, &d), -EINVAL);
+	c.iova_start = c.iova_end = 0;
+	c.viommu_trap_page_ns = 1;
+	assert_int_equal(iopt_dma_create(&c, &d), -EINVAL);
+	assert_ptr_equal(d, (struct iopt_dma *)&p);	/* untouched */
+	/* 60000 pages at 1 ms: 60 s exactly; one page more, or 1 ns of
+	 * fixed cost more, is too much. */
+	c.viommu_trap_page_ns = IOPT_DMA_TRAP_PAGE_NS_MAX;
+	c.iova_start = PAGE;
+	c.iova_end = PAGE + 60001 * PAGE;
+	assert_int_equal(iopt_dma_create(&c, &d), -EINVAL);
+	c.iova_end = PAGE + 60000 * PAGE;
+	c.viommu_trap_ns = 1;
+	assert_int_equal(iopt_dma_create(&c, &d), -EINVAL);
+	assert_ptr_equal(d, (struct iopt_dma *)&p);
+	c.viommu_trap_ns = 0;
+	assert_int_equal(iopt_dma_create(&c, &d), 0);
+	iopt_dma_destroy(d);
 }
 
 /* ---- domain_lock ------------------------------------------------------- */

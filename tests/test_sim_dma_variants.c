@@ -14,7 +14,13 @@
  *    flush-alls); the run takes at least (traps x trap_ns) of simulated
  *    time, the traps one at a time, where two CPUs that did not serialise
  *    would take about half; the layer's trap count equals the driver's
- *    inv_range + flush_all calls.
+ *    inv_range + flush_all calls;
+ *  - viommu_trap_page_ns: on one CPU, a strict unmap of 3 pages and a
+ *    flush-all of a 16384-page IOVA space take exactly 3 x and 16384 x
+ *    the page cost longer than with no page cost (the same schedule
+ *    otherwise), and the trapped pages are counted; with two CPUs, one
+ *    unmapping and one flushing, the run takes at least the sum of every
+ *    trap's hand-computed cost (one refresh at a time).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -162,12 +168,168 @@ static void test_viommu_traps_serialised(void **state)
 	check_traps(true);	/* unmaps on one, flush-alls on the other */
 }
 
+/* ---- viommu_trap_page_ns ---------------------------------------------- */
+
+#define SPACE_START	(1ull << 20)
+#define SPACE_PAGES	16384ull		/* 64 MiB */
+#define TRAP_NS		2000ull
+#define PAGE_NS		100ull
+
+struct page_run {
+	struct iopt_dma *d;
+	uint64_t unmap_ns, flush_ns;
+	unsigned errors;
+};
+
+static void page_cpu_main(unsigned cpu, void *arg)
+{
+	struct page_run *r = arg;
+	uint64_t iova, t;
+
+	(void)cpu;
+	if (iopt_dma_map(r->d, 0x80000000ull, 3 * PAGE, IOPT_READ, ~0ull, 0,
+			 &iova))
+		r->errors++;
+	t = iopt_sim_now_ns();
+	if (iopt_dma_unmap(r->d, iova, 3 * PAGE, 0))
+		r->errors++;
+	r->unmap_ns = iopt_sim_now_ns() - t;
+	t = iopt_sim_now_ns();
+	if (iopt_dma_flush(r->d))
+		r->errors++;
+	r->flush_ns = iopt_sim_now_ns() - t;
+}
+
+/* A simulation of cpus CPUs and a strict domain over the SPACE_PAGES
+ * space on p's probe driver, trapping at TRAP_NS + page_ns a page. */
+static struct iopt_sim *paged_domain(struct probe *p, unsigned cpus,
+				     uint64_t page_ns, struct iopt_dma **d)
+{
+	struct iopt_sim_params sp;
+	struct iopt_sim *s;
+	struct iopt_dma_cfg c;
+
+	iopt_sim_params_default(&sp);
+	sp.cpus = cpus;
+	sp.seed = 5;
+	assert_int_equal(iopt_sim_create(&sp, &s), 0);
+	iopt_dma_default_cfg(&c);
+	c.ops = &probe_ops;
+	c.drv = p;
+	c.nr_cpus = cpus;
+	c.policy = IOPT_INVAL_STRICT;
+	c.iova_start = SPACE_START;
+	c.iova_end = SPACE_START + SPACE_PAGES * PAGE;
+	c.viommu_trap_ns = TRAP_NS;
+	c.viommu_trap_page_ns = page_ns;
+	assert_int_equal(iopt_dma_create(&c, d), 0);
+	return s;
+}
+
+/* One CPU: a strict unmap of 3 pages, then a flush-all. */
+static void page_run(struct page_run *r, uint64_t page_ns)
+{
+	struct probe *p = calloc(1, sizeof(*p));
+	struct iopt_sim *s = paged_domain(p, 1, page_ns, &r->d);
+	struct iopt_dma_stats st;
+
+	assert_int_equal(iopt_sim_run(s, page_cpu_main, r), 0);
+	iopt_sim_destroy(s);
+	assert_int_equal(r->errors, 0);
+	iopt_dma_get_stats(r->d, &st);
+	/* One inv_range of the unmap's 3 pages, one flush-all of the space;
+	 * nothing else invalidated. */
+	assert_int_equal(atomic_load(&p->inv_ranges), 1);
+	assert_int_equal(atomic_load(&p->flush_alls), 1);
+	assert_int_equal(st.viommu_traps, 2);
+	assert_int_equal(st.viommu_trap_pages, 3 + SPACE_PAGES);
+	iopt_dma_destroy(r->d);
+	free(p);
+}
+
+/* |a - b| <= 2 ns: the clock is read in whole nanoseconds of cycles. */
+static void assert_near(uint64_t a, uint64_t b)
+{
+	assert_true(a + 2 >= b && b + 2 >= a);
+}
+
+static void test_viommu_trap_page_cost(void **state)
+{
+	struct page_run base = { 0 }, paged = { 0 };
+
+	(void)state;
+	page_run(&base, 0);
+	page_run(&paged, PAGE_NS);
+	/* Each trap at least its fixed cost, then the pages' cost on top. */
+	assert_true(base.unmap_ns >= TRAP_NS && base.flush_ns >= TRAP_NS);
+	assert_near(paged.unmap_ns - base.unmap_ns, 3 * PAGE_NS);	/* 300 */
+	assert_near(paged.flush_ns - base.flush_ns,
+		    SPACE_PAGES * PAGE_NS);			/* 1,638,400 */
+}
+
+struct fifo_run {
+	struct iopt_dma *d;
+	uint64_t t0[2], t1[2];
+	unsigned errors;
+};
+
+#define FIFO_OPS	20
+
+/* CPU 0 maps and unmaps one page (strict) FIFO_OPS times, CPU 1 flushes
+ * FIFO_OPS times. */
+static void fifo_cpu_main(unsigned cpu, void *arg)
+{
+	struct fifo_run *r = arg;
+
+	r->t0[cpu] = iopt_sim_now_ns();
+	for (unsigned i = 0; i < FIFO_OPS; i++) {
+		uint64_t iova;
+
+		if (cpu == 1) {
+			if (iopt_dma_flush(r->d))
+				r->errors++;
+		} else if (iopt_dma_map(r->d, 0x80000000ull, PAGE, IOPT_READ,
+					~0ull, 0, &iova) ||
+			   iopt_dma_unmap(r->d, iova, PAGE, 0)) {
+			r->errors++;
+		}
+	}
+	r->t1[cpu] = iopt_sim_now_ns();
+}
+
+static void test_viommu_trap_pages_serialised(void **state)
+{
+	struct fifo_run r = { 0 };
+	struct probe *p = calloc(1, sizeof(*p));
+	struct iopt_sim *s = paged_domain(p, 2, PAGE_NS, &r.d);
+	uint64_t t0, t1, want;
+
+	(void)state;
+	assert_int_equal(iopt_sim_run(s, fifo_cpu_main, &r), 0);
+	iopt_sim_destroy(s);
+	assert_int_equal(r.errors, 0);
+	t0 = r.t0[0] < r.t0[1] ? r.t0[0] : r.t0[1];
+	t1 = r.t1[0] > r.t1[1] ? r.t1[0] : r.t1[1];
+	/* FIFO_OPS one-page refreshes and FIFO_OPS whole-space ones, one at
+	 * a time: 20 x 2100 + 20 x 1,640,400 ns. */
+	want = FIFO_OPS * (TRAP_NS + PAGE_NS) +
+	       FIFO_OPS * (TRAP_NS + SPACE_PAGES * PAGE_NS);
+	assert_true(t1 - t0 >= want);
+	/* CPU 0's unmaps waited behind CPU 1's flushes: its loop spans far
+	 * more than its own traps' 42 us. */
+	assert_true(r.t1[0] - r.t0[0] > want / 4);
+	iopt_dma_destroy(r.d);
+	free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_domain_lock_serialises),
 		cmocka_unit_test(test_lock_free_overlaps),
 		cmocka_unit_test(test_viommu_traps_serialised),
+		cmocka_unit_test(test_viommu_trap_page_cost),
+		cmocka_unit_test(test_viommu_trap_pages_serialised),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

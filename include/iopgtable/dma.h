@@ -164,29 +164,44 @@ struct iopt_dma_cfg {
 	uint32_t iova_walk_node_ns;
 	/*
 	 * A virtualised IOMMU whose invalidations trap to the hypervisor, as
-	 * s390's RPCIT: 0, none; else every invalidation the domain issues
-	 * (a driver inv_range or flush_all, whatever the caller: unmap,
-	 * policy, page table, recovery) first takes one lock shared by the
-	 * domain's CPUs and holds it for viommu_trap_ns of busy time
-	 * (plat_delay_ns(): simulated time on simulated CPUs), then calls
-	 * the driver. Syncs do not trap (the trap completes the
-	 * invalidation). Counted in stats.viommu_traps. At most 1 s
-	 * (-EINVAL at create above it).
+	 * s390's RPCIT: every invalidation the domain issues (a driver
+	 * inv_range or flush_all, whatever the caller: unmap, policy, page
+	 * table, recovery) is first a trapped refresh of the range it names,
+	 * costing viommu_trap_ns + viommu_trap_page_ns x its pages (in
+	 * granules; a flush_all names the domain's whole IOVA space
+	 * [iova_start, iova_end), as s390's flush-all refreshes its whole
+	 * aperture and the hypervisor walks every page of it). The
+	 * hypervisor takes one refresh at a time, in arrival order: the CPU
+	 * waits for the refreshes booked before its own, then spends its own
+	 * cost, busy (plat_delay_ns(): simulated time on simulated CPUs),
+	 * with interrupts and preemption held off as in a spinlock section;
+	 * then the driver is called. Syncs do not trap (the trap completes
+	 * the invalidation). 0/0: no trap. Counted in stats.viommu_traps and
+	 * stats.viommu_trap_pages. Limits (-EINVAL at create above them):
+	 * viommu_trap_ns at most IOPT_DMA_TRAP_NS_MAX (1 s),
+	 * viommu_trap_page_ns at most IOPT_DMA_TRAP_PAGE_NS_MAX (1 ms), and a
+	 * flush_all's cost (viommu_trap_ns + viommu_trap_page_ns x the IOVA
+	 * space's pages) at most IOPT_DMA_TRAP_FLUSH_NS_MAX (60 s): the
+	 * default 2^48-byte space with any page cost is refused.
 	 */
 	uint64_t viommu_trap_ns;
+	uint64_t viommu_trap_page_ns;
 	/*
-	 * With viommu_trap_ns: every successful map traps too, once per
-	 * call, after the page table holds the new entries and before it
+	 * With a trap cost (viommu_trap_ns or viommu_trap_page_ns): every
+	 * successful map traps too, once per call, a refresh of the mapped
+	 * pages, after the page table holds the new entries and before it
 	 * returns (the hypervisor shadowing the new translation, as s390's
 	 * iotlb_sync_map issues RPCIT under z/VM or KVM: seed 004's "reduces
 	 * them [the flushes] by almost half" is unmap's share of map + unmap).
-	 * Ignored without viommu_trap_ns and in IOPT_DMA_DIRECT mode.
+	 * Ignored without a trap cost and in IOPT_DMA_DIRECT mode.
 	 */
 	bool viommu_trap_map;
 	enum iopt_dma_mode mode;		/* 0: IOPT_DMA_TRANSLATE */
 };
 
 #define IOPT_DMA_TRAP_NS_MAX 1000000000ull
+#define IOPT_DMA_TRAP_PAGE_NS_MAX 1000000ull
+#define IOPT_DMA_TRAP_FLUSH_NS_MAX 60000000000ull
 
 struct iopt_dma;
 
@@ -201,7 +216,9 @@ IOPT_API void iopt_dma_default_cfg(struct iopt_dma_cfg *cfg);
  * *out, or -EINVAL (NULL cfg/ops/drv, bad page-table or IOVA geometry,
  * unknown mode, policy, domain_lock_kind, rcache_flush or iova_search,
  * iova_walk_node_ns above IOPT_IOVA_WALK_NODE_NS_MAX or without the walk,
- * viommu_trap_ns above IOPT_DMA_TRAP_NS_MAX), -ENOMEM, or the driver's error from
+ * viommu_trap_ns above IOPT_DMA_TRAP_NS_MAX, viommu_trap_page_ns above
+ * IOPT_DMA_TRAP_PAGE_NS_MAX, a flush-all's trap above
+ * IOPT_DMA_TRAP_FLUSH_NS_MAX), -ENOMEM, or the driver's error from
  * domain_alloc (-ENOSPC: no ASID/VMID left, -ETIMEDOUT). IOPT_DMA_DIRECT
  * needs only cfg and nr_cpus (-EINVAL above 65536; -ENOMEM). On failure
  * nothing is left allocated and *out is untouched. Not concurrently with
@@ -341,8 +358,10 @@ struct iopt_dma_stats {
 	uint64_t inv_errors;		/* driver inv/sync/flush failures */
 	uint64_t flush_alls;		/* policy flush-alls (iopt_fq) */
 	uint64_t held;			/* IOVAs waiting for a flush now */
-	uint64_t viommu_traps;		/* cfg.viommu_trap_ns: trapped
-					 * inv_range and flush_all calls */
+	uint64_t viommu_traps;		/* cfg.viommu_trap_*: trapped
+					 * inv_range, flush_all (and, with
+					 * viommu_trap_map, map) calls */
+	uint64_t viommu_trap_pages;	/* the pages those traps named */
 	uint64_t iova_cache_flushes;	/* failed IOVA tries that flushed
 					 * every CPU's cache (cfg.rcache_flush) */
 };

@@ -14,7 +14,7 @@
  *                  inv_range(leaf = true) + sync;
  *   sync        -> none (see dma_tlb_ops); flush_all -> flush_all.
  * Every inv_range and flush_all goes through drv_inv_range()/
- * drv_flush_all(), where cfg.viommu_trap_ns takes its trap.
+ * drv_flush_all(), where cfg.viommu_trap_ns/_page_ns take their trap.
  *
  * Kernel variants (dma.h, docs/dma.md "Kernel variants"): IOPT_DMA_DIRECT
  * domains have none of the parts and leave map and unmap's common cases
@@ -87,18 +87,23 @@ struct iopt_dma {
 	bool locked;			/* cfg.domain_lock */
 	/* No PCI first try and a flush allowed: one cached allocation. */
 	bool one_try;
-	uint64_t trap_ns;		/* cfg.viommu_trap_ns */
-	bool trap_map;			/* cfg.viommu_trap_map (with trap_ns) */
+	/* cfg.viommu_trap_ns and _page_ns; trap: either is set. */
+	uint64_t trap_ns, trap_page_ns;
+	uint64_t space_pages;		/* the IOVA space's: a flush-all's */
+	bool trap;
+	bool trap_map;			/* cfg.viommu_trap_map (with trap) */
 	uint64_t fail_seq, clean_seq;	/* D2, D3 */
 	/* statistics: relaxed, pair with nothing; the hot ones per CPU so
 	 * that CPUs do not share a cache line on every call */
 	struct dma_pcpu *pcpu;
 	uint64_t n_map_errors, n_bad_unmaps, n_inv_errors;
 	struct plat_lock dom_lock;	/* cfg.domain_lock */
-	/* The hypervisor's serialisation of trapped invalidations, and
-	 * their count (under it). */
+	/* The hypervisor's serialisation of trapped refreshes: the end of
+	 * the last one booked (ns, plat_clock_ns()), and their counts, all
+	 * under trap_lock. */
 	struct plat_spinlock trap_lock;
-	uint64_t n_traps;
+	uint64_t trap_end;
+	uint64_t n_traps, n_trap_pages;
 	struct plat_spinlock sid_lock;
 	uint32_t sids[DMA_MAX_SIDS];
 	unsigned nr_sids;
@@ -138,27 +143,61 @@ static int dma_check(struct iopt_dma *d, int ret)
 
 /* ---- the driver's invalidations, through the vIOMMU trap --------------- */
 
-/* cfg.viommu_trap_ns: the hypervisor takes the trap, one CPU at a time. */
-static __attribute__((noinline)) void viommu_trap(struct iopt_dma *d)
+/*
+ * cfg.viommu_trap_*: a trapped refresh of pages pages. The hypervisor
+ * takes one refresh at a time, in the order they arrive, each costing
+ * trap_ns + trap_page_ns x its pages (it walks every page of the range).
+ * The trap lock is held only to book that time: this refresh begins when
+ * the last one booked ends (or now, if that is past), and the CPU stays
+ * in the trap, busy, until its own ends, with interrupts and preemption
+ * held off as in the lock's section (an intercepted instruction
+ * completes before the guest CPU does anything else). So the waiting
+ * costs the CPU what spinning on the lock would, and the refreshes
+ * cannot overlap: each booked interval starts at or after the previous
+ * one's end. A range never counts more than the IOVA space's pages (the
+ * most a refresh can name), which bounds the cost at create.
+ */
+static __attribute__((noinline)) void viommu_trap(struct iopt_dma *d,
+						  uint64_t pages)
 {
+	uint64_t now, end;
+
+	if (pages > d->space_pages)
+		pages = d->space_pages;
 	plat_spin_lock(&d->trap_lock);
+	now = plat_clock_ns();
+	end = (d->trap_end > now ? d->trap_end : now) + d->trap_ns +
+	      d->trap_page_ns * pages;
+	d->trap_end = end;
 	d->n_traps++;
-	plat_delay_ns(d->trap_ns);
+	d->n_trap_pages += pages;
+	plat_spin_hold();		/* the trap's section outlasts the lock */
 	plat_spin_unlock(&d->trap_lock);
+	plat_delay_ns(end - now);
+	plat_spin_unhold();
+}
+
+/* The granules [iova, iova + size) touches. */
+static inline uint64_t dma_pages(const struct iopt_dma *d, uint64_t iova,
+				 uint64_t size)
+{
+	uint64_t first = iova >> d->granule_lg2;
+
+	return ((iova + size - 1) >> d->granule_lg2) - first + 1;
 }
 
 static inline int drv_inv_range(struct iopt_dma *d, uint64_t iova,
 				uint64_t size, uint64_t granule, bool leaf)
 {
-	if (plat_unlikely(d->trap_ns))
-		viommu_trap(d);
+	if (plat_unlikely(d->trap))
+		viommu_trap(d, dma_pages(d, iova, size));
 	return d->ops->inv_range(d->ddom, iova, size, granule, leaf);
 }
 
 static inline int drv_flush_all(struct iopt_dma *d)
 {
-	if (plat_unlikely(d->trap_ns))
-		viommu_trap(d);
+	if (plat_unlikely(d->trap))
+		viommu_trap(d, d->space_pages);
 	return d->ops->flush_all(d->ddom);
 }
 
@@ -296,7 +335,8 @@ int iopt_dma_create(const struct iopt_dma_cfg *cfg, struct iopt_dma **out)
 	     (cfg->dev_flags & ~(IOPT_DMA_DEV_PCI | IOPT_DMA_FORCEDAC)) ||
 	     plat_lock_kind(cfg->domain_lock_kind, PLAT_LOCK_TICKET, &lk) ||
 	     (unsigned)cfg->rcache_flush > IOPT_IOVA_FLUSH_EVERY_RETRY ||
-	     cfg->viommu_trap_ns > IOPT_DMA_TRAP_NS_MAX))
+	     cfg->viommu_trap_ns > IOPT_DMA_TRAP_NS_MAX ||
+	     cfg->viommu_trap_page_ns > IOPT_DMA_TRAP_PAGE_NS_MAX))
 		return -EINVAL;
 	d = calloc(1, sizeof(*d));
 	if (!d)
@@ -327,7 +367,9 @@ int iopt_dma_create(const struct iopt_dma_cfg *cfg, struct iopt_dma **out)
 	if (d->locked)
 		plat_lock_init(&d->dom_lock, lk);
 	d->trap_ns = cfg->viommu_trap_ns;
-	d->trap_map = cfg->viommu_trap_ns && cfg->viommu_trap_map;
+	d->trap_page_ns = cfg->viommu_trap_page_ns;
+	d->trap = cfg->viommu_trap_ns || cfg->viommu_trap_page_ns;
+	d->trap_map = d->trap && cfg->viommu_trap_map;
 
 	pc = cfg->pt;
 	pc.tlb = &dma_tlb_ops;
@@ -362,6 +404,15 @@ int iopt_dma_create(const struct iopt_dma_cfg *cfg, struct iopt_dma **out)
 		 (info.ias >= 64 ? ~0ull & ~(d->granule - 1) : 1ull << info.ias);
 	if ((d->start | d->end) & (d->granule - 1) || d->start >= d->end ||
 	    (info.ias < 64 && d->end > 1ull << info.ias)) {
+		ret = -EINVAL;
+		goto fail;
+	}
+	/* A flush-all's trap names the whole space: bounded (dma.h). The
+	 * product cannot wrap: pages < 2^52, page_ns <= 2^20. */
+	d->space_pages = (d->end - d->start) >> d->granule_lg2;
+	if (d->space_pages > (1ull << 52) ||
+	    d->trap_ns + d->trap_page_ns * d->space_pages >
+	    IOPT_DMA_TRAP_FLUSH_NS_MAX) {
 		ret = -EINVAL;
 		goto fail;
 	}
@@ -842,7 +893,7 @@ int iopt_dma_map(struct iopt_dma *d, uint64_t paddr, uint64_t size,
 	if (plat_unlikely(ret))
 		return map_failed(d, pfn, npages, cpu, ret);
 	if (plat_unlikely(d->trap_map))
-		viommu_trap(d);		/* the hypervisor shadows the new entries */
+		viommu_trap(d, npages);	/* the hypervisor shadows the new entries */
 	dma_count(&dma_pcpu(d, cpu)->maps);
 	*iova = (pfn << d->granule_lg2) + off;
 	return 0;
@@ -1057,7 +1108,7 @@ int iopt_dma_map_sg(struct iopt_dma *d, const struct iopt_dma_seg *sg,
 	if (ret)
 		return map_failed(d, pfn, len >> d->granule_lg2, cpu, ret);
 	if (plat_unlikely(d->trap_map))
-		viommu_trap(d);
+		viommu_trap(d, len >> d->granule_lg2);
 	dma_count(&dma_pcpu(d, cpu)->maps);
 	*iova = va + off;
 	/* From the first byte to the end of the last segment. */
@@ -1134,6 +1185,7 @@ void iopt_dma_get_stats(struct iopt_dma *d, struct iopt_dma_stats *st)
 	st->held = fs.held;
 	plat_spin_lock(&d->trap_lock);
 	st->viommu_traps = d->n_traps;
+	st->viommu_trap_pages = d->n_trap_pages;
 	plat_spin_unlock(&d->trap_lock);
 	st->iova_cache_flushes = is.cache_flushes;
 }
