@@ -324,9 +324,18 @@ static const struct repro_row fp_rows[FP_NROWS] = {
 };
 
 static const struct repro_sweep fp_sweep[] = {
-	{ "option", "viommu-trap-ns", { "2000", "50000" }, { "50000" },
-	  "one trapped, serialised RPCIT, assumed 10 us (an exit to the "
-	  "hypervisor, its shadow-table update and the host IOMMU's "
+	{ "option", "viommu-trap-page-ns", { "20", "200" }, { "20" },
+	  "the hypervisor's walk of one page of a refreshed range, assumed 50 "
+	  "ns (QEMU's rpcit_service_call: an IOTLB hash lookup per page, and "
+	  "three guest table reads for a mapped one; no published figure): "
+	  "20 to 200 ns" },
+	{ "option", "iova-end", { "0x180000000", "0xb00000000" }, { },
+	  "the aperture a flush-all refreshes, [4 GiB, 4 GiB + the guest's "
+	  "memory) (s390_iommu_aperture = high_memory), the guest's memory "
+	  "assumed 8 GiB (the seed gives none): 2 GiB to 40 GiB" },
+	{ "option", "viommu-trap-ns", { "2000", "50000" }, { },
+	  "one trapped, serialised RPCIT's fixed cost, assumed 10 us (an exit "
+	  "to the hypervisor, its shadow-table update and the host IOMMU's "
 	  "invalidation; no published figure): 2 to 50 us" },
 	{ "option", "dev-latency-ns", { "20000", "200000" }, { },
 	  "the SSD's 4K random-read latency, the model's 80 us: 20 us (an "
@@ -387,9 +396,10 @@ const struct repro_case repro_cases[] = {
 	  "seed 004 (Re: [PATCH v4 1/2] iommu/s390: Fix race with release_device "
 	  "ops, 2022)",
 	  "--sim-platform graviton2 --smmu-preset smmuv3",
-	  "workload nvme: 4 jobs x QD32 4K randread on 8 CPUs, every invalidation "
-	  "a trapped, serialised 10 us call; strict, fq 256/10 ms, 8192/100 ms, "
-	  "32768/4000 ms, single queue, flush on exhaustion",
+	  "workload nvme: 4 jobs x QD32 4K randread on 8 CPUs, every refresh "
+	  "(map, unmap, flush-all) a trapped, serialised 10 us + 50 ns per page "
+	  "named, a flush-all naming the 8 GiB aperture; strict, fq 256/10 ms, "
+	  "8192/100 ms, 32768/4000 ms, single queue, flush on exhaustion",
 	  REPRO_RUNS, ROWS(fp_rows), fp_sweep, ARRAY_LEN(fp_sweep), 7,
 	  repro_flush_policy, repro_more_missing },
 };

@@ -229,35 +229,100 @@ int repro_rcache_flush(const struct repro_case *c, struct repro_point *p)
 
 /*
  * Seed 004: NVMe 4 KiB random reads in an s390 guest whose every IOTLB
- * flush (RPCIT) traps to the hypervisor, one at a time across the guest's
- * CPUs (--viommu-trap-ns, FP_TRAP_NS: an assumption, swept), a new
- * mapping's as well as an invalidation's (--viommu-trap-map: the seed's
- * scheme "reduces them by almost half" by deferring only unmap's), under
- * strict invalidation, the flush queues at 256/10 ms (the default),
- * 8192/100 ms and 32768/4000 ms, a single queue, and s390's own scheme,
- * one flush when the IOVA space runs out. The queues flush when a ring
- * fills or the space runs out, not on their timer (--fq-timer is left
- * off: within the runs' 4 to 40 ms only the 10 ms timeout could expire,
- * on rings that fill far sooner).
+ * refresh (RPCIT) traps to the hypervisor, one at a time across the
+ * guest's CPUs: a fixed cost (--viommu-trap-ns, FP_TRAP_NS) plus a cost
+ * per page of the range the refresh names (--viommu-trap-page-ns,
+ * FP_PAGE_NS: the hypervisor walks every page of it), a new mapping's as
+ * well as an invalidation's (--viommu-trap-map: the seed's scheme
+ * "reduces them by almost half" by deferring only unmap's). A flush-all
+ * names the whole aperture: the IOVA space is s390's, [start_dma,
+ * start_dma + the guest's memory) (FP_IOVA_START, FP_IOVA_END). All three
+ * costs and the memory are assumptions, swept (docs/experiments.md).
+ * Policies: strict, the flush queues at 256/10 ms (the default), 8192/100
+ * ms and 32768/4000 ms, a single queue (32768/1 s), and s390's own
+ * scheme, one flush-all when the IOVA space runs out.
+ *
+ * Each run lasts long enough to hold several of its flush cycles (a
+ * cycle: the rings filling, or the timeout, then the flush-alls):
+ * strict, exhaustion and the no-IOMMU run have none within any run this
+ * size (exhaustion's first comes after the aperture's 2M maps), the
+ * timed queues (256/10 ms, 8192/100 ms) run with the flush-queue timer
+ * for FP_TIMED_MS after FP_TIMED_WARM_MS (their first timeout's burst of
+ * unflushed I/O is over by then), the per-CPU 32768-entry queues for
+ * FP_LONG_MS and the single queue for FP_SINGLE_MS, both without the
+ * timer (their rings fill in about 1.3 s and 0.3 s, before the 4 s and
+ * 1 s timeouts could expire). The single queue's run is the shortest that holds its flushes:
+ * during each, every other CPU's unmap spins on the one ring's lock, and
+ * a spinning simulated CPU costs the host an event per iteration. A trap
+ * cost above the preset's stretches the long durations in proportion, so
+ * that a run holds as many cycles.
  */
 #define FP_CPUS		8
-#define FP_TRAP_NS	"10000"
+#define FP_TRAP_NS	10000u
+#define FP_PAGE_NS	"50"
+#define FP_IOVA_START	"0x100000000"	/* QEMU's ZPCI_SDMA_ADDR, 4 GiB */
+#define FP_IOVA_END	"0x300000000"	/* + 8 GiB of guest memory */
+#define FP_TIMED_MS	2000u		/* --quick: 1000 */
+#define FP_TIMED_WARM_MS "500"
+#define FP_LONG_MS	8000u		/* --quick: 4000 */
+#define FP_SINGLE_MS	600u		/* --quick: 400 */
+
+/* ms, stretched by trap_ns over the preset's, as a decimal string in buf. */
+static const char *fp_ms(char *buf, size_t n, unsigned ms, const char *trap)
+{
+	unsigned long long t = strtoull(trap, NULL, 10), v = ms;
+
+	if (t > FP_TRAP_NS)
+		v = v * t / FP_TRAP_NS;
+	snprintf(buf, n, "%llu", v);
+	return buf;
+}
+
+/* The preset's value of a rig option, or the point's when it sweeps it. */
+static const char *fp_opt(const struct repro_point *p, const char *name,
+			  const char *preset)
+{
+	return p->option && !strcmp(p->option, name) ? p->option_val : preset;
+}
 
 int repro_flush_policy(const struct repro_case *c, struct repro_point *p)
 {
-	const char *dur = p->quick ? "10" : "40", *warm = p->quick ? "2" : "4";
+	static const char *const own[] = { "--viommu-trap-ns",
+					   "--viommu-trap-page-ns", "--iova-end",
+					   NULL };
+	char trap_buf[24], timed[24], lng[24], one[24];
+	const char *trap, *dur = p->quick ? "10" : "40", *warm = p->quick ? "2" : "4";
+	bool own_swept = false;
+
+	snprintf(trap_buf, sizeof(trap_buf), "%u", FP_TRAP_NS);
+	trap = fp_opt(p, "--viommu-trap-ns", trap_buf);
+	for (unsigned i = 0; own[i]; i++)
+		own_swept |= p->option && !strcmp(p->option, own[i]);
+	fp_ms(timed, sizeof(timed), p->quick ? FP_TIMED_MS / 2 : FP_TIMED_MS, trap);
+	fp_ms(lng, sizeof(lng), p->quick ? FP_LONG_MS / 2 : FP_LONG_MS, trap);
+	fp_ms(one, sizeof(one), p->quick ? 400 : FP_SINGLE_MS, trap);
+
 	const char *const base[] = {
 		"--kind", "nvme", "--jobs", "4", "--qd", "32", "--io-bytes", "4096",
-		"--duration-ms", dur, "--warmup-ms", warm, NULL
+		NULL
 	};
-	/* A swept trap cost replaces the preset's; another swept option
-	 * (the device's latency) goes to every run. */
-	bool trap_swept = p->option && !strcmp(p->option, "--viommu-trap-ns");
-	const char *trap = trap_swept ? p->option_val : FP_TRAP_NS;
-	const char *const on[] = { "--smmu", "v3", "--viommu-trap-ns", trap,
-				   "--viommu-trap-map", NULL };
-	const char *const pt[] = { trap_swept ? NULL : p->option, p->option_val,
+	const char *const on[] = {
+		"--smmu", "v3", "--viommu-trap-ns", trap, "--viommu-trap-page-ns",
+		fp_opt(p, "--viommu-trap-page-ns", FP_PAGE_NS), "--viommu-trap-map",
+		"--iova-start", FP_IOVA_START, "--iova-end",
+		fp_opt(p, "--iova-end", FP_IOVA_END), NULL
+	};
+	/* Another swept option (the device's latency) goes to every run. */
+	const char *const pt[] = { own_swept ? NULL : p->option, p->option_val,
 				   NULL };
+	const char *const d_short[] = { "--duration-ms", dur, "--warmup-ms", warm,
+					NULL };
+	const char *const d_timed[] = { "--duration-ms", timed, "--warmup-ms",
+					FP_TIMED_WARM_MS, "--fq-timer", NULL };
+	const char *const d_long[] = { "--duration-ms", lng, "--warmup-ms", warm,
+				       NULL };
+	const char *const d_single[] = { "--duration-ms", one, "--warmup-ms", warm,
+					 NULL };
 	static const char *const strict[] = { "--policy", "strict", NULL };
 	static const char *const fq256[] = { "--policy", "lazy", "--fq-entries", "256",
 					     "--fq-timeout-ms", "10", NULL };
@@ -268,15 +333,16 @@ int repro_flush_policy(const struct repro_case *c, struct repro_point *p)
 	static const char *const single[] = { "--policy", "single", NULL };
 	static const char *const exhaust[] = { "--policy", "exhaust", NULL };
 	static const char *const off[] = { "--smmu", "none", NULL };
-	static const struct { const char *const *v; int row; } runs[] = {
-		{ exhaust, FP_EXHAUST }, { strict, FP_STRICT }, { fq32k, FP_FQ32K },
-		{ fq8k, FP_FQ8K }, { fq256, FP_FQ256 }, { single, FP_SINGLE },
+	const struct { const char *const *v, *const *d; int row; } runs[] = {
+		{ exhaust, d_short, FP_EXHAUST }, { strict, d_short, FP_STRICT },
+		{ fq32k, d_long, FP_FQ32K }, { fq8k, d_timed, FP_FQ8K },
+		{ fq256, d_timed, FP_FQ256 }, { single, d_single, FP_SINGLE },
 	};
 	struct repro_sim s;
 
 	for (unsigned i = 0; i < ARRAY_LEN(runs); i++)
-		if (wl_row(c, p, FP_CPUS, OPTS(base, on, runs[i].v, pt), 1e-3,
-			   runs[i].row, &s))
+		if (wl_row(c, p, FP_CPUS, OPTS(base, runs[i].d, on, runs[i].v, pt),
+			   1e-3, runs[i].row, &s))
 			return -1;
-	return wl_row(c, p, FP_CPUS, OPTS(base, off, pt), 1e-3, FP_OFF, &s);
+	return wl_row(c, p, FP_CPUS, OPTS(base, d_short, off, pt), 1e-3, FP_OFF, &s);
 }
