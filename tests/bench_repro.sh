@@ -113,16 +113,17 @@ for n, l in enumerate(sys.stdin, 1):
         sys.exit("line %d: a headline without a published figure" % n)' \
     < "$dir/direct.jsonl" || say_fail "the lines are not all JSON"
 fi
-# A swept suite option (flush-policy's trap cost) reaches its runs: the
-# point's strict run is another simulation than point 0's.
+# A swept suite option (flush-policy's trap cost per page, its quick
+# sweep) reaches its runs: the point's strict run is another simulation
+# than point 0's.
 fp_hash() {
   grep '"case":"flush-policy"' "$dir/direct.jsonl" | grep "\"point\":$1," |
     grep '"metric":"strict"' | grep -o '"trace_hash":"[0-9a-f]*"'
 }
 if ! grep -q '"case":"flush-policy".*cannot run yet' "$dir/direct.jsonl"; then
-  grep -q '"case":"flush-policy".*"setting":"viommu-trap-ns=' "$dir/direct.jsonl" ||
+  grep -q '"case":"flush-policy".*"setting":"viommu-trap-page-ns=' "$dir/direct.jsonl" ||
     say_fail "flush-policy: no point sweeps the trap cost"
-  t1=$(grep '"setting":"viommu-trap-ns=' "$dir/direct.jsonl" | head -1 |
+  t1=$(grep '"setting":"viommu-trap-page-ns=' "$dir/direct.jsonl" | head -1 |
        grep -o '"point":[0-9]*' | grep -o '[0-9]*')
   [ -n "$t1" ] && [ "$(fp_hash 0)" != "$(fp_hash "$t1")" ] ||
     say_fail "flush-policy: the trap sweep left strict's run unchanged"
