@@ -407,12 +407,14 @@ int iopt_dma_create(const struct iopt_dma_cfg *cfg, struct iopt_dma **out)
 		ret = -EINVAL;
 		goto fail;
 	}
-	/* A flush-all's trap names the whole space: bounded (dma.h). The
-	 * product cannot wrap: pages < 2^52, page_ns <= 2^20. */
+	/* A flush-all's trap names the whole space: bounded (dma.h), by a
+	 * division, so that no product can wrap; every trap's cost is then
+	 * at most IOPT_DMA_TRAP_FLUSH_NS_MAX (viommu_trap() clamps its pages
+	 * to the space's). trap_ns <= IOPT_DMA_TRAP_NS_MAX, far below it. */
 	d->space_pages = (d->end - d->start) >> d->granule_lg2;
-	if (d->space_pages > (1ull << 52) ||
-	    d->trap_ns + d->trap_page_ns * d->space_pages >
-	    IOPT_DMA_TRAP_FLUSH_NS_MAX) {
+	if (d->trap_page_ns &&
+	    d->space_pages > (IOPT_DMA_TRAP_FLUSH_NS_MAX - d->trap_ns) /
+			     d->trap_page_ns) {
 		ret = -EINVAL;
 		goto fail;
 	}
