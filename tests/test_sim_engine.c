@@ -234,8 +234,11 @@ static void test_costs_topology(void **state)
 }
 
 /* M CPUs at cycle 0 each do one RMW of one line: the first finds it
- * nowhere (miss 100), the k-th (k >= 1) waits k transfers of 40 cycles and
- * takes it from the previous owner (50), plus atomic_extra 3 each. */
+ * nowhere (miss 100); the line reaches it at 100 and stays transfer (40)
+ * cycles with each CPU it reaches (docs/sim.md, "Contention"), so it
+ * reaches the k-th (k >= 1) at 100 + 40 k, later than the k-th's move
+ * alone would bring it (its start 40 k plus the previous owner's 50):
+ * plus atomic_extra 3 each. Its wait beyond the move's 50 is 50 + 40 k. */
 static void cost_queue_cpu(unsigned cpu, void *arg)
 {
 	(void)cpu;
@@ -267,7 +270,7 @@ static void test_costs_queueing(void **state)
 	assert_int_equal(cost_x.v, M);
 	want[0] = 100 + 3;
 	for (unsigned k = 1; k < M; k++)
-		want[k] = 40 * k + 50 + 3;
+		want[k] = 100 + 40 * k + 3;
 	for (unsigned i = 0; i < M; i++)
 		got[i] = iopt_sim_cpu_cycles(s, i);
 	qsort(got, M, sizeof(got[0]), cmp_u64);
@@ -277,7 +280,8 @@ static void test_costs_queueing(void **state)
 	iopt_sim_stats(s, &st);
 	assert_int_equal(st.hot[0].line, (uintptr_t)&cost_x);
 	assert_int_equal(st.hot[0].transfers, M - 1);
-	assert_int_equal(st.hot[0].wait_cycles, 40 * M * (M - 1) / 2);
+	assert_int_equal(st.hot[0].wait_cycles,
+			 50 * (M - 1) + 40 * M * (M - 1) / 2);
 	assert_non_null(st.hot[0].last_writer_pc);
 	iopt_sim_destroy(s);
 }

@@ -69,6 +69,18 @@ static struct iopt_sim *mk(const struct iopt_sim_params *p)
 	return s;
 }
 
+/* A zeroed object on lines of its own: the structures below align their
+ * words to lines (_Alignas(64)), which calloc() does not honour. */
+static void *zalloc64(size_t size)
+{
+	size_t bytes = (size + 63) & ~(size_t)63;
+	void *p = aligned_alloc(64, bytes);
+
+	if (p)
+		memset(p, 0, bytes);
+	return p;
+}
+
 /* The statistics of the line holding addr (zeros if it is not hot). */
 static struct iopt_sim_line_stat line_stat(struct iopt_sim *s, const void *addr)
 {
@@ -173,7 +185,7 @@ static void test_script(void **state)
 	for (unsigned far = 0; far < 2; far++) {
 		struct iopt_sim_params p;
 		struct iopt_sim_line_stat ls;
-		struct script_t *t = calloc(1, sizeof(*t));
+		struct script_t *t = zalloc64(sizeof(*t));
 		struct iopt_sim *s;
 
 		assert_non_null(t);
@@ -230,7 +242,7 @@ static void test_alternating(void **state)
 	for (unsigned far = 0; far < 2; far++) {
 		struct iopt_sim_params p;
 		struct iopt_sim_line_stat ls;
-		struct alt_t *t = calloc(1, sizeof(*t));
+		struct alt_t *t = zalloc64(sizeof(*t));
 		struct iopt_sim *s;
 
 		assert_non_null(t);
@@ -263,7 +275,7 @@ static void test_home_serialises(void **state)
 {
 	struct iopt_sim_params p;
 	struct iopt_sim_line_stat ls;
-	struct alt_t *t = calloc(1, sizeof(*t));
+	struct alt_t *t = zalloc64(sizeof(*t));
 	struct iopt_sim *s;
 
 	(void)state;
@@ -311,7 +323,7 @@ static void test_mutex_far(void **state)
 	(void)state;
 	for (unsigned far = 0; far < 2; far++) {
 		struct iopt_sim_params p;
-		struct mutex_t *t = calloc(1, sizeof(*t));
+		struct mutex_t *t = zalloc64(sizeof(*t));
 		struct iopt_sim *s;
 
 		assert_non_null(t);
@@ -327,6 +339,166 @@ static void test_mutex_far(void **state)
 		iopt_sim_destroy(s);
 		plat_mutex_destroy(&t->m);
 		free(t);
+	}
+}
+
+/* ---- a contended compare-and-swap ------------------------------------------ */
+
+/*
+ * n CPUs arrive together at cycle 0, each to add one to a word with a
+ * compare-and-swap loop that retries with the value the failed swap
+ * returned, after CAS_GAP cycles of work (computing the new value), as
+ * Linux's cmpxchg loops do. By hand, with params() (miss_mem 250,
+ * fetch_modified 120, transfer 120, atomic_extra 20, hit 4):
+ *   - the first CPU finds the line nowhere: its swap takes effect at 0,
+ *     succeeds and costs 250 + 20; the line reaches it at 250;
+ *   - the k-th (k >= 2) waits for the line, which stays with each CPU it
+ *     reaches for transfer cycles: it reaches the k-th at a_k = 250 +
+ *     120 (k - 1) (its move, from the CPU before it, fetch_modified, has
+ *     started by then: at 120 (k - 1)), when its swap takes effect: it
+ *     fails (its expected value is the one all read at 0), returning the
+ *     newest value, at a_k + 20;
+ *   - it then holds the line, modified, until the next move takes effect
+ *     at a_k + 120: its retry at a_k + 20 + CAS_GAP hits (4 + 20) and
+ *     succeeds, done at a_k + 20 + CAS_GAP + 24.
+ * So one failure per CPU but the first, n - 1 transfers, and the CPUs
+ * done at 270 and a_k + 54 (k = 2..n), whichever CPU comes first.
+ */
+#define CAS_CPUS	8
+#define CAS_GAP		10
+
+struct cas_t {
+	_Alignas(64) uint64_t x;
+	uint64_t fails[CAS_CPUS];
+	uint64_t done[CAS_CPUS];
+};
+
+static void cas_cpu(unsigned cpu, void *arg)
+{
+	struct cas_t *t = arg;
+	uint64_t old = 0;	/* the word's value when they all start */
+
+	while (!plat_cas_acq_rel64(&t->x, &old, old + 1)) {
+		t->fails[cpu]++;
+		iopt_sim_work(CAS_GAP);
+	}
+	t->done[cpu] = iopt_sim_now();
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void test_cas_together(void **state)
+{
+	(void)state;
+	for (unsigned n = 2; n <= CAS_CPUS; n *= 2) {
+		for (uint64_t seed = 1; seed <= 4; seed++) {
+			struct iopt_sim_params p;
+			struct iopt_sim_line_stat ls;
+			struct cas_t *t = zalloc64(sizeof(*t));
+			struct iopt_sim *s;
+			uint64_t fails = 0;
+
+			assert_non_null(t);
+			params(&p, n, 0);
+			p.seed = seed;
+			s = mk(&p);
+			assert_int_equal(iopt_sim_run(s, cas_cpu, t), 0);
+			assert_int_equal(t->x, n);
+			qsort(t->done, n, sizeof(t->done[0]), cmp_u64);
+			for (unsigned c = 0; c < n; c++) {
+				uint64_t want = c == 0 ? 250 + 20
+						       : 250 + 120 * c + 20 +
+							 CAS_GAP + 24;
+
+				fails += t->fails[c];
+				if (t->done[c] != want)
+					fail_msg("%u CPUs, seed %llu: CPU done "
+						 "%u-th at %llu, wanted %llu", n,
+						 (unsigned long long)seed, c,
+						 (unsigned long long)t->done[c],
+						 (unsigned long long)want);
+			}
+			if (fails != n - 1)
+				fail_msg("%u CPUs, seed %llu: %llu failed swaps, "
+					 "wanted %u", n, (unsigned long long)seed,
+					 (unsigned long long)fails, n - 1);
+			ls = line_stat(s, &t->x);
+			assert_int_equal(ls.transfers, n - 1);
+			iopt_sim_destroy(s);
+			free(t);
+		}
+	}
+}
+
+/*
+ * The class: whatever the arrivals, a line stays transfer (120) cycles
+ * with the CPU it reaches (docs/sim.md, "Contention"), and a failed
+ * swap's retry comes atomic_extra + CAS_GAP = 30 cycles after the line
+ * reached it: the retry hits, on the value the failure returned, and
+ * succeeds. So every failed swap is followed by a success of the same
+ * CPU: failures <= successes, for any spacing of the increments (seeded
+ * random work between them, 0 to 2000 cycles, on 2 to 16 CPUs). When a
+ * waiting access took effect at its issue this failed (the scripted
+ * arrivals above: n(n-1)/2 failures for n successes).
+ */
+#define LOOP_CPUS	16
+#define LOOP_ADDS	40
+
+struct loop_t {
+	_Alignas(64) uint64_t x;
+	uint64_t seed;
+	uint64_t fails[LOOP_CPUS];
+};
+
+static void loop_cpu(unsigned cpu, void *arg)
+{
+	struct loop_t *t = arg;
+	uint64_t r = t->seed * 0x9e3779b97f4a7c15ull + cpu + 1;
+	uint64_t old = plat_load_rlx64(&t->x);
+
+	for (unsigned k = 0; k < LOOP_ADDS; k++) {
+		r = r * 6364136223846793005ull + 1442695040888963407ull;
+		iopt_sim_work((r >> 33) % 2001);
+		while (!plat_cas_acq_rel64(&t->x, &old, old + 1)) {
+			t->fails[cpu]++;
+			iopt_sim_work(CAS_GAP);
+		}
+		old++;
+	}
+}
+
+static void test_cas_loops(void **state)
+{
+	(void)state;
+	for (unsigned n = 2; n <= LOOP_CPUS; n *= 2) {
+		for (uint64_t seed = 1; seed <= 3; seed++) {
+			struct iopt_sim_params p;
+			struct loop_t *t = zalloc64(sizeof(*t));
+			struct iopt_sim *s;
+			uint64_t fails = 0;
+
+			assert_non_null(t);
+			t->seed = seed;
+			params(&p, n, 0);
+			p.seed = seed;
+			s = mk(&p);
+			assert_int_equal(iopt_sim_run(s, loop_cpu, t), 0);
+			assert_int_equal(t->x, (uint64_t)n * LOOP_ADDS);
+			for (unsigned c = 0; c < n; c++)
+				fails += t->fails[c];
+			if (fails > (uint64_t)n * LOOP_ADDS)
+				fail_msg("%u CPUs, seed %llu: %llu failed swaps "
+					 "for %u successes", n,
+					 (unsigned long long)seed,
+					 (unsigned long long)fails, n * LOOP_ADDS);
+			iopt_sim_destroy(s);
+			free(t);
+		}
 	}
 }
 
@@ -384,7 +556,7 @@ static void test_clean(void **state)
 {
 	struct iopt_sim_params p;
 	struct iopt_sim_stats st;
-	struct cmo_t *t = calloc(1, sizeof(*t));
+	struct cmo_t *t = zalloc64(sizeof(*t));
 	struct iopt_sim *s;
 
 	(void)state;
@@ -426,7 +598,7 @@ static void tso_cpu(unsigned cpu, void *arg)
 static void test_clean_tso(void **state)
 {
 	struct iopt_sim_params p;
-	struct cmo_t *t = calloc(1, sizeof(*t));
+	struct cmo_t *t = zalloc64(sizeof(*t));
 	struct iopt_sim *s;
 
 	(void)state;
@@ -556,6 +728,8 @@ int main(void)
 		cmocka_unit_test(test_alternating),
 		cmocka_unit_test(test_home_serialises),
 		cmocka_unit_test(test_mutex_far),
+		cmocka_unit_test(test_cas_together),
+		cmocka_unit_test(test_cas_loops),
 		cmocka_unit_test(test_clean),
 		cmocka_unit_test(test_clean_tso),
 		cmocka_unit_test(test_noncoherent_map),

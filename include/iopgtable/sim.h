@@ -100,7 +100,9 @@ struct iopt_sim_params {
 	uint32_t fetch_modified;	/* read/write a line another CPU holds modified */
 	uint32_t upgrade;		/* write to a shared line: invalidate sharers */
 	uint32_t per_sharer;		/* extra per sharer invalidated */
-	uint32_t transfer;		/* a line moves at most once per this many cycles */
+	uint32_t transfer;		/* a line moves at most once per this many
+					 * cycles, and stays this long with the
+					 * CPU it reaches (docs/sim.md) */
 	/* Topology multipliers (percent) for transfers between CPUs. */
 	unsigned cores_per_cluster;	/* 0: one cluster */
 	unsigned clusters_per_socket;	/* 0: one socket */

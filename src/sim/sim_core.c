@@ -286,6 +286,14 @@ void sim_charge_more(struct iopt_sim *s, struct sim_cpu *c, enum iopt_sim_op op,
 	resched(s, c);
 }
 
+void sim_stall(struct iopt_sim *s, struct sim_cpu *c, uint64_t cycles)
+{
+	c->now += cycles;
+	c->cycles += cycles;
+	if (c->now <= s->limit)
+		resched(s, c);
+}
+
 /* c's time has just grown: it goes on while it is the earliest, else the
  * earliest CPU runs. */
 static void resched(struct iopt_sim *s, struct sim_cpu *c)

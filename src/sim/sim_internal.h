@@ -49,11 +49,26 @@ struct sim_line {
 	uint16_t sb_owner;		/* CPU with buffered stores to it (TSO) */
 	uint32_t sb_count;		/* how many */
 	uint64_t free_at;		/* next cycle it may move */
+	uint64_t hold_until;		/* its last taker keeps it until then */
 	uint64_t transfers;
 	uint64_t wait_cycles;
 	uint64_t far_ops;		/* atomics executed at its home node */
 	bool at_home;			/* a far atomic left it at its home node */
 	const void *writer_pc;
+	/*
+	 * Moves that wait (docs/sim.md, "Contention"): the CPUs whose access
+	 * waits for the line, in the order they asked (a list through
+	 * sim_cpu.pend_next), each taking effect at its sim_cpu.pend_at.
+	 * owner and sharers above already count them; until the first takes
+	 * effect the line is still with held_owner and held, whose accesses
+	 * hit.
+	 */
+	uint16_t npend;
+	uint16_t pend_head, pend_tail;
+	uint16_t held_owner;
+	uint64_t pend_first;		/* the head's pend_at */
+	uint64_t pend_last;		/* the tail's */
+	struct sim_set held;
 };
 
 /* One buffered store (TSO). Memory already holds the new value (so the
@@ -130,6 +145,9 @@ struct sim_cpu {
 	bool host_joins;		/* the host context joins it */
 	struct sim_cpu *wait_next;	/* mutex wait queue */
 	struct sim_cpu *rq_next;	/* its CPU's run queue */
+	/* A memory access waiting for its line (sim_mem.c). */
+	uint16_t pend_next;		/* the next waiter's slot, or SIM_NONE */
+	uint64_t pend_at;		/* when the line reaches it */
 	/* Scheduler and interrupt state (sim_sched.c). */
 	unsigned preempt;		/* preemption disabled this deep */
 	unsigned irq_off;		/* interrupts disabled this deep */
@@ -247,6 +265,10 @@ void sim_charge(struct iopt_sim *s, struct sim_cpu *c, enum iopt_sim_op op,
  * cycles and the trace entry, not another operation in the statistics. */
 void sim_charge_more(struct iopt_sim *s, struct sim_cpu *c, enum iopt_sim_op op,
 		     uint64_t cycles);
+/* c waits cycles within an operation already counted (a memory access
+ * for its line): a scheduling point, with no trace entry and no
+ * interrupt or time-slice decision (the operation's charge makes them). */
+void sim_stall(struct iopt_sim *s, struct sim_cpu *c, uint64_t cycles);
 void sim_block(struct iopt_sim *s, struct sim_cpu *c);
 void sim_wake(struct iopt_sim *s, struct sim_cpu *c, uint64_t at);
 uint64_t sim_rand(struct iopt_sim *s);

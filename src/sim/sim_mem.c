@@ -16,8 +16,12 @@
  *   write, nobody holds it:               miss_mem
  * topo is 100% inside a cluster, cross_cluster_pct between clusters and
  * cross_socket_pct between sockets. Every access that is not a hit moves
- * the line, and a line moves at most once per `transfer` cycles: the k-th
- * of CPUs arriving together waits (k-1) transfers (sim.h, docs/sim.md).
+ * the line, and a line moves at most once per `transfer` cycles and stays
+ * that long with the CPU it reaches: it reaches the k-th of CPUs arriving
+ * together (k-1) transfers after the first (sim.h, docs/sim.md,
+ * "Contention"). An access that waits for the line takes effect when the
+ * line reaches it (line_cost(), line_wait()); until then the line's
+ * holders keep it and their accesses hit.
  * A line nobody holds that a far atomic left at its home node comes from
  * there, at fetch_shared, instead of from memory.
  *
@@ -119,6 +123,7 @@ static struct sim_line *line_find(struct iopt_sim *s, const void *addr)
 	s->lines[i].key = key;
 	s->lines[i].owner = SIM_NONE;
 	s->lines[i].sb_owner = SIM_NONE;
+	s->lines[i].held_owner = SIM_NONE;
 	return &s->lines[i];
 }
 
@@ -211,24 +216,112 @@ static inline uint64_t scaled(uint64_t cycles, uint32_t pct)
 
 /* ---- the coherence cost ------------------------------------------------ */
 
+/* Whether an access by me hits a line held by (owner, set); a write by its
+ * only holder upgrades it silently (exclusive). */
+static bool hold_hit(uint16_t *owner, struct sim_set *set, unsigned me,
+		     bool write)
+{
+	if (*owner == me)
+		return true;
+	if (!set_has(set, me))
+		return false;
+	if (!write)
+		return true;
+	if (*owner != SIM_NONE || set_count(set) != 1)
+		return false;
+	*owner = (uint16_t)me;
+	return true;
+}
+
+/* The line comes to me: a reader joins its holders (a modified copy
+ * becomes clean), a writer holds it alone, modified. */
+static void hold_take(uint16_t *owner, struct sim_set *set, unsigned me,
+		      bool write)
+{
+	if (write) {
+		set_only(set, me);
+		*owner = (uint16_t)me;
+	} else {
+		*owner = SIM_NONE;
+		set_add(set, me);
+	}
+}
+
+/* c's access waits for l: queue it, taking effect at cycle at. The first
+ * waiter keeps who holds the line now in held. */
+static void pend_push(struct iopt_sim *s, struct sim_line *l,
+		      struct sim_cpu *c, uint64_t at)
+{
+	c->pend_at = at;
+	c->pend_next = SIM_NONE;
+	if (!l->npend++) {
+		l->held = l->sharers;
+		l->held_owner = l->owner;
+		l->pend_head = (uint16_t)c->idx;
+		l->pend_first = at;
+	} else {
+		s->cpu[l->pend_tail]->pend_next = (uint16_t)c->idx;
+	}
+	l->pend_tail = (uint16_t)c->idx;
+	l->pend_last = at;
+}
+
+/* c's queued access takes effect: the line is c's (with the holders a
+ * reader shares it with). Waiters take effect in order of their cycles,
+ * which grow along the list; c is the head but in PCT mode, which may run
+ * a CPU a little ahead of an earlier one. */
+static void pend_take(struct iopt_sim *s, struct sim_line *l,
+		      struct sim_cpu *c, bool write)
+{
+	uint16_t *link = &l->pend_head, prev = SIM_NONE;
+
+	while (*link != c->idx) {
+		prev = *link;
+		link = &s->cpu[prev]->pend_next;
+	}
+	*link = c->pend_next;
+	if (l->pend_tail == c->idx)
+		l->pend_tail = prev;
+	if (--l->npend) {
+		l->pend_first = s->cpu[l->pend_head]->pend_at;
+		l->pend_last = s->cpu[l->pend_tail]->pend_at;
+	}
+	hold_take(&l->held_owner, &l->held, c->idx, write);
+}
+
+/*
+ * The cost of c's access to l, and the line's new holders. With wait
+ * non-NULL the access may wait for the line (loads, stores without a
+ * store buffer, near read-modify-writes): when the line is still moving
+ * to earlier requesters, or other accesses already wait for it, *wait is
+ * the cycle at which it reaches c and the access takes effect (the caller
+ * stalls c until then: line_wait()), else 0 (it takes effect now). Until
+ * the first waiting access takes effect the line stays with its holders
+ * (held), whose accesses hit.
+ */
 static uint64_t line_cost(struct iopt_sim *s, struct sim_cpu *c,
-			  struct sim_line *l, bool write, const void *pc)
+			  struct sim_line *l, bool write, const void *pc,
+			  uint64_t *wait)
 {
 	const struct iopt_sim_params *p = &s->p;
 	unsigned me = c->idx;
 	uint64_t base, start;
-	bool moved = true;
+	bool moved = true, queue;
 
+	if (wait)
+		*wait = 0;
 	if (write)
 		l->writer_pc = pc;
-	if (l->owner == me)
+	if (l->npend && c->now < l->pend_first &&
+	    hold_hit(&l->held_owner, &l->held, me, write))
 		return p->hit;
+	if (hold_hit(&l->owner, &l->sharers, me, write))
+		return p->hit;
+	start = l->free_at > c->now ? l->free_at : c->now;
+	queue = wait && (start > c->now || l->npend || l->hold_until > c->now);
 	if (!write) {
-		if (set_has(&l->sharers, me))
-			return p->hit;
 		if (l->owner != SIM_NONE) {
 			base = scaled(p->fetch_modified, topo_pct(s, me, l->owner));
-			l->owner = SIM_NONE;
 		} else if (set_count(&l->sharers)) {
 			base = scaled(p->fetch_shared,
 				      topo_pct_set(s, me, &l->sharers, false));
@@ -236,18 +329,12 @@ static uint64_t line_cost(struct iopt_sim *s, struct sim_cpu *c,
 			base = l->at_home ? p->fetch_shared : p->miss_mem;
 			moved = false;
 		}
-		set_add(&l->sharers, me);
 	} else {
 		unsigned n = set_count(&l->sharers);
-		bool mine = set_has(&l->sharers, me);
 
 		if (l->owner != SIM_NONE) {
 			base = scaled(p->fetch_modified, topo_pct(s, me, l->owner));
-		} else if (mine && n == 1) {
-			/* Its only holder (exclusive): a silent upgrade. */
-			l->owner = (uint16_t)me;
-			return p->hit;
-		} else if (mine) {
+		} else if (set_has(&l->sharers, me)) {
 			base = scaled(p->upgrade + (uint64_t)(n - 1) * p->per_sharer,
 				      topo_pct_set(s, me, &l->sharers, true));
 		} else if (n) {
@@ -257,22 +344,36 @@ static uint64_t line_cost(struct iopt_sim *s, struct sim_cpu *c,
 			base = l->at_home ? p->fetch_shared : p->miss_mem;
 			moved = false;
 		}
-		set_only(&l->sharers, me);
-		l->owner = (uint16_t)me;
 	}
 	/* The line moves: after its previous move, one at a time. */
-	start = l->free_at > c->now ? l->free_at : c->now;
 	l->free_at = start + p->transfer;
-	l->wait_cycles += start - c->now;
 	if (moved)
 		l->transfers++;
-	return start - c->now + base;
+	if (!queue) {
+		hold_take(&l->owner, &l->sharers, me, write);
+		l->wait_cycles += start - c->now;
+		l->hold_until = start + base + p->transfer;
+		return start - c->now + base;
+	}
+	/* It arrives then, once its last taker has held it transfer cycles,
+	 * after every earlier waiter's access. The first waiter keeps the
+	 * holders before its move (pend_push(), before hold_take()). */
+	*wait = start + base;
+	if (*wait < l->hold_until)
+		*wait = l->hold_until;
+	if (l->npend && *wait <= l->pend_last)
+		*wait = l->pend_last + 1;
+	pend_push(s, l, c, *wait);
+	hold_take(&l->owner, &l->sharers, me, write);
+	l->wait_cycles += *wait - base - c->now;
+	l->hold_until = *wait + p->transfer;
+	return *wait - c->now;
 }
 
 uint64_t sim_line_access(struct iopt_sim *s, struct sim_cpu *c,
 			 const void *addr, bool write, const void *pc)
 {
-	return line_cost(s, c, line_find(s, addr), write, pc);
+	return line_cost(s, c, line_find(s, addr), write, pc, NULL);
 }
 
 /* ---- atomics: near or far ----------------------------------------------- */
@@ -298,7 +399,10 @@ static uint64_t far_cost(struct iopt_sim *s, struct sim_cpu *c,
 
 	l->writer_pc = pc;
 	memset(&l->sharers, 0, sizeof(l->sharers));
+	memset(&l->held, 0, sizeof(l->held));
 	l->owner = SIM_NONE;
+	l->held_owner = SIM_NONE;
+	l->hold_until = 0;	/* no CPU holds it */
 	l->at_home = true;
 	l->free_at = start + p->far_atomic_home;
 	l->wait_cycles += start - c->now;
@@ -306,18 +410,23 @@ static uint64_t far_cost(struct iopt_sim *s, struct sim_cpu *c,
 	return start - c->now + p->far_atomic + holders * p->per_sharer;
 }
 
+/* The cost of c's read-modify-write of l; *wait as line_cost()'s (a far
+ * atomic never waits for the line: the home queues it). */
 static uint64_t rmw_cost(struct iopt_sim *s, struct sim_cpu *c,
-			 struct sim_line *l, const void *pc)
+			 struct sim_line *l, const void *pc, uint64_t *wait)
 {
-	if (rmw_is_far(s, c, l))
+	if (rmw_is_far(s, c, l)) {
+		if (wait)
+			*wait = 0;
 		return far_cost(s, c, l, pc);
-	return line_cost(s, c, l, true, pc) + s->p.atomic_extra;
+	}
+	return line_cost(s, c, l, true, pc, wait) + s->p.atomic_extra;
 }
 
 uint64_t sim_rmw_access(struct iopt_sim *s, struct sim_cpu *c,
 			const void *addr, const void *pc)
 {
-	return rmw_cost(s, c, line_find(s, addr), pc);
+	return rmw_cost(s, c, line_find(s, addr), pc, NULL);
 }
 
 /* ---- raw memory ------------------------------------------------------------ */
@@ -506,12 +615,31 @@ static inline void pre_op(struct iopt_sim *s, struct sim_cpu *c)
 		sb_drain_due(s, c->now);
 }
 
+/*
+ * c waits for the line of addr its access queued for (line_cost()'s
+ * *wait = at); other CPUs run meanwhile, and may add lines to the table
+ * (which moves them). Then it holds the line; stores due by then drain.
+ * Returns the line.
+ */
+static struct sim_line *line_wait(struct iopt_sim *s, struct sim_cpu *c,
+				  const void *addr, bool write, uint64_t at)
+{
+	struct sim_line *l;
+
+	sim_stall(s, c, at - c->now);
+	l = line_find(s, addr);
+	pend_take(s, l, c, write);
+	if (c->now >= s->sb_next)
+		sb_drain_due(s, c->now);
+	return l;
+}
+
 uint64_t sim_load(const void *p, unsigned size, enum sim_order order)
 {
 	struct sim_cpu *c = sim_cur;
 	struct iopt_sim *s;
 	struct sim_line *l;
-	uint64_t cost, v;
+	uint64_t cost, v, at;
 
 	if (!c)
 		return raw_load(p, size);
@@ -522,7 +650,13 @@ uint64_t sim_load(const void *p, unsigned size, enum sim_order order)
 	if (s->nmodels)
 		sim_run_models(s, sim_safe_time(s, c));
 	l = line_find(s, p);
-	cost = line_cost(s, c, l, false, NULL);
+	cost = line_cost(s, c, l, false, NULL, &at);
+	if (at) {
+		l = line_wait(s, c, p, false, at);
+		if (s->nmodels)
+			sim_run_models(s, sim_safe_time(s, c));
+		cost = 0;
+	}
 	v = raw_load(p, size);
 	if (tso(s))
 		v = sb_foreign_load(s, c, l, p, size, v);
@@ -535,7 +669,7 @@ void sim_store(void *p, unsigned size, enum sim_order order, uint64_t v)
 	struct sim_cpu *c = sim_cur;
 	struct iopt_sim *s;
 	struct sim_line *l;
-	uint64_t cost;
+	uint64_t cost, at = 0;
 
 	if (!c) {
 		raw_store(p, size, v);
@@ -545,7 +679,12 @@ void sim_store(void *p, unsigned size, enum sim_order order, uint64_t v)
 	sim_ipoint(s, c);
 	pre_op(s, c);
 	l = line_find(s, p);
-	cost = line_cost(s, c, l, true, __builtin_return_address(0));
+	cost = line_cost(s, c, l, true, __builtin_return_address(0),
+			 tso(s) ? NULL : &at);
+	if (at) {
+		l = line_wait(s, c, p, true, at);
+		cost = 0;
+	}
 	if (tso(s)) {
 		/* The buffer hides the line's cost from the CPU: the store
 		 * drains once the line would have come (sb_push). */
@@ -563,7 +702,7 @@ static struct sim_line *rmw_begin(struct iopt_sim *s, struct sim_cpu *c,
 				  void *p, uint64_t *cost, const void *pc)
 {
 	struct sim_line *l;
-	uint64_t wait = 0;
+	uint64_t wait = 0, at;
 
 	sim_ipoint(s, c);
 	pre_op(s, c);
@@ -572,7 +711,11 @@ static struct sim_line *rmw_begin(struct iopt_sim *s, struct sim_cpu *c,
 	l = line_find(s, p);
 	if (tso(s))
 		sb_foreign_write(s, c, l);
-	*cost = wait + rmw_cost(s, c, l, pc);
+	*cost = wait + rmw_cost(s, c, l, pc, &at);
+	if (at) {
+		l = line_wait(s, c, p, true, at);
+		*cost = wait + s->p.atomic_extra;
+	}
 	return l;
 }
 
@@ -662,8 +805,10 @@ void plat_cache_clean(const void *p, size_t len)
 	for (uintptr_t k = first; k <= last; k++) {
 		struct sim_line *l = line_peek(s, k);
 
-		if (l)
+		if (l) {
 			l->owner = SIM_NONE;	/* still in its sharers: clean */
+			l->held_owner = SIM_NONE;
+		}
 	}
 	sim_charge(s, c, IOPT_SIM_OP_CMO,
 		   wait + (uint64_t)(last - first + 1) * s->p.cmo_line +
@@ -889,7 +1034,10 @@ void plat_dev_write(const void *p, size_t len)
 		if (l->sb_owner != SIM_NONE)
 			sb_drain_line(s, s->cpu[l->sb_owner], l);
 		memset(&l->sharers, 0, sizeof(l->sharers));
+		memset(&l->held, 0, sizeof(l->held));
 		l->owner = SIM_NONE;
+		l->held_owner = SIM_NONE;
+		l->hold_until = 0;	/* no CPU holds it */
 		l->at_home = false;	/* memory has the device's data */
 	}
 }
