@@ -731,7 +731,7 @@ static void print_case(const struct repro_case *c, const char *text)
 		printf("  %-26s", p ? v->setting[p] : "preset");
 		for (unsigned r = 0; r < c->nrows; r++)
 			if (c->rows[r].headline)
-				printf(" %6.3f", v->cell[p][r].ours);
+				printf(" %6.4g", v->cell[p][r].ours);
 		judge(c, v, p, &w, &d, &n);
 		printf("  %s\n", verdict(w, d, n));
 		if (p) {
