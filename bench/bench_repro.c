@@ -212,6 +212,15 @@ static bool jnum(const char *line, const char *key, double *v)
 	return end != p;
 }
 
+/* A count field into *dst; left as it was when the line lacks it. */
+static void jcount(const char *line, const char *key, uint64_t *dst)
+{
+	double v;
+
+	if (jnum(line, key, &v))
+		*dst = (uint64_t)v;
+}
+
 static bool jstr(const char *line, const char *key, char *buf, size_t len)
 {
 	const char *p = jfield(line, key), *q;
@@ -310,20 +319,14 @@ int repro_sim(const struct repro_case *c, struct repro_point *p,
 	jnum(line, "unmap_ns", &out->unmap_ns);
 	if (jnum(line, "threads", &th))
 		out->threads = (unsigned)th;
-	if (jnum(line, "errors", &v))
-		out->errors = (uint64_t)v;
-	if (jnum(line, "sync_timeouts", &v))
-		out->sync_timeouts = (uint64_t)v;
-	if (jnum(line, "sync_restarts", &v))
-		out->sync_restarts = (uint64_t)v;
-	if (jnum(line, "sync_polls", &v))
-		out->sync_polls = (uint64_t)v;
-	if (jnum(line, "sync_polls_active", &v))
-		out->sync_polls_active = (uint64_t)v;
+	jcount(line, "errors", &out->errors);
+	jcount(line, "sync_timeouts", &out->sync_timeouts);
+	jcount(line, "sync_restarts", &out->sync_restarts);
+	jcount(line, "sync_polls", &out->sync_polls);
+	jcount(line, "sync_polls_active", &out->sync_polls_active);
+	jcount(line, "nested_syncs", &out->nested_syncs);
 	if (jnum(line, "sync_waits_max", &v))
 		out->sync_waits_max = (unsigned)v;
-	if (jnum(line, "nested_syncs", &v))
-		out->nested_syncs = (uint64_t)v;
 	jnum(line, "byte_cycles", &out->byte_cycles);
 	jnum(line, "submit_cycles", &out->submit_cycles);
 	free(o.s);
