@@ -565,6 +565,18 @@ int bench_simrun_main(int argc, char **argv, bench_dispatch_fn dispatch)
 		err ? " (deadlock)" : "");
 	/* --sim-hot: the most contended lines, each with its last writer
 	 * as object file + offset (addr2line -f -e FILE OFFSET). */
+	Dl_info self = { 0 };
+	char self_path[4096] = "?";
+
+	if (hot) {
+		ssize_t n = readlink("/proc/self/exe", self_path,
+				     sizeof(self_path) - 1);
+
+		if (n > 0)
+			self_path[n] = 0;
+		if (!dladdr((void *)(uintptr_t)&bench_simrun_main, &self))
+			self.dli_fbase = NULL;
+	}
 	for (unsigned i = 0; hot && i < sizeof(st.hot) / sizeof(st.hot[0]); i++) {
 		const struct iopt_sim_line_stat *h = &st.hot[i];
 		Dl_info di = { 0 };
@@ -575,6 +587,8 @@ int bench_simrun_main(int argc, char **argv, bench_dispatch_fn dispatch)
 			break;
 		if (h->last_writer_pc && !dladdr(h->last_writer_pc, &di))
 			di.dli_fname = NULL;
+		else if (h->last_writer_pc && di.dli_fbase == self.dli_fbase)
+			di.dli_fname = self_path;	/* dladdr names it by argv[0] */
 		if (h->far_atomics)
 			snprintf(far, sizeof(far), ", %llu far atomics",
 				 (unsigned long long)h->far_atomics);

@@ -249,6 +249,13 @@ if [ $have_sim = 1 ]; then
   run pgtable --sim 2 --seed 0 --pages 16 --json
   [ $rc -eq 0 ] && grep -q '"sim_cpus":2' "$out" ||
     say_fail "pgtable --sim 2: rc $rc"
+  # --sim-hot names each hot line's last writer by the object file that
+  # holds it (the simulation binary, not the name it was started by) and
+  # an offset into it.
+  run dma --sim 4 --threads 4 --ops 50 --sim-hot
+  obj=$(sed -n 's/^iopt-bench-sim: hot line 0: .*last writer \(.*\)+0x[0-9a-f]*$/\1/p' "$err")
+  [ $rc -eq 0 ] && [ -n "$obj" ] && [ "$(readlink -f "$obj")" = "$(readlink -f "$sim_bin")" ] ||
+    say_fail "dma --sim-hot: rc $rc, last writer's object '$obj'"
   # Parameters by name (docs/sim.md, "Platforms"): a bad one is named.
   for v in hit= hit=-1 hit=4x hit=99999999999999999999 hit=4294967296 \
            nope=1 hit =5 cpus=2 cpu_ghz=0 ipc=65 memmodel=x stack_bytes=1; do
