@@ -560,6 +560,53 @@ static void test_viommu_trap_count(void **state)
 	iopt_dma_destroy(d);
 }
 
+/*
+ * Host threads through the trap booking (the trap lock guards only the
+ * booked end time and the counters): every strict unmap's refresh and
+ * every flush-all is booked once, with the pages it names (one page an
+ * unmap; the whole space, iova_end - iova_start, a flush-all), whatever
+ * the threads' interleaving. Run under ThreadSanitizer by scripts/test.
+ */
+static void test_viommu_trap_threads(void **state)
+{
+	const uint64_t space = 4096;	/* pages */
+	struct probe p = { 0 };
+	struct iopt_dma_cfg c;
+	struct iopt_dma *d;
+	struct iopt_dma_stats st;
+	pthread_t t[LOCK_THREADS];
+	struct lock_run r[LOCK_THREADS];
+
+	(void)state;
+	iopt_dma_default_cfg(&c);
+	c.ops = &probe_ops;
+	c.drv = &p;
+	c.nr_cpus = LOCK_THREADS;
+	c.policy = IOPT_INVAL_STRICT;
+	c.iova_start = 1ull << 32;
+	c.iova_end = c.iova_start + space * PAGE;
+	c.viommu_trap_ns = 100;
+	c.viommu_trap_page_ns = 1;
+	assert_int_equal(iopt_dma_create(&c, &d), 0);
+	for (unsigned i = 0; i < LOCK_THREADS; i++) {
+		r[i] = (struct lock_run){ .p = &p, .d = d, .cpu = i };
+		assert_int_equal(pthread_create(&t[i], NULL, lock_worker, &r[i]), 0);
+	}
+	for (unsigned i = 0; i < LOCK_THREADS; i++) {
+		pthread_join(t[i], NULL);
+		assert_int_equal(r[i].errors, 0);
+	}
+	assert_int_equal(iopt_dma_flush(d), 0);
+	iopt_dma_get_stats(d, &st);
+	assert_int_equal(atomic_load(&p.inv_ranges), LOCK_THREADS * LOCK_OPS);
+	assert_int_equal(st.viommu_traps,
+			 atomic_load(&p.inv_ranges) + atomic_load(&p.flush_alls));
+	assert_int_equal(st.viommu_trap_pages,
+			 atomic_load(&p.inv_ranges) +
+			 atomic_load(&p.flush_alls) * space);
+	iopt_dma_destroy(d);
+}
+
 /* cfg.viommu_trap_map: each successful map (single or scatter list)
  * traps once more; a refused map does not. */
 static void trap_map_cfg(struct iopt_dma_cfg *c)
@@ -792,6 +839,7 @@ int main(void)
 		cmocka_unit_test(test_rcache_flush_depots),
 		cmocka_unit_test(test_dma_rcache_flush),
 		cmocka_unit_test(test_viommu_trap_count),
+		cmocka_unit_test(test_viommu_trap_threads),
 		cmocka_unit_test(test_viommu_trap_map),
 		cmocka_unit_test(test_viommu_trap_lazy),
 		cmocka_unit_test(test_noncoherent_walk),
